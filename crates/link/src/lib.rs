@@ -1,0 +1,485 @@
+//! # tcpwise-link: one direction of an emulated network path, sans IO
+//!
+//! A [`Link`] models what a packet meets between two hosts in one direction:
+//! random loss at the entrance, a drop-tail queue, a serialiser that drains
+//! the queue at a fixed rate or along a Mahimahi capacity trace, and a
+//! propagation delay with optional jitter that never reorders packets.
+//!
+//! It never reads a clock, touches a socket or sleeps: the caller passes
+//! `now` (nanoseconds on any monotonic clock) into [`Link::enqueue`] and
+//! [`Link::dequeue`], and asks [`Link::next_deadline`] when to come back.
+//! That is what lets the same code run on virtual time in tests and under
+//! the real forwarder in `tcpwise-emu`, and lets a seeded run be replayed.
+//!
+//! Contract:
+//! - packets leave in the order they entered (no reordering, even with jitter);
+//! - a packet admitted at `t` is delivered no earlier than
+//!   `t + serialisation + delay`, and the serialiser is work-conserving, so
+//!   a rate link delivers exactly `rate` bits per second while busy;
+//! - the queue counts every admitted byte not yet fully serialised, and a
+//!   packet that would push it past the limit is dropped (drop-tail);
+//! - the same configuration, seed and inputs give the same outputs.
+
+#![deny(missing_docs)]
+
+pub mod loss;
+pub mod trace;
+pub mod units;
+
+pub use loss::LossModel;
+pub use trace::{Trace, TraceError};
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Normal};
+use serde::Serialize;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// Nanoseconds on the caller's monotonic clock.
+pub type Nanos = u64;
+
+/// Smallest default queue, so slow links still hold a few packets.
+pub const MIN_DEFAULT_QUEUE_BYTES: u64 = 64_000;
+
+/// How fast the link drains its queue.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Capacity {
+    /// No serialisation: packets only see delay and loss.
+    Unlimited,
+    /// A fixed rate.
+    Rate {
+        /// Bits per second.
+        bits_per_sec: u64,
+        /// Bytes added to every packet for serialisation (framing); 0 means
+        /// the rate counts IP bytes, like `tc`'s default.
+        overhead: u32,
+    },
+    /// A Mahimahi trace of delivery opportunities.
+    Trace {
+        /// The trace.
+        trace: Arc<Trace>,
+        /// Play it once instead of repeating; after it ends nothing leaves.
+        once: bool,
+    },
+}
+
+impl Capacity {
+    /// Mean capacity in bit/s, `None` when unlimited.
+    pub fn mean_bps(&self) -> Option<f64> {
+        match self {
+            Capacity::Unlimited => None,
+            Capacity::Rate {
+                bits_per_sec,
+                overhead,
+            } => Some(*bits_per_sec as f64 * 1500.0 / (1500.0 + f64::from(*overhead))),
+            Capacity::Trace { trace, .. } => Some(trace.mean_rate_bps()),
+        }
+    }
+}
+
+/// Random variation added to the delay of each packet.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Jitter {
+    /// Uniform in `[-amount, +amount]`.
+    Uniform(Nanos),
+    /// Normal with standard deviation `amount`.
+    Normal(Nanos),
+}
+
+/// Where the drop-tail queue draws the line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueueLimit {
+    /// At most this many bytes waiting or being serialised.
+    Bytes(u64),
+    /// At most this many packets waiting or being serialised.
+    Packets(u64),
+}
+
+impl QueueLimit {
+    /// The default: one bandwidth-delay product of `rate_bps` and `rtt`,
+    /// at least [`MIN_DEFAULT_QUEUE_BYTES`].
+    pub fn default_for(rate_bps: Option<f64>, rtt: Nanos) -> QueueLimit {
+        let bdp = rate_bps.map_or(0.0, |r| r * rtt as f64 / 8e9);
+        QueueLimit::Bytes((bdp.ceil() as u64).max(MIN_DEFAULT_QUEUE_BYTES))
+    }
+
+    /// Parses `256KB`, `64KiB`, `1000pkt`.
+    pub fn parse(s: &str) -> Result<QueueLimit, units::UnitError> {
+        let t = s.trim();
+        for suffix in ["packets", "pkts", "pkt", "p"] {
+            if let Some(n) = t.strip_suffix(suffix) {
+                let n: u64 = n.trim().parse().map_err(|_| units::UnitError::BadNumber {
+                    input: s.to_string(),
+                    expected: "a queue limit such as 256KB, 64KiB or 1000pkt",
+                })?;
+                if n == 0 {
+                    return Err(units::UnitError::Range {
+                        input: s.to_string(),
+                        why: "a queue holds at least one packet",
+                    });
+                }
+                return Ok(QueueLimit::Packets(n));
+            }
+        }
+        let b = units::parse_size(t)?;
+        if b < 1500 {
+            return Err(units::UnitError::Range {
+                input: s.to_string(),
+                why: "a queue holds at least one 1500-byte packet",
+            });
+        }
+        Ok(QueueLimit::Bytes(b))
+    }
+}
+
+/// Everything that defines one direction.
+#[derive(Debug, Clone)]
+pub struct LinkConfig {
+    /// One-way propagation delay.
+    pub delay: Nanos,
+    /// Optional jitter on the delay (never reorders).
+    pub jitter: Option<Jitter>,
+    /// Serialisation.
+    pub capacity: Capacity,
+    /// Drop-tail queue limit.
+    pub queue: QueueLimit,
+    /// Random loss at the entrance.
+    pub loss: LossModel,
+    /// RNG seed (loss and jitter).
+    pub seed: u64,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig {
+            delay: 0,
+            jitter: None,
+            capacity: Capacity::Unlimited,
+            queue: QueueLimit::Bytes(MIN_DEFAULT_QUEUE_BYTES),
+            loss: LossModel::None,
+            seed: 1,
+        }
+    }
+}
+
+/// Why a packet was not admitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DropCause {
+    /// The queue was full.
+    Queue,
+    /// Random loss.
+    Loss,
+}
+
+/// A packet the link refused, handed back so its buffer can be reused.
+#[derive(Debug)]
+pub struct Dropped<T> {
+    /// Why.
+    pub cause: DropCause,
+    /// The packet.
+    pub item: T,
+}
+
+/// Counters of one direction.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct LinkStats {
+    /// Packets offered to the link.
+    pub offered_packets: u64,
+    /// Bytes offered to the link.
+    pub offered_bytes: u64,
+    /// Packets handed out by `dequeue`.
+    pub delivered_packets: u64,
+    /// Bytes handed out by `dequeue`.
+    pub delivered_bytes: u64,
+    /// Packets dropped because the queue was full.
+    pub dropped_queue: u64,
+    /// Packets dropped by random loss.
+    pub dropped_loss: u64,
+    /// Largest queue seen, bytes.
+    pub peak_queue_bytes: u64,
+    /// Largest queue seen, packets.
+    pub peak_queue_packets: u64,
+}
+
+struct InFlight<T> {
+    departure: Nanos,
+    deliver: Nanos,
+    size: u32,
+    item: T,
+}
+
+/// Serialiser state.
+enum Serializer {
+    Unlimited,
+    Rate {
+        bps: u64,
+        overhead: u32,
+        /// Start of the current busy period and bits sent in it: departures
+        /// are computed from these, so rounding never accumulates.
+        busy_start: Nanos,
+        busy_bits: u128,
+        free_at: Nanos,
+    },
+    Trace {
+        trace: Arc<Trace>,
+        once: bool,
+        start: Nanos,
+        cycle: u64,
+        idx: usize,
+        credit: u32,
+        exhausted: bool,
+    },
+}
+
+const NEVER: Nanos = Nanos::MAX;
+
+impl Serializer {
+    fn new(c: &Capacity, start: Nanos) -> Serializer {
+        match c {
+            Capacity::Unlimited => Serializer::Unlimited,
+            Capacity::Rate {
+                bits_per_sec,
+                overhead,
+            } => Serializer::Rate {
+                bps: *bits_per_sec,
+                overhead: *overhead,
+                busy_start: start,
+                busy_bits: 0,
+                free_at: start,
+            },
+            Capacity::Trace { trace, once } => Serializer::Trace {
+                trace: trace.clone(),
+                once: *once,
+                start,
+                cycle: 0,
+                idx: 0,
+                credit: trace::OPPORTUNITY_BYTES,
+                exhausted: false,
+            },
+        }
+    }
+
+    /// When a packet of `size` bytes arriving at `now` has been fully
+    /// serialised, given everything admitted before it.
+    fn departure(&mut self, now: Nanos, size: u32) -> Nanos {
+        match self {
+            Serializer::Unlimited => now,
+            Serializer::Rate {
+                bps,
+                overhead,
+                busy_start,
+                busy_bits,
+                free_at,
+            } => {
+                if now >= *free_at {
+                    *busy_start = now;
+                    *busy_bits = 0;
+                }
+                *busy_bits += u128::from(size + *overhead) * 8;
+                let ns = (*busy_bits * 1_000_000_000).div_ceil(u128::from(*bps));
+                *free_at = *busy_start + ns as Nanos;
+                *free_at
+            }
+            Serializer::Trace {
+                trace,
+                once,
+                start,
+                cycle,
+                idx,
+                credit,
+                exhausted,
+            } => {
+                if *exhausted {
+                    return NEVER;
+                }
+                let period = trace.period_ms();
+                let at = |cycle: u64, idx: usize| *start + (cycle * period + trace.ms_at(idx)) * 1_000_000;
+                // Credit of an opportunity that passed before this packet
+                // arrived is lost to it: skip to the first one at or after now.
+                if at(*cycle, *idx) < now {
+                    let rel_ms = (now - *start).div_ceil(1_000_000);
+                    let c = rel_ms / period;
+                    (*cycle, *idx) = match trace.first_at_or_after(rel_ms - c * period) {
+                        Some(i) => (c, i),
+                        None => (c + 1, 0),
+                    };
+                    *credit = trace::OPPORTUNITY_BYTES;
+                }
+                if *once && *cycle > 0 {
+                    *exhausted = true;
+                    return NEVER;
+                }
+                let mut remaining = size;
+                loop {
+                    let take = remaining.min(*credit);
+                    remaining -= take;
+                    *credit -= take;
+                    let t = at(*cycle, *idx);
+                    if *credit == 0 {
+                        *idx += 1;
+                        *credit = trace::OPPORTUNITY_BYTES;
+                        if *idx == trace.opportunities() {
+                            *idx = 0;
+                            *cycle += 1;
+                        }
+                    }
+                    if remaining == 0 {
+                        return t;
+                    }
+                    if *once && *cycle > 0 {
+                        *exhausted = true;
+                        return NEVER;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One direction of an emulated path. `T` is whatever the caller carries
+/// (a packet buffer); the link only looks at the size given with it.
+pub struct Link<T> {
+    cfg: LinkConfig,
+    rng: ChaCha8Rng,
+    loss: loss::LossState,
+    serializer: Serializer,
+    /// Admitted, not yet fully serialised at the last `advance`.
+    queue: VecDeque<InFlight<T>>,
+    queue_bytes: u64,
+    /// Serialised, travelling the delay line.
+    line: VecDeque<InFlight<T>>,
+    last_deliver: Nanos,
+    stats: LinkStats,
+}
+
+impl<T> Link<T> {
+    /// A link whose clock (and trace) starts at `start`.
+    pub fn new(cfg: LinkConfig, start: Nanos) -> Link<T> {
+        Link {
+            rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            loss: loss::LossState::default(),
+            serializer: Serializer::new(&cfg.capacity, start),
+            queue: VecDeque::new(),
+            queue_bytes: 0,
+            line: VecDeque::new(),
+            last_deliver: 0,
+            stats: LinkStats::default(),
+            cfg,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LinkConfig {
+        &self.cfg
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> &LinkStats {
+        &self.stats
+    }
+
+    /// Bytes and packets currently queued (admitted, not fully serialised).
+    pub fn queued(&mut self, now: Nanos) -> (u64, usize) {
+        self.advance(now);
+        (self.queue_bytes, self.queue.len())
+    }
+
+    fn advance(&mut self, now: Nanos) {
+        while let Some(front) = self.queue.front() {
+            if front.departure > now {
+                break;
+            }
+            let p = self.queue.pop_front().expect("front exists");
+            self.queue_bytes -= u64::from(p.size);
+            self.line.push_back(p);
+        }
+    }
+
+    fn jitter(&mut self) -> i64 {
+        match self.cfg.jitter {
+            None => 0,
+            Some(Jitter::Uniform(a)) => {
+                let a = a as i64;
+                if a == 0 { 0 } else { rand::Rng::random_range(&mut self.rng, -a..=a) }
+            }
+            Some(Jitter::Normal(sd)) => match Normal::new(0.0, sd as f64) {
+                Ok(n) => n.sample(&mut self.rng).round() as i64,
+                Err(_) => 0,
+            },
+        }
+    }
+
+    /// Offers a packet of `size` bytes at `now`.
+    pub fn enqueue(&mut self, now: Nanos, size: u32, item: T) -> Result<(), Dropped<T>> {
+        self.advance(now);
+        self.stats.offered_packets += 1;
+        self.stats.offered_bytes += u64::from(size);
+        if self.loss.lose(&self.cfg.loss, &mut self.rng) {
+            self.stats.dropped_loss += 1;
+            return Err(Dropped {
+                cause: DropCause::Loss,
+                item,
+            });
+        }
+        let full = match self.cfg.queue {
+            QueueLimit::Bytes(b) => self.queue_bytes + u64::from(size) > b,
+            QueueLimit::Packets(n) => self.queue.len() as u64 + 1 > n,
+        };
+        // An unlimited link never holds a queue, so its limit never applies.
+        if full && !matches!(self.serializer, Serializer::Unlimited) {
+            self.stats.dropped_queue += 1;
+            return Err(Dropped {
+                cause: DropCause::Queue,
+                item,
+            });
+        }
+        let departure = self.serializer.departure(now, size);
+        let deliver = if departure == NEVER {
+            NEVER
+        } else {
+            let d = departure as i128 + self.cfg.delay as i128 + i128::from(self.jitter());
+            // No reordering: never before the packet ahead, never before it left.
+            (d.max(departure as i128) as Nanos).max(self.last_deliver)
+        };
+        self.last_deliver = deliver;
+        self.queue_bytes += u64::from(size);
+        self.queue.push_back(InFlight {
+            departure,
+            deliver,
+            size,
+            item,
+        });
+        self.stats.peak_queue_bytes = self.stats.peak_queue_bytes.max(self.queue_bytes);
+        self.stats.peak_queue_packets = self.stats.peak_queue_packets.max(self.queue.len() as u64);
+        if departure <= now {
+            self.advance(now);
+        }
+        Ok(())
+    }
+
+    /// When the next packet is due out, if any will ever be.
+    pub fn next_deadline(&self) -> Option<Nanos> {
+        let d = self.line.front().or_else(|| self.queue.front())?.deliver;
+        (d != NEVER).then_some(d)
+    }
+
+    /// Hands out the next packet due at or before `now`, with its deadline
+    /// (the caller measures its own lateness against it).
+    pub fn dequeue(&mut self, now: Nanos) -> Option<(Nanos, T)> {
+        self.advance(now);
+        if self.line.front()?.deliver > now {
+            return None;
+        }
+        let p = self.line.pop_front()?;
+        self.stats.delivered_packets += 1;
+        self.stats.delivered_bytes += u64::from(p.size);
+        Some((p.deliver, p.item))
+    }
+}
+
+#[cfg(test)]
+mod tests;

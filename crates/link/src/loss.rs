@@ -1,0 +1,168 @@
+//! Random loss: Bernoulli and Gilbert–Elliott, applied as packets enter the
+//! link (like netem and Mahimahi's `mm-loss`), before the queue.
+
+use rand::Rng;
+use serde::Serialize;
+
+/// How packets are lost at the link's entrance.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+#[serde(tag = "model", rename_all = "kebab-case")]
+pub enum LossModel {
+    /// No random loss.
+    #[default]
+    None,
+    /// Each packet lost independently with probability `p`.
+    Bernoulli {
+        /// Loss probability.
+        p: f64,
+    },
+    /// Two-state Gilbert–Elliott model with netem's `gemodel` parameters.
+    GilbertElliott {
+        /// Probability of moving from Good to Bad, per packet.
+        p: f64,
+        /// Probability of moving from Bad to Good, per packet.
+        r: f64,
+        /// Loss probability in Bad (netem's `1-h`).
+        loss_bad: f64,
+        /// Loss probability in Good (netem's `1-k`).
+        loss_good: f64,
+    },
+}
+
+impl LossModel {
+    /// Parses `1%`, `0.01`, `0` or `ge:P,R[,H[,K]]` (netem's gemodel order:
+    /// Good→Bad, Bad→Good, loss in Bad (default 100%), loss in Good (default 0%)).
+    pub fn parse(s: &str) -> Result<LossModel, crate::units::UnitError> {
+        use crate::units::parse_fraction;
+        if let Some(rest) = s.strip_prefix("ge:") {
+            let parts: Vec<&str> = rest.split(',').collect();
+            if parts.len() < 2 || parts.len() > 4 {
+                return Err(crate::units::UnitError::Range {
+                    input: s.to_string(),
+                    why: "Gilbert-Elliott takes ge:P,R[,H[,K]] (P good->bad, R bad->good, H loss in bad, K loss in good)",
+                });
+            }
+            let p = parse_fraction(parts[0])?;
+            let r = parse_fraction(parts[1])?;
+            let loss_bad = parts.get(2).map(|x| parse_fraction(x)).transpose()?.unwrap_or(1.0);
+            let loss_good = parts.get(3).map(|x| parse_fraction(x)).transpose()?.unwrap_or(0.0);
+            return Ok(LossModel::GilbertElliott {
+                p,
+                r,
+                loss_bad,
+                loss_good,
+            });
+        }
+        let p = parse_fraction(s)?;
+        Ok(if p == 0.0 {
+            LossModel::None
+        } else {
+            LossModel::Bernoulli { p }
+        })
+    }
+
+    /// Long-run loss probability of the model.
+    pub fn mean_loss(&self) -> f64 {
+        match *self {
+            LossModel::None => 0.0,
+            LossModel::Bernoulli { p } => p,
+            LossModel::GilbertElliott {
+                p,
+                r,
+                loss_bad,
+                loss_good,
+            } => {
+                if p + r == 0.0 {
+                    loss_good
+                } else {
+                    let bad = p / (p + r);
+                    bad * loss_bad + (1.0 - bad) * loss_good
+                }
+            }
+        }
+    }
+}
+
+/// Per-link loss state (the Gilbert–Elliott state bit).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct LossState {
+    bad: bool,
+}
+
+impl LossState {
+    /// Decides whether the next packet is lost.
+    pub(crate) fn lose<R: Rng>(&mut self, model: &LossModel, rng: &mut R) -> bool {
+        match *model {
+            LossModel::None => false,
+            LossModel::Bernoulli { p } => rng.random::<f64>() < p,
+            LossModel::GilbertElliott {
+                p,
+                r,
+                loss_bad,
+                loss_good,
+            } => {
+                let flip = rng.random::<f64>();
+                if self.bad {
+                    if flip < r {
+                        self.bad = false;
+                    }
+                } else if flip < p {
+                    self.bad = true;
+                }
+                let l = if self.bad { loss_bad } else { loss_good };
+                rng.random::<f64>() < l
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn parse_forms() {
+        assert_eq!(LossModel::parse("0").unwrap(), LossModel::None);
+        assert_eq!(LossModel::parse("1%").unwrap(), LossModel::Bernoulli { p: 0.01 });
+        assert_eq!(
+            LossModel::parse("ge:1%,10%").unwrap(),
+            LossModel::GilbertElliott {
+                p: 0.01,
+                r: 0.1,
+                loss_bad: 1.0,
+                loss_good: 0.0
+            }
+        );
+        assert!(LossModel::parse("ge:1%").is_err());
+        assert!(LossModel::parse("ge:1%,2%,3%,4%,5%").is_err());
+        assert!(LossModel::parse("lots").is_err());
+    }
+
+    #[test]
+    fn gilbert_elliott_mean_and_burstiness() {
+        let m = LossModel::parse("ge:1%,20%").unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let mut st = LossState::default();
+        let n = 200_000;
+        let mut lost = 0;
+        let mut runs = 0;
+        let mut prev = false;
+        for _ in 0..n {
+            let l = st.lose(&m, &mut rng);
+            if l {
+                lost += 1;
+                if !prev {
+                    runs += 1;
+                }
+            }
+            prev = l;
+        }
+        let frac = lost as f64 / n as f64;
+        let mean = m.mean_loss();
+        assert!((frac - mean).abs() < 0.15 * mean, "{frac} vs {mean}");
+        // Losses come in bursts of mean length 1/r = 5.
+        let burst = lost as f64 / runs as f64;
+        assert!(burst > 3.5 && burst < 6.5, "mean burst {burst}");
+    }
+}

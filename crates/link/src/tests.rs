@@ -1,0 +1,374 @@
+//! Virtual-time tests of the link model.
+
+use super::*;
+use proptest::prelude::*;
+
+const MS: Nanos = 1_000_000;
+
+fn rate_link(bps: u64, delay: Nanos, queue: QueueLimit) -> Link<u32> {
+    Link::new(
+        LinkConfig {
+            delay,
+            capacity: Capacity::Rate {
+                bits_per_sec: bps,
+                overhead: 0,
+            },
+            queue,
+            ..LinkConfig::default()
+        },
+        0,
+    )
+}
+
+/// Drains everything, returning (deadline, item) pairs in order.
+fn drain<T>(link: &mut Link<T>) -> Vec<(Nanos, T)> {
+    let mut out = Vec::new();
+    while let Some(d) = link.next_deadline() {
+        let (t, item) = link.dequeue(d).expect("due at its deadline");
+        assert_eq!(t, d);
+        out.push((t, item));
+    }
+    out
+}
+
+#[test]
+fn serialisation_is_exact() {
+    // 10 Mbit/s: a 1500-byte packet takes exactly 1.2 ms.
+    let mut l = rate_link(10_000_000, 5 * MS, QueueLimit::Packets(1000));
+    for i in 0..100 {
+        l.enqueue(0, 1500, i).unwrap();
+    }
+    let out = drain(&mut l);
+    for (k, (t, i)) in out.iter().enumerate() {
+        assert_eq!(*i as usize, k);
+        assert_eq!(*t, (k as u64 + 1) * 1_200_000 + 5 * MS);
+    }
+}
+
+#[test]
+fn rounding_does_not_accumulate() {
+    // 151 Mbit/s: 1500 B = 79470.198... ns. After 100 000 packets the
+    // departure must equal ceil(total bits / rate), not 100 000 rounded steps.
+    let mut l = rate_link(151_000_000, 0, QueueLimit::Packets(200_000));
+    let n = 100_000u64;
+    for i in 0..n {
+        l.enqueue(0, 1500, i as u32).unwrap();
+    }
+    let last = drain(&mut l).last().unwrap().0;
+    let exact = (u128::from(n * 1500 * 8) * 1_000_000_000).div_ceil(151_000_000) as u64;
+    assert_eq!(last, exact);
+}
+
+#[test]
+fn idle_link_restarts_serialisation_at_arrival() {
+    let mut l = rate_link(8_000_000, 0, QueueLimit::Packets(10));
+    l.enqueue(0, 1000, 0).unwrap(); // 1 ms
+    l.enqueue(10 * MS, 1000, 1).unwrap(); // idle gap, leaves at 11 ms
+    let out = drain(&mut l);
+    assert_eq!(out[0].0, MS);
+    assert_eq!(out[1].0, 11 * MS);
+}
+
+#[test]
+fn overhead_counts_in_serialisation() {
+    let mut l: Link<u8> = Link::new(
+        LinkConfig {
+            capacity: Capacity::Rate {
+                bits_per_sec: 8_000_000,
+                overhead: 500,
+            },
+            ..LinkConfig::default()
+        },
+        0,
+    );
+    l.enqueue(0, 500, 0).unwrap();
+    assert_eq!(l.next_deadline(), Some(MS));
+}
+
+#[test]
+fn drop_tail_in_bytes_and_packets() {
+    let mut l = rate_link(10_000_000, 0, QueueLimit::Bytes(64_000));
+    let admitted = (0..100).filter(|&i| l.enqueue(0, 1500, i).is_ok()).count();
+    assert_eq!(admitted, 42); // 42 * 1500 = 63 000 <= 64 000 < 64 500
+    assert_eq!(l.stats().dropped_queue, 58);
+    assert_eq!(l.stats().peak_queue_bytes, 63_000);
+    // After one packet time the head has left and one more fits.
+    assert!(l.enqueue(1_200_000, 1500, 100).is_ok());
+    assert!(l.enqueue(1_200_000, 1500, 101).is_err());
+
+    let mut p = rate_link(10_000_000, 0, QueueLimit::Packets(5));
+    let admitted = (0..10).filter(|&i| p.enqueue(0, 64, i).is_ok()).count();
+    assert_eq!(admitted, 5);
+    let e = p.enqueue(0, 64, 99).unwrap_err();
+    assert_eq!(e.cause, DropCause::Queue);
+    assert_eq!(e.item, 99);
+}
+
+#[test]
+fn queue_delay_is_bounded_by_limit_over_rate() {
+    // The queue check: no packet waits longer than limit/rate.
+    let limit = 64_000u64;
+    let mut l: Link<Nanos> = Link::new(
+        LinkConfig {
+            capacity: Capacity::Rate {
+                bits_per_sec: 10_000_000,
+                overhead: 0,
+            },
+            queue: QueueLimit::Bytes(limit),
+            ..LinkConfig::default()
+        },
+        0,
+    );
+    for i in 0..10_000u64 {
+        // Offered at 24 Mbit/s, 2.4x the rate, so the queue stays full.
+        let _ = l.enqueue(i * 500_000, 1500, i * 500_000);
+    }
+    let out = drain(&mut l);
+    assert!(l.stats().dropped_queue > 5000);
+    let bound = limit * 8 * 1_000_000_000 / 10_000_000; // 51.2 ms
+    let worst = out.iter().map(|(t, sent)| t - sent).max().unwrap();
+    assert!(worst <= bound, "{worst} > {bound}");
+    assert!(worst > bound - 2_400_000, "the queue really fills: {worst}");
+}
+
+#[test]
+fn pure_delay() {
+    let mut l: Link<u8> = Link::new(
+        LinkConfig {
+            delay: 50 * MS,
+            ..LinkConfig::default()
+        },
+        0,
+    );
+    l.enqueue(7, 100, 1).unwrap();
+    assert_eq!(l.next_deadline(), Some(50 * MS + 7));
+    assert!(l.dequeue(50 * MS + 6).is_none());
+    assert_eq!(l.dequeue(50 * MS + 7), Some((50 * MS + 7, 1)));
+}
+
+fn trace_link(text: &str, once: bool) -> Link<u32> {
+    Link::new(
+        LinkConfig {
+            capacity: Capacity::Trace {
+                trace: Arc::new(Trace::parse(text, "t").unwrap()),
+                once,
+            },
+            queue: QueueLimit::Packets(1000),
+            ..LinkConfig::default()
+        },
+        0,
+    )
+}
+
+#[test]
+fn trace_bytes_are_accounted_across_opportunities() {
+    let mut l = trace_link("1\n2\n3\n4\n", false);
+    // Three 500-byte packets share the 1 ms opportunity.
+    for i in 0..3 {
+        l.enqueue(0, 500, i).unwrap();
+    }
+    // 1000 + 1000: the first takes 1000 of the 2 ms opportunity, the second
+    // 500 of it and 500 of the 3 ms one.
+    l.enqueue(0, 1000, 3).unwrap();
+    l.enqueue(0, 1000, 4).unwrap();
+    let times: Vec<Nanos> = drain(&mut l).iter().map(|x| x.0).collect();
+    assert_eq!(times, vec![MS, MS, MS, 2 * MS, 3 * MS]);
+}
+
+#[test]
+fn trace_unused_credit_is_lost() {
+    let mut l = trace_link("1\n2\n3\n4\n", false);
+    l.enqueue(0, 500, 0).unwrap(); // uses 500 of the 1 ms opportunity
+    // Arrives after the 1 ms opportunity passed: its leftover 1000 bytes
+    // are gone, so it waits for 2 ms.
+    l.enqueue(MS + MS / 2, 500, 1).unwrap();
+    let times: Vec<Nanos> = drain(&mut l).iter().map(|x| x.0).collect();
+    assert_eq!(times, vec![MS, 2 * MS]);
+    // A long idle period skips ahead (and wraps: period 4 ms).
+    l.enqueue(9 * MS + 1, 1500, 2).unwrap();
+    assert_eq!(l.next_deadline(), Some(10 * MS));
+}
+
+#[test]
+fn trace_wraps_or_plays_once() {
+    let mut l = trace_link("1\n2\n", false);
+    for i in 0..4 {
+        l.enqueue(0, 1500, i).unwrap();
+    }
+    let times: Vec<Nanos> = drain(&mut l).iter().map(|x| x.0).collect();
+    assert_eq!(times, vec![MS, 2 * MS, 3 * MS, 4 * MS]);
+
+    let mut once = trace_link("1\n2\n", true);
+    for i in 0..4 {
+        once.enqueue(0, 1500, i).unwrap();
+    }
+    assert_eq!(drain(&mut once).len(), 2);
+    assert_eq!(once.next_deadline(), None, "nothing leaves after the trace");
+    assert_eq!(once.queued(100 * MS), (3000, 2));
+}
+
+#[test]
+fn trace_mean_rate_over_time() {
+    // One opportunity per ms for 10 s: 12 Mbit/s of IP bytes.
+    let mut l: Link<()> = Link::new(
+        LinkConfig {
+            capacity: Capacity::Trace {
+                trace: Arc::new(Trace::constant(1, 1000)),
+                once: false,
+            },
+            queue: QueueLimit::Packets(100_000),
+            ..LinkConfig::default()
+        },
+        0,
+    );
+    for _ in 0..10_000 {
+        l.enqueue(0, 1500, ()).unwrap();
+    }
+    let last = drain(&mut l).last().unwrap().0;
+    assert_eq!(last, 10_000 * MS);
+}
+
+fn binomial_ok(n: u64, k: u64, p: f64) -> bool {
+    // 99.9 % two-sided normal-approximation interval.
+    let mean = n as f64 * p;
+    let sd = (n as f64 * p * (1.0 - p)).sqrt();
+    (k as f64 - mean).abs() <= 3.29 * sd
+}
+
+#[test]
+fn bernoulli_loss_fraction_within_binomial_bound() {
+    for seed in 1..=5 {
+        let mut l: Link<()> = Link::new(
+            LinkConfig {
+                loss: LossModel::Bernoulli { p: 0.01 },
+                seed,
+                ..LinkConfig::default()
+            },
+            0,
+        );
+        let n = 100_000;
+        for i in 0..n {
+            let _ = l.enqueue(i, 100, ());
+        }
+        let k = l.stats().dropped_loss;
+        assert!(binomial_ok(n, k, 0.01), "seed {seed}: {k} of {n}");
+        assert_eq!(l.stats().dropped_queue, 0);
+    }
+}
+
+fn run_with_seed(seed: u64) -> Vec<(Nanos, u32)> {
+    let mut l: Link<u32> = Link::new(
+        LinkConfig {
+            delay: 20 * MS,
+            jitter: Some(Jitter::Normal(3 * MS)),
+            capacity: Capacity::Rate {
+                bits_per_sec: 20_000_000,
+                overhead: 0,
+            },
+            queue: QueueLimit::Bytes(100_000),
+            loss: LossModel::Bernoulli { p: 0.05 },
+            seed,
+        },
+        0,
+    );
+    for i in 0..2000u32 {
+        let _ = l.enqueue(u64::from(i) * 300_000, 1500, i);
+    }
+    drain(&mut l)
+}
+
+#[test]
+fn same_seed_same_run() {
+    assert_eq!(run_with_seed(42), run_with_seed(42));
+    assert_ne!(run_with_seed(42), run_with_seed(43));
+}
+
+#[test]
+fn jitter_never_reorders() {
+    for jitter in [Jitter::Uniform(10 * MS), Jitter::Normal(10 * MS)] {
+        let mut l: Link<u32> = Link::new(
+            LinkConfig {
+                delay: 20 * MS,
+                jitter: Some(jitter),
+                ..LinkConfig::default()
+            },
+            0,
+        );
+        for i in 0..5000u32 {
+            l.enqueue(u64::from(i) * MS, 100, i).unwrap();
+        }
+        let out = drain(&mut l);
+        assert_eq!(out.len(), 5000);
+        let mut spread = 0;
+        for w in out.windows(2) {
+            assert!(w[0].1 < w[1].1 && w[0].0 <= w[1].0);
+        }
+        for (t, i) in &out {
+            let sent = u64::from(*i) * MS;
+            assert!(*t >= sent);
+            spread = spread.max(t - sent);
+        }
+        assert!(spread > 25 * MS, "jitter has an effect: {spread}");
+    }
+}
+
+#[test]
+fn default_queue_is_one_bdp_at_least_64kb() {
+    assert_eq!(
+        QueueLimit::default_for(Some(50e6), 100 * MS),
+        QueueLimit::Bytes(625_000)
+    );
+    assert_eq!(
+        QueueLimit::default_for(Some(1e6), 10 * MS),
+        QueueLimit::Bytes(MIN_DEFAULT_QUEUE_BYTES)
+    );
+    assert_eq!(QueueLimit::parse("1000pkt").unwrap(), QueueLimit::Packets(1000));
+    assert_eq!(QueueLimit::parse("256KB").unwrap(), QueueLimit::Bytes(256_000));
+    assert!(QueueLimit::parse("0pkt").is_err());
+    assert!(QueueLimit::parse("10").is_err());
+}
+
+proptest! {
+    /// Arbitrary arrivals and polls: FIFO, never early, the queue limit
+    /// holds, and every offered packet is accounted for.
+    #[test]
+    fn invariants_hold(
+        events in prop::collection::vec((0u64..3_000_000, 40u32..1500, any::<bool>()), 1..400),
+        bps in 100_000u64..1_000_000_000,
+        delay in 0u64..50_000_000,
+        limit in 1500u64..200_000,
+        loss in 0.0f64..0.3,
+    ) {
+        let mut l: Link<(u64, Nanos)> = Link::new(LinkConfig {
+            delay,
+            capacity: Capacity::Rate { bits_per_sec: bps, overhead: 0 },
+            queue: QueueLimit::Bytes(limit),
+            loss: LossModel::Bernoulli { p: loss },
+            ..LinkConfig::default()
+        }, 0);
+        let mut now = 0;
+        let mut seq = 0;
+        let mut out = Vec::new();
+        let mut dropped = 0;
+        for (gap, size, poll) in events {
+            now += gap;
+            if poll {
+                while let Some(x) = l.dequeue(now) { out.push((now, x)); }
+            }
+            if l.enqueue(now, size, (seq, now)).is_err() { dropped += 1; }
+            seq += 1;
+            prop_assert!(l.queued(now).0 <= limit);
+        }
+        while let Some(d) = l.next_deadline() {
+            let x = l.dequeue(d).unwrap();
+            out.push((d, x));
+        }
+        prop_assert_eq!(out.len() as u64 + dropped, seq);
+        for w in out.windows(2) {
+            prop_assert!(w[0].1.1.0 < w[1].1.1.0);
+        }
+        for (_, (deadline, (_, sent))) in &out {
+            prop_assert!(*deadline >= sent + delay);
+        }
+    }
+}
