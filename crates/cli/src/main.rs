@@ -1,0 +1,51 @@
+//! `tcpwise`: thin command-line front end. Flags are parsed once into the
+//! crates' config structs; all the work happens in the library crates.
+
+mod emu_cmd;
+mod link_args;
+
+use clap::{Parser, Subcommand};
+
+/// Exit codes, documented in `--help`.
+pub mod exit {
+    /// Bad flags or input (clap uses 2 as well).
+    pub const USAGE: i32 = 2;
+    /// Missing privileges or system support.
+    pub const PRIVILEGES: i32 = 3;
+    /// The emulator could not be set up, or failed while running.
+    pub const EMULATOR: i32 = 4;
+    /// A measurement failed.
+    pub const FAILURE: i32 = 1;
+}
+
+const EXIT_CODES: &str = "\
+Exit status:
+  0    success (for `emu shell` and `emu pair`: the command's own status)
+  1    a measurement or transfer failed
+  2    bad flags or input (unknown unit, unreadable trace, ...)
+  3    missing privileges or system support (root, /dev/net/tun, iproute2)
+  4    the emulator could not be set up or stopped working
+  128+N  interrupted by signal N (130 for Ctrl-C); everything is torn down first";
+
+/// tcpwise: network I/O that cooperates with TCP, and the lab that proves it.
+#[derive(Debug, Parser)]
+#[command(name = "tcpwise", version, about, after_help = EXIT_CODES, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Emulated links between network namespaces, with real kernel TCP on both ends (no netem needed).
+    #[command(subcommand)]
+    Emu(emu_cmd::EmuCommand),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Emu(cmd) => emu_cmd::run(cmd),
+    };
+    std::process::exit(code);
+}

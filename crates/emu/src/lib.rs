@@ -1,0 +1,52 @@
+//! # tcpwise-emu: emulated links between network namespaces, no netem
+//!
+//! This is the Linux glue around [`tcpwise_link`]: it makes named network
+//! namespaces (`tw-<pid>-<role>`), puts a TUN device in each end, and runs
+//! a forwarder that moves every IP packet through the sans-IO link model,
+//! so both ends run real kernel TCP over a path with the configured delay,
+//! rate or trace, queue and loss. The kernel needs no `sch_netem`.
+//!
+//! Contract:
+//! - a [`Testbed`] removes its namespaces and devices when dropped or shut
+//!   down, and kills what still runs inside; processes killed outright
+//!   leave only namespaces, which [`clean::clean_stale`] removes;
+//! - addresses come from the benchmarking ranges 198.18.0.0/15 and
+//!   2001:2::/48 only, and only the peer is routed through the link;
+//! - every run reports the emulator's own error: how late each packet left
+//!   its link relative to the model's deadline.
+
+#![deny(missing_docs)]
+
+pub mod clean;
+pub mod forwarder;
+pub mod netns;
+pub mod path;
+pub mod selftest;
+pub mod sys;
+pub mod testbed;
+
+pub use forwarder::{DirectionStats, Lateness};
+pub use testbed::{Role, Testbed, TestbedConfig, Topology};
+
+/// What can go wrong setting up or running a testbed. Messages say what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum EmuError {
+    /// Not enough privilege.
+    #[error("{0}")]
+    Privileges(String),
+    /// A tool or device is missing.
+    #[error("{0}")]
+    Missing(String),
+    /// The configuration cannot be applied.
+    #[error("{0}")]
+    Config(String),
+    /// A setup step failed.
+    #[error("{0}")]
+    Setup(String),
+    /// Stopped by a signal.
+    #[error("interrupted")]
+    Interrupted,
+    /// An I/O error while measuring.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}

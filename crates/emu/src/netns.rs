@@ -1,0 +1,189 @@
+//! Named network namespaces (`/run/netns/tw-<pid>-<role>`), the way
+//! `ip netns` makes them, so users can inspect a live testbed with
+//! `ip netns exec tw-… ss -ti` while it runs.
+
+use crate::{EmuError, sys};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::MetadataExt;
+use std::process::{Command, Stdio};
+
+/// Where `ip netns` keeps its bind mounts.
+pub const NETNS_DIR: &str = "/run/netns";
+
+/// Runs `ip ARGS`, turning failure into an error that quotes ip's words.
+pub fn ip(args: &[&str]) -> Result<(), EmuError> {
+    ip_stdin(args, None)
+}
+
+/// Runs `ip ARGS` with `input` on stdin (for `-batch -`).
+pub fn ip_stdin(args: &[&str], input: Option<&str>) -> Result<(), EmuError> {
+    let mut cmd = Command::new("ip");
+    cmd.args(args)
+        .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            EmuError::Missing("the 'ip' command was not found: install iproute2 (apt-get install iproute2)".into())
+        } else {
+            EmuError::Setup(format!("cannot run ip: {e}"))
+        }
+    })?;
+    if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
+        use std::io::Write;
+        let _ = stdin.write_all(text.as_bytes());
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| EmuError::Setup(format!("ip: {e}")))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(EmuError::Setup(format!(
+            "ip {} failed: {}",
+            args.join(" "),
+            err.trim().lines().next().unwrap_or("no message")
+        )));
+    }
+    Ok(())
+}
+
+/// A named network namespace, deleted (with every process still in it) on drop.
+#[derive(Debug)]
+pub struct Netns {
+    name: String,
+    fd: OwnedFd,
+    deleted: bool,
+}
+
+impl Netns {
+    /// Creates `name` with loopback up.
+    pub fn create(name: &str) -> Result<Netns, EmuError> {
+        ip(&["netns", "add", name])?;
+        let fd = match sys::open_ro(&format!("{NETNS_DIR}/{name}")) {
+            Ok(fd) => fd,
+            Err(e) => {
+                let _ = ip(&["netns", "del", name]);
+                return Err(EmuError::Setup(format!("cannot open namespace {name}: {e}")));
+            }
+        };
+        let ns = Netns {
+            name: name.to_string(),
+            fd,
+            deleted: false,
+        };
+        ip(&["-n", name, "link", "set", "lo", "up"])?;
+        Ok(ns)
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// A raw fd for `setns` (valid while `self` lives).
+    pub fn raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// Runs `f` on a thread that has entered this namespace: sockets and
+    /// TUN devices it creates belong to the namespace.
+    pub fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> Result<R, EmuError> {
+        let fd = self.raw_fd();
+        std::thread::scope(|s| {
+            s.spawn(move || {
+                sys::setns_net(fd).map_err(|e| EmuError::Setup(format!("setns: {e}")))?;
+                Ok(f())
+            })
+            .join()
+            .map_err(|_| EmuError::Setup("a thread inside the namespace panicked".into()))?
+        })
+    }
+
+    /// Writes a per-namespace sysctl such as `net.ipv4.tcp_rmem`.
+    pub fn sysctl(&self, key: &str, value: &str) -> Result<(), EmuError> {
+        let path = sysctl_path(key)?;
+        let value = value.to_string();
+        let key2 = key.to_string();
+        self.run(move || {
+            std::fs::write(&path, value.as_bytes()).map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => {
+                    EmuError::Config(format!("unknown sysctl {key2} (no {path})"))
+                }
+                _ => EmuError::Config(format!("cannot set {key2}={value}: {e}")),
+            })
+        })?
+    }
+
+    /// Processes whose network namespace is this one.
+    pub fn pids(&self) -> Vec<i32> {
+        pids_in(&format!("{NETNS_DIR}/{}", self.name))
+    }
+
+    /// Kills every process inside and removes the namespace.
+    pub fn delete(&mut self) -> Result<(), EmuError> {
+        if self.deleted {
+            return Ok(());
+        }
+        kill_all_in(&format!("{NETNS_DIR}/{}", self.name));
+        self.deleted = true;
+        ip(&["netns", "del", &self.name])
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = self.delete();
+    }
+}
+
+/// Maps `net.ipv4.tcp_rmem` to its /proc path; only `net.*` keys are
+/// per-namespace, so others are refused.
+pub fn sysctl_path(key: &str) -> Result<String, EmuError> {
+    let ok = key.starts_with("net.")
+        && !key.contains("..")
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    if !ok {
+        return Err(EmuError::Config(format!(
+            "sysctl '{key}' is not a per-namespace key: use net.* keys such as net.ipv4.tcp_slow_start_after_idle"
+        )));
+    }
+    Ok(format!("/proc/sys/{}", key.replace('.', "/")))
+}
+
+/// Pids of processes whose net namespace is the one bound at `path`.
+pub fn pids_in(path: &str) -> Vec<i32> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Vec::new();
+    };
+    let (dev, ino) = (meta.dev(), meta.ino());
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        if let Ok(m) = std::fs::metadata(format!("/proc/{pid}/ns/net"))
+            && m.dev() == dev
+            && m.ino() == ino
+        {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// SIGKILLs every process in the namespace at `path` and waits briefly.
+pub fn kill_all_in(path: &str) {
+    for round in 0..50 {
+        let pids = pids_in(path);
+        if pids.is_empty() {
+            return;
+        }
+        for p in pids {
+            sys::kill(p, if round == 0 { libc::SIGTERM } else { libc::SIGKILL });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(if round == 0 { 200 } else { 20 }));
+    }
+}

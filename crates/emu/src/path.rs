@@ -1,0 +1,242 @@
+//! From what a user says about a path (`--rtt 100ms --rate 50mbit`) to the
+//! two [`LinkConfig`]s of a testbed. Shared by `tcpwise emu` and the lab so
+//! both resolve defaults the same way.
+
+use crate::EmuError;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tcpwise_link::{Capacity, Jitter, LinkConfig, LossModel, Nanos, QueueLimit, Trace};
+
+/// A path as the user described it; `None` means "not said".
+#[derive(Debug, Clone, Default)]
+pub struct PathSpec {
+    /// Round-trip propagation delay, split evenly.
+    pub rtt: Option<Nanos>,
+    /// One-way delay, both directions.
+    pub delay: Option<Nanos>,
+    /// One-way delay client to server.
+    pub up_delay: Option<Nanos>,
+    /// One-way delay server to client.
+    pub down_delay: Option<Nanos>,
+    /// Rate, both directions, bit/s.
+    pub rate: Option<u64>,
+    /// Rate client to server.
+    pub up_rate: Option<u64>,
+    /// Rate server to client.
+    pub down_rate: Option<u64>,
+    /// Mahimahi trace client to server.
+    pub up_trace: Option<PathBuf>,
+    /// Mahimahi trace server to client.
+    pub down_trace: Option<PathBuf>,
+    /// Play traces once instead of repeating them.
+    pub trace_once: bool,
+    /// Per-packet framing overhead for rate links, bytes.
+    pub overhead: u32,
+    /// Queue limit, both directions.
+    pub queue: Option<QueueLimit>,
+    /// Loss, both directions.
+    pub loss: Option<LossModel>,
+    /// Loss client to server.
+    pub up_loss: Option<LossModel>,
+    /// Loss server to client.
+    pub down_loss: Option<LossModel>,
+    /// Jitter, both directions.
+    pub jitter: Option<Jitter>,
+    /// RNG seed.
+    pub seed: u64,
+}
+
+/// The resolved path, for reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct PathSummary {
+    /// Configured round-trip propagation delay, ms.
+    pub rtt_ms: f64,
+    /// Client to server.
+    pub up: DirectionSummary,
+    /// Server to client.
+    pub down: DirectionSummary,
+    /// Seed.
+    pub seed: u64,
+}
+
+/// One direction, for reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct DirectionSummary {
+    /// One-way delay, ms.
+    pub delay_ms: f64,
+    /// Mean capacity of IP bytes, Mbit/s; `None` when unlimited.
+    pub rate_mbit: Option<f64>,
+    /// Trace file, if trace-driven.
+    pub trace: Option<String>,
+    /// Queue limit as text.
+    pub queue: String,
+    /// Queue limit in bytes (packets × 1500 for packet limits).
+    pub queue_bytes: u64,
+    /// Mean loss probability.
+    pub loss: f64,
+    /// Jitter, ms (uniform half-width or normal SD).
+    pub jitter_ms: Option<f64>,
+}
+
+impl PathSpec {
+    /// Resolves defaults and conflicts into (up, down).
+    pub fn resolve(&self) -> Result<(LinkConfig, LinkConfig), EmuError> {
+        let conflict = |a: &str, b: &str| EmuError::Config(format!("{a} and {b} both set the same thing: give one"));
+        if self.rtt.is_some() && self.delay.is_some() {
+            return Err(conflict("--rtt", "--delay"));
+        }
+        let base = self.delay.or(self.rtt.map(|r| r / 2)).unwrap_or(0);
+        let up_delay = self.up_delay.unwrap_or(base);
+        let down_delay = self.down_delay.unwrap_or(match (self.rtt, self.delay, self.up_delay) {
+            // --rtt with only --up-delay: the rest of the round trip goes down.
+            (Some(r), None, Some(u)) if self.down_delay.is_none() => r.saturating_sub(u),
+            _ => base,
+        });
+        let rtt = up_delay + down_delay;
+        let cap = |rate: Option<u64>, trace: &Option<PathBuf>, which: &str| -> Result<Capacity, EmuError> {
+            match (rate.or(self.rate), trace) {
+                (Some(_), Some(_)) if rate.is_some() => Err(conflict(&format!("--{which}-rate"), &format!("--{which}-trace"))),
+                (_, Some(path)) => {
+                    let t = Trace::load(path).map_err(|e| EmuError::Config(e.to_string()))?;
+                    Ok(Capacity::Trace {
+                        trace: Arc::new(t),
+                        once: self.trace_once,
+                    })
+                }
+                (Some(bps), None) => Ok(Capacity::Rate {
+                    bits_per_sec: bps,
+                    overhead: self.overhead,
+                }),
+                (None, None) => Ok(Capacity::Unlimited),
+            }
+        };
+        let up_cap = cap(self.up_rate, &self.up_trace, "up")?;
+        let down_cap = cap(self.down_rate, &self.down_trace, "down")?;
+        let mk = |delay, capacity: Capacity, loss: Option<LossModel>, seed| {
+            let queue = self.queue.unwrap_or_else(|| QueueLimit::default_for(capacity.mean_bps(), rtt));
+            LinkConfig {
+                delay,
+                jitter: self.jitter,
+                capacity,
+                queue,
+                loss: loss.or(self.loss).unwrap_or_default(),
+                seed,
+            }
+        };
+        let up = mk(up_delay, up_cap, self.up_loss, self.seed.wrapping_mul(2).wrapping_add(1));
+        let down = mk(down_delay, down_cap, self.down_loss, self.seed.wrapping_mul(2).wrapping_add(2));
+        Ok((up, down))
+    }
+}
+
+/// Describes resolved links for reports.
+pub fn summarize(up: &LinkConfig, down: &LinkConfig) -> PathSummary {
+    let d = |c: &LinkConfig| DirectionSummary {
+        delay_ms: c.delay as f64 / 1e6,
+        rate_mbit: c.capacity.mean_bps().map(|b| b / 1e6),
+        trace: match &c.capacity {
+            Capacity::Trace { trace, .. } => Some(trace.name.clone()),
+            _ => None,
+        },
+        queue: match c.queue {
+            QueueLimit::Bytes(b) => format!("{b} B"),
+            QueueLimit::Packets(p) => format!("{p} pkt"),
+        },
+        queue_bytes: match c.queue {
+            QueueLimit::Bytes(b) => b,
+            QueueLimit::Packets(p) => p * 1500,
+        },
+        loss: c.loss.mean_loss(),
+        jitter_ms: c.jitter.map(|j| match j {
+            Jitter::Uniform(n) | Jitter::Normal(n) => n as f64 / 1e6,
+        }),
+    };
+    PathSummary {
+        rtt_ms: (up.delay + down.delay) as f64 / 1e6,
+        up: d(up),
+        down: d(down),
+        seed: (up.seed.wrapping_sub(1)) / 2,
+    }
+}
+
+impl std::fmt::Display for PathSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let rate = |d: &DirectionSummary| match (&d.trace, d.rate_mbit) {
+            (Some(t), Some(r)) => format!("trace {} ({r:.1} Mbit/s mean)", short(t)),
+            (_, Some(r)) => format!("{r:.1} Mbit/s"),
+            _ => "unlimited".into(),
+        };
+        write!(
+            f,
+            "rtt {:.1} ms, up {} / down {}, queue {}",
+            self.rtt_ms,
+            rate(&self.up),
+            rate(&self.down),
+            self.down.queue
+        )?;
+        if self.up.loss > 0.0 || self.down.loss > 0.0 {
+            write!(f, ", loss {:.2}%/{:.2}%", self.up.loss * 100.0, self.down.loss * 100.0)?;
+        }
+        if let Some(j) = self.down.jitter_ms {
+            write!(f, ", jitter {j:.1} ms")?;
+        }
+        Ok(())
+    }
+}
+
+fn short(p: &str) -> &str {
+    p.rsplit('/').next().unwrap_or(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rtt_splits_and_queue_defaults_to_bdp() {
+        let s = PathSpec {
+            rtt: Some(100_000_000),
+            rate: Some(50_000_000),
+            ..PathSpec::default()
+        };
+        let (up, down) = s.resolve().unwrap();
+        assert_eq!(up.delay, 50_000_000);
+        assert_eq!(down.delay, 50_000_000);
+        assert_eq!(down.queue, QueueLimit::Bytes(625_000));
+        assert_ne!(up.seed, down.seed);
+    }
+
+    #[test]
+    fn conflicts_are_refused() {
+        let s = PathSpec {
+            rtt: Some(1),
+            delay: Some(1),
+            ..PathSpec::default()
+        };
+        assert!(s.resolve().is_err());
+        let s = PathSpec {
+            up_rate: Some(1_000_000),
+            up_trace: Some("/nonexistent".into()),
+            ..PathSpec::default()
+        };
+        assert!(s.resolve().is_err());
+        let s = PathSpec {
+            down_trace: Some("/nonexistent/trace".into()),
+            ..PathSpec::default()
+        };
+        let e = s.resolve().unwrap_err().to_string();
+        assert!(e.contains("cannot read trace /nonexistent/trace"), "{e}");
+    }
+
+    #[test]
+    fn asymmetric_delay() {
+        let s = PathSpec {
+            rtt: Some(100),
+            up_delay: Some(30),
+            ..PathSpec::default()
+        };
+        let (up, down) = s.resolve().unwrap();
+        assert_eq!((up.delay, down.delay), (30, 70));
+    }
+}

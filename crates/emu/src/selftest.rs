@@ -1,0 +1,344 @@
+//! `tcpwise emu selftest`: the emulator measured against its own
+//! configuration, with real kernel TCP on both ends of a pair testbed.
+//!
+//! Three measurements, all over the emulated path:
+//! 1. idle RTT: 100-byte messages echoed on a `TCP_NODELAY` connection,
+//!    one at a time (the configured RTT plus two tiny serialisations);
+//! 2. bulk goodput: the server sends for a few seconds; goodput over the
+//!    last 80 % (after slow start) against the payload ceiling
+//!    (rate × 1448/1500: MSS 1448 with timestamps on a 1500-byte MTU);
+//! 3. loaded RTT: the same echo, every 50 ms, during the bulk flow; a
+//!    drop-tail queue of Q bytes at rate R bounds it by RTT + Q/R.
+//!
+//! Plus the forwarder's lateness and, when loss is configured, the drop
+//! fraction against its binomial 99.9 % interval.
+
+use crate::forwarder::DirectionStats;
+use crate::path::{PathSummary, summarize};
+use crate::testbed::{Testbed, TestbedConfig, Topology};
+use crate::EmuError;
+use serde::Serialize;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use tcpwise_link::LossModel;
+
+/// Port the selftest server listens on inside the server namespace.
+const PORT: u16 = 5201;
+const MSG: usize = 100;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct SelftestOptions {
+    /// The path (topology is forced to a pair).
+    pub testbed: TestbedConfig,
+    /// Idle round trips to time.
+    pub rtt_samples: usize,
+    /// Length of the bulk download.
+    pub bulk: Duration,
+}
+
+/// Summary statistics of RTT samples, ms.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct RttStats {
+    /// Number of samples.
+    pub samples: usize,
+    /// Minimum.
+    pub min_ms: f64,
+    /// Median.
+    pub p50_ms: f64,
+    /// 99th percentile (nearest rank).
+    pub p99_ms: f64,
+    /// Maximum.
+    pub max_ms: f64,
+}
+
+impl RttStats {
+    /// From samples in ms.
+    pub fn from_samples(mut v: Vec<f64>) -> RttStats {
+        if v.is_empty() {
+            return RttStats::default();
+        }
+        v.sort_by(f64::total_cmp);
+        let q = |p: f64| v[((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+        RttStats {
+            samples: v.len(),
+            min_ms: v[0],
+            p50_ms: q(0.5),
+            p99_ms: q(0.99),
+            max_ms: v[v.len() - 1],
+        }
+    }
+}
+
+/// Loss check of one direction.
+#[derive(Debug, Clone, Serialize)]
+pub struct LossCheck {
+    /// "up" or "down".
+    pub direction: String,
+    /// Configured mean loss probability.
+    pub configured: f64,
+    /// Packets offered.
+    pub offered: u64,
+    /// Packets lost.
+    pub lost: u64,
+    /// lost / offered.
+    pub measured: f64,
+    /// 99.9 % binomial interval for the fraction (Bernoulli only).
+    pub interval: Option<(f64, f64)>,
+    /// Whether the measured fraction lies in the interval.
+    pub within: Option<bool>,
+}
+
+/// Everything the selftest measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct SelftestReport {
+    /// The configured path.
+    pub path: PathSummary,
+    /// Idle RTT of 100-byte messages.
+    pub idle_rtt: RttStats,
+    /// Idle RTT median minus configured RTT, ms.
+    pub rtt_error_ms: f64,
+    /// Bulk download seconds.
+    pub bulk_s: f64,
+    /// Goodput over the whole download, Mbit/s.
+    pub goodput_mbit: f64,
+    /// Goodput over the last 80 % of the download, Mbit/s.
+    pub steady_goodput_mbit: f64,
+    /// Payload ceiling of the down direction, Mbit/s (`None` if unlimited).
+    pub ceiling_mbit: Option<f64>,
+    /// RTT samples during the bulk download.
+    pub loaded_rtt: RttStats,
+    /// RTT + queue/rate of the down direction, ms (`None` if unlimited).
+    pub loaded_rtt_bound_ms: Option<f64>,
+    /// Loss checks, for directions with loss configured.
+    pub loss: Vec<LossCheck>,
+    /// Forwarder statistics, up then down.
+    pub directions: Vec<DirectionStats>,
+}
+
+fn server_loop(listener: TcpListener, stop: Arc<AtomicBool>) {
+    listener.set_nonblocking(true).ok();
+    while !stop.load(Ordering::Relaxed) {
+        match listener.accept() {
+            Ok((s, _)) => {
+                s.set_nonblocking(false).ok();
+                std::thread::spawn(move || serve(s));
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+}
+
+fn serve(mut s: TcpStream) {
+    s.set_nodelay(true).ok();
+    let mut kind = [0u8; 9];
+    if s.read_exact(&mut kind).is_err() {
+        return;
+    }
+    if kind[0] == b'B' {
+        let ms = u64::from_be_bytes(kind[1..9].try_into().unwrap_or_default());
+        let end = Instant::now() + Duration::from_millis(ms);
+        let chunk = vec![0x5au8; 128 * 1024];
+        while Instant::now() < end {
+            if s.write_all(&chunk).is_err() {
+                return;
+            }
+        }
+        let _ = s.shutdown(std::net::Shutdown::Write);
+        let _ = s.read(&mut [0u8; 1]);
+    } else {
+        let mut buf = [0u8; MSG];
+        while s.read_exact(&mut buf).is_ok() {
+            if s.write_all(&buf).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+fn connect(tb: &Testbed, kind: u8, arg: u64) -> Result<TcpStream, EmuError> {
+    let addr = SocketAddr::from((tb.peer_v4(), PORT));
+    let ns = tb.netns(crate::Role::Client).expect("client exists");
+    let mut s = ns.run(move || TcpStream::connect_timeout(&addr, Duration::from_secs(10)))??;
+    s.set_nodelay(true)?;
+    let mut hello = [0u8; 9];
+    hello[0] = kind;
+    hello[1..].copy_from_slice(&arg.to_be_bytes());
+    s.write_all(&hello)?;
+    s.set_read_timeout(Some(Duration::from_secs(30)))?;
+    Ok(s)
+}
+
+fn round_trip(s: &mut TcpStream) -> Result<f64, EmuError> {
+    let msg = [0x42u8; MSG];
+    let mut back = [0u8; MSG];
+    let t = Instant::now();
+    s.write_all(&msg)?;
+    s.read_exact(&mut back)?;
+    Ok(t.elapsed().as_secs_f64() * 1e3)
+}
+
+/// 99.9 % normal-approximation interval of a binomial fraction.
+pub fn binomial_interval(p: f64, n: u64) -> (f64, f64) {
+    let sd = (p * (1.0 - p) / n.max(1) as f64).sqrt();
+    ((p - 3.29 * sd).max(0.0), (p + 3.29 * sd).min(1.0))
+}
+
+/// Runs the selftest. `progress` receives one line per phase.
+pub fn run(
+    opts: &SelftestOptions,
+    progress: &dyn Fn(&str),
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<SelftestReport, EmuError> {
+    let mut cfg = opts.testbed.clone();
+    cfg.topology = Topology::Pair;
+    let path = summarize(&cfg.up, &cfg.down);
+    let tb = Testbed::start(&cfg)?;
+    let server_ns = tb.netns(crate::Role::Server).expect("pair has a server");
+    let bind = SocketAddr::from((tb.peer_v4(), PORT));
+    let listener = server_ns.run(move || TcpListener::bind(bind))??;
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let server = std::thread::spawn(move || server_loop(listener, stop2));
+    let result = measure(opts, &tb, &path, progress, cancelled);
+    stop.store(true, Ordering::Relaxed);
+    let _ = server.join();
+    let dirs = tb.shutdown()?;
+    let (idle, goodput, steady, bulk_s, loaded) = result?;
+    if let Some(f) = dirs.iter().find_map(|d| d.failure.clone()) {
+        return Err(EmuError::Setup(f));
+    }
+    let ceiling = path.down.rate_mbit.map(|r| r * 1448.0 / 1500.0);
+    let bound = path
+        .down
+        .rate_mbit
+        .map(|r| path.rtt_ms + path.down.queue_bytes as f64 * 8.0 / (r * 1e3));
+    let loss = [(&cfg.up.loss, &dirs[0]), (&cfg.down.loss, &dirs[1])]
+        .into_iter()
+        .filter(|(m, _)| **m != LossModel::None)
+        .map(|(m, d)| {
+            let p = m.mean_loss();
+            let n = d.link.offered_packets;
+            let measured = d.link.dropped_loss as f64 / n.max(1) as f64;
+            let interval = matches!(m, LossModel::Bernoulli { .. }).then(|| binomial_interval(p, n));
+            LossCheck {
+                direction: d.direction.clone(),
+                configured: p,
+                offered: n,
+                lost: d.link.dropped_loss,
+                measured,
+                interval,
+                within: interval.map(|(lo, hi)| measured >= lo && measured <= hi),
+            }
+        })
+        .collect();
+    Ok(SelftestReport {
+        rtt_error_ms: idle.p50_ms - path.rtt_ms,
+        path,
+        idle_rtt: idle,
+        bulk_s,
+        goodput_mbit: goodput,
+        steady_goodput_mbit: steady,
+        ceiling_mbit: ceiling,
+        loaded_rtt: loaded,
+        loaded_rtt_bound_ms: bound,
+        loss,
+        directions: dirs.to_vec(),
+    })
+}
+
+type Measured = (RttStats, f64, f64, f64, RttStats);
+
+fn measure(
+    opts: &SelftestOptions,
+    tb: &Testbed,
+    path: &PathSummary,
+    progress: &dyn Fn(&str),
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<Measured, EmuError> {
+    let check = || {
+        if cancelled() {
+            Err(EmuError::Interrupted)
+        } else if tb.failed() {
+            Err(EmuError::Setup("the forwarder stopped during the selftest".into()))
+        } else {
+            Ok(())
+        }
+    };
+    progress(&format!("idle RTT: {} round trips of {MSG}-byte messages", opts.rtt_samples));
+    let mut echo = connect(tb, b'E', 0)?;
+    for _ in 0..3 {
+        round_trip(&mut echo)?; // warm-up: first segments, route caches
+    }
+    let mut idle = Vec::with_capacity(opts.rtt_samples);
+    for _ in 0..opts.rtt_samples {
+        check()?;
+        idle.push(round_trip(&mut echo)?);
+    }
+    progress(&format!("bulk: {:.0} s download with RTT samples every 50 ms", opts.bulk.as_secs_f64()));
+    let ms = opts.bulk.as_millis() as u64;
+    let mut bulk = connect(tb, b'B', ms)?;
+    bulk.set_read_timeout(Some(Duration::from_millis(200)))?;
+    let done = Arc::new(AtomicBool::new(false));
+    let done2 = done.clone();
+    let pinger = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::thread::sleep(Duration::from_millis(200));
+        while !done2.load(Ordering::Relaxed) {
+            match round_trip(&mut echo) {
+                Ok(r) => v.push(r),
+                Err(_) => break,
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        v
+    });
+    let start = Instant::now();
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut total = 0u64;
+    let mut marks: Vec<(f64, u64)> = Vec::new();
+    let mut outcome = Ok(());
+    loop {
+        if let Err(e) = check() {
+            outcome = Err(e);
+            break;
+        }
+        let n = match bulk.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => continue,
+            Err(e) => {
+                outcome = Err(e.into());
+                break;
+            }
+        };
+        total += n as u64;
+        marks.push((start.elapsed().as_secs_f64(), total));
+        if start.elapsed() > opts.bulk + Duration::from_secs(30) + Duration::from_millis(4 * path.rtt_ms as u64) {
+            break;
+        }
+    }
+    done.store(true, Ordering::Relaxed);
+    drop(bulk);
+    let loaded = pinger.join().unwrap_or_default();
+    outcome?;
+    let elapsed = marks.last().map_or(0.0, |m| m.0);
+    let cut = elapsed * 0.2;
+    let base = marks.iter().find(|m| m.0 >= cut).copied().unwrap_or((0.0, 0));
+    let steady = if elapsed > base.0 {
+        (total - base.1) as f64 * 8.0 / (elapsed - base.0) / 1e6
+    } else {
+        0.0
+    };
+    let goodput = if elapsed > 0.0 { total as f64 * 8.0 / elapsed / 1e6 } else { 0.0 };
+    Ok((
+        RttStats::from_samples(idle),
+        goodput,
+        steady,
+        elapsed,
+        RttStats::from_samples(loaded),
+    ))
+}

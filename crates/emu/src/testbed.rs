@@ -1,0 +1,315 @@
+//! A testbed: namespaces, TUN devices, addresses and the two forwarders.
+//!
+//! Two shapes:
+//! - **Pair**: a client namespace (198.18.0.1, 2001:2::1) and a server
+//!   namespace (198.18.0.2, 2001:2::2), each with a TUN device `tw0`.
+//! - **Shell**: a client namespace whose far end is this host: the host
+//!   side gets a TUN device `tw-<pid>-<n>` and its own /30 (and /64) from
+//!   198.18.0.0/15 (2001:2::/48), allocated under a lock so several shells
+//!   can run at once.
+//!
+//! Only the peer's address is routed through the link, never a default
+//! route, so nothing in a testbed can reach beyond it.
+
+use crate::forwarder::{DirectionStats, Forwarder};
+use crate::netns::{self, Netns};
+use crate::{EmuError, sys};
+use serde::Serialize;
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::os::fd::OwnedFd;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use tcpwise_link::{Link, LinkConfig};
+
+/// Which shape of testbed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Topology {
+    /// Client namespace to this host.
+    Shell,
+    /// Client namespace to server namespace.
+    Pair,
+}
+
+/// Which end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The client namespace.
+    Client,
+    /// The server namespace (pairs only).
+    Server,
+}
+
+/// Everything needed to build a testbed.
+#[derive(Debug, Clone)]
+pub struct TestbedConfig {
+    /// Shape.
+    pub topology: Topology,
+    /// Client to server.
+    pub up: LinkConfig,
+    /// Server to client.
+    pub down: LinkConfig,
+    /// Extra sysctls for the client namespace.
+    pub client_sysctls: Vec<(String, String)>,
+    /// Extra sysctls for the server namespace.
+    pub server_sysctls: Vec<(String, String)>,
+}
+
+/// Sysctls every testbed namespace gets before the user's: autotuning
+/// maxima large enough for the paths the lab emulates (a 177 ms, 151 Mbit/s
+/// path has a 3.3 MB BDP; the namespace default cap is 6 MB, which the
+/// receive window reaches only in part), and no IPv6 router solicitations.
+pub const DEFAULT_SYSCTLS: &[(&str, &str)] = &[
+    ("net.ipv4.tcp_rmem", "4096 131072 33554432"),
+    ("net.ipv4.tcp_wmem", "4096 16384 33554432"),
+    ("net.ipv6.conf.default.router_solicitations", "0"),
+    ("net.ipv6.conf.default.accept_ra", "0"),
+];
+
+static SERIAL: AtomicU32 = AtomicU32::new(0);
+const ALLOC_LOCK: &str = "/run/tcpwise-alloc.lock";
+const TUN_NAME: &str = "tw0";
+
+/// A live testbed. Dropping it tears everything down.
+pub struct Testbed {
+    topology: Topology,
+    client: Netns,
+    server: Option<Netns>,
+    client_v4: Ipv4Addr,
+    peer_v4: Ipv4Addr,
+    client_v6: Ipv6Addr,
+    peer_v6: Ipv6Addr,
+    host_tun: Option<String>,
+    forwarders: Vec<Forwarder>,
+    /// Keeps the TUN fds open (they vanish when closed).
+    _tuns: Vec<Arc<OwnedFd>>,
+}
+
+/// Addresses of a shell's /30 and /64.
+fn shell_addrs(k: u32) -> (Ipv4Addr, Ipv4Addr, Ipv6Addr, Ipv6Addr) {
+    let base = u32::from(Ipv4Addr::new(198, 18, 0, 0)) + 4 * k;
+    let v6 = |h: u16| Ipv6Addr::new(0x2001, 0x2, 0, k as u16, 0, 0, 0, h);
+    (Ipv4Addr::from(base + 1), Ipv4Addr::from(base + 2), v6(1), v6(2))
+}
+
+/// Checks what the emulator needs before touching anything.
+pub fn check_privileges() -> Result<(), EmuError> {
+    if !std::path::Path::new("/dev/net/tun").exists() {
+        return Err(EmuError::Missing(
+            "/dev/net/tun is missing: load the tun module (modprobe tun) or, in a container, pass --device /dev/net/tun".into(),
+        ));
+    }
+    if sys::euid() != 0 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let caps = status
+            .lines()
+            .find_map(|l| l.strip_prefix("CapEff:"))
+            .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
+            .unwrap_or(0);
+        let need = (1u64 << 12) | (1u64 << 21); // CAP_NET_ADMIN, CAP_SYS_ADMIN
+        if caps & need != need {
+            return Err(EmuError::Privileges(
+                "tcpwise emu needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN) to create network namespaces and TUN devices: run it with sudo".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Testbed {
+    /// Builds a testbed; on any failure everything made so far is removed.
+    pub fn start(cfg: &TestbedConfig) -> Result<Testbed, EmuError> {
+        check_privileges()?;
+        let pid = std::process::id();
+        let n = SERIAL.fetch_add(1, Ordering::Relaxed);
+        let client = Netns::create(&format!("tw-{pid}-c{n}"))?;
+        apply_sysctls(&client, &cfg.client_sysctls)?;
+        let client_tun = Arc::new(client.run(|| sys::create_tun(TUN_NAME))?.map_err(tun_err)?);
+
+        let (server, server_tun, host_tun, addrs, _lock) = match cfg.topology {
+            Topology::Pair => {
+                let server = Netns::create(&format!("tw-{pid}-s{n}"))?;
+                apply_sysctls(&server, &cfg.server_sysctls)?;
+                let tun = Arc::new(server.run(|| sys::create_tun(TUN_NAME))?.map_err(tun_err)?);
+                let addrs = (
+                    Ipv4Addr::new(198, 18, 0, 1),
+                    Ipv4Addr::new(198, 18, 0, 2),
+                    "2001:2::1".parse().expect("valid"),
+                    "2001:2::2".parse().expect("valid"),
+                );
+                configure(Some(server.name()), TUN_NAME, addrs.1, addrs.0, addrs.3, addrs.2)?;
+                (Some(server), tun, None, addrs, None)
+            }
+            Topology::Shell => {
+                if !cfg.server_sysctls.is_empty() {
+                    return Err(EmuError::Config(
+                        "--server-sysctl applies to 'emu pair' only: in 'emu shell' the server is this host".into(),
+                    ));
+                }
+                let lock = sys::FileLock::acquire(ALLOC_LOCK)
+                    .map_err(|e| EmuError::Setup(format!("cannot lock {ALLOC_LOCK}: {e}")))?;
+                let k = free_subnet()?;
+                let addrs = shell_addrs(k);
+                let name = format!("tw-{pid}-{n}");
+                let tun = Arc::new(sys::create_tun(&name).map_err(tun_err)?);
+                configure(None, &name, addrs.1, addrs.0, addrs.3, addrs.2)?;
+                (None, tun, Some(name), addrs, Some(lock))
+            }
+        };
+        configure(Some(client.name()), TUN_NAME, addrs.0, addrs.1, addrs.2, addrs.3)?;
+        drop(_lock);
+
+        let start = sys::mono_ns();
+        let up = Forwarder::spawn("up", client_tun.clone(), server_tun.clone(), Link::new(cfg.up.clone(), start))
+            .map_err(|e| EmuError::Setup(format!("cannot start forwarder: {e}")))?;
+        let down = Forwarder::spawn("down", server_tun.clone(), client_tun.clone(), Link::new(cfg.down.clone(), start))
+            .map_err(|e| EmuError::Setup(format!("cannot start forwarder: {e}")))?;
+        Ok(Testbed {
+            topology: cfg.topology,
+            client,
+            server,
+            client_v4: addrs.0,
+            peer_v4: addrs.1,
+            client_v6: addrs.2,
+            peer_v6: addrs.3,
+            host_tun,
+            forwarders: vec![up, down],
+            _tuns: vec![client_tun, server_tun],
+        })
+    }
+
+    /// Shape of this testbed.
+    pub fn topology(&self) -> Topology {
+        self.topology
+    }
+
+    /// The client's IPv4 address.
+    pub fn client_v4(&self) -> Ipv4Addr {
+        self.client_v4
+    }
+
+    /// The far end's IPv4 address (server namespace or host).
+    pub fn peer_v4(&self) -> Ipv4Addr {
+        self.peer_v4
+    }
+
+    /// The client's IPv6 address.
+    pub fn client_v6(&self) -> Ipv6Addr {
+        self.client_v6
+    }
+
+    /// The far end's IPv6 address.
+    pub fn peer_v6(&self) -> Ipv6Addr {
+        self.peer_v6
+    }
+
+    /// Name of the host-side TUN device (shells only).
+    pub fn host_tun(&self) -> Option<&str> {
+        self.host_tun.as_deref()
+    }
+
+    /// The namespace of `role`.
+    pub fn netns(&self, role: Role) -> Option<&Netns> {
+        match role {
+            Role::Client => Some(&self.client),
+            Role::Server => self.server.as_ref(),
+        }
+    }
+
+    /// A command that will run inside `role`'s namespace, with
+    /// `TCPWISE_PEER`/`TCPWISE_PEER6` naming the other end.
+    pub fn command(&self, role: Role, program: &str) -> Result<Command, EmuError> {
+        let ns = self
+            .netns(role)
+            .ok_or_else(|| EmuError::Config("this testbed has no server namespace".into()))?;
+        let (me4, peer4, me6, peer6) = match role {
+            Role::Client => (self.client_v4, self.peer_v4, self.client_v6, self.peer_v6),
+            Role::Server => (self.peer_v4, self.client_v4, self.peer_v6, self.client_v6),
+        };
+        let mut cmd = Command::new(program);
+        cmd.env("TCPWISE_PEER", peer4.to_string())
+            .env("TCPWISE_PEER6", peer6.to_string())
+            .env("TCPWISE_ADDR", me4.to_string())
+            .env("TCPWISE_ADDR6", me6.to_string())
+            .env("TCPWISE_NETNS", ns.name());
+        let fd = ns.raw_fd();
+        // SAFETY: setns is async-signal-safe and fd stays open until exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        Ok(cmd)
+    }
+
+    /// Whether a forwarder thread has died (the testbed no longer works).
+    pub fn failed(&self) -> bool {
+        self.forwarders.iter().any(|f| f.is_finished())
+    }
+
+    /// Stops the forwarders, removes the namespaces, returns the statistics.
+    pub fn shutdown(mut self) -> Result<[DirectionStats; 2], EmuError> {
+        let mut stats = self.forwarders.drain(..).map(Forwarder::stop);
+        let up = stats.next().unwrap_or_default();
+        let down = stats.next().unwrap_or_default();
+        if let Some(s) = self.server.as_mut() {
+            s.delete()?;
+        }
+        self.client.delete()?;
+        Ok([up, down])
+    }
+}
+
+fn tun_err(e: std::io::Error) -> EmuError {
+    EmuError::Setup(format!("cannot create TUN device: {e}"))
+}
+
+fn apply_sysctls(ns: &Netns, extra: &[(String, String)]) -> Result<(), EmuError> {
+    for (k, v) in DEFAULT_SYSCTLS {
+        ns.sysctl(k, v)?;
+    }
+    for (k, v) in extra {
+        ns.sysctl(k, v)?;
+    }
+    Ok(())
+}
+
+/// Brings `dev` up with addresses `me` and a host route to `peer`.
+fn configure(
+    ns: Option<&str>,
+    dev: &str,
+    me: Ipv4Addr,
+    peer: Ipv4Addr,
+    me6: Ipv6Addr,
+    peer6: Ipv6Addr,
+) -> Result<(), EmuError> {
+    let batch = format!(
+        "link set {dev} mtu 1500 txqueuelen 10000 up\n\
+         addr add {me}/32 peer {peer}/32 dev {dev}\n\
+         addr add {me6}/128 peer {peer6}/128 dev {dev} nodad\n"
+    );
+    match ns {
+        Some(ns) => netns::ip_stdin(&["-n", ns, "-batch", "-"], Some(&batch)),
+        None => netns::ip_stdin(&["-batch", "-"], Some(&batch)),
+    }
+}
+
+/// First /30 index whose host-side address is not in use on this host.
+fn free_subnet() -> Result<u32, EmuError> {
+    let out = Command::new("ip")
+        .args(["-o", "-4", "addr", "show"])
+        .output()
+        .map_err(|e| EmuError::Missing(format!("cannot run ip ({e}): install iproute2")))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    (1..16_384)
+        .find(|&k| {
+            let (_, host, _, _) = shell_addrs(k);
+            !text.contains(&format!("inet {host}/")) && !text.contains(&format!("inet {host} "))
+        })
+        .ok_or_else(|| EmuError::Setup("all 16383 shell subnets of 198.18.0.0/15 are in use".into()))
+}
