@@ -107,9 +107,9 @@ pub struct SelftestArgs {
 }
 
 fn kv(s: &str) -> Result<(String, String), String> {
-    let (k, v) = s
-        .split_once('=')
-        .ok_or_else(|| format!("'{s}' is not KEY=VALUE (e.g. net.ipv4.tcp_slow_start_after_idle=0)"))?;
+    let (k, v) = s.split_once('=').ok_or_else(|| {
+        format!("'{s}' is not KEY=VALUE (e.g. net.ipv4.tcp_slow_start_after_idle=0)")
+    })?;
     tcpwise_emu::netns::sysctl_path(k.trim()).map_err(|e| e.to_string())?;
     Ok((k.trim().to_string(), v.trim().to_string()))
 }
@@ -117,7 +117,11 @@ fn kv(s: &str) -> Result<(String, String), String> {
 /// Signal number received (0 = none).
 fn signals() -> Arc<AtomicUsize> {
     let got = Arc::new(AtomicUsize::new(0));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
         let _ = signal_hook::flag::register_usize(sig, got.clone(), sig as usize);
     }
     got
@@ -148,7 +152,11 @@ pub fn run(cmd: EmuCommand) -> i32 {
     r.unwrap_or_else(fail)
 }
 
-fn config(common: &Common, topology: Topology, server: Vec<(String, String)>) -> Result<TestbedConfig> {
+fn config(
+    common: &Common,
+    topology: Topology,
+    server: Vec<(String, String)>,
+) -> Result<TestbedConfig> {
     let (up, down) = common.link.spec().resolve()?;
     Ok(TestbedConfig {
         topology,
@@ -242,7 +250,12 @@ fn stop_group(child: &mut Child, sig: i32) -> Option<std::process::ExitStatus> {
     child.wait().ok()
 }
 
-fn supervise(tb: &Testbed, child: &mut Child, sig: &AtomicUsize, server: Option<&mut Child>) -> Outcome {
+fn supervise(
+    tb: &Testbed,
+    child: &mut Child,
+    sig: &AtomicUsize,
+    server: Option<&mut Child>,
+) -> Outcome {
     let mut server = server;
     loop {
         if let Ok(Some(s)) = child.try_wait() {
@@ -312,7 +325,6 @@ fn spawn_err(program: &str, e: std::io::Error) -> anyhow::Error {
     }
 }
 
-
 fn run_shell(a: ShellArgs) -> Result<i32> {
     let sig = signals();
     let cfg = config(&a.common, Topology::Shell, Vec::new())?;
@@ -346,20 +358,26 @@ fn run_shell(a: ShellArgs) -> Result<i32> {
 /// Whether a TCP socket listens (on `port`, or any) in the namespace the
 /// calling thread is in.
 fn listening(port: Option<u16>) -> bool {
-    ["/proc/thread-self/net/tcp", "/proc/thread-self/net/tcp6"].iter().any(|f| {
-        std::fs::read_to_string(f).unwrap_or_default().lines().skip(1).any(|l| {
-            let cols: Vec<&str> = l.split_whitespace().collect();
-            cols.len() > 3
-                && cols[3] == "0A"
-                && port.is_none_or(|p| {
-                    cols[1]
-                        .rsplit(':')
-                        .next()
-                        .and_then(|h| u16::from_str_radix(h, 16).ok())
-                        == Some(p)
+    ["/proc/thread-self/net/tcp", "/proc/thread-self/net/tcp6"]
+        .iter()
+        .any(|f| {
+            std::fs::read_to_string(f)
+                .unwrap_or_default()
+                .lines()
+                .skip(1)
+                .any(|l| {
+                    let cols: Vec<&str> = l.split_whitespace().collect();
+                    cols.len() > 3
+                        && cols[3] == "0A"
+                        && port.is_none_or(|p| {
+                            cols[1]
+                                .rsplit(':')
+                                .next()
+                                .and_then(|h| u16::from_str_radix(h, 16).ok())
+                                == Some(p)
+                        })
                 })
         })
-    })
 }
 
 fn run_pair(a: PairArgs) -> Result<i32> {
@@ -457,7 +475,9 @@ fn run_selftest(a: SelftestArgs) -> Result<i32> {
     }
     let (up, down) = link.spec().resolve()?;
     if a.samples == 0 {
-        return Err(anyhow::Error::new(EmuError::Config("--samples must be at least 1".into())));
+        return Err(anyhow::Error::new(EmuError::Config(
+            "--samples must be at least 1".into(),
+        )));
     }
     let opts = SelftestOptions {
         testbed: TestbedConfig {
@@ -521,7 +541,11 @@ fn print_selftest(r: &SelftestReport) {
     match r.loaded_rtt_bound_ms {
         Some(b) => println!(
             "{:<28} {:>9.2} ms {:>9.2} ms  (max; p50 {:.2}; bound = RTT + queue/rate; {} samples)",
-            "RTT under load (bound)", b, r.loaded_rtt.max_ms, r.loaded_rtt.p50_ms, r.loaded_rtt.samples
+            "RTT under load (bound)",
+            b,
+            r.loaded_rtt.max_ms,
+            r.loaded_rtt.p50_ms,
+            r.loaded_rtt.samples
         ),
         None => println!(
             "{:<28} {:>12} {:>9.2} ms  (max; p50 {:.2})",
@@ -531,7 +555,18 @@ fn print_selftest(r: &SelftestReport) {
     for l in &r.loss {
         let iv = l
             .interval
-            .map(|(lo, hi)| format!("99.9% interval {:.3}-{:.3}%: {}", lo * 100.0, hi * 100.0, if l.within == Some(true) { "inside" } else { "OUTSIDE" }))
+            .map(|(lo, hi)| {
+                format!(
+                    "99.9% interval {:.3}-{:.3}%: {}",
+                    lo * 100.0,
+                    hi * 100.0,
+                    if l.within == Some(true) {
+                        "inside"
+                    } else {
+                        "OUTSIDE"
+                    }
+                )
+            })
             .unwrap_or_else(|| "correlated model: no binomial interval".into());
         println!(
             "{:<28} {:>10.3} % {:>10.3} %  ({} of {} packets; {iv})",
@@ -542,7 +577,18 @@ fn print_selftest(r: &SelftestReport) {
             l.offered
         );
     }
-    for d in &r.directions {
+    for (i, d) in r.directions.iter().enumerate() {
+        let (idle, bulk) = (&r.idle_lateness[i], &r.bulk_lateness[i]);
+        println!(
+            "forwarder {:<5} lateness idle p50 {:.1} µs p99 {:.1} µs max {:.1} µs; bulk p50 {:.1} µs p99 {:.1} µs max {:.1} µs",
+            d.direction,
+            idle.p50_us,
+            idle.p99_us,
+            idle.max_us,
+            bulk.p50_us,
+            bulk.p99_us,
+            bulk.max_us
+        );
         println!(
             "forwarder {:<5} lateness p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs over {} packets; drops queue {} loss {}; peak queue {:.1} KB; cpu {:.1}% of a core",
             d.direction,

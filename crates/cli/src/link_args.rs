@@ -27,7 +27,9 @@ fn jitter(s: &str) -> Result<Jitter, String> {
     match kind {
         "uniform" => Ok(Jitter::Uniform(ns)),
         "normal" => Ok(Jitter::Normal(ns)),
-        _ => Err(format!("unknown jitter '{kind}': write 2ms, uniform:2ms or normal:2ms")),
+        _ => Err(format!(
+            "unknown jitter '{kind}': write 2ms, uniform:2ms or normal:2ms"
+        )),
     }
 }
 

@@ -19,7 +19,9 @@ pub fn clean_stale() -> Result<Vec<String>, crate::EmuError> {
             .collect();
         names.sort();
         for name in names {
-            let Some(pid) = owner_pid(&name) else { continue };
+            let Some(pid) = owner_pid(&name) else {
+                continue;
+            };
             if sys::pid_alive(pid) {
                 continue;
             }
@@ -32,7 +34,9 @@ pub fn clean_stale() -> Result<Vec<String>, crate::EmuError> {
     // some other tool under our name pattern is removed too.
     if let Ok(dir) = std::fs::read_dir("/sys/class/net") {
         for e in dir.flatten() {
-            let Ok(name) = e.file_name().into_string() else { continue };
+            let Ok(name) = e.file_name().into_string() else {
+                continue;
+            };
             if let Some(pid) = owner_pid(&name)
                 && !sys::pid_alive(pid)
             {

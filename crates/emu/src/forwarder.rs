@@ -18,11 +18,12 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use tcpwise_link::{Link, LinkStats};
 
 /// How long before a deadline the timer fires and the thread starts spinning.
-pub const SPIN_NS: u64 = 60_000;
+pub const SPIN_NS: u64 = 100_000;
 /// Packets read per wake-up before deliveries are looked at again.
 const READ_BATCH: usize = 64;
 
@@ -70,6 +71,8 @@ pub struct DirectionStats {
     pub write_errors: u64,
     /// How late packets were written relative to their deadlines.
     pub lateness: Lateness,
+    /// The same, per measurement phase marked with [`Phase`] (index = phase).
+    pub phase_lateness: Vec<Lateness>,
     /// CPU seconds the forwarder thread used.
     pub cpu_s: f64,
     /// Seconds it ran.
@@ -81,7 +84,11 @@ pub struct DirectionStats {
 impl DirectionStats {
     /// Average CPU use of the thread, percent of one core.
     pub fn cpu_percent(&self) -> f64 {
-        if self.wall_s > 0.0 { 100.0 * self.cpu_s / self.wall_s } else { 0.0 }
+        if self.wall_s > 0.0 {
+            100.0 * self.cpu_s / self.wall_s
+        } else {
+            0.0
+        }
     }
 
     /// One line for stderr.
@@ -105,6 +112,14 @@ impl DirectionStats {
     }
 }
 
+/// Maximum number of phases a run can mark.
+pub const MAX_PHASES: usize = 8;
+
+/// Shared phase index: the forwarder files each packet's lateness under
+/// the phase current when it was written, so a selftest can report idle
+/// and loaded lateness apart.
+pub type Phase = Arc<AtomicUsize>;
+
 /// A running direction.
 pub struct Forwarder {
     stop: OwnedFd,
@@ -119,6 +134,7 @@ impl Forwarder {
         input: Arc<OwnedFd>,
         output: Arc<OwnedFd>,
         link: Link<Vec<u8>>,
+        phase: Phase,
     ) -> std::io::Result<Forwarder> {
         let stop = sys::eventfd()?;
         let stop_raw = stop.as_raw_fd();
@@ -126,7 +142,7 @@ impl Forwarder {
         let fault = std::env::var("TCPWISE_FAULT").ok();
         let handle = std::thread::Builder::new()
             .name(format!("tw-fwd-{direction}"))
-            .spawn(move || run(dir, input, output, link, stop_raw, fault))?;
+            .spawn(move || run(dir, input, output, link, stop_raw, fault, phase))?;
         Ok(Forwarder {
             stop,
             handle: Some(handle),
@@ -180,6 +196,8 @@ struct Loop {
     scratch: Vec<u8>,
     pool: Vec<Vec<u8>>,
     lateness: Histogram<u64>,
+    phases: Vec<Histogram<u64>>,
+    phase: Phase,
     write_errors: u64,
     forwarded: u64,
     fault_after: Option<u64>,
@@ -216,8 +234,13 @@ impl Loop {
     fn deliver(&mut self) {
         loop {
             let now = sys::mono_ns();
-            let Some((deadline, buf)) = self.link.dequeue(now) else { return };
-            let _ = self.lateness.record(now.saturating_sub(deadline).max(1));
+            let Some((deadline, buf)) = self.link.dequeue(now) else {
+                return;
+            };
+            let late = now.saturating_sub(deadline).max(1);
+            let _ = self.lateness.record(late);
+            let ph = self.phase.load(Ordering::Relaxed).min(MAX_PHASES - 1);
+            let _ = self.phases[ph].record(late);
             if sys::write_all(self.output.as_raw_fd(), &buf).is_err() {
                 self.write_errors += 1;
             }
@@ -237,7 +260,9 @@ fn run(
     link: Link<Vec<u8>>,
     stop: i32,
     fault: Option<String>,
+    phase: Phase,
 ) -> DirectionStats {
+    let hist = || Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
     sys::set_timer_slack_1ns();
     let cpu0 = sys::thread_cpu_ns();
     let wall0 = sys::mono_ns();
@@ -247,7 +272,9 @@ fn run(
         link,
         scratch: vec![0u8; 65_536],
         pool: Vec::new(),
-        lateness: Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds"),
+        lateness: hist(),
+        phases: (0..MAX_PHASES).map(|_| hist()).collect(),
+        phase,
         write_errors: 0,
         forwarded: 0,
         fault_after: fault.filter(|f| f == "forwarder-panic").map(|_| 20),
@@ -258,6 +285,7 @@ fn run(
         link: lp.link.stats().clone(),
         write_errors: lp.write_errors,
         lateness: Lateness::from_hist(&lp.lateness),
+        phase_lateness: lp.phases.iter().map(Lateness::from_hist).collect(),
         cpu_s: (sys::thread_cpu_ns() - cpu0) as f64 / 1e9,
         wall_s: (sys::mono_ns() - wall0) as f64 / 1e9,
         failure,

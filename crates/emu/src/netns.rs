@@ -19,12 +19,19 @@ pub fn ip(args: &[&str]) -> Result<(), EmuError> {
 pub fn ip_stdin(args: &[&str], input: Option<&str>) -> Result<(), EmuError> {
     let mut cmd = Command::new("ip");
     cmd.args(args)
-        .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
-            EmuError::Missing("the 'ip' command was not found: install iproute2 (apt-get install iproute2)".into())
+            EmuError::Missing(
+                "the 'ip' command was not found: install iproute2 (apt-get install iproute2)"
+                    .into(),
+            )
         } else {
             EmuError::Setup(format!("cannot run ip: {e}"))
         }
@@ -63,7 +70,9 @@ impl Netns {
             Ok(fd) => fd,
             Err(e) => {
                 let _ = ip(&["netns", "del", name]);
-                return Err(EmuError::Setup(format!("cannot open namespace {name}: {e}")));
+                return Err(EmuError::Setup(format!(
+                    "cannot open namespace {name}: {e}"
+                )));
             }
         };
         let ns = Netns {
@@ -141,7 +150,9 @@ impl Drop for Netns {
 pub fn sysctl_path(key: &str) -> Result<String, EmuError> {
     let ok = key.starts_with("net.")
         && !key.contains("..")
-        && key.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
     if !ok {
         return Err(EmuError::Config(format!(
             "sysctl '{key}' is not a per-namespace key: use net.* keys such as net.ipv4.tcp_slow_start_after_idle"
@@ -182,8 +193,19 @@ pub fn kill_all_in(path: &str) {
             return;
         }
         for p in pids {
-            sys::kill(p, if round == 0 { libc::SIGTERM } else { libc::SIGKILL });
+            sys::kill(
+                p,
+                if round == 0 {
+                    libc::SIGTERM
+                } else {
+                    libc::SIGKILL
+                },
+            );
         }
-        std::thread::sleep(std::time::Duration::from_millis(if round == 0 { 200 } else { 20 }));
+        std::thread::sleep(std::time::Duration::from_millis(if round == 0 {
+            200
+        } else {
+            20
+        }));
     }
 }

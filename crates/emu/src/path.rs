@@ -82,21 +82,31 @@ pub struct DirectionSummary {
 impl PathSpec {
     /// Resolves defaults and conflicts into (up, down).
     pub fn resolve(&self) -> Result<(LinkConfig, LinkConfig), EmuError> {
-        let conflict = |a: &str, b: &str| EmuError::Config(format!("{a} and {b} both set the same thing: give one"));
+        let conflict = |a: &str, b: &str| {
+            EmuError::Config(format!("{a} and {b} both set the same thing: give one"))
+        };
         if self.rtt.is_some() && self.delay.is_some() {
             return Err(conflict("--rtt", "--delay"));
         }
         let base = self.delay.or(self.rtt.map(|r| r / 2)).unwrap_or(0);
         let up_delay = self.up_delay.unwrap_or(base);
-        let down_delay = self.down_delay.unwrap_or(match (self.rtt, self.delay, self.up_delay) {
-            // --rtt with only --up-delay: the rest of the round trip goes down.
-            (Some(r), None, Some(u)) if self.down_delay.is_none() => r.saturating_sub(u),
-            _ => base,
-        });
+        let down_delay = self
+            .down_delay
+            .unwrap_or(match (self.rtt, self.delay, self.up_delay) {
+                // --rtt with only --up-delay: the rest of the round trip goes down.
+                (Some(r), None, Some(u)) if self.down_delay.is_none() => r.saturating_sub(u),
+                _ => base,
+            });
         let rtt = up_delay + down_delay;
-        let cap = |rate: Option<u64>, trace: &Option<PathBuf>, which: &str| -> Result<Capacity, EmuError> {
+        let cap = |rate: Option<u64>,
+                   trace: &Option<PathBuf>,
+                   which: &str|
+         -> Result<Capacity, EmuError> {
             match (rate.or(self.rate), trace) {
-                (Some(_), Some(_)) if rate.is_some() => Err(conflict(&format!("--{which}-rate"), &format!("--{which}-trace"))),
+                (Some(_), Some(_)) if rate.is_some() => Err(conflict(
+                    &format!("--{which}-rate"),
+                    &format!("--{which}-trace"),
+                )),
                 (_, Some(path)) => {
                     let t = Trace::load(path).map_err(|e| EmuError::Config(e.to_string()))?;
                     Ok(Capacity::Trace {
@@ -114,7 +124,9 @@ impl PathSpec {
         let up_cap = cap(self.up_rate, &self.up_trace, "up")?;
         let down_cap = cap(self.down_rate, &self.down_trace, "down")?;
         let mk = |delay, capacity: Capacity, loss: Option<LossModel>, seed| {
-            let queue = self.queue.unwrap_or_else(|| QueueLimit::default_for(capacity.mean_bps(), rtt));
+            let queue = self
+                .queue
+                .unwrap_or_else(|| QueueLimit::default_for(capacity.mean_bps(), rtt));
             LinkConfig {
                 delay,
                 jitter: self.jitter,
@@ -124,8 +136,18 @@ impl PathSpec {
                 seed,
             }
         };
-        let up = mk(up_delay, up_cap, self.up_loss, self.seed.wrapping_mul(2).wrapping_add(1));
-        let down = mk(down_delay, down_cap, self.down_loss, self.seed.wrapping_mul(2).wrapping_add(2));
+        let up = mk(
+            up_delay,
+            up_cap,
+            self.up_loss,
+            self.seed.wrapping_mul(2).wrapping_add(1),
+        );
+        let down = mk(
+            down_delay,
+            down_cap,
+            self.down_loss,
+            self.seed.wrapping_mul(2).wrapping_add(2),
+        );
         Ok((up, down))
     }
 }
@@ -176,7 +198,12 @@ impl std::fmt::Display for PathSummary {
             self.down.queue
         )?;
         if self.up.loss > 0.0 || self.down.loss > 0.0 {
-            write!(f, ", loss {:.2}%/{:.2}%", self.up.loss * 100.0, self.down.loss * 100.0)?;
+            write!(
+                f,
+                ", loss {:.2}%/{:.2}%",
+                self.up.loss * 100.0,
+                self.down.loss * 100.0
+            )?;
         }
         if let Some(j) = self.down.jitter_ms {
             write!(f, ", jitter {j:.1} ms")?;

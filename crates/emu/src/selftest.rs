@@ -13,10 +13,10 @@
 //! Plus the forwarder's lateness and, when loss is configured, the drop
 //! fraction against its binomial 99.9 % interval.
 
-use crate::forwarder::DirectionStats;
+use crate::EmuError;
+use crate::forwarder::{DirectionStats, Lateness};
 use crate::path::{PathSummary, summarize};
 use crate::testbed::{Testbed, TestbedConfig, Topology};
-use crate::EmuError;
 use serde::Serialize;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -115,6 +115,10 @@ pub struct SelftestReport {
     pub loaded_rtt_bound_ms: Option<f64>,
     /// Loss checks, for directions with loss configured.
     pub loss: Vec<LossCheck>,
+    /// Forwarder lateness during the idle-RTT phase, up then down.
+    pub idle_lateness: Vec<Lateness>,
+    /// Forwarder lateness during the bulk phase, up then down.
+    pub bulk_lateness: Vec<Lateness>,
     /// Forwarder statistics, up then down.
     pub directions: Vec<DirectionStats>,
 }
@@ -223,7 +227,8 @@ pub fn run(
             let p = m.mean_loss();
             let n = d.link.offered_packets;
             let measured = d.link.dropped_loss as f64 / n.max(1) as f64;
-            let interval = matches!(m, LossModel::Bernoulli { .. }).then(|| binomial_interval(p, n));
+            let interval =
+                matches!(m, LossModel::Bernoulli { .. }).then(|| binomial_interval(p, n));
             LossCheck {
                 direction: d.direction.clone(),
                 configured: p,
@@ -246,6 +251,14 @@ pub fn run(
         loaded_rtt: loaded,
         loaded_rtt_bound_ms: bound,
         loss,
+        idle_lateness: dirs
+            .iter()
+            .map(|d| d.phase_lateness.get(1).cloned().unwrap_or_default())
+            .collect(),
+        bulk_lateness: dirs
+            .iter()
+            .map(|d| d.phase_lateness.get(2).cloned().unwrap_or_default())
+            .collect(),
         directions: dirs.to_vec(),
     })
 }
@@ -263,23 +276,33 @@ fn measure(
         if cancelled() {
             Err(EmuError::Interrupted)
         } else if tb.failed() {
-            Err(EmuError::Setup("the forwarder stopped during the selftest".into()))
+            Err(EmuError::Setup(
+                "the forwarder stopped during the selftest".into(),
+            ))
         } else {
             Ok(())
         }
     };
-    progress(&format!("idle RTT: {} round trips of {MSG}-byte messages", opts.rtt_samples));
+    progress(&format!(
+        "idle RTT: {} round trips of {MSG}-byte messages",
+        opts.rtt_samples
+    ));
     let mut echo = connect(tb, b'E', 0)?;
     for _ in 0..3 {
         round_trip(&mut echo)?; // warm-up: first segments, route caches
     }
     let mut idle = Vec::with_capacity(opts.rtt_samples);
+    tb.mark_phase(1);
     for _ in 0..opts.rtt_samples {
         check()?;
         idle.push(round_trip(&mut echo)?);
     }
-    progress(&format!("bulk: {:.0} s download with RTT samples every 50 ms", opts.bulk.as_secs_f64()));
+    progress(&format!(
+        "bulk: {:.0} s download with RTT samples every 50 ms",
+        opts.bulk.as_secs_f64()
+    ));
     let ms = opts.bulk.as_millis() as u64;
+    tb.mark_phase(2);
     let mut bulk = connect(tb, b'B', ms)?;
     bulk.set_read_timeout(Some(Duration::from_millis(200)))?;
     let done = Arc::new(AtomicBool::new(false));
@@ -309,7 +332,14 @@ fn measure(
         let n = match bulk.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                continue;
+            }
             Err(e) => {
                 outcome = Err(e.into());
                 break;
@@ -317,23 +347,34 @@ fn measure(
         };
         total += n as u64;
         marks.push((start.elapsed().as_secs_f64(), total));
-        if start.elapsed() > opts.bulk + Duration::from_secs(30) + Duration::from_millis(4 * path.rtt_ms as u64) {
+        if start.elapsed()
+            > opts.bulk + Duration::from_secs(30) + Duration::from_millis(4 * path.rtt_ms as u64)
+        {
             break;
         }
     }
     done.store(true, Ordering::Relaxed);
+    tb.mark_phase(3);
     drop(bulk);
     let loaded = pinger.join().unwrap_or_default();
     outcome?;
     let elapsed = marks.last().map_or(0.0, |m| m.0);
     let cut = elapsed * 0.2;
-    let base = marks.iter().find(|m| m.0 >= cut).copied().unwrap_or((0.0, 0));
+    let base = marks
+        .iter()
+        .find(|m| m.0 >= cut)
+        .copied()
+        .unwrap_or((0.0, 0));
     let steady = if elapsed > base.0 {
         (total - base.1) as f64 * 8.0 / (elapsed - base.0) / 1e6
     } else {
         0.0
     };
-    let goodput = if elapsed > 0.0 { total as f64 * 8.0 / elapsed / 1e6 } else { 0.0 };
+    let goodput = if elapsed > 0.0 {
+        total as f64 * 8.0 / elapsed / 1e6
+    } else {
+        0.0
+    };
     Ok((
         RttStats::from_samples(idle),
         goodput,

@@ -11,7 +11,7 @@
 //! Only the peer's address is routed through the link, never a default
 //! route, so nothing in a testbed can reach beyond it.
 
-use crate::forwarder::{DirectionStats, Forwarder};
+use crate::forwarder::{DirectionStats, Forwarder, Phase};
 use crate::netns::{self, Netns};
 use crate::{EmuError, sys};
 use serde::Serialize;
@@ -83,6 +83,8 @@ pub struct Testbed {
     peer_v6: Ipv6Addr,
     host_tun: Option<String>,
     forwarders: Vec<Forwarder>,
+    phase: Phase,
+    _latency: sys::DmaLatencyGuard,
     /// Keeps the TUN fds open (they vanish when closed).
     _tuns: Vec<Arc<OwnedFd>>,
 }
@@ -91,7 +93,12 @@ pub struct Testbed {
 fn shell_addrs(k: u32) -> (Ipv4Addr, Ipv4Addr, Ipv6Addr, Ipv6Addr) {
     let base = u32::from(Ipv4Addr::new(198, 18, 0, 0)) + 4 * k;
     let v6 = |h: u16| Ipv6Addr::new(0x2001, 0x2, 0, k as u16, 0, 0, 0, h);
-    (Ipv4Addr::from(base + 1), Ipv4Addr::from(base + 2), v6(1), v6(2))
+    (
+        Ipv4Addr::from(base + 1),
+        Ipv4Addr::from(base + 2),
+        v6(1),
+        v6(2),
+    )
 }
 
 /// Checks what the emulator needs before touching anything.
@@ -139,7 +146,14 @@ impl Testbed {
                     "2001:2::1".parse().expect("valid"),
                     "2001:2::2".parse().expect("valid"),
                 );
-                configure(Some(server.name()), TUN_NAME, addrs.1, addrs.0, addrs.3, addrs.2)?;
+                configure(
+                    Some(server.name()),
+                    TUN_NAME,
+                    addrs.1,
+                    addrs.0,
+                    addrs.3,
+                    addrs.2,
+                )?;
                 (Some(server), tun, None, addrs, None)
             }
             Topology::Shell => {
@@ -158,14 +172,34 @@ impl Testbed {
                 (None, tun, Some(name), addrs, Some(lock))
             }
         };
-        configure(Some(client.name()), TUN_NAME, addrs.0, addrs.1, addrs.2, addrs.3)?;
+        configure(
+            Some(client.name()),
+            TUN_NAME,
+            addrs.0,
+            addrs.1,
+            addrs.2,
+            addrs.3,
+        )?;
         drop(_lock);
 
         let start = sys::mono_ns();
-        let up = Forwarder::spawn("up", client_tun.clone(), server_tun.clone(), Link::new(cfg.up.clone(), start))
-            .map_err(|e| EmuError::Setup(format!("cannot start forwarder: {e}")))?;
-        let down = Forwarder::spawn("down", server_tun.clone(), client_tun.clone(), Link::new(cfg.down.clone(), start))
-            .map_err(|e| EmuError::Setup(format!("cannot start forwarder: {e}")))?;
+        let phase = Phase::default();
+        let up = Forwarder::spawn(
+            "up",
+            client_tun.clone(),
+            server_tun.clone(),
+            Link::new(cfg.up.clone(), start),
+            phase.clone(),
+        )
+        .map_err(|e| EmuError::Setup(format!("cannot start forwarder: {e}")))?;
+        let down = Forwarder::spawn(
+            "down",
+            server_tun.clone(),
+            client_tun.clone(),
+            Link::new(cfg.down.clone(), start),
+            phase.clone(),
+        )
+        .map_err(|e| EmuError::Setup(format!("cannot start forwarder: {e}")))?;
         Ok(Testbed {
             topology: cfg.topology,
             client,
@@ -176,6 +210,8 @@ impl Testbed {
             peer_v6: addrs.3,
             host_tun,
             forwarders: vec![up, down],
+            phase,
+            _latency: sys::DmaLatencyGuard::zero(),
             _tuns: vec![client_tun, server_tun],
         })
     }
@@ -247,6 +283,11 @@ impl Testbed {
         Ok(cmd)
     }
 
+    /// Files lateness from now on under phase `n` (see [`Phase`]).
+    pub fn mark_phase(&self, n: usize) {
+        self.phase.store(n, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Whether a forwarder thread has died (the testbed no longer works).
     pub fn failed(&self) -> bool {
         self.forwarders.iter().any(|f| f.is_finished())
@@ -311,5 +352,7 @@ fn free_subnet() -> Result<u32, EmuError> {
             let (_, host, _, _) = shell_addrs(k);
             !text.contains(&format!("inet {host}/")) && !text.contains(&format!("inet {host} "))
         })
-        .ok_or_else(|| EmuError::Setup("all 16383 shell subnets of 198.18.0.0/15 are in use".into()))
+        .ok_or_else(|| {
+            EmuError::Setup("all 16383 shell subnets of 198.18.0.0/15 are in use".into())
+        })
 }

@@ -297,7 +297,9 @@ impl Serializer {
                     return NEVER;
                 }
                 let period = trace.period_ms();
-                let at = |cycle: u64, idx: usize| *start + (cycle * period + trace.ms_at(idx)) * 1_000_000;
+                let at = |cycle: u64, idx: usize| {
+                    *start + (cycle * period + trace.ms_at(idx)) * 1_000_000
+                };
                 // Credit of an opportunity that passed before this packet
                 // arrived is lost to it: skip to the first one at or after now.
                 if at(*cycle, *idx) < now {
@@ -404,7 +406,11 @@ impl<T> Link<T> {
             None => 0,
             Some(Jitter::Uniform(a)) => {
                 let a = a as i64;
-                if a == 0 { 0 } else { rand::Rng::random_range(&mut self.rng, -a..=a) }
+                if a == 0 {
+                    0
+                } else {
+                    rand::Rng::random_range(&mut self.rng, -a..=a)
+                }
             }
             Some(Jitter::Normal(sd)) => match Normal::new(0.0, sd as f64) {
                 Ok(n) => n.sample(&mut self.rng).round() as i64,

@@ -44,8 +44,16 @@ impl LossModel {
             }
             let p = parse_fraction(parts[0])?;
             let r = parse_fraction(parts[1])?;
-            let loss_bad = parts.get(2).map(|x| parse_fraction(x)).transpose()?.unwrap_or(1.0);
-            let loss_good = parts.get(3).map(|x| parse_fraction(x)).transpose()?.unwrap_or(0.0);
+            let loss_bad = parts
+                .get(2)
+                .map(|x| parse_fraction(x))
+                .transpose()?
+                .unwrap_or(1.0);
+            let loss_good = parts
+                .get(3)
+                .map(|x| parse_fraction(x))
+                .transpose()?
+                .unwrap_or(0.0);
             return Ok(LossModel::GilbertElliott {
                 p,
                 r,
@@ -124,7 +132,10 @@ mod tests {
     #[test]
     fn parse_forms() {
         assert_eq!(LossModel::parse("0").unwrap(), LossModel::None);
-        assert_eq!(LossModel::parse("1%").unwrap(), LossModel::Bernoulli { p: 0.01 });
+        assert_eq!(
+            LossModel::parse("1%").unwrap(),
+            LossModel::Bernoulli { p: 0.01 }
+        );
         assert_eq!(
             LossModel::parse("ge:1%,10%").unwrap(),
             LossModel::GilbertElliott {

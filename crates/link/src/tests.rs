@@ -322,8 +322,14 @@ fn default_queue_is_one_bdp_at_least_64kb() {
         QueueLimit::default_for(Some(1e6), 10 * MS),
         QueueLimit::Bytes(MIN_DEFAULT_QUEUE_BYTES)
     );
-    assert_eq!(QueueLimit::parse("1000pkt").unwrap(), QueueLimit::Packets(1000));
-    assert_eq!(QueueLimit::parse("256KB").unwrap(), QueueLimit::Bytes(256_000));
+    assert_eq!(
+        QueueLimit::parse("1000pkt").unwrap(),
+        QueueLimit::Packets(1000)
+    );
+    assert_eq!(
+        QueueLimit::parse("256KB").unwrap(),
+        QueueLimit::Bytes(256_000)
+    );
     assert!(QueueLimit::parse("0pkt").is_err());
     assert!(QueueLimit::parse("10").is_err());
 }

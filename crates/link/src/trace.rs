@@ -30,7 +30,9 @@ pub enum TraceError {
         source: std::io::Error,
     },
     /// A line is not a non-negative integer.
-    #[error("trace {path} line {line}: '{text}' is not a millisecond timestamp (one integer per line, Mahimahi format)")]
+    #[error(
+        "trace {path} line {line}: '{text}' is not a millisecond timestamp (one integer per line, Mahimahi format)"
+    )]
     NotANumber {
         /// The file.
         path: String,
@@ -40,7 +42,9 @@ pub enum TraceError {
         text: String,
     },
     /// A timestamp is smaller than the one before it.
-    #[error("trace {path} line {line}: timestamp {value} is smaller than the previous one ({prev}); timestamps must not decrease")]
+    #[error(
+        "trace {path} line {line}: timestamp {value} is smaller than the previous one ({prev}); timestamps must not decrease"
+    )]
     Decreasing {
         /// The file.
         path: String,
@@ -52,7 +56,9 @@ pub enum TraceError {
         prev: u64,
     },
     /// Nothing usable in the file.
-    #[error("trace {path} is empty or lasts 0 ms; a trace needs at least one opportunity after time 0")]
+    #[error(
+        "trace {path} is empty or lasts 0 ms; a trace needs at least one opportunity after time 0"
+    )]
     Empty {
         /// The file.
         path: String,
@@ -93,7 +99,9 @@ impl Trace {
             prev = value;
             ms.push(value);
         }
-        if ms.last().copied().unwrap_or(0) == 0 || ms.last().copied().unwrap_or(0) > u64::MAX / 4_000_000 {
+        if ms.last().copied().unwrap_or(0) == 0
+            || ms.last().copied().unwrap_or(0) > u64::MAX / 4_000_000
+        {
             return Err(TraceError::Empty {
                 path: name.to_string(),
             });
@@ -169,9 +177,18 @@ mod tests {
             Trace::parse("5\n3\n", "t"),
             Err(TraceError::Decreasing { line: 2, .. })
         ));
-        assert!(matches!(Trace::parse("", "t"), Err(TraceError::Empty { .. })));
-        assert!(matches!(Trace::parse("0\n0\n", "t"), Err(TraceError::Empty { .. })));
-        assert!(matches!(Trace::parse("-1\n", "t"), Err(TraceError::NotANumber { .. })));
+        assert!(matches!(
+            Trace::parse("", "t"),
+            Err(TraceError::Empty { .. })
+        ));
+        assert!(matches!(
+            Trace::parse("0\n0\n", "t"),
+            Err(TraceError::Empty { .. })
+        ));
+        assert!(matches!(
+            Trace::parse("-1\n", "t"),
+            Err(TraceError::NotANumber { .. })
+        ));
     }
 
     #[test]
@@ -190,7 +207,11 @@ mod tests {
         }
         let t = Trace::load(&dir.join("ATT-LTE-driving-2016.down")).unwrap();
         // The README gives 4.6 Mbit/s for this trace.
-        assert!((t.mean_rate_bps() / 1e6 - 4.6).abs() < 0.2, "{}", t.mean_rate_bps());
+        assert!(
+            (t.mean_rate_bps() / 1e6 - 4.6).abs() < 0.2,
+            "{}",
+            t.mean_rate_bps()
+        );
     }
 
     proptest::proptest! {
