@@ -156,7 +156,7 @@ pub fn parse_rate(input: &str) -> Result<u64, UnitError> {
         }
     };
     let bps = (v * bits).round();
-    if bps < 1000.0 || bps > 1e12 {
+    if !(1000.0..=1e12).contains(&bps) {
         return Err(UnitError::Range {
             input: input.to_string(),
             why: "between 1kbit and 1000gbit",

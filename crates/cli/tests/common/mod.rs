@@ -1,0 +1,173 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_tcpwise");
+
+fn required() -> bool {
+    std::env::var("TCPWISE_REQUIRE_NETNS").as_deref() == Ok("1")
+}
+
+/// Whether namespace tests can run here; prints why not and skips, unless
+/// TCPWISE_REQUIRE_NETNS=1, where a missing capability fails the test.
+pub fn netns_ok(test: &str) -> bool {
+    let why = if unsafe { libc::geteuid() } != 0 {
+        Some("not root (network namespaces and TUN devices need CAP_NET_ADMIN)")
+    } else if !std::path::Path::new("/dev/net/tun").exists() {
+        Some("/dev/net/tun is missing")
+    } else if Command::new("ip").arg("-V").output().is_err() {
+        Some("iproute2's ip is not installed")
+    } else {
+        None
+    };
+    match why {
+        None => true,
+        Some(w) if required() => panic!("TCPWISE_REQUIRE_NETNS=1 but {w}"),
+        Some(w) => {
+            eprintln!("skipping {test}: {w}");
+            false
+        }
+    }
+}
+
+/// Whether `tool` is installed; like [`netns_ok`] for peers.
+pub fn tool_ok(test: &str, tool: &str) -> bool {
+    let ok = Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        if required() {
+            panic!("TCPWISE_REQUIRE_NETNS=1 but {tool} is not installed (.ci/run installs it)");
+        }
+        eprintln!("skipping {test}: {tool} is not installed");
+    }
+    ok
+}
+
+/// Runs tcpwise with `args`.
+pub fn tcpwise(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("run tcpwise")
+}
+
+/// Namespaces and devices a tcpwise process with `pid` left behind.
+pub fn leftovers(pid: u32) -> Vec<String> {
+    let prefix = format!("tw-{pid}-");
+    let mut out = Vec::new();
+    for dir in ["/run/netns", "/sys/class/net"] {
+        if let Ok(rd) = std::fs::read_dir(dir) {
+            for e in rd.flatten() {
+                let n = e.file_name().to_string_lossy().to_string();
+                if n.starts_with(&prefix) {
+                    out.push(format!("{dir}/{n}"));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A temporary directory removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!("tcpwise-test-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("mkdir");
+        TempDir(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A child process killed on drop.
+pub struct Server {
+    pub child: Child,
+    pub port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `python3 -m http.server` on the host (dual-stack, ephemeral port) serving `dir`.
+pub fn python_http(dir: &std::path::Path) -> Server {
+    let mut child = Command::new("python3")
+        .args(["-u", "-m", "http.server", "--bind", "::", "0"])
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start python3 http.server");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("read banner");
+    let port = line
+        .split("port ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in python banner: {line}"));
+    Server { child, port }
+}
+
+/// Deterministic pseudo-random bytes.
+pub fn blob(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// sha256 of a file via sha256sum.
+pub fn sha256_of(path: &std::path::Path) -> String {
+    let out = Command::new("sha256sum")
+        .arg(path)
+        .output()
+        .expect("sha256sum");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Waits until `pid` has a namespace (the testbed is up), at most `limit`.
+pub fn wait_for_testbed(pid: u32, limit: Duration) -> bool {
+    let until = Instant::now() + limit;
+    while Instant::now() < until {
+        if leftovers(pid).iter().any(|l| l.starts_with("/run/netns")) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string()
+}

@@ -1,0 +1,496 @@
+//! `tcpwise emu` end to end: real namespaces, real kernel TCP, real peers
+//! (curl, iperf3, python3's http.server). Assertions are correctness
+//! bounds; precise figures come from `tcpwise emu selftest`, not tests.
+
+mod common;
+use common::*;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+#[test]
+fn shell_runs_cmd_with_peer_env_and_returns_its_status() {
+    if !netns_ok("shell_status") {
+        return;
+    }
+    let o = tcpwise(&[
+        "emu",
+        "shell",
+        "--rtt",
+        "10ms",
+        "-q",
+        "--",
+        "sh",
+        "-c",
+        "test -n \"$TCPWISE_PEER\" && test -n \"$TCPWISE_PEER6\" && echo $TCPWISE_PEER; exit 7",
+    ]);
+    assert_eq!(o.status.code(), Some(7), "{}", stderr(&o));
+    let peer = stdout(&o);
+    assert!(peer.trim().starts_with("198.18."), "peer {peer}");
+}
+
+#[test]
+fn curl_in_shell_fetches_from_python_http_server_on_host() {
+    if !netns_ok("shell_curl")
+        || !tool_ok("shell_curl", "curl")
+        || !tool_ok("shell_curl", "python3")
+    {
+        return;
+    }
+    let dir = TempDir::new("curl");
+    let file = dir.0.join("blob");
+    std::fs::write(&file, blob(1_000_000, 7)).unwrap();
+    let want = sha256_of(&file);
+    let srv = python_http(&dir.0);
+    let script = format!(
+        "curl -sS --max-time 30 http://$TCPWISE_PEER:{p}/blob | sha256sum; \
+         curl -sS --max-time 30 -g 'http://['$TCPWISE_PEER6']:{p}/blob' | sha256sum",
+        p = srv.port
+    );
+    let o = tcpwise(&[
+        "emu", "shell", "--rtt", "20ms", "--rate", "50mbit", "--", "sh", "-c", &script,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let hashes: Vec<&str> = out
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        hashes,
+        vec![want.as_str(), want.as_str()],
+        "IPv4 then IPv6 bodies byte-exact"
+    );
+    // The exit summary went to stderr, one line per direction.
+    let err = stderr(&o);
+    assert!(err.contains("  up:") && err.contains("down:"), "{err}");
+}
+
+#[test]
+fn iperf3_in_shell_is_held_to_the_configured_rate() {
+    if !netns_ok("shell_iperf3") || !tool_ok("shell_iperf3", "iperf3") {
+        return;
+    }
+    let port = 15201 + (std::process::id() % 1000) as u16;
+    let mut srv = Command::new("iperf3")
+        .args(["-s", "-1", "-p", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("iperf3 -s");
+    std::thread::sleep(Duration::from_millis(300));
+    let script = format!("iperf3 -c $TCPWISE_PEER -p {port} -R -t 4 -J");
+    let o = tcpwise(&[
+        "emu", "shell", "--rtt", "20ms", "--rate", "20mbit", "-q", "--", "sh", "-c", &script,
+    ]);
+    let _ = srv.kill();
+    let _ = srv.wait();
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("iperf3 JSON");
+    let bps = v["end"]["sum_received"]["bits_per_second"]
+        .as_f64()
+        .expect("bits_per_second");
+    let ceiling = 20e6 * 1448.0 / 1500.0;
+    assert!(
+        bps <= ceiling * 1.03,
+        "the link lets through more than its rate: {bps}"
+    );
+    assert!(bps >= ceiling * 0.5, "the link carries bulk traffic: {bps}");
+}
+
+#[test]
+fn pair_runs_server_and_client_with_server_sysctls() {
+    if !netns_ok("pair_curl") || !tool_ok("pair_curl", "curl") || !tool_ok("pair_curl", "python3") {
+        return;
+    }
+    let dir = TempDir::new("pair");
+    std::fs::write(dir.0.join("index.html"), b"hello through the link\n").unwrap();
+    let seen = dir.0.join("sysctl");
+    let server = format!(
+        "cat /proc/sys/net/ipv4/tcp_slow_start_after_idle > {}; cd {} && exec python3 -m http.server 8080 --bind 198.18.0.2",
+        seen.display(),
+        dir.0.display()
+    );
+    let o = tcpwise(&[
+        "emu",
+        "pair",
+        "--rtt",
+        "30ms",
+        "--rate",
+        "10mbit",
+        "-q",
+        "--server-sysctl",
+        "net.ipv4.tcp_slow_start_after_idle=0",
+        "--server",
+        &server,
+        "--wait-port",
+        "8080",
+        "--",
+        "sh",
+        "-c",
+        "curl -sS --max-time 20 http://$TCPWISE_PEER:8080/index.html",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "hello through the link\n");
+    assert_eq!(std::fs::read_to_string(&seen).unwrap().trim(), "0");
+}
+
+#[test]
+fn pair_reports_a_server_that_never_listens() {
+    if !netns_ok("pair_nolisten") {
+        return;
+    }
+    let o = tcpwise(&[
+        "emu", "pair", "--rtt", "10ms", "--server", "exit 3", "--", "true",
+    ]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("exited") && err.contains("before listening"),
+        "{err}"
+    );
+}
+
+#[test]
+fn several_shells_at_once_get_their_own_subnets() {
+    if !netns_ok("shells_parallel") {
+        return;
+    }
+    let spawn = || {
+        Command::new(BIN)
+            .args([
+                "emu",
+                "shell",
+                "--rtt",
+                "10ms",
+                "-q",
+                "--",
+                "sh",
+                "-c",
+                "echo $TCPWISE_ADDR; sleep 1",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(
+        a.status.success() && b.status.success(),
+        "{} {}",
+        stderr(&a),
+        stderr(&b)
+    );
+    assert_ne!(stdout(&a), stdout(&b));
+}
+
+fn killed_by(sig: i32, expect: i32) {
+    let child = Command::new(BIN)
+        .args(["emu", "shell", "--rtt", "10ms", "-q", "--", "sleep", "30"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert!(
+        wait_for_testbed(pid, Duration::from_secs(10)),
+        "testbed came up"
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    unsafe { libc::kill(pid as i32, sig) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(expect), "{}", stderr(&o));
+    assert_eq!(leftovers(pid), Vec::<String>::new());
+}
+
+#[test]
+fn sigterm_and_sigint_leave_nothing_behind() {
+    if !netns_ok("signals") {
+        return;
+    }
+    killed_by(libc::SIGTERM, 143);
+    killed_by(libc::SIGINT, 130);
+}
+
+#[test]
+fn crashing_cmd_leaves_nothing_behind() {
+    if !netns_ok("crash") {
+        return;
+    }
+    let child = Command::new(BIN)
+        .args([
+            "emu",
+            "shell",
+            "-q",
+            "--",
+            "sh",
+            "-c",
+            "sleep 0.2; kill -SEGV $$",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(128 + libc::SIGSEGV), "{}", stderr(&o));
+    assert_eq!(leftovers(pid), Vec::<String>::new());
+}
+
+#[test]
+fn panicking_forwarder_leaves_nothing_behind() {
+    if !netns_ok("forwarder_panic")
+        || !tool_ok("forwarder_panic", "python3")
+        || !tool_ok("forwarder_panic", "curl")
+    {
+        return;
+    }
+    let dir = TempDir::new("panic");
+    let srv = python_http(&dir.0);
+    let script = format!(
+        "for i in $(seq 50); do curl -s --max-time 2 http://$TCPWISE_PEER:{}/ >/dev/null; done; sleep 30",
+        srv.port
+    );
+    let child = Command::new(BIN)
+        .args([
+            "emu", "shell", "--rtt", "2ms", "-q", "--", "sh", "-c", &script,
+        ])
+        .env("TCPWISE_FAULT", "forwarder-panic")
+        .env_remove("RUST_BACKTRACE")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("panicked") && err.lines().count() <= 3,
+        "{err}"
+    );
+    assert_eq!(leftovers(pid), Vec::<String>::new());
+}
+
+#[test]
+fn clean_removes_namespaces_of_dead_owners() {
+    if !netns_ok("clean") {
+        return;
+    }
+    let mut dead = Command::new("true").spawn().unwrap();
+    let pid = dead.id();
+    dead.wait().unwrap();
+    let name = format!("tw-{pid}-c0");
+    assert!(
+        Command::new("ip")
+            .args(["netns", "add", &name])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let o = tcpwise(&["emu", "clean"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!("removed {name}")),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(leftovers(pid), Vec::<String>::new());
+}
+
+#[test]
+fn bad_input_gets_one_line_and_nonzero_exit() {
+    // These fail before any privilege is needed.
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["emu", "shell", "--rate", "20mbps", "--", "true"],
+            "ambiguous",
+        ),
+        (&["emu", "shell", "--rtt", "100", "--", "true"], "no unit"),
+        (
+            &[
+                "emu",
+                "shell",
+                "--down-trace",
+                "/nonexistent/trace",
+                "--",
+                "true",
+            ],
+            "cannot read trace",
+        ),
+        (
+            &["emu", "shell", "--loss", "150%", "--", "true"],
+            "out of range",
+        ),
+        (
+            &[
+                "emu", "shell", "--rtt", "10ms", "--delay", "5ms", "--", "true",
+            ],
+            "give one",
+        ),
+        (
+            &[
+                "emu",
+                "pair",
+                "--server-sysctl",
+                "kernel.pid_max=1",
+                "--server",
+                "true",
+                "--",
+                "true",
+            ],
+            "per-namespace",
+        ),
+    ];
+    for (args, needle) in cases {
+        let o = tcpwise(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let dir = TempDir::new("badtrace");
+    let t = dir.0.join("bad.trace");
+    std::fs::write(&t, "1\n2\nbanana\n").unwrap();
+    let o = tcpwise(&[
+        "emu",
+        "shell",
+        "--up-trace",
+        t.to_str().unwrap(),
+        "--",
+        "true",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("line 3"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+}
+
+#[test]
+fn missing_privileges_name_the_fix() {
+    if unsafe { libc::geteuid() } != 0 || !tool_ok("privileges", "setpriv") {
+        eprintln!("skipping missing_privileges: needs root to drop to nobody with setpriv");
+        return;
+    }
+    let o = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+            BIN,
+            "emu",
+            "shell",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    if err.contains("Permission denied") && err.contains("setpriv") {
+        eprintln!("skipping missing_privileges: nobody cannot execute the test binary here");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("sudo") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+}
+
+fn selftest(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["emu", "selftest", "--json"];
+    all.extend_from_slice(args);
+    let o = tcpwise(&all);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("selftest JSON")
+}
+
+#[test]
+fn selftest_measures_rtt_rate_and_queue_within_bounds() {
+    if !netns_ok("selftest") {
+        return;
+    }
+    let r = selftest(&[
+        "--rtt",
+        "30ms",
+        "--rate",
+        "10mbit",
+        "--queue",
+        "64KB",
+        "--samples",
+        "20",
+        "--bulk",
+        "3s",
+    ]);
+    let p50 = r["idle_rtt"]["p50_ms"].as_f64().unwrap();
+    assert!((30.0..36.0).contains(&p50), "idle RTT {p50}");
+    let ceiling = r["ceiling_mbit"].as_f64().unwrap();
+    let steady = r["steady_goodput_mbit"].as_f64().unwrap();
+    assert!(
+        steady <= ceiling * 1.03 && steady >= ceiling * 0.5,
+        "{steady} vs {ceiling}"
+    );
+    // RTT + 64 KB / 10 Mbit/s = 81.2 ms; scheduling noise allowed on top.
+    let bound = r["loaded_rtt_bound_ms"].as_f64().unwrap();
+    assert!((bound - 81.2).abs() < 0.1, "{bound}");
+    let loaded = r["loaded_rtt"]["max_ms"].as_f64().unwrap();
+    assert!(
+        loaded <= bound + 10.0,
+        "queue limit holds: {loaded} vs {bound}"
+    );
+    assert!(loaded > 40.0, "the queue really builds: {loaded}");
+    let drops = r["directions"][1]["dropped_queue"].as_u64().unwrap();
+    assert!(drops > 0, "drop-tail drops show in the stats");
+}
+
+#[test]
+fn selftest_trace_and_loss() {
+    if !netns_ok("selftest_trace") {
+        return;
+    }
+    let dir = TempDir::new("trace");
+    let t = dir.0.join("1ms.trace");
+    let text: String = (1..=1000).map(|i| format!("{i}\n")).collect();
+    std::fs::write(&t, text).unwrap();
+    let r = selftest(&[
+        "--rtt",
+        "20ms",
+        "--down-trace",
+        t.to_str().unwrap(),
+        "--samples",
+        "5",
+        "--bulk",
+        "3s",
+    ]);
+    let steady = r["steady_goodput_mbit"].as_f64().unwrap();
+    let ceiling = 12.0 * 1448.0 / 1500.0;
+    assert!((r["ceiling_mbit"].as_f64().unwrap() - ceiling).abs() < 0.01);
+    assert!(
+        steady <= ceiling * 1.03 && steady >= ceiling * 0.6,
+        "trace goodput {steady}"
+    );
+
+    let r = selftest(&[
+        "--rtt",
+        "10ms",
+        "--rate",
+        "20mbit",
+        "--loss",
+        "1%",
+        "--samples",
+        "5",
+        "--bulk",
+        "3s",
+    ]);
+    let down = r["loss"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["direction"] == "down")
+        .unwrap();
+    let n = down["offered"].as_f64().unwrap();
+    let k = down["lost"].as_f64().unwrap();
+    assert!(n > 1000.0, "{n}");
+    let sd = (n * 0.01 * 0.99).sqrt();
+    assert!((k - 0.01 * n).abs() < 5.0 * sd, "{k} of {n}");
+}
