@@ -326,6 +326,11 @@ fn spawn_err(program: &str, e: std::io::Error) -> anyhow::Error {
 }
 
 fn run_shell(a: ShellArgs) -> Result<i32> {
+    if tcpwise_emu::sys::euid() != 0 {
+        return Err(anyhow::Error::new(EmuError::Privileges(
+            "tcpwise emu shell needs root: its far end is this host's own network namespace (run it with sudo, or use 'tcpwise emu pair', which works rootless where the kernel allows)".into(),
+        )));
+    }
     let sig = signals();
     let cfg = config(&a.common, Topology::Shell, Vec::new())?;
     let tb = Testbed::start(&cfg)?;
@@ -381,6 +386,7 @@ fn listening(port: Option<u16>) -> bool {
 }
 
 fn run_pair(a: PairArgs) -> Result<i32> {
+    tcpwise_emu::rootless::enter_if_unprivileged()?;
     let sig = signals();
     let cfg = config(&a.common, Topology::Pair, a.server_sysctl.clone())?;
     let tb = Testbed::start(&cfg)?;
@@ -458,6 +464,7 @@ fn wait_listening(
 }
 
 fn run_selftest(a: SelftestArgs) -> Result<i32> {
+    tcpwise_emu::rootless::enter_if_unprivileged()?;
     let sig = signals();
     let mut link = a.link.clone();
     let unset = link.rtt.is_none()

@@ -495,3 +495,45 @@ fn selftest_trace_and_loss() {
     let sd = (n * 0.01 * 0.99).sqrt();
     assert!((k - 0.01 * n).abs() < 5.0 * sd, "{k} of {n}");
 }
+
+#[test]
+fn pair_works_rootless_in_a_user_namespace() {
+    // As uid nobody, with a world-accessible TUN device (Debian's default
+    // mode; this test bind-mounts one in a private mount namespace so the
+    // host's /dev/net/tun is never touched).
+    if !netns_ok("rootless")
+        || !tool_ok("rootless", "setpriv")
+        || !tool_ok("rootless", "unshare")
+        || !tool_ok("rootless", "curl")
+    {
+        return;
+    }
+    let dir = TempDir::new("rootless");
+    let node = dir.0.join("tun");
+    let script = format!(
+        "mknod {n} c 10 200 && chmod 666 {n} && mount --bind {n} /dev/net/tun && \
+         exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all {BIN} emu pair --rtt 10ms -q \
+         --server-sysctl net.ipv4.tcp_slow_start_after_idle=0 \
+         --server 'cat /proc/sys/net/ipv4/tcp_slow_start_after_idle; exec python3 -m http.server 8000 --bind 198.18.0.2' \
+         --wait-port 8000 -- sh -c 'id -u; curl -sS -o /dev/null -w \"%{{http_code}}\\n\" http://$TCPWISE_PEER:8000/'",
+        n = node.display()
+    );
+    let o = Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    if stderr(&o).contains("Permission denied") && !stderr(&o).contains("tcpwise") {
+        eprintln!(
+            "skipping rootless: nobody cannot execute the test binary here: {}",
+            stderr(&o)
+        );
+        return;
+    }
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "0\n200\n", "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("0\n"),
+        "server sysctl applied: {}",
+        stderr(&o)
+    );
+}

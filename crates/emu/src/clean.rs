@@ -25,8 +25,10 @@ pub fn clean_stale() -> Result<Vec<String>, crate::EmuError> {
             if sys::pid_alive(pid) {
                 continue;
             }
-            kill_all_in(&format!("{NETNS_DIR}/{name}"));
-            ip(&["netns", "del", &name])?;
+            let path = format!("{NETNS_DIR}/{name}");
+            kill_all_in(&path);
+            sys::delete_named_netns(&path)
+                .map_err(|e| crate::EmuError::Setup(format!("cannot remove {path}: {e}")))?;
             removed.push(name);
         }
     }

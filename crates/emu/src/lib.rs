@@ -21,6 +21,7 @@ pub mod clean;
 pub mod forwarder;
 pub mod netns;
 pub mod path;
+pub mod rootless;
 pub mod selftest;
 pub mod sys;
 pub mod testbed;

@@ -65,11 +65,13 @@ pub struct Netns {
 impl Netns {
     /// Creates `name` with loopback up.
     pub fn create(name: &str) -> Result<Netns, EmuError> {
-        ip(&["netns", "add", name])?;
-        let fd = match sys::open_ro(&format!("{NETNS_DIR}/{name}")) {
+        let path = format!("{NETNS_DIR}/{name}");
+        sys::create_named_netns(&path)
+            .map_err(|e| EmuError::Setup(format!("cannot create network namespace {name}: {e}")))?;
+        let fd = match sys::open_ro(&path) {
             Ok(fd) => fd,
             Err(e) => {
-                let _ = ip(&["netns", "del", name]);
+                let _ = sys::delete_named_netns(&path);
                 return Err(EmuError::Setup(format!(
                     "cannot open namespace {name}: {e}"
                 )));
@@ -133,9 +135,11 @@ impl Netns {
         if self.deleted {
             return Ok(());
         }
-        kill_all_in(&format!("{NETNS_DIR}/{}", self.name));
+        let path = format!("{NETNS_DIR}/{}", self.name);
+        kill_all_in(&path);
         self.deleted = true;
-        ip(&["netns", "del", &self.name])
+        sys::delete_named_netns(&path)
+            .map_err(|e| EmuError::Setup(format!("cannot remove namespace {}: {e}", self.name)))
     }
 }
 

@@ -273,3 +273,52 @@ impl DmaLatencyGuard {
         self.0.is_some()
     }
 }
+
+/// Creates a new network namespace and bind-mounts it at `path` (what
+/// `ip netns add` does, minus its final setns back to the caller's
+/// namespace, which an unprivileged user namespace may not do).
+pub fn create_named_netns(path: &str) -> io::Result<()> {
+    std::fs::create_dir_all(NETNS_PARENT)?;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    let target = CString::new(path).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let made = std::thread::spawn(move || -> io::Result<()> {
+        // SAFETY: flags only; affects this thread, which then exits.
+        cvt(unsafe { libc::unshare(libc::CLONE_NEWNET) })?;
+        let src = CString::new("/proc/thread-self/ns/net").expect("no NUL");
+        // SAFETY: valid C strings.
+        cvt(unsafe {
+            libc::mount(
+                src.as_ptr(),
+                target.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND,
+                std::ptr::null(),
+            )
+        })?;
+        Ok(())
+    })
+    .join()
+    .unwrap_or_else(|_| Err(io::Error::other("namespace thread panicked")));
+    if made.is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+    made
+}
+
+/// Unmounts and removes a named namespace (what `ip netns del` does).
+pub fn delete_named_netns(path: &str) -> io::Result<()> {
+    let c = CString::new(path).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: valid C string.
+    let r = unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
+    let e = io::Error::last_os_error();
+    std::fs::remove_file(path)?;
+    if r != 0 && e.raw_os_error() != Some(libc::EINVAL) {
+        return Err(e);
+    }
+    Ok(())
+}
+
+const NETNS_PARENT: &str = "/run/netns";
