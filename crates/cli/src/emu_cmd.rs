@@ -519,11 +519,11 @@ fn run_selftest(a: SelftestArgs) -> Result<i32> {
 
 fn print_selftest(r: &SelftestReport) {
     println!("path: {}", r.path);
-    println!("{:<28} {:>12} {:>12}", "", "configured", "measured");
+    println!("{:<28} {:>12} {:>12}", "", "model", "measured");
     println!(
         "{:<28} {:>9.2} ms {:>9.2} ms  (error {:+.2} ms; p99 {:.2}, min {:.2}, max {:.2}; {} samples)",
         "idle RTT (median)",
-        r.path.rtt_ms,
+        r.expected_idle_rtt_ms,
         r.idle_rtt.p50_ms,
         r.rtt_error_ms,
         r.idle_rtt.p99_ms,
@@ -534,7 +534,7 @@ fn print_selftest(r: &SelftestReport) {
     match r.ceiling_mbit {
         Some(c) => println!(
             "{:<28} {:>7.2} Mbit/s {:>7.2} Mbit/s  ({:.1}% of payload ceiling; whole run {:.2})",
-            "goodput, last 80% (down)",
+            "goodput (down, median 1 s)",
             c,
             r.steady_goodput_mbit,
             100.0 * r.steady_goodput_mbit / c,
@@ -542,10 +542,14 @@ fn print_selftest(r: &SelftestReport) {
         ),
         None => println!(
             "{:<28} {:>12} {:>7.2} Mbit/s  (whole run {:.2}; rate unlimited: this is the forwarder's ceiling)",
-            "goodput, last 80% (down)", "unlimited", r.steady_goodput_mbit, r.goodput_mbit
+            "goodput (down, median 1 s)", "unlimited", r.steady_goodput_mbit, r.goodput_mbit
         ),
     }
     match r.loaded_rtt_bound_ms {
+        Some(_) if !r.loss.is_empty() => println!(
+            "{:<28} {:>12} {:>9.2} ms  (max; p50 {:.2}; with loss, retransmission timeouts exceed the queue bound)",
+            "RTT under load", "-", r.loaded_rtt.max_ms, r.loaded_rtt.p50_ms
+        ),
         Some(b) => println!(
             "{:<28} {:>9.2} ms {:>9.2} ms  (max; p50 {:.2}; bound = RTT + queue/rate; {} samples)",
             "RTT under load (bound)",

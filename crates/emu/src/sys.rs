@@ -322,3 +322,14 @@ pub fn delete_named_netns(path: &str) -> io::Result<()> {
 }
 
 const NETNS_PARENT: &str = "/run/netns";
+
+/// Gives the calling thread real-time (SCHED_FIFO) priority so ordinary
+/// tasks cannot delay a packet's deadline; returns whether it took.
+/// Hypervisor steal is beyond its reach.
+pub fn set_realtime(priority: i32) -> bool {
+    let p = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: p is valid; pid 0 means the calling thread.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0 }
+}
