@@ -333,3 +333,10 @@ pub fn set_realtime(priority: i32) -> bool {
     // SAFETY: p is valid; pid 0 means the calling thread.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0 }
 }
+
+/// Returns the calling thread to ordinary (SCHED_OTHER) scheduling.
+pub fn set_normal() {
+    let p = libc::sched_param { sched_priority: 0 };
+    // SAFETY: p is valid; pid 0 means the calling thread.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &p) };
+}
