@@ -1,0 +1,229 @@
+//! Linux `TCP_INFO`, as a plain snapshot.
+//!
+//! The kernel's `struct tcp_info` grows with new kernels and is truncated
+//! to the caller's length on old ones, so the raw struct is the newest we
+//! know and every field past what the kernel returned is `None`. On other
+//! systems [`TcpInfo::of`] returns `None`.
+
+use serde::Serialize;
+
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+struct Raw {
+    state: u8,
+    ca_state: u8,
+    retransmits: u8,
+    probes: u8,
+    backoff: u8,
+    options: u8,
+    wscale: u8,
+    flags: u8,
+    rto: u32,
+    ato: u32,
+    snd_mss: u32,
+    rcv_mss: u32,
+    unacked: u32,
+    sacked: u32,
+    lost: u32,
+    retrans: u32,
+    fackets: u32,
+    last_data_sent: u32,
+    last_ack_sent: u32,
+    last_data_recv: u32,
+    last_ack_recv: u32,
+    pmtu: u32,
+    rcv_ssthresh: u32,
+    rtt: u32,
+    rttvar: u32,
+    snd_ssthresh: u32,
+    snd_cwnd: u32,
+    advmss: u32,
+    reordering: u32,
+    rcv_rtt: u32,
+    rcv_space: u32,
+    total_retrans: u32,
+    pacing_rate: u64,
+    max_pacing_rate: u64,
+    bytes_acked: u64,
+    bytes_received: u64,
+    segs_out: u32,
+    segs_in: u32,
+    notsent_bytes: u32,
+    min_rtt: u32,
+    data_segs_in: u32,
+    data_segs_out: u32,
+    delivery_rate: u64,
+    busy_time: u64,
+    rwnd_limited: u64,
+    sndbuf_limited: u64,
+    delivered: u32,
+    delivered_ce: u32,
+    bytes_sent: u64,
+    bytes_retrans: u64,
+    dsack_dups: u32,
+    reord_seen: u32,
+    rcv_ooopack: u32,
+    snd_wnd: u32,
+    rcv_wnd: u32,
+    rehash: u32,
+    total_rto: u16,
+    total_rto_recoveries: u16,
+    total_rto_time: u32,
+}
+
+/// A `TCP_INFO` snapshot. Times are microseconds, as the kernel gives them.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct TcpInfo {
+    /// TCP state (1 = established).
+    pub state: u8,
+    /// Smoothed RTT, µs.
+    pub rtt_us: u32,
+    /// RTT variance, µs.
+    pub rttvar_us: u32,
+    /// Retransmission timeout, µs.
+    pub rto_us: u32,
+    /// Congestion window, segments.
+    pub snd_cwnd: u32,
+    /// Slow-start threshold, segments.
+    pub snd_ssthresh: u32,
+    /// Send MSS, bytes.
+    pub snd_mss: u32,
+    /// Receive MSS estimate, bytes.
+    pub rcv_mss: u32,
+    /// Segments sent but not acknowledged.
+    pub unacked: u32,
+    /// Retransmitted segments currently outstanding.
+    pub retrans: u32,
+    /// Retransmissions over the connection's life.
+    pub total_retrans: u32,
+    /// Receiver's estimate of the space it needs (autotuning), bytes.
+    pub rcv_space: u32,
+    /// Receiver-side RTT estimate, µs.
+    pub rcv_rtt_us: u32,
+    /// Receive slow-start threshold (window clamp), bytes.
+    pub rcv_ssthresh: u32,
+    /// Pacing rate, bytes/s.
+    pub pacing_rate: Option<u64>,
+    /// Bytes acknowledged by the peer.
+    pub bytes_acked: Option<u64>,
+    /// Bytes received.
+    pub bytes_received: Option<u64>,
+    /// Minimum RTT seen, µs.
+    pub min_rtt_us: Option<u32>,
+    /// Delivery rate estimate, bytes/s.
+    pub delivery_rate: Option<u64>,
+    /// Time busy sending, µs.
+    pub busy_time_us: Option<u64>,
+    /// Time limited by the peer's receive window, µs.
+    pub rwnd_limited_us: Option<u64>,
+    /// Time limited by the send buffer, µs.
+    pub sndbuf_limited_us: Option<u64>,
+    /// Bytes sent, retransmissions included.
+    pub bytes_sent: Option<u64>,
+    /// Bytes retransmitted.
+    pub bytes_retrans: Option<u64>,
+    /// Peer's advertised window, bytes.
+    pub snd_wnd: Option<u32>,
+    /// Our advertised window, bytes.
+    pub rcv_wnd: Option<u32>,
+}
+
+impl TcpInfo {
+    /// Reads `TCP_INFO` of a socket; `None` where unsupported.
+    #[cfg(target_os = "linux")]
+    pub fn of(fd: &impl std::os::fd::AsRawFd) -> Option<TcpInfo> {
+        let mut raw = Raw::default();
+        let mut len = std::mem::size_of::<Raw>() as libc::socklen_t;
+        // SAFETY: raw is a valid buffer of len bytes; the kernel writes at most len.
+        let r = unsafe {
+            libc::getsockopt(
+                fd.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                libc::TCP_INFO,
+                (&mut raw as *mut Raw).cast(),
+                &mut len,
+            )
+        };
+        (r == 0).then(|| TcpInfo::from_raw(&raw, len as usize))
+    }
+
+    /// Reads `TCP_INFO` of a socket; `None` where unsupported.
+    #[cfg(not(target_os = "linux"))]
+    pub fn of<T>(_fd: &T) -> Option<TcpInfo> {
+        None
+    }
+
+    fn from_raw(r: &Raw, len: usize) -> TcpInfo {
+        macro_rules! opt {
+            ($f:ident) => {
+                (std::mem::offset_of!(Raw, $f) + std::mem::size_of_val(&r.$f) <= len)
+                    .then_some(r.$f)
+            };
+        }
+        TcpInfo {
+            state: r.state,
+            rtt_us: r.rtt,
+            rttvar_us: r.rttvar,
+            rto_us: r.rto,
+            snd_cwnd: r.snd_cwnd,
+            snd_ssthresh: r.snd_ssthresh,
+            snd_mss: r.snd_mss,
+            rcv_mss: r.rcv_mss,
+            unacked: r.unacked,
+            retrans: r.retrans,
+            total_retrans: r.total_retrans,
+            rcv_space: r.rcv_space,
+            rcv_rtt_us: r.rcv_rtt,
+            rcv_ssthresh: r.rcv_ssthresh,
+            pacing_rate: opt!(pacing_rate),
+            bytes_acked: opt!(bytes_acked),
+            bytes_received: opt!(bytes_received),
+            min_rtt_us: opt!(min_rtt),
+            delivery_rate: opt!(delivery_rate),
+            busy_time_us: opt!(busy_time),
+            rwnd_limited_us: opt!(rwnd_limited),
+            sndbuf_limited_us: opt!(sndbuf_limited),
+            bytes_sent: opt!(bytes_sent),
+            bytes_retrans: opt!(bytes_retrans),
+            snd_wnd: opt!(snd_wnd),
+            rcv_wnd: opt!(rcv_wnd),
+        }
+    }
+
+    /// Congestion window in bytes.
+    pub fn cwnd_bytes(&self) -> u64 {
+        u64::from(self.snd_cwnd) * u64::from(self.snd_mss)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncated_kernels_give_none_for_newer_fields() {
+        let raw = Raw {
+            rtt: 1234,
+            rwnd_limited: 5,
+            rcv_wnd: 9,
+            ..Raw::default()
+        };
+        let old = TcpInfo::from_raw(&raw, std::mem::offset_of!(Raw, pacing_rate));
+        assert_eq!(old.rtt_us, 1234);
+        assert_eq!(old.pacing_rate, None);
+        assert_eq!(old.rwnd_limited_us, None);
+        let new = TcpInfo::from_raw(&raw, std::mem::size_of::<Raw>());
+        assert_eq!(new.rwnd_limited_us, Some(5));
+        assert_eq!(new.rcv_wnd, Some(9));
+    }
+
+    #[test]
+    fn live_loopback_socket() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let i = TcpInfo::of(&c).expect("linux");
+        assert_eq!(i.state, 1, "established");
+        assert!(i.snd_mss > 0 && i.snd_cwnd >= 1);
+        assert!(i.rcv_wnd.is_some(), "this kernel reports rcv_wnd");
+    }
+}

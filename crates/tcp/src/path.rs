@@ -1,0 +1,72 @@
+//! Path math: bandwidth-delay product and the throughput cap of a static
+//! receive buffer.
+//!
+//! What Linux advertises for a receive buffer: `setsockopt(SO_RCVBUF, n)`
+//! makes the kernel hold `2n` (capped at `2 × net.core.rmem_max`), because
+//! the buffer also pays for skb overhead. The window it advertises is the
+//! part of that it expects to fill with payload: `held × scaling_ratio/256`,
+//! where (since Linux 6.7) `scaling_ratio` is learned from received
+//! packets' payload/truesize; for 1448-byte segments on our TUN testbeds it
+//! is measured, not assumed (see [`LINUX_WINDOW_FRACTION`]). A window `W`
+//! caps a connection at `W / RTT`. Windows does not double: the seed's
+//! 278,775-byte buffer advertised about that much, 12.6 Mbit/s at 177 ms.
+
+/// Payload bytes one 1500-byte packet carries (TCP with timestamps).
+pub const PAYLOAD_PER_PACKET: f64 = 1448.0;
+
+/// Fraction of the held receive buffer that Linux advertises as window for
+/// full-sized segments on our testbeds: the payload/truesize ratio of
+/// 1448-byte segments (measured with `tcpwise perf --rcvbuf` against
+/// `TCP_INFO.rcv_wnd`; see the lab's buffers report).
+pub const LINUX_WINDOW_FRACTION: f64 = 0.5;
+
+/// Bandwidth-delay product in bytes of a path of `rate_bps` and `rtt_s`.
+pub fn bdp_bytes(rate_bps: f64, rtt_s: f64) -> f64 {
+    rate_bps * rtt_s / 8.0
+}
+
+/// Payload ceiling of a link of `rate_bps` IP bits per second.
+pub fn payload_ceiling_bps(rate_bps: f64) -> f64 {
+    rate_bps * PAYLOAD_PER_PACKET / 1500.0
+}
+
+/// Receive window Linux advertises for a receive buffer of `held` bytes
+/// (what `getsockopt(SO_RCVBUF)` returns).
+pub fn advertised_window(held: u64, fraction: f64) -> f64 {
+    held as f64 * fraction
+}
+
+/// Goodput cap, bit/s, that a receive window of `window` bytes puts on a
+/// path with `rtt_s` round-trip time.
+pub fn window_cap_bps(window: f64, rtt_s: f64) -> f64 {
+    if rtt_s <= 0.0 {
+        f64::INFINITY
+    } else {
+        window * 8.0 / rtt_s
+    }
+}
+
+/// The receive buffer (as passed to `SO_RCVBUF`) that Linux needs to
+/// advertise a window of `bdp` bytes.
+pub fn rcvbuf_for_window(bdp: f64, fraction: f64) -> u64 {
+    (bdp / fraction / 2.0).ceil() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_numbers() {
+        // 151 Mbit/s x 177 ms = 3.34 MB in flight.
+        let bdp = bdp_bytes(151e6, 0.177);
+        assert!((bdp - 3_340_875.0).abs() < 1.0);
+        // Windows: 278,775 B window at 177 ms = 12.6 Mbit/s.
+        assert!((window_cap_bps(278_775.0, 0.177) / 1e6 - 12.6).abs() < 0.05);
+        // Linux holds 2x and advertises half of that: the same window.
+        let w = advertised_window(2 * 278_775, LINUX_WINDOW_FRACTION);
+        assert_eq!(w, 278_775.0);
+        assert!(rcvbuf_for_window(bdp, LINUX_WINDOW_FRACTION) as f64 >= bdp);
+        assert!((payload_ceiling_bps(151e6) / 1e6 - 145.77).abs() < 0.01);
+    }
+}
