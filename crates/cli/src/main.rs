@@ -3,6 +3,7 @@
 
 mod emu_cmd;
 mod link_args;
+mod perf_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -35,17 +36,23 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once at start-up: the size difference between variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Emulated links between network namespaces, with real kernel TCP on both ends (no netem needed).
     #[command(subcommand)]
     Emu(emu_cmd::EmuCommand),
+    /// Bulk TCP test with TCP_INFO per interval and a diagnosis of buffer limits (iperf3-like).
+    #[command(subcommand)]
+    Perf(perf_cmd::PerfCommand),
 }
 
 fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Emu(cmd) => emu_cmd::run(cmd),
+        Command::Perf(cmd) => perf_cmd::run(cmd),
     };
     std::process::exit(code);
 }

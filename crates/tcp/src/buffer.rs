@@ -5,12 +5,12 @@
 //! 151 Mbit/s, 177 ms path with a 278,775-byte buffer). `Static` exists to
 //! reproduce and diagnose that mistake.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use socket2::Socket;
 use thiserror::Error;
 
 /// How a socket's kernel buffers are sized.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum BufferPolicy {
     /// Leave both to kernel autotuning (the default, and the advice).
@@ -42,7 +42,7 @@ pub enum BufferError {
 }
 
 /// What the kernel actually holds after applying a policy.
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct AppliedBuffers {
     /// Receive buffer asked for, if pinned.
     pub rcv_asked: Option<u64>,

@@ -5,7 +5,7 @@
 //! know and every field past what the kernel returned is `None`. On other
 //! systems [`TcpInfo::of`] returns `None`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 #[repr(C)]
 #[derive(Default, Clone, Copy)]
@@ -72,7 +72,7 @@ struct Raw {
 }
 
 /// A `TCP_INFO` snapshot. Times are microseconds, as the kernel gives them.
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct TcpInfo {
     /// TCP state (1 = established).
     pub state: u8,

@@ -12,7 +12,7 @@
 //! `ReadStrategy`; [`SizedRead`] applies it to any tokio `AsyncRead` (and
 //! passes writes through), so it works under hyper via `TokioIo`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -25,7 +25,7 @@ pub const SLOW_START_MAX: usize = 32 * 1024;
 pub const ADAPTIVE_INITIAL: usize = 8 * 1024;
 
 /// A read-size policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "policy", rename_all = "kebab-case")]
 pub enum ReadSizer {
     /// Start at `next`, double after every read that fills its request, up to `max`.

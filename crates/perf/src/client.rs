@@ -1,0 +1,430 @@
+//! `tcpwise perf client`, and the data loops both ends share.
+
+use crate::PerfError;
+use crate::diagnose::{self, Asked, Interval, PerfReport};
+use crate::proto::{Accept, DEFAULT_PORT, Header, MAGIC, Sample, ServerMsg};
+use crate::server::DATA_PREFIX;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use tcpwise_tcp::{AppliedBuffers, BufferPolicy, ReadSizer, SizedRead, TcpInfo};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpSocket, TcpStream};
+use tokio::sync::mpsc::UnboundedSender;
+
+/// Client configuration.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Server host (name or address).
+    pub host: String,
+    /// Server port.
+    pub port: u16,
+    /// The server sends (`-R`).
+    pub reverse: bool,
+    /// Test length.
+    pub duration: Duration,
+    /// Bytes to send instead of a duration.
+    pub bytes: Option<u64>,
+    /// Sampling interval.
+    pub interval: Duration,
+    /// Static SO_RCVBUF for the receiving socket.
+    pub rcvbuf: Option<u64>,
+    /// Static SO_SNDBUF for the sending socket.
+    pub sndbuf: Option<u64>,
+    /// Read sizing for the receiver.
+    pub read_sizing: ReadSizer,
+    /// The path's rate if known (for the BDP in the diagnosis).
+    pub path_rate_bps: Option<f64>,
+    /// How long to wait for the connection.
+    pub connect_timeout: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            host: "127.0.0.1".into(),
+            port: DEFAULT_PORT,
+            reverse: false,
+            duration: Duration::from_secs(10),
+            bytes: None,
+            interval: Duration::from_secs(1),
+            rcvbuf: None,
+            sndbuf: None,
+            read_sizing: ReadSizer::default(),
+            path_rate_bps: None,
+            connect_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// When the sender stops.
+#[derive(Debug, Clone, Copy)]
+pub enum Limit {
+    /// After this long.
+    Time(Duration),
+    /// After this many bytes.
+    Bytes(u64),
+}
+
+impl Limit {
+    /// From a test header.
+    pub fn from_header(h: &Header) -> Limit {
+        match h.bytes {
+            Some(b) => Limit::Bytes(b),
+            None => Limit::Time(Duration::from_millis(h.duration_ms)),
+        }
+    }
+}
+
+const CHUNK: usize = 128 * 1024;
+
+fn sample(index: u32, start: Instant, bytes: u64, s: &impl std::os::fd::AsRawFd) -> Sample {
+    Sample {
+        index,
+        t: start.elapsed().as_secs_f64(),
+        bytes,
+        info: TcpInfo::of(s),
+    }
+}
+
+/// Sends until the limit, sampling every interval; returns the last sample.
+pub async fn run_sender(
+    mut s: TcpStream,
+    limit: Limit,
+    interval: Duration,
+    out: &UnboundedSender<Sample>,
+) -> Result<Sample, PerfError> {
+    let chunk = vec![0x5au8; CHUNK];
+    let start = Instant::now();
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+    let (mut bytes, mut index) = (0u64, 0u32);
+    loop {
+        let want = match limit {
+            Limit::Time(d) if start.elapsed() >= d => break,
+            Limit::Bytes(b) if bytes >= b => break,
+            Limit::Bytes(b) => ((b - bytes) as usize).min(CHUNK),
+            Limit::Time(_) => CHUNK,
+        };
+        tokio::select! {
+            r = s.write(&chunk[..want]) => bytes += r? as u64,
+            _ = tick.tick() => {
+                index += 1;
+                let _ = out.send(sample(index, start, bytes, &s));
+            }
+        }
+    }
+    s.shutdown().await?;
+    // Wait for the receiver to close so the last sample sees the tail acknowledged.
+    let mut sink = [0u8; 64];
+    let _ = tokio::time::timeout(Duration::from_secs(30), s.read(&mut sink)).await;
+    Ok(sample(index + 1, start, bytes, &s))
+}
+
+/// Receives until EOF, sampling every interval; returns the last sample.
+pub async fn run_receiver(
+    s: TcpStream,
+    sizer: ReadSizer,
+    interval: Duration,
+    out: &UnboundedSender<Sample>,
+) -> Result<Sample, PerfError> {
+    let mut r = SizedRead::new(s, sizer);
+    let mut buf = vec![0u8; sizer.max_size().max(CHUNK)];
+    let start = Instant::now();
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+    let (mut bytes, mut index, mut last_byte) = (0u64, 0u32, 0.0f64);
+    loop {
+        tokio::select! {
+            n = r.read(&mut buf) => {
+                let n = n?;
+                if n == 0 { break; }
+                bytes += n as u64;
+                last_byte = start.elapsed().as_secs_f64();
+            }
+            _ = tick.tick() => {
+                index += 1;
+                let _ = out.send(sample(index, start, bytes, r.get_ref()));
+            }
+        }
+    }
+    let mut last = sample(index + 1, start, bytes, r.get_ref());
+    last.t = last_byte.max(1e-9);
+    Ok(last)
+}
+
+async fn connect_with(
+    addr: SocketAddr,
+    policy: BufferPolicy,
+    timeout: Duration,
+) -> Result<(TcpStream, AppliedBuffers), PerfError> {
+    let domain = socket2::Domain::for_address(addr);
+    let raw = socket2::Socket::new(domain, socket2::Type::STREAM, Some(socket2::Protocol::TCP))?;
+    let applied = policy.apply(&raw)?;
+    raw.set_nonblocking(true)?;
+    let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(raw));
+    let s = match tokio::time::timeout(timeout, sock.connect(addr)).await {
+        Err(_) => {
+            return Err(PerfError::Unreachable(
+                addr.to_string(),
+                format!("no answer within {:.0} s", timeout.as_secs_f64()),
+            ));
+        }
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            return Err(PerfError::Refused(addr.to_string()));
+        }
+        Ok(Err(e)) => return Err(PerfError::Unreachable(addr.to_string(), e.to_string())),
+        Ok(Ok(s)) => s,
+    };
+    s.set_nodelay(true)?;
+    Ok((s, applied))
+}
+
+/// Runs one test; `on_interval` sees each interval as soon as both sides
+/// have reported it.
+pub async fn run_client(
+    opts: &ClientOptions,
+    mut on_interval: impl FnMut(&Interval),
+) -> Result<PerfReport, PerfError> {
+    if opts.interval.is_zero() {
+        return Err(PerfError::Config("--interval must be positive".into()));
+    }
+    if opts.bytes == Some(0) || (opts.bytes.is_none() && opts.duration.is_zero()) {
+        return Err(PerfError::Config(
+            "the test needs a positive -t SECONDS or -n BYTES".into(),
+        ));
+    }
+    let target = format!("{}:{}", opts.host, opts.port);
+    let addr = tokio::net::lookup_host(if opts.host.contains(':') && !opts.host.starts_with('[') {
+        format!("[{}]:{}", opts.host, opts.port)
+    } else {
+        target.clone()
+    })
+    .await
+    .map_err(|e| PerfError::Unreachable(target.clone(), format!("cannot resolve: {e}")))?
+    .next()
+    .ok_or_else(|| PerfError::Unreachable(target.clone(), "no address".into()))?;
+
+    let (ctl, _) = connect_with(addr, BufferPolicy::Auto, opts.connect_timeout).await?;
+    let (r, mut w) = ctl.into_split();
+    let mut r = BufReader::new(r);
+    let header = Header {
+        magic: MAGIC.into(),
+        reverse: opts.reverse,
+        duration_ms: opts.duration.as_millis() as u64,
+        bytes: opts.bytes,
+        interval_ms: opts.interval.as_millis().max(1) as u64,
+        server_rcvbuf: if opts.reverse { None } else { opts.rcvbuf },
+        server_sndbuf: if opts.reverse { opts.sndbuf } else { None },
+        server_read_sizing: Some(opts.read_sizing),
+    };
+    let mut line = serde_json::to_vec(&header).map_err(|e| PerfError::Config(e.to_string()))?;
+    line.push(b'\n');
+    w.write_all(&line).await?;
+    let mut reply = String::new();
+    let wrong = |why: String| PerfError::WrongProtocol(addr.to_string(), why);
+    match tokio::time::timeout(Duration::from_secs(10), r.read_line(&mut reply)).await {
+        Err(_) => return Err(wrong("no answer to the test header within 10 s".into())),
+        Ok(Err(e)) => return Err(wrong(format!("the connection failed: {e}"))),
+        Ok(Ok(0)) => return Err(wrong("it closed the connection without answering".into())),
+        Ok(Ok(_)) => {}
+    }
+    let accept: Accept = serde_json::from_str(reply.trim()).map_err(|_| {
+        let shown: String = reply.trim().chars().take(60).collect();
+        wrong(format!("it answered {shown:?}"))
+    })?;
+    if accept.magic != MAGIC {
+        return Err(wrong(format!("it speaks {}", accept.magic)));
+    }
+    if let Some(e) = accept.error {
+        return Err(PerfError::Refusal(e));
+    }
+    let token = accept.token.ok_or_else(|| wrong("no test token".into()))?;
+
+    let policy = if opts.reverse {
+        BufferPolicy::Static {
+            rcv: opts.rcvbuf,
+            snd: None,
+        }
+    } else {
+        BufferPolicy::Static {
+            rcv: None,
+            snd: opts.sndbuf,
+        }
+    };
+    let (mut data, local_buffers) = connect_with(addr, policy, opts.connect_timeout).await?;
+    let mut hello = DATA_PREFIX.to_vec();
+    hello.extend_from_slice(&token.to_be_bytes());
+    data.write_all(&hello).await?;
+
+    // Server messages arrive on their own task.
+    let (mtx, mut mrx) = tokio::sync::mpsc::unbounded_channel::<ServerMsg>();
+    let reader = tokio::spawn(async move {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match r.read_line(&mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if let Ok(m) = serde_json::from_str::<ServerMsg>(line.trim()) {
+                        let _ = mtx.send(m);
+                    }
+                }
+            }
+        }
+    });
+
+    let (stx, mut srx) = tokio::sync::mpsc::unbounded_channel::<Sample>();
+    let local = async {
+        let r = if opts.reverse {
+            run_receiver(data, opts.read_sizing, opts.interval, &stx).await
+        } else {
+            let limit = opts.bytes.map_or(Limit::Time(opts.duration), Limit::Bytes);
+            run_sender(data, limit, opts.interval, &stx).await
+        };
+        drop(stx);
+        r
+    };
+    let mut st = Joiner::new(opts.reverse);
+    let mut remote_buffers = AppliedBuffers::default();
+    let mut remote_done: Option<Sample> = None;
+    let pump = async {
+        loop {
+            tokio::select! {
+                s = srx.recv() => match s {
+                    Some(s) => { st.local.push(s); }
+                    None => break,
+                },
+                m = mrx.recv() => match m {
+                    Some(ServerMsg::Sample(s)) => st.remote.push(s),
+                    Some(ServerMsg::Buffers { applied }) => remote_buffers = applied,
+                    Some(ServerMsg::Done(s)) => remote_done = Some(s),
+                    None => {}
+                },
+            }
+            st.emit(&mut on_interval);
+        }
+    };
+    let (local_last, ()) = tokio::join!(local, pump);
+    let local_last = local_last?;
+    // The server's last words.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while remote_done.is_none() {
+        match tokio::time::timeout_at(deadline, mrx.recv()).await {
+            Ok(Some(ServerMsg::Sample(s))) => st.remote.push(s),
+            Ok(Some(ServerMsg::Buffers { applied })) => remote_buffers = applied,
+            Ok(Some(ServerMsg::Done(s))) => remote_done = Some(s),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    reader.abort();
+    let remote_last =
+        remote_done.ok_or_else(|| wrong("the server did not report the end of the test".into()))?;
+    st.emit(&mut on_interval);
+    st.local.push(local_last.clone());
+    st.remote.push(remote_last.clone());
+    st.emit_final(&mut on_interval);
+
+    let (rx_last, tx_last) = if opts.reverse {
+        (local_last, remote_last)
+    } else {
+        (remote_last, local_last)
+    };
+    let (rx_buf, tx_buf) = if opts.reverse {
+        (local_buffers, remote_buffers)
+    } else {
+        (remote_buffers, local_buffers)
+    };
+    let asked = Asked {
+        rcvbuf: opts.rcvbuf,
+        sndbuf: opts.sndbuf,
+        path_rate_bps: opts.path_rate_bps,
+    };
+    let mut summary = diagnose::summarize(
+        &st.lines,
+        &rx_last,
+        Some(&tx_last),
+        &rx_buf,
+        &tx_buf,
+        &asked,
+    );
+    let rx_samples = if opts.reverse { &st.local } else { &st.remote };
+    summary.advertised_window_bytes = rx_samples
+        .iter()
+        .filter_map(|s| s.info.as_ref().and_then(|i| i.rcv_wnd))
+        .max();
+    let mut warnings = rx_buf.warnings.clone();
+    warnings.extend(tx_buf.warnings.iter().cloned());
+    Ok(PerfReport {
+        intervals: st.lines,
+        summary,
+        receiver_buffers: rx_buf,
+        sender_buffers: tx_buf,
+        reverse: opts.reverse,
+        warnings,
+    })
+}
+
+/// Pairs local and remote samples by index into interval lines.
+struct Joiner {
+    reverse: bool,
+    local: Vec<Sample>,
+    remote: Vec<Sample>,
+    lines: Vec<Interval>,
+}
+
+impl Joiner {
+    fn new(reverse: bool) -> Joiner {
+        Joiner {
+            reverse,
+            local: Vec::new(),
+            remote: Vec::new(),
+            lines: Vec::new(),
+        }
+    }
+
+    fn sides(&self) -> (&[Sample], &[Sample]) {
+        if self.reverse {
+            (&self.local, &self.remote)
+        } else {
+            (&self.remote, &self.local)
+        }
+    }
+
+    fn emit(&mut self, f: &mut impl FnMut(&Interval)) {
+        loop {
+            let i = self.lines.len();
+            let (rx, tx) = self.sides();
+            let (Some(r1), Some(t1)) = (rx.get(i), tx.get(i)) else {
+                return;
+            };
+            let zero = Sample::default();
+            let r0 = if i == 0 { &zero } else { &rx[i - 1] };
+            let t0 = if i == 0 { None } else { tx.get(i - 1) };
+            let line = diagnose::interval(r0, r1, t0, Some(t1));
+            f(&line);
+            self.lines.push(line);
+        }
+    }
+
+    /// The last, partial interval: the receiver's final sample against the
+    /// sender's last one.
+    fn emit_final(&mut self, f: &mut impl FnMut(&Interval)) {
+        loop {
+            let i = self.lines.len();
+            let (rx, tx) = self.sides();
+            let Some(r1) = rx.get(i) else { return };
+            let zero = Sample::default();
+            let r0 = if i == 0 { &zero } else { &rx[i - 1] };
+            if r1.t - r0.t < 0.05 && i + 1 >= rx.len() {
+                return;
+            }
+            let t1 = tx.get(i).or(tx.last());
+            let t0 = if i == 0 {
+                None
+            } else {
+                tx.get(i - 1).or(tx.last())
+            };
+            let line = diagnose::interval(r0, r1, t0, t1);
+            f(&line);
+            self.lines.push(line);
+        }
+    }
+}

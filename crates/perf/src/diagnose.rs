@@ -1,0 +1,339 @@
+//! Joins both sides' samples into interval lines and decides, from the
+//! sender's `TCP_INFO`, whether a buffer or the receive window limited the
+//! flow. Pure functions, unit-tested on synthetic samples.
+
+use crate::proto::Sample;
+use serde::Serialize;
+use tcpwise_tcp::{AppliedBuffers, TcpInfo, path};
+
+/// One interval line.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Interval {
+    /// Start, seconds.
+    pub start_s: f64,
+    /// End, seconds.
+    pub end_s: f64,
+    /// Bytes the receiver got in the interval.
+    pub bytes: u64,
+    /// Goodput, Mbit/s.
+    pub mbit: f64,
+    /// Sender's smoothed RTT at the end, ms.
+    pub rtt_ms: Option<f64>,
+    /// Sender's congestion window at the end, bytes.
+    pub cwnd_bytes: Option<u64>,
+    /// Sender's retransmissions in the interval.
+    pub retransmits: Option<u64>,
+    /// Percent of the interval the sender was limited by the receive window.
+    pub rwnd_limited_pct: Option<f64>,
+    /// Percent of the interval the sender was limited by its send buffer.
+    pub sndbuf_limited_pct: Option<f64>,
+}
+
+/// The run's summary.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Summary {
+    /// Receiver's bytes over the receiver's data time, Mbit/s.
+    pub goodput_mbit: f64,
+    /// Bytes received.
+    pub bytes: u64,
+    /// Seconds from data start to the last byte at the receiver.
+    pub seconds: f64,
+    /// Sender's RTT (mean of interval samples), ms.
+    pub rtt_ms: Option<f64>,
+    /// Sender's minimum RTT, ms.
+    pub min_rtt_ms: Option<f64>,
+    /// Sender's retransmissions.
+    pub retransmits: Option<u64>,
+    /// Whether a buffer or the receive window limited the flow.
+    pub buffer_limited: bool,
+    /// Cap the static receive buffer puts on the flow at the measured RTT; null unless one applies.
+    pub predicted_cap_mbit: Option<f64>,
+    /// Percent of the sender's busy time limited by the receive window.
+    pub rwnd_limited_pct: Option<f64>,
+    /// Percent of the sender's busy time limited by its send buffer.
+    pub sndbuf_limited_pct: Option<f64>,
+    /// Largest window the receiver advertised (its `TCP_INFO.rcv_wnd`), bytes.
+    pub advertised_window_bytes: Option<u32>,
+    /// What limited the flow and what to change; null when nothing to say.
+    pub diagnosis: Option<String>,
+}
+
+/// Everything `tcpwise perf client` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct PerfReport {
+    /// Interval lines.
+    pub intervals: Vec<Interval>,
+    /// Summary and diagnosis.
+    pub summary: Summary,
+    /// Buffers of the receiving socket.
+    pub receiver_buffers: AppliedBuffers,
+    /// Buffers of the sending socket.
+    pub sender_buffers: AppliedBuffers,
+    /// Whether the server sent (`-R`).
+    pub reverse: bool,
+    /// Warnings (capped buffers and the like).
+    pub warnings: Vec<String>,
+}
+
+fn delta(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    Some(b?.saturating_sub(a?))
+}
+
+/// Interval `i` from consecutive receiver samples and the sender samples
+/// that end the same intervals.
+pub fn interval(
+    rx0: &Sample,
+    rx1: &Sample,
+    tx0: Option<&Sample>,
+    tx1: Option<&Sample>,
+) -> Interval {
+    let secs = (rx1.t - rx0.t).max(1e-9);
+    let bytes = rx1.bytes.saturating_sub(rx0.bytes);
+    let i1 = tx1.and_then(|s| s.info.as_ref());
+    let i0 = tx0.and_then(|s| s.info.as_ref());
+    let span_us = match (tx0, tx1) {
+        (Some(a), Some(b)) => ((b.t - a.t) * 1e6).max(1.0),
+        _ => secs * 1e6,
+    };
+    let pct = |f: fn(&TcpInfo) -> Option<u64>| -> Option<f64> {
+        let d = delta(i0.map_or(Some(0), f), i1.and_then(f))?;
+        Some((100.0 * d as f64 / span_us).min(100.0))
+    };
+    Interval {
+        start_s: rx0.t,
+        end_s: rx1.t,
+        bytes,
+        mbit: bytes as f64 * 8.0 / secs / 1e6,
+        rtt_ms: i1.map(|i| f64::from(i.rtt_us) / 1000.0),
+        cwnd_bytes: i1.map(TcpInfo::cwnd_bytes),
+        retransmits: i1
+            .map(|i| u64::from(i.total_retrans) - i0.map_or(0, |x| u64::from(x.total_retrans))),
+        rwnd_limited_pct: pct(|i| i.rwnd_limited_us),
+        sndbuf_limited_pct: pct(|i| i.sndbuf_limited_us),
+    }
+}
+
+/// What the user asked for, for the diagnosis.
+#[derive(Debug, Clone, Default)]
+pub struct Asked {
+    /// Static receive buffer of the receiving socket.
+    pub rcvbuf: Option<u64>,
+    /// Static send buffer of the sending socket.
+    pub sndbuf: Option<u64>,
+    /// The path's bottleneck rate, if the user told us (for the BDP).
+    pub path_rate_bps: Option<f64>,
+}
+
+/// Builds the summary, with a diagnosis only when the flow really was
+/// limited by a buffer or the receive window.
+pub fn summarize(
+    intervals: &[Interval],
+    rx_last: &Sample,
+    tx_last: Option<&Sample>,
+    rx_buffers: &AppliedBuffers,
+    tx_buffers: &AppliedBuffers,
+    asked: &Asked,
+) -> Summary {
+    let seconds = rx_last.t.max(1e-9);
+    let goodput = rx_last.bytes as f64 * 8.0 / seconds / 1e6;
+    let info = tx_last.and_then(|s| s.info.as_ref());
+    let rtts: Vec<f64> = intervals.iter().filter_map(|i| i.rtt_ms).collect();
+    let rtt_ms = (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64);
+    let min_rtt_ms = info
+        .and_then(|i| i.min_rtt_us)
+        .map(|u| f64::from(u) / 1000.0);
+    let busy = info.and_then(|i| i.busy_time_us).unwrap_or(0).max(1) as f64;
+    let rwnd_pct = info
+        .and_then(|i| i.rwnd_limited_us)
+        .map(|u| (100.0 * u as f64 / busy).min(100.0));
+    let sndbuf_pct = info
+        .and_then(|i| i.sndbuf_limited_us)
+        .map(|u| (100.0 * u as f64 / busy).min(100.0));
+    // The cap of a static receive buffer at the RTT the flow really saw
+    // (a window-limited flow builds no queue, so min RTT is its RTT).
+    let cap_rtt_ms = min_rtt_ms.or(rtt_ms);
+    let predicted = asked.rcvbuf.zip(cap_rtt_ms).map(|(_, rtt)| {
+        path::window_cap_bps(
+            path::advertised_window(rx_buffers.rcv_held, path::LINUX_WINDOW_FRACTION),
+            rtt / 1e3,
+        ) / 1e6
+    });
+    let rwnd_bound = rwnd_pct.is_some_and(|p| p > 50.0);
+    let sndbuf_bound = sndbuf_pct.is_some_and(|p| p > 50.0);
+    let static_bound = predicted.is_some_and(|cap| goodput >= 0.8 * cap);
+    let rtt_txt = cap_rtt_ms.map_or("unknown".to_string(), |r| format!("{r:.1} ms"));
+    let bdp_txt = match (asked.path_rate_bps, cap_rtt_ms) {
+        (Some(rate), Some(rtt)) => format!(
+            "the path's BDP at {:.0} Mbit/s is {:.2} MB",
+            rate / 1e6,
+            path::bdp_bytes(rate, rtt / 1e3) / 1e6
+        ),
+        (None, Some(rtt)) => format!(
+            "each 100 Mbit/s of path rate at this RTT needs a {:.2} MB window",
+            path::bdp_bytes(100e6, rtt / 1e3) / 1e6
+        ),
+        _ => String::new(),
+    };
+    let diagnosis = if let (Some(asked_rcv), Some(cap)) = (asked.rcvbuf, predicted)
+        && (static_bound || rwnd_bound)
+    {
+        Some(format!(
+            "limited by the static receive buffer: --rcvbuf {asked_rcv} asked, the kernel holds {} (Linux doubles it) and advertises about {:.0} bytes of window; at the measured RTT of {rtt_txt} that caps goodput at {cap:.2} Mbit/s (measured {goodput:.2}); {bdp_txt}. Fix: drop --rcvbuf and let autotuning size the buffer{}.",
+            rx_buffers.rcv_held,
+            path::advertised_window(rx_buffers.rcv_held, path::LINUX_WINDOW_FRACTION),
+            asked
+                .path_rate_bps
+                .zip(cap_rtt_ms)
+                .map(|(r, rtt)| format!(
+                    " (or pin at least {} bytes)",
+                    path::rcvbuf_for_window(
+                        path::bdp_bytes(r, rtt / 1e3),
+                        path::LINUX_WINDOW_FRACTION
+                    )
+                ))
+                .unwrap_or_default()
+        ))
+    } else if rwnd_bound {
+        Some(format!(
+            "limited by the receive window {:.0}% of the time without a static buffer: the receiver's autotuning maximum (net.ipv4.tcp_rmem, third value) is too small for this path; {bdp_txt}. Fix: raise it to at least twice the BDP.",
+            rwnd_pct.unwrap_or(0.0)
+        ))
+    } else if sndbuf_bound {
+        Some(match asked.sndbuf {
+            Some(s) => format!(
+                "limited by the static send buffer {:.0}% of the time: --sndbuf {s} asked, the kernel holds {}; {bdp_txt}. Fix: drop --sndbuf and let autotuning size it.",
+                sndbuf_pct.unwrap_or(0.0),
+                tx_buffers.snd_held
+            ),
+            None => format!(
+                "limited by the send buffer {:.0}% of the time: the sender's autotuning maximum (net.ipv4.tcp_wmem, third value) is too small; {bdp_txt}. Fix: raise it.",
+                sndbuf_pct.unwrap_or(0.0)
+            ),
+        })
+    } else {
+        None
+    };
+    Summary {
+        goodput_mbit: goodput,
+        bytes: rx_last.bytes,
+        seconds,
+        rtt_ms,
+        min_rtt_ms,
+        retransmits: info.map(|i| u64::from(i.total_retrans)),
+        buffer_limited: diagnosis.is_some(),
+        predicted_cap_mbit: predicted,
+        rwnd_limited_pct: rwnd_pct,
+        sndbuf_limited_pct: sndbuf_pct,
+        advertised_window_bytes: None,
+        diagnosis,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(index: u32, t: f64, bytes: u64, info: Option<TcpInfo>) -> Sample {
+        Sample {
+            index,
+            t,
+            bytes,
+            info,
+        }
+    }
+
+    fn info(rtt_us: u32, busy: u64, rwnd: u64) -> TcpInfo {
+        TcpInfo {
+            rtt_us,
+            snd_cwnd: 100,
+            snd_mss: 1448,
+            min_rtt_us: Some(rtt_us),
+            busy_time_us: Some(busy),
+            rwnd_limited_us: Some(rwnd),
+            sndbuf_limited_us: Some(0),
+            ..TcpInfo::default()
+        }
+    }
+
+    #[test]
+    fn interval_joins_receiver_bytes_and_sender_info() {
+        let rx0 = sample(0, 0.0, 0, None);
+        let rx1 = sample(1, 1.0, 1_250_000, None);
+        let tx0 = sample(0, 0.0, 0, Some(info(177_000, 0, 0)));
+        let tx1 = sample(1, 1.0, 1_300_000, Some(info(177_000, 1_000_000, 900_000)));
+        let i = interval(&rx0, &rx1, Some(&tx0), Some(&tx1));
+        assert_eq!(i.mbit, 10.0);
+        assert_eq!(i.rtt_ms, Some(177.0));
+        assert_eq!(i.cwnd_bytes, Some(144_800));
+        assert_eq!(i.rwnd_limited_pct, Some(90.0));
+    }
+
+    fn run(rcvbuf: Option<u64>, held: u64, goodput_bytes: u64, rwnd: u64) -> Summary {
+        let rx = sample(10, 10.0, goodput_bytes, None);
+        let tx = sample(
+            10,
+            10.0,
+            goodput_bytes,
+            Some(info(177_000, 10_000_000, rwnd)),
+        );
+        let iv = vec![interval(&sample(0, 0.0, 0, None), &rx, None, Some(&tx))];
+        let rxb = AppliedBuffers {
+            rcv_asked: rcvbuf,
+            rcv_held: held,
+            ..AppliedBuffers::default()
+        };
+        summarize(
+            &iv,
+            &rx,
+            Some(&tx),
+            &rxb,
+            &AppliedBuffers::default(),
+            &Asked {
+                rcvbuf,
+                sndbuf: None,
+                path_rate_bps: Some(151e6),
+            },
+        )
+    }
+
+    #[test]
+    fn static_buffer_at_its_cap_is_diagnosed_with_numbers() {
+        // 278,775 asked, 557,550 held, 348,469 advertised: 15.75 Mbit/s at 177 ms.
+        let s = run(Some(278_775), 557_550, 18_000_000, 9_500_000);
+        assert!(s.buffer_limited);
+        let cap = s.predicted_cap_mbit.unwrap();
+        assert!((cap - 15.75).abs() < 0.05, "{cap}");
+        let d = s.diagnosis.unwrap();
+        for needle in [
+            "--rcvbuf 278775",
+            "557550",
+            "177.0 ms",
+            "3.34 MB",
+            "drop --rcvbuf",
+        ] {
+            assert!(d.contains(needle), "{needle} missing from: {d}");
+        }
+    }
+
+    #[test]
+    fn autotuned_unlimited_flow_gets_no_diagnosis() {
+        let s = run(None, 6_000_000, 180_000_000, 10_000);
+        assert!(!s.buffer_limited);
+        assert_eq!(s.diagnosis, None);
+        assert_eq!(s.predicted_cap_mbit, None);
+    }
+
+    #[test]
+    fn static_buffer_above_the_path_says_nothing() {
+        // A large pinned buffer that the flow never fills is not the limit.
+        let s = run(Some(8_000_000), 16_000_000, 180_000_000, 0);
+        assert!(!s.buffer_limited, "{:?}", s.diagnosis);
+        assert!(s.predicted_cap_mbit.unwrap() > 300.0);
+    }
+
+    #[test]
+    fn autotuned_but_window_bound_names_tcp_rmem() {
+        let s = run(None, 6_000_000, 50_000_000, 9_000_000);
+        assert!(s.diagnosis.unwrap().contains("tcp_rmem"));
+    }
+}

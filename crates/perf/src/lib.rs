@@ -1,0 +1,55 @@
+//! # tcpwise-perf: a bulk TCP test that says why a transfer is slow
+//!
+//! In the spirit of iperf3, on our own small protocol: a control
+//! connection carries a JSON header and, every interval, the server's
+//! `TCP_INFO`; a data connection carries the bulk bytes one way. Each
+//! interval line joins the receiver's byte count with the sender's
+//! congestion window, RTT, retransmissions and the fractions of time it
+//! was limited by the receive window or its send buffer. The summary adds
+//! a diagnosis when a static buffer or the receive window is the limit
+//! (the Windows TCP team's lesson: a pinned `SO_RCVBUF` caps a flow at
+//! about buffer/RTT), with the numbers and the fix, and says nothing of
+//! the kind when the flow is not limited by it.
+//!
+//! Roles: `--rcvbuf` pins the receiving socket, `--sndbuf` the sending
+//! one, wherever they are (`-R` makes the server the sender), and
+//! `--read-sizing` applies to the receiver's reads.
+
+#![deny(missing_docs)]
+
+pub mod client;
+pub mod diagnose;
+pub mod proto;
+pub mod server;
+
+pub use client::{ClientOptions, run_client};
+pub use diagnose::{Interval, PerfReport, Summary};
+pub use server::{ServerOptions, run_server};
+
+/// What can go wrong; messages say what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum PerfError {
+    /// Nothing listens there.
+    #[error(
+        "connection refused by {0}: no tcpwise perf server listens there (start one with 'tcpwise perf server')"
+    )]
+    Refused(String),
+    /// No answer.
+    #[error("cannot reach {0}: {1} (check the address, and that 'tcpwise perf server' runs there)")]
+    Unreachable(String, String),
+    /// The peer is not a tcpwise perf server.
+    #[error("{0} does not speak the tcpwise perf protocol ({1})")]
+    WrongProtocol(String, String),
+    /// The server refused the test.
+    #[error("the server refused the test: {0}")]
+    Refusal(String),
+    /// Bad options.
+    #[error("{0}")]
+    Config(String),
+    /// Socket buffer policy failed.
+    #[error(transparent)]
+    Buffer(#[from] tcpwise_tcp::BufferError),
+    /// Other I/O failure.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}

@@ -1,0 +1,240 @@
+//! `tcpwise perf server`: accepts tests, one control and one data
+//! connection each, any number at once (tokio tasks).
+
+use crate::proto::{Accept, Header, MAGIC, Sample, ServerMsg};
+use crate::{PerfError, client};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tcpwise_tcp::{BufferPolicy, ReadSizer};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+
+/// Prefix of a data connection (then the 8-byte token).
+pub const DATA_PREFIX: &[u8; 4] = b"TWPD";
+
+/// Server configuration.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Where to listen.
+    pub bind: SocketAddr,
+    /// Exit after one test.
+    pub one_off: bool,
+    /// Print one line per test to stderr.
+    pub verbose: bool,
+}
+
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<TcpStream>>>>;
+
+/// Serves until the task is dropped (or after one test with `one_off`).
+/// `ready` gets the bound address once listening.
+pub async fn run_server(
+    opts: ServerOptions,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), PerfError> {
+    let listener = TcpListener::bind(opts.bind)
+        .await
+        .map_err(|e| PerfError::Config(format!("cannot listen on {}: {e}", opts.bind)))?;
+    ready(listener.local_addr()?);
+    let pending: Pending = Arc::default();
+    let (done_tx, mut done_rx) = tokio::sync::mpsc::channel::<()>(4);
+    loop {
+        tokio::select! {
+            acc = listener.accept() => {
+                let (sock, peer) = acc?;
+                let pending = pending.clone();
+                let done = done_tx.clone();
+                let verbose = opts.verbose;
+                tokio::spawn(async move {
+                    match handle(sock, pending).await {
+                        Ok(Some(summary)) => {
+                            if verbose {
+                                eprintln!("tcpwise perf server: test from {peer}: {summary}");
+                            }
+                            let _ = done.send(()).await;
+                        }
+                        Ok(None) => {}
+                        Err(e) => eprintln!("tcpwise perf server: {peer}: {e}"),
+                    }
+                });
+            }
+            _ = done_rx.recv(), if opts.one_off => return Ok(()),
+        }
+    }
+}
+
+async fn handle(mut sock: TcpStream, pending: Pending) -> Result<Option<String>, PerfError> {
+    sock.set_nodelay(true)?;
+    let mut first = [0u8; 1];
+    let n = tokio::time::timeout(Duration::from_secs(10), sock.peek(&mut first))
+        .await
+        .map_err(|_| PerfError::WrongProtocol("client".into(), "sent nothing for 10 s".into()))??;
+    if n == 0 {
+        return Ok(None);
+    }
+    if first[0] == DATA_PREFIX[0] {
+        let mut hello = [0u8; 12];
+        sock.read_exact(&mut hello).await?;
+        if &hello[..4] != DATA_PREFIX {
+            return Err(PerfError::WrongProtocol(
+                "client".into(),
+                "bad data prefix".into(),
+            ));
+        }
+        let token = u64::from_be_bytes(hello[4..].try_into().expect("8 bytes"));
+        let waiter = pending.lock().expect("lock").remove(&token);
+        match waiter {
+            Some(w) => {
+                let _ = w.send(sock);
+            }
+            None => {
+                return Err(PerfError::WrongProtocol(
+                    "client".into(),
+                    "unknown test token".into(),
+                ));
+            }
+        }
+        return Ok(None);
+    }
+    control(sock, pending).await.map(Some)
+}
+
+async fn send(
+    w: &mut (impl AsyncWriteExt + Unpin),
+    msg: &impl serde::Serialize,
+) -> Result<(), PerfError> {
+    let mut line = serde_json::to_vec(msg).map_err(|e| PerfError::Config(e.to_string()))?;
+    line.push(b'\n');
+    w.write_all(&line).await?;
+    Ok(())
+}
+
+fn refuse(why: &str) -> Accept {
+    Accept {
+        magic: MAGIC.into(),
+        token: None,
+        error: Some(why.into()),
+    }
+}
+
+async fn control(sock: TcpStream, pending: Pending) -> Result<String, PerfError> {
+    let (r, mut w) = sock.into_split();
+    let mut r = BufReader::new(r);
+    let mut line = String::new();
+    tokio::time::timeout(Duration::from_secs(10), r.read_line(&mut line))
+        .await
+        .map_err(|_| PerfError::WrongProtocol("client".into(), "no header within 10 s".into()))??;
+    let header: Header = match serde_json::from_str(line.trim()) {
+        Ok(h) => h,
+        Err(e) => {
+            send(&mut w, &refuse(&format!("bad header: {e}"))).await?;
+            return Err(PerfError::WrongProtocol(
+                "client".into(),
+                format!("bad header: {e}"),
+            ));
+        }
+    };
+    if header.magic != MAGIC {
+        send(
+            &mut w,
+            &refuse(&format!(
+                "protocol {} not supported; this server speaks {MAGIC}",
+                header.magic
+            )),
+        )
+        .await?;
+        return Err(PerfError::WrongProtocol("client".into(), header.magic));
+    }
+    if header.interval_ms == 0 || header.duration_ms > 3_600_000 {
+        send(
+            &mut w,
+            &refuse("interval must be positive and tests at most an hour long"),
+        )
+        .await?;
+        return Err(PerfError::Config("bad test parameters".into()));
+    }
+    let token = rand_token();
+    let (tx, rx) = oneshot::channel();
+    pending.lock().expect("lock").insert(token, tx);
+    send(
+        &mut w,
+        &Accept {
+            magic: MAGIC.into(),
+            token: Some(token),
+            error: None,
+        },
+    )
+    .await?;
+    let data = match tokio::time::timeout(Duration::from_secs(10), rx).await {
+        Ok(Ok(d)) => d,
+        _ => {
+            pending.lock().expect("lock").remove(&token);
+            return Err(PerfError::WrongProtocol(
+                "client".into(),
+                "no data connection within 10 s".into(),
+            ));
+        }
+    };
+    let policy = if header.reverse {
+        BufferPolicy::Static {
+            rcv: None,
+            snd: header.server_sndbuf,
+        }
+    } else {
+        BufferPolicy::Static {
+            rcv: header.server_rcvbuf,
+            snd: None,
+        }
+    };
+    let applied = policy.apply(&socket2::SockRef::from(&data))?;
+    send(&mut w, &ServerMsg::Buffers { applied }).await?;
+    let (stx, mut srx) = tokio::sync::mpsc::unbounded_channel::<Sample>();
+    let interval = Duration::from_millis(header.interval_ms);
+    let reverse = header.reverse;
+    let work = async move {
+        let r = if header.reverse {
+            let limit = client::Limit::from_header(&header);
+            client::run_sender(data, limit, interval, &stx).await
+        } else {
+            let sizer = header.server_read_sizing.unwrap_or_default();
+            client::run_receiver(data, sizer, interval, &stx).await
+        };
+        drop(stx);
+        r
+    };
+    let forward = async {
+        while let Some(s) = srx.recv().await {
+            if send(&mut w, &ServerMsg::Sample(s)).await.is_err() {
+                break;
+            }
+        }
+    };
+    let (last, ()) = tokio::join!(work, forward);
+    let last = last?;
+    send(&mut w, &ServerMsg::Done(last.clone())).await?;
+    let _ = w.shutdown().await;
+    Ok(format!(
+        "{} {} bytes in {:.1} s",
+        if reverse { "sent" } else { "received" },
+        last.bytes,
+        last.t
+    ))
+}
+
+fn rand_token() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.finish()
+}
+
+#[allow(dead_code)]
+fn _assert_sizer_is_send(s: ReadSizer) -> impl Send {
+    s
+}
