@@ -337,7 +337,13 @@ pub async fn run_client(
         sndbuf: opts.sndbuf,
         path_rate_bps: opts.path_rate_bps,
     };
-    let mut summary = diagnose::summarize(
+    let rx_samples = if opts.reverse { &st.local } else { &st.remote };
+    let max_rcv_wnd = rx_samples
+        .iter()
+        .filter_map(|s| s.info.as_ref().and_then(|i| i.rcv_wnd))
+        .max();
+    let summary = diagnose::summarize(
+        max_rcv_wnd,
         &st.lines,
         &rx_last,
         Some(&tx_last),
@@ -345,11 +351,6 @@ pub async fn run_client(
         &tx_buf,
         &asked,
     );
-    let rx_samples = if opts.reverse { &st.local } else { &st.remote };
-    summary.advertised_window_bytes = rx_samples
-        .iter()
-        .filter_map(|s| s.info.as_ref().and_then(|i| i.rcv_wnd))
-        .max();
     let mut warnings = rx_buf.warnings.clone();
     warnings.extend(tx_buf.warnings.iter().cloned());
     Ok(PerfReport {

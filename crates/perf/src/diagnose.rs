@@ -125,8 +125,11 @@ pub struct Asked {
 }
 
 /// Builds the summary, with a diagnosis only when the flow really was
-/// limited by a buffer or the receive window.
+/// limited by a buffer or the receive window. `max_rcv_wnd` is the largest
+/// window the receiver advertised: a window-limited flow far below
+/// `max_rcv_wnd / RTT` was held back by a slow reader, not a small buffer.
 pub fn summarize(
+    max_rcv_wnd: Option<u32>,
     intervals: &[Interval],
     rx_last: &Sample,
     tx_last: Option<&Sample>,
@@ -193,6 +196,17 @@ pub fn summarize(
                 ))
                 .unwrap_or_default()
         ))
+    } else if rwnd_bound
+        && let Some(open_cap) = max_rcv_wnd
+            .zip(cap_rtt_ms)
+            .map(|(w, rtt)| path::window_cap_bps(f64::from(w), rtt / 1e3) / 1e6)
+        && goodput < 0.7 * open_cap
+    {
+        Some(format!(
+            "limited by the receive window {:.0}% of the time, but the window the receiver advertised ({w} bytes, {open_cap:.0} Mbit/s at {rtt_txt}) was large: the receiving application did not read fast enough and its buffer filled. Fix: read more often or in larger reads (--read-sizing), or give the reader more CPU.",
+            rwnd_pct.unwrap_or(0.0),
+            w = max_rcv_wnd.unwrap_or(0)
+        ))
     } else if rwnd_bound {
         Some(format!(
             "limited by the receive window {:.0}% of the time without a static buffer: the receiver's autotuning maximum (net.ipv4.tcp_rmem, third value) is too small for this path; {bdp_txt}. Fix: raise it to at least twice the BDP.",
@@ -220,11 +234,13 @@ pub fn summarize(
         rtt_ms,
         min_rtt_ms,
         retransmits: info.map(|i| u64::from(i.total_retrans)),
-        buffer_limited: diagnosis.is_some(),
+        buffer_limited: diagnosis
+            .as_deref()
+            .is_some_and(|d| !d.contains("did not read fast enough")),
         predicted_cap_mbit: predicted,
         rwnd_limited_pct: rwnd_pct,
         sndbuf_limited_pct: sndbuf_pct,
-        advertised_window_bytes: None,
+        advertised_window_bytes: max_rcv_wnd,
         diagnosis,
     }
 }
@@ -283,6 +299,7 @@ mod tests {
             ..AppliedBuffers::default()
         };
         summarize(
+            None,
             &iv,
             &rx,
             Some(&tx),
@@ -335,5 +352,29 @@ mod tests {
     fn autotuned_but_window_bound_names_tcp_rmem() {
         let s = run(None, 6_000_000, 50_000_000, 9_000_000);
         assert!(s.diagnosis.unwrap().contains("tcp_rmem"));
+    }
+
+    #[test]
+    fn slow_reader_is_not_blamed_on_buffers() {
+        // 40 Mbit/s through a window that allowed 180 Mbit/s at 177 ms.
+        let rx = sample(10, 10.0, 50_000_000, None);
+        let tx = sample(
+            10,
+            10.0,
+            50_000_000,
+            Some(info(177_000, 10_000_000, 9_000_000)),
+        );
+        let iv = vec![interval(&sample(0, 0.0, 0, None), &rx, None, Some(&tx))];
+        let s = summarize(
+            Some(4_000_000),
+            &iv,
+            &rx,
+            Some(&tx),
+            &AppliedBuffers::default(),
+            &AppliedBuffers::default(),
+            &Asked::default(),
+        );
+        assert!(!s.buffer_limited);
+        assert!(s.diagnosis.unwrap().contains("did not read fast enough"));
     }
 }

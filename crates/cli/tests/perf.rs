@@ -1,0 +1,274 @@
+//! `tcpwise perf` end to end: loopback for the protocol and errors, an
+//! emulated path for the buffer diagnosis. Assertions are correctness
+//! bounds; the seed's figures come from runs reported in the issue notes.
+
+mod common;
+use common::*;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+
+struct PerfServer {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for PerfServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn perf_server() -> PerfServer {
+    let mut child = Command::new(BIN)
+        .args(["perf", "server", "--bind", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .trim()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|_| panic!("{line}"));
+    PerfServer { child, port }
+}
+
+fn json(o: &std::process::Output) -> serde_json::Value {
+    assert!(o.status.success(), "{}", stderr(o));
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+#[test]
+fn loopback_run_has_intervals_summary_and_no_diagnosis() {
+    let srv = perf_server();
+    let p = srv.port.to_string();
+    let v = json(&tcpwise(&[
+        "perf",
+        "client",
+        "127.0.0.1",
+        "-p",
+        &p,
+        "-t",
+        "2",
+        "--interval",
+        "0.5",
+        "--json",
+    ]));
+    let iv = v["intervals"].as_array().unwrap();
+    assert!(iv.len() >= 4, "{iv:?}");
+    for k in [
+        "start_s",
+        "end_s",
+        "bytes",
+        "mbit",
+        "rtt_ms",
+        "cwnd_bytes",
+        "retransmits",
+    ] {
+        assert!(iv[1].get(k).is_some(), "interval lacks {k}: {}", iv[1]);
+    }
+    let s = &v["summary"];
+    assert!(s["goodput_mbit"].as_f64().unwrap() > 10.0);
+    assert_eq!(s["buffer_limited"], false);
+    assert!(
+        s["predicted_cap_mbit"].is_null() && s["diagnosis"].is_null(),
+        "{s}"
+    );
+    // Reverse with a byte count: exactly that many bytes arrive.
+    let v = json(&tcpwise(&[
+        "perf",
+        "client",
+        "127.0.0.1",
+        "-p",
+        &p,
+        "-R",
+        "-n",
+        "10MB",
+        "--json",
+    ]));
+    assert_eq!(v["summary"]["bytes"], 10_000_000);
+    assert_eq!(v["reverse"], true);
+    // Text output: one line per interval, then the summary.
+    let o = tcpwise(&[
+        "perf",
+        "client",
+        "127.0.0.1",
+        "-p",
+        &p,
+        "-t",
+        "1",
+        "--read-sizing",
+        "fixed:4KiB",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.lines().any(|l| l.starts_with("[  0.0-")), "{out}");
+    assert!(
+        out.contains("summary:") && out.contains("buffers:"),
+        "{out}"
+    );
+}
+
+#[test]
+fn rcvbuf_above_rmem_max_warns_with_the_real_value() {
+    let max: u64 = std::fs::read_to_string("/proc/sys/net/core/rmem_max")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let srv = perf_server();
+    let ask = (max * 4).to_string();
+    let o = tcpwise(&[
+        "perf",
+        "client",
+        "127.0.0.1",
+        "-p",
+        &srv.port.to_string(),
+        "-R",
+        "-t",
+        "0.5",
+        "--rcvbuf",
+        &ask,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("warning") && err.contains(&(2 * max).to_string()),
+        "{err}"
+    );
+}
+
+#[test]
+fn errors_are_one_clear_line() {
+    // Refused: a port nothing listens on.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let free = l.local_addr().unwrap().port().to_string();
+    drop(l);
+    let o = tcpwise(&["perf", "client", "127.0.0.1", "-p", &free, "-t", "1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("connection refused") && stderr(&o).trim().lines().count() == 1,
+        "{}",
+        stderr(&o)
+    );
+
+    // Wrong protocol: something that answers like a web server.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port().to_string();
+    let t = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+    });
+    let o = tcpwise(&["perf", "client", "127.0.0.1", "-p", &port, "-t", "1"]);
+    t.join().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("does not speak the tcpwise perf protocol") && err.contains("HTTP/1.1 400"),
+        "{err}"
+    );
+
+    // Bad input.
+    for args in [
+        &["perf", "client", "127.0.0.1", "-t", "0"][..],
+        &["perf", "client", "127.0.0.1", "--rcvbuf", "0"][..],
+        &["perf", "client", "127.0.0.1", "--rcvbuf", "-5"][..],
+        &["perf", "client", "127.0.0.1", "--sndbuf", "12 parsecs"][..],
+        &["perf", "client", "127.0.0.1", "--read-sizing", "fixed"][..],
+    ] {
+        let o = tcpwise(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"));
+    }
+}
+
+#[test]
+fn unreachable_host_inside_a_testbed() {
+    if !netns_ok("perf_unreachable") {
+        return;
+    }
+    // Only 198.18.0.2 is routed in a pair: 198.18.0.3 is unreachable at once.
+    let o = tcpwise(&[
+        "emu",
+        "pair",
+        "-q",
+        "--rtt",
+        "10ms",
+        "--server",
+        &format!("exec {BIN} perf server"),
+        "--wait-port",
+        "5301",
+        "--",
+        BIN,
+        "perf",
+        "client",
+        "198.18.0.3",
+        "-t",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot reach 198.18.0.3:5301"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn static_receive_buffer_is_diagnosed_on_an_emulated_path() {
+    if !netns_ok("perf_diagnosis") {
+        return;
+    }
+    let script = format!(
+        "{BIN} perf client $TCPWISE_PEER -R -t 3 --rcvbuf 32KB --path-rate 50mbit --json; echo; {BIN} perf client $TCPWISE_PEER -R -t 3 --json"
+    );
+    let o = tcpwise(&[
+        "emu",
+        "pair",
+        "-q",
+        "--rtt",
+        "60ms",
+        "--rate",
+        "50mbit",
+        "--server",
+        &format!("exec {BIN} perf server"),
+        "--wait-port",
+        "5301",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let mut docs = serde_json::Deserializer::from_str(&text).into_iter::<serde_json::Value>();
+    let pinned = docs.next().unwrap().unwrap();
+    let auto = docs.next().unwrap().unwrap();
+    let s = &pinned["summary"];
+    assert_eq!(s["buffer_limited"], true, "{s}");
+    let cap = s["predicted_cap_mbit"].as_f64().unwrap();
+    let got = s["goodput_mbit"].as_f64().unwrap();
+    // 64 KB held, 40 KB advertised at 60 ms: about 5.3 Mbit/s.
+    assert!(cap > 4.0 && cap < 7.0, "{cap}");
+    assert!(
+        got <= cap * 1.15 && got >= cap * 0.5,
+        "goodput {got} vs cap {cap}"
+    );
+    assert!(
+        s["diagnosis"].as_str().unwrap().contains("--rcvbuf 32000"),
+        "{s}"
+    );
+    let a = &auto["summary"];
+    assert_eq!(a["buffer_limited"], false, "{a}");
+    assert!(a["diagnosis"].is_null() && a["predicted_cap_mbit"].is_null());
+    assert!(
+        a["goodput_mbit"].as_f64().unwrap() > got * 3.0,
+        "autotuning beats the pinned buffer"
+    );
+}
