@@ -128,10 +128,14 @@ pub async fn run_receiver(
 ) -> Result<Sample, PerfError> {
     let mut r = SizedRead::new(s, sizer);
     let mut buf = vec![0u8; sizer.max_size().max(CHUNK)];
+    // The clock starts at the first byte, so the receiver's intervals line
+    // up with the sender's (one one-way delay later) instead of counting
+    // the handshake's round trip as idle time.
+    let first = r.read(&mut buf).await?;
     let start = Instant::now();
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
-    let (mut bytes, mut index, mut last_byte) = (0u64, 0u32, 0.0f64);
-    loop {
+    let (mut bytes, mut index, mut last_byte) = (first as u64, 0u32, 0.0f64);
+    while first > 0 {
         tokio::select! {
             n = r.read(&mut buf) => {
                 let n = n?;

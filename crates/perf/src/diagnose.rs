@@ -32,11 +32,11 @@ pub struct Interval {
 /// The run's summary.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Summary {
-    /// Receiver's bytes over the receiver's data time, Mbit/s.
+    /// Bytes received over the time from the first to the last byte, Mbit/s.
     pub goodput_mbit: f64,
     /// Bytes received.
     pub bytes: u64,
-    /// Seconds from data start to the last byte at the receiver.
+    /// Seconds from the first to the last byte at the receiver.
     pub seconds: f64,
     /// Sender's RTT (mean of interval samples), ms.
     pub rtt_ms: Option<f64>,
