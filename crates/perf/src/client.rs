@@ -135,13 +135,16 @@ pub async fn run_receiver(
     let start = Instant::now();
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
     let (mut bytes, mut index, mut last_byte) = (first as u64, 0u32, 0.0f64);
-    while first > 0 {
+    let mut open = first > 0;
+    while open {
         tokio::select! {
             n = r.read(&mut buf) => {
                 let n = n?;
-                if n == 0 { break; }
+                open = n > 0;
                 bytes += n as u64;
-                last_byte = start.elapsed().as_secs_f64();
+                if open {
+                    last_byte = start.elapsed().as_secs_f64();
+                }
             }
             _ = tick.tick() => {
                 index += 1;
