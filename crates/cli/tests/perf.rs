@@ -75,11 +75,11 @@ fn loopback_run_has_intervals_summary_and_no_diagnosis() {
     }
     let s = &v["summary"];
     assert!(s["goodput_mbit"].as_f64().unwrap() > 10.0);
-    assert_eq!(s["buffer_limited"], false);
-    assert!(
-        s["predicted_cap_mbit"].is_null() && s["diagnosis"].is_null(),
-        "{s}"
-    );
+    // On loopback the reader, not a buffer, can be the limit: never blame buffers.
+    assert_eq!(s["buffer_limited"], false, "{s}");
+    assert!(s["predicted_cap_mbit"].is_null(), "{s}");
+    let d = s["diagnosis"].as_str().unwrap_or("");
+    assert!(!d.contains("tcp_rmem") && !d.contains("--rcvbuf"), "{d}");
     // Reverse with a byte count: exactly that many bytes arrive.
     let v = json(&tcpwise(&[
         "perf",
