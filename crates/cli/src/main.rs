@@ -4,6 +4,7 @@
 mod emu_cmd;
 mod link_args;
 mod perf_cmd;
+mod http_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -46,6 +47,11 @@ enum Command {
     /// Bulk TCP test with TCP_INFO per interval and a diagnosis of buffer limits (iperf3-like).
     #[command(subcommand)]
     Perf(perf_cmd::PerfCommand),
+    /// Fetch URLs, curl-like, through tcpwise's warm-connection pool.
+    #[command(after_help = http_cmd::GET_EXIT_CODES)]
+    Get(http_cmd::GetArgs),
+    /// Serve /bytes/N, /delay/MS/bytes/N, /echo and /health over HTTP/1.1 (keep-alive, optional TLS).
+    Serve(http_cmd::ServeArgs),
 }
 
 fn main() {
@@ -53,6 +59,8 @@ fn main() {
     let code = match cli.command {
         Command::Emu(cmd) => emu_cmd::run(cmd),
         Command::Perf(cmd) => perf_cmd::run(cmd),
+        Command::Get(a) => http_cmd::get(a),
+        Command::Serve(a) => http_cmd::serve(a),
     };
     std::process::exit(code);
 }
