@@ -149,6 +149,9 @@ pub struct ConnReport {
     pub history: History,
     /// Largest per-activation burst seen.
     pub max_burst: u64,
+    /// Largest burst the connection had moved before this request (what
+    /// the pool judged it by).
+    pub burst_before: u64,
     /// TCP_INFO when the request started.
     pub tcp_info_start: Option<TcpInfo>,
     /// TCP_INFO when the body ended.
@@ -479,6 +482,7 @@ impl Client {
             candidates: choice.map(|c| c.candidates).unwrap_or_default(),
             history: conn.history.clone(),
             max_burst: conn.burst.max_activation,
+            burst_before: conn.history.max_burst,
             tcp_info_start: None,
             tcp_info_end: None,
             local: conn.local,

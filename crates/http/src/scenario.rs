@@ -78,7 +78,7 @@ pub async fn run_idle_selection(cfg: ClientConfig, s: &IdleSelection) -> Result<
         policy,
         load_ms: r.timings.load_ms(),
         conn: r.conn.id,
-        chosen_burst: r.conn.history.max_burst.max(r.conn.max_burst),
+        chosen_burst: r.conn.burst_before,
         reason: r.conn.reason.clone(),
         rtt_ms: r.conn.tcp_info_start.as_ref().map(|i| f64::from(i.rtt_us) / 1e3),
         client_cwnd: r.conn.tcp_info_start.as_ref().map(|i| i.snd_cwnd),
