@@ -38,14 +38,26 @@ fn size(s: &str) -> Result<u64, String> {
 }
 fn secs(s: &str) -> Result<Duration, String> {
     if let Ok(v) = s.parse::<f64>() {
-        return if v.is_finite() && v > 0.0 { Ok(Duration::from_secs_f64(v)) } else { Err(format!("'{s}' must be positive")) };
+        return if v.is_finite() && v > 0.0 {
+            Ok(Duration::from_secs_f64(v))
+        } else {
+            Err(format!("'{s}' must be positive"))
+        };
     }
-    parse_duration(s).map(Duration::from_nanos).map_err(|e| e.to_string())
+    parse_duration(s)
+        .map(Duration::from_nanos)
+        .map_err(|e| e.to_string())
 }
 fn header(s: &str) -> Result<(String, String), String> {
-    let (k, v) = s.split_once(':').ok_or_else(|| format!("'{s}' is not 'Name: value'"))?;
+    let (k, v) = s
+        .split_once(':')
+        .ok_or_else(|| format!("'{s}' is not 'Name: value'"))?;
     let k = k.trim();
-    if k.is_empty() || !k.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_!#$%&'*+.^`|~".contains(&b)) {
+    if k.is_empty()
+        || !k
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_!#$%&'*+.^`|~".contains(&b))
+    {
         return Err(format!("'{k}' is not a header name"));
     }
     Ok((k.to_string(), v.trim().to_string()))
@@ -142,13 +154,20 @@ struct Fetched {
     body: Vec<u8>,
 }
 
-async fn fetch(client: &Client, first: Request, follow: bool, to_file: Option<&PathBuf>) -> Result<Fetched, (HttpError, Vec<Response>)> {
+async fn fetch(
+    client: &Client,
+    first: Request,
+    follow: bool,
+    to_file: Option<&PathBuf>,
+) -> Result<Fetched, (HttpError, Vec<Response>)> {
     let mut req = first;
     let mut chain = Vec::new();
     for _ in 0..=20 {
         let mut body = Vec::new();
         let mut file = match to_file {
-            Some(p) => Some(std::fs::File::create(p).map_err(|e| (HttpError::Sink(e), Vec::new()))?),
+            Some(p) => {
+                Some(std::fs::File::create(p).map_err(|e| (HttpError::Sink(e), Vec::new()))?)
+            }
             None => None,
         };
         let resp = client
@@ -174,7 +193,9 @@ async fn fetch(client: &Client, first: Request, follow: bool, to_file: Option<&P
                     .join(&loc)
                     .map_err(|e| (HttpError::Url(loc.clone(), e.to_string()), Vec::new()))?;
                 let status = chain.last().map_or(0, |r| r.status);
-                if status == 303 || (matches!(status, 301 | 302) && req.method == hyper::Method::POST) {
+                if status == 303
+                    || (matches!(status, 301 | 302) && req.method == hyper::Method::POST)
+                {
                     req.method = hyper::Method::GET;
                     req.body = bytes::Bytes::new();
                 }
@@ -183,7 +204,10 @@ async fn fetch(client: &Client, first: Request, follow: bool, to_file: Option<&P
             _ => return Ok(Fetched { chain, body }),
         }
     }
-    Err((HttpError::Protocol(req.url.to_string(), "more than 20 redirects".into()), chain))
+    Err((
+        HttpError::Protocol(req.url.to_string(), "more than 20 redirects".into()),
+        chain,
+    ))
 }
 
 fn print_timing(url: &str, r: &Response) {
@@ -212,7 +236,11 @@ fn print_timing(url: &str, r: &Response) {
         c.history.bytes_read,
         c.max_burst,
         c.history.max_per_rtt,
-        c.tcp_info_end.as_ref().map_or("-".to_string(), |i| format!("{:.1} ms, cwnd {}", f64::from(i.rtt_us) / 1e3, i.snd_cwnd)),
+        c.tcp_info_end.as_ref().map_or("-".to_string(), |i| format!(
+            "{:.1} ms, cwnd {}",
+            f64::from(i.rtt_us) / 1e3,
+            i.snd_cwnd
+        )),
     );
 }
 
@@ -221,7 +249,11 @@ pub fn get(a: GetArgs) -> i32 {
         return usage("--parallel and --max-conns must be at least 1".into());
     }
     if a.output.len() > a.urls.len() {
-        return usage(format!("{} -o files for {} URLs", a.output.len(), a.urls.len()));
+        return usage(format!(
+            "{} -o files for {} URLs",
+            a.output.len(),
+            a.urls.len()
+        ));
     }
     let body = match a.data.as_deref() {
         None => bytes::Bytes::new(),
@@ -251,15 +283,34 @@ pub fn get(a: GetArgs) -> i32 {
         };
         let out = a.output.get(i).cloned().or_else(|| {
             a.remote_name.then(|| {
-                let name = url.path_segments().and_then(|mut s| s.next_back()).filter(|s| !s.is_empty()).unwrap_or("index.html");
+                let name = url
+                    .path_segments()
+                    .and_then(|mut s| s.next_back())
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or("index.html");
                 PathBuf::from(name)
             })
         });
         let mut headers = a.headers.clone();
-        if !a.data.is_none() && !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type")) {
-            headers.push(("content-type".into(), "application/x-www-form-urlencoded".into()));
+        if !a.data.is_none()
+            && !headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        {
+            headers.push((
+                "content-type".into(),
+                "application/x-www-form-urlencoded".into(),
+            ));
         }
-        reqs.push((Request { method: method.clone(), url, headers, body: body.clone() }, out));
+        reqs.push((
+            Request {
+                method: method.clone(),
+                url,
+                headers,
+                body: body.clone(),
+            },
+            out,
+        ));
     }
     let extra_ca = match &a.cacert {
         Some(p) => match std::fs::read(p) {
@@ -269,20 +320,29 @@ pub fn get(a: GetArgs) -> i32 {
         None => Vec::new(),
     };
     let buffers = if a.rcvbuf.is_some() || a.sndbuf.is_some() {
-        BufferPolicy::Static { rcv: a.rcvbuf, snd: a.sndbuf }
+        BufferPolicy::Static {
+            rcv: a.rcvbuf,
+            snd: a.sndbuf,
+        }
     } else {
         BufferPolicy::Auto
     };
     let client = Client::new(ClientConfig {
         policy: a.pool_policy,
-        limits: Limits { max_idle: a.max_conns, ..Limits::default() },
+        limits: Limits {
+            max_idle: a.max_conns,
+            ..Limits::default()
+        },
         max_conns_per_origin: a.max_conns,
         read_sizing: a.read_sizing,
         buffers,
         extra_ca,
         ..ClientConfig::default()
     });
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => return usage(format!("cannot start the runtime: {e}")),
     };
@@ -310,7 +370,10 @@ pub fn get(a: GetArgs) -> i32 {
         Some(d) => match rt.block_on(async { tokio::time::timeout(d, run).await }) {
             Ok(r) => r,
             Err(_) => {
-                eprintln!("tcpwise: error: --max-time {:.1} s elapsed", d.as_secs_f64());
+                eprintln!(
+                    "tcpwise: error: --max-time {:.1} s elapsed",
+                    d.as_secs_f64()
+                );
                 return 28;
             }
         },
@@ -328,7 +391,10 @@ pub fn get(a: GetArgs) -> i32 {
                         print_timing(&url, resp);
                     }
                     if (a.include || a.head) && !a.json {
-                        let reason = hyper::StatusCode::from_u16(resp.status).ok().and_then(|s| s.canonical_reason()).unwrap_or("");
+                        let reason = hyper::StatusCode::from_u16(resp.status)
+                            .ok()
+                            .and_then(|s| s.canonical_reason())
+                            .unwrap_or("");
                         let _ = writeln!(so, "HTTP/1.1 {} {reason}", resp.status);
                         for (k, v) in &resp.headers {
                             let _ = writeln!(so, "{k}: {v}");
@@ -354,7 +420,11 @@ pub fn get(a: GetArgs) -> i32 {
         }
     }
     if a.json {
-        let _ = writeln!(so, "{}", serde_json::to_string_pretty(&json).unwrap_or_default());
+        let _ = writeln!(
+            so,
+            "{}",
+            serde_json::to_string_pretty(&json).unwrap_or_default()
+        );
     }
     let _ = so.flush();
     code
@@ -381,7 +451,11 @@ pub struct ServeArgs {
 
 pub fn serve(a: ServeArgs) -> i32 {
     let tls = if a.tls {
-        let mut names = vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string()];
+        let mut names = vec![
+            "localhost".to_string(),
+            "127.0.0.1".to_string(),
+            "::1".to_string(),
+        ];
         if !a.bind.ip().is_unspecified() {
             names.push(a.bind.ip().to_string());
         }
@@ -403,26 +477,37 @@ pub fn serve(a: ServeArgs) -> i32 {
         }
         None
     };
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => return usage(format!("cannot start the runtime: {e}")),
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let opts = tcpwise_http::ServeOptions { bind: a.bind, tls, access_log: a.access_log };
+    let opts = tcpwise_http::ServeOptions {
+        bind: a.bind,
+        tls,
+        access_log: a.access_log,
+    };
     let r = rt.block_on(async {
         let (tx, rx) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
-            let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(t) => t,
-                Err(_) => return,
-            };
+            let mut term =
+                match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                    Ok(t) => t,
+                    Err(_) => return,
+                };
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => {}
                 _ = term.recv() => {}
             }
             let _ = tx.send(true);
         });
-        tcpwise_http::serve(opts, rx, |addr| eprintln!("tcpwise serve: listening on {scheme}://{addr}")).await
+        tcpwise_http::serve(opts, rx, |addr| {
+            eprintln!("tcpwise serve: listening on {scheme}://{addr}")
+        })
+        .await
     });
     match r {
         Ok(()) => 0,

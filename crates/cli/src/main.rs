@@ -2,9 +2,9 @@
 //! crates' config structs; all the work happens in the library crates.
 
 mod emu_cmd;
+mod http_cmd;
 mod link_args;
 mod perf_cmd;
-mod http_cmd;
 
 use clap::{Parser, Subcommand};
 

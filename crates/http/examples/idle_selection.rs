@@ -31,13 +31,19 @@ async fn main() {
     }
     let base = url::Url::parse(&args[1]).expect("base URL");
     let runs: usize = args[2].parse().expect("runs");
-    let policies: Vec<Policy> = args[3..].iter().map(|p| Policy::parse(p).expect("policy")).collect();
+    let policies: Vec<Policy> = args[3..]
+        .iter()
+        .map(|p| Policy::parse(p).expect("policy"))
+        .collect();
     let scenario = IdleSelection::seed(base);
     let mut all = Vec::new();
     for r in 0..runs {
         // Interleave policies so drift in the machine hits them alike.
         for p in &policies {
-            let cfg = ClientConfig { policy: *p, ..ClientConfig::default() };
+            let cfg = ClientConfig {
+                policy: *p,
+                ..ClientConfig::default()
+            };
             match run_idle_selection(cfg, &scenario).await {
                 Ok(x) => {
                     eprintln!(
@@ -58,13 +64,24 @@ async fn main() {
     }
     let mut summary = serde_json::Map::new();
     for p in &policies {
-        let mut v: Vec<f64> = all.iter().filter(|x| x.policy == p.name()).map(|x| x.load_ms).collect();
+        let mut v: Vec<f64> = all
+            .iter()
+            .filter(|x| x.policy == p.name())
+            .map(|x| x.load_ms)
+            .collect();
         if v.is_empty() {
             continue;
         }
         let (med, p90) = (pct(&mut v, 0.5), pct(&mut v, 0.9));
-        println!("{:<9} median {med:7.1} ms  p90 {p90:7.1} ms  ({} runs)", p.name(), v.len());
-        summary.insert(format!("{}_median_ms", p.name().replace('-', "_")), med.into());
+        println!(
+            "{:<9} median {med:7.1} ms  p90 {p90:7.1} ms  ({} runs)",
+            p.name(),
+            v.len()
+        );
+        summary.insert(
+            format!("{}_median_ms", p.name().replace('-', "_")),
+            med.into(),
+        );
         summary.insert(format!("{}_p90_ms", p.name().replace('-', "_")), p90.into());
     }
     println!("{}", serde_json::json!({ "summary": summary, "runs": all }));

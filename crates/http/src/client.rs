@@ -182,7 +182,10 @@ pub struct Response {
 impl Response {
     /// First value of header `name`.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -193,7 +196,11 @@ enum Transport {
 }
 
 impl AsyncRead for Transport {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
             Transport::Plain(s) => Pin::new(s).poll_read(cx, buf),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
@@ -202,7 +209,11 @@ impl AsyncRead for Transport {
 }
 
 impl AsyncWrite for Transport {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<std::io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
         match self.get_mut() {
             Transport::Plain(s) => Pin::new(s).poll_write(cx, data),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, data),
@@ -251,7 +262,15 @@ pub struct Client {
 }
 
 fn idempotent(m: &hyper::Method) -> bool {
-    matches!(*m, hyper::Method::GET | hyper::Method::HEAD | hyper::Method::PUT | hyper::Method::DELETE | hyper::Method::OPTIONS | hyper::Method::TRACE)
+    matches!(
+        *m,
+        hyper::Method::GET
+            | hyper::Method::HEAD
+            | hyper::Method::PUT
+            | hyper::Method::DELETE
+            | hyper::Method::OPTIONS
+            | hyper::Method::TRACE
+    )
 }
 
 /// Most payload delivered within any window of one RTT (the receiver's
@@ -300,9 +319,15 @@ impl Client {
     fn origin(url: &Url) -> Result<Origin, HttpError> {
         let scheme = url.scheme().to_string();
         if scheme != "http" && scheme != "https" {
-            return Err(HttpError::Url(url.to_string(), "only http:// and https:// are supported".into()));
+            return Err(HttpError::Url(
+                url.to_string(),
+                "only http:// and https:// are supported".into(),
+            ));
         }
-        let host = url.host_str().ok_or_else(|| HttpError::Url(url.to_string(), "no host".into()))?.to_string();
+        let host = url
+            .host_str()
+            .ok_or_else(|| HttpError::Url(url.to_string(), "no host".into()))?
+            .to_string();
         let port = url.port_or_known_default().unwrap_or(80);
         Ok((scheme, host, port))
     }
@@ -312,15 +337,25 @@ impl Client {
         if let Some(c) = g.as_ref() {
             return Ok(c.clone());
         }
-        let c = crate::tls::client_config(&self.inner.cfg.extra_ca).map_err(|e| HttpError::Tls("--cacert".into(), e))?;
+        let c = crate::tls::client_config(&self.inner.cfg.extra_ca)
+            .map_err(|e| HttpError::Tls("--cacert".into(), e))?;
         *g = Some(c.clone());
         Ok(c)
     }
 
-    async fn connect(&self, origin: &Origin, start: Instant, t: &mut Timings) -> Result<Conn, HttpError> {
+    async fn connect(
+        &self,
+        origin: &Origin,
+        start: Instant,
+        t: &mut Timings,
+    ) -> Result<Conn, HttpError> {
         let (scheme, host, port) = origin;
         let target = format!("{host}:{port}");
-        let lookup = if host.contains(':') { format!("[{host}]:{port}") } else { target.clone() };
+        let lookup = if host.contains(':') {
+            format!("[{host}]:{port}")
+        } else {
+            target.clone()
+        };
         let addrs: Vec<SocketAddr> = tokio::net::lookup_host(lookup)
             .await
             .map_err(|e| HttpError::Dns(host.clone(), e.to_string()))?
@@ -329,10 +364,15 @@ impl Client {
         let mut last = String::from("no address");
         let mut stream = None;
         for addr in addrs {
-            let raw = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, Some(socket2::Protocol::TCP))
-                .map_err(|e| HttpError::Connect(target.clone(), e.to_string()))?;
+            let raw = socket2::Socket::new(
+                socket2::Domain::for_address(addr),
+                socket2::Type::STREAM,
+                Some(socket2::Protocol::TCP),
+            )
+            .map_err(|e| HttpError::Connect(target.clone(), e.to_string()))?;
             self.inner.cfg.buffers.apply(&raw)?;
-            raw.set_nonblocking(true).map_err(|e| HttpError::Connect(target.clone(), e.to_string()))?;
+            raw.set_nonblocking(true)
+                .map_err(|e| HttpError::Connect(target.clone(), e.to_string()))?;
             let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(raw));
             match tokio::time::timeout(self.inner.cfg.connect_timeout, sock.connect(addr)).await {
                 Ok(Ok(s)) => {
@@ -340,13 +380,21 @@ impl Client {
                     break;
                 }
                 Ok(Err(e)) => last = format!("{addr}: {e}"),
-                Err(_) => last = format!("{addr}: no answer within {:.0} s", self.inner.cfg.connect_timeout.as_secs_f64()),
+                Err(_) => {
+                    last = format!(
+                        "{addr}: no answer within {:.0} s",
+                        self.inner.cfg.connect_timeout.as_secs_f64()
+                    )
+                }
             }
         }
         let stream = stream.ok_or_else(|| HttpError::Connect(target.clone(), last))?;
         t.connect_ms = Some(start.elapsed().as_secs_f64() * 1e3);
         let _ = stream.set_nodelay(true);
-        let fd = stream.as_fd().try_clone_to_owned().map_err(|e| HttpError::Connect(target.clone(), e.to_string()))?;
+        let fd = stream
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| HttpError::Connect(target.clone(), e.to_string()))?;
         let (local, peer) = (stream.local_addr().ok(), stream.peer_addr().ok());
         let transport = if scheme == "https" {
             let name = rustls_pki_types::ServerName::try_from(host.clone())
@@ -367,7 +415,11 @@ impl Client {
         tokio::spawn(async move {
             let _ = conn.await;
         });
-        let id = self.inner.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let id = self
+            .inner
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
         Ok(Conn {
             sender,
             fd,
@@ -430,10 +482,22 @@ impl Client {
         let headers = resp
             .headers()
             .iter()
-            .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).to_string()))
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).to_string(),
+                )
+            })
             .collect();
-        let rtt_ns = report.tcp_info_start.as_ref().map_or(0, |i| u64::from(i.rtt_us) * 1000);
-        let mut per_rtt = PerRtt { window: rtt_ns.max(1), samples: VecDeque::new(), max: 0 };
+        let rtt_ns = report
+            .tcp_info_start
+            .as_ref()
+            .map_or(0, |i| u64::from(i.rtt_us) * 1000);
+        let mut per_rtt = PerRtt {
+            window: rtt_ns.max(1),
+            samples: VecDeque::new(),
+            max: 0,
+        };
         let mut body = resp.into_body();
         let mut got = 0u64;
         while let Some(frame) = body.frame().await {
@@ -490,14 +554,21 @@ impl Client {
         }
     }
 
-    async fn take(&self, origin: &Origin, start: Instant, t: &mut Timings) -> Result<(Conn, ConnReport), HttpError> {
+    async fn take(
+        &self,
+        origin: &Origin,
+        start: Instant,
+        t: &mut Timings,
+    ) -> Result<(Conn, ConnReport), HttpError> {
         let now = self.now();
-        let (got, closed) = self
-            .inner
-            .pool
-            .lock()
-            .expect("lock")
-            .checkout(now, origin, |c: &Conn| !c.sender.is_closed() && c.sender.is_ready());
+        let (got, closed) =
+            self.inner
+                .pool
+                .lock()
+                .expect("lock")
+                .checkout(now, origin, |c: &Conn| {
+                    !c.sender.is_closed() && c.sender.is_ready()
+                });
         drop(closed);
         if let Some((mut conn, history, choice)) = got {
             conn.history = history;
@@ -514,11 +585,20 @@ impl Client {
             return;
         }
         let history = conn.history.clone();
-        let closed = self.inner.pool.lock().expect("lock").checkin(self.now(), origin, conn, history);
+        let closed =
+            self.inner
+                .pool
+                .lock()
+                .expect("lock")
+                .checkin(self.now(), origin, conn, history);
         drop(closed);
     }
 
-    fn build(&self, req: &Request, origin: &Origin) -> Result<hyper::Request<Full<Bytes>>, HttpError> {
+    fn build(
+        &self,
+        req: &Request,
+        origin: &Origin,
+    ) -> Result<hyper::Request<Full<Bytes>>, HttpError> {
         let path = match req.url.query() {
             Some(q) => format!("{}?{q}", req.url.path()),
             None => req.url.path().to_string(),
@@ -529,7 +609,9 @@ impl Client {
         } else {
             format!("{}:{}", req.url.host_str().unwrap_or_default(), origin.2)
         };
-        let mut b = hyper::Request::builder().method(req.method.clone()).uri(path);
+        let mut b = hyper::Request::builder()
+            .method(req.method.clone())
+            .uri(path);
         let has = |n: &str| req.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
         if !has("host") {
             b = b.header("host", host);

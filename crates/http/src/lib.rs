@@ -20,6 +20,5 @@ pub mod scenario;
 pub mod server;
 pub mod tls;
 
-
 pub use client::{Client, ClientConfig, ConnReport, HttpError, Request, Response, Timings};
 pub use server::{ServeOptions, serve};

@@ -32,7 +32,11 @@ pub const FRAME: u64 = 64 * 1024;
 impl PatternBody {
     /// `len` bytes; `sized` gives a Content-Length, otherwise chunked.
     pub fn new(len: u64, sized: bool) -> PatternBody {
-        PatternBody { offset: 0, len, sized }
+        PatternBody {
+            offset: 0,
+            len,
+            sized,
+        }
     }
 }
 
@@ -40,7 +44,10 @@ impl Body for PatternBody {
     type Data = Bytes;
     type Error = std::convert::Infallible;
 
-    fn poll_frame(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         if self.offset >= self.len {
             return Poll::Ready(None);
         }

@@ -54,25 +54,36 @@ pub struct IdleRun {
 }
 
 /// Runs the scenario once on a fresh client.
-pub async fn run_idle_selection(cfg: ClientConfig, s: &IdleSelection) -> Result<IdleRun, HttpError> {
+pub async fn run_idle_selection(
+    cfg: ClientConfig,
+    s: &IdleSelection,
+) -> Result<IdleRun, HttpError> {
     let policy = cfg.policy.name().to_string();
     let client = Client::new(ClientConfig {
         max_conns_per_origin: s.page.len().max(1),
         ..cfg
     });
-    let url = |n: u64| s.base.join(&format!("/bytes/{n}")).map_err(|e| HttpError::Url(s.base.to_string(), e.to_string()));
+    let url = |n: u64| {
+        s.base
+            .join(&format!("/bytes/{n}"))
+            .map_err(|e| HttpError::Url(s.base.to_string(), e.to_string()))
+    };
     let mut tasks = Vec::new();
     for &n in &s.page {
         let c = client.clone();
         let req = Request::get(url(n)?);
-        tasks.push(tokio::spawn(async move { c.request(&req, |_| Ok(())).await }));
+        tasks.push(tokio::spawn(
+            async move { c.request(&req, |_| Ok(())).await },
+        ));
     }
     for t in tasks {
         t.await.expect("task")?;
     }
     tokio::time::sleep(s.pause).await;
     let before = client.idle_count(&s.base);
-    let r = client.request(&Request::get(url(s.target)?), |_| Ok(())).await?;
+    let r = client
+        .request(&Request::get(url(s.target)?), |_| Ok(()))
+        .await?;
     debug_assert!(before > 0);
     Ok(IdleRun {
         policy,
@@ -80,7 +91,11 @@ pub async fn run_idle_selection(cfg: ClientConfig, s: &IdleSelection) -> Result<
         conn: r.conn.id,
         chosen_burst: r.conn.burst_before,
         reason: r.conn.reason.clone(),
-        rtt_ms: r.conn.tcp_info_start.as_ref().map(|i| f64::from(i.rtt_us) / 1e3),
+        rtt_ms: r
+            .conn
+            .tcp_info_start
+            .as_ref()
+            .map(|i| f64::from(i.rtt_us) / 1e3),
         client_cwnd: r.conn.tcp_info_start.as_ref().map(|i| i.snd_cwnd),
     })
 }

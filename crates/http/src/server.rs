@@ -38,7 +38,11 @@ pub struct ServeOptions {
 type Out = BoxBody<Bytes, hyper::Error>;
 
 fn text(status: StatusCode, msg: impl Into<String>) -> Response<Out> {
-    let mut r = Response::new(Full::new(Bytes::from(msg.into())).map_err(|e| match e {}).boxed());
+    let mut r = Response::new(
+        Full::new(Bytes::from(msg.into()))
+            .map_err(|e| match e {})
+            .boxed(),
+    );
     *r.status_mut() = status;
     r
 }
@@ -49,31 +53,57 @@ fn parse_n(s: &str) -> Option<u64> {
 
 async fn route(req: Request<Incoming>) -> Response<Out> {
     let path = req.uri().path().to_string();
-    let chunked = req.uri().query().is_some_and(|q| q.split('&').any(|kv| kv == "chunked=1"));
+    let chunked = req
+        .uri()
+        .query()
+        .is_some_and(|q| q.split('&').any(|kv| kv == "chunked=1"));
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
-    let bytes = |n: u64| Response::new(PatternBody::new(n, !chunked).map_err(|e| match e {}).boxed());
+    let bytes = |n: u64| {
+        Response::new(
+            PatternBody::new(n, !chunked)
+                .map_err(|e| match e {})
+                .boxed(),
+        )
+    };
     match (req.method(), parts.as_slice()) {
         (&Method::GET | &Method::HEAD, ["health"]) => text(StatusCode::OK, "ok\n"),
         (&Method::GET | &Method::HEAD, ["bytes", n]) => match parse_n(n) {
             Some(n) => bytes(n),
-            None => text(StatusCode::BAD_REQUEST, format!("/bytes/N takes N from 0 to {MAX_BYTES}\n")),
+            None => text(
+                StatusCode::BAD_REQUEST,
+                format!("/bytes/N takes N from 0 to {MAX_BYTES}\n"),
+            ),
         },
-        (&Method::GET | &Method::HEAD, ["delay", ms, "bytes", n]) => match (ms.parse::<u64>().ok().filter(|m| *m <= 600_000), parse_n(n)) {
-            (Some(ms), Some(n)) => {
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-                bytes(n)
+        (&Method::GET | &Method::HEAD, ["delay", ms, "bytes", n]) => {
+            match (ms.parse::<u64>().ok().filter(|m| *m <= 600_000), parse_n(n)) {
+                (Some(ms), Some(n)) => {
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    bytes(n)
+                }
+                _ => text(
+                    StatusCode::BAD_REQUEST,
+                    "/delay/MS/bytes/N takes MS up to 600000 and N up to 100 GB\n",
+                ),
             }
-            _ => text(StatusCode::BAD_REQUEST, "/delay/MS/bytes/N takes MS up to 600000 and N up to 100 GB\n"),
-        },
+        }
         (_, ["echo"]) => Response::new(req.into_body().boxed()),
-        (_, ["bytes", _] | ["delay", _, "bytes", _] | ["health"]) => text(StatusCode::METHOD_NOT_ALLOWED, "use GET or HEAD\n"),
-        _ => text(StatusCode::NOT_FOUND, "not found: try /bytes/N, /delay/MS/bytes/N, /echo, /health\n"),
+        (_, ["bytes", _] | ["delay", _, "bytes", _] | ["health"]) => {
+            text(StatusCode::METHOD_NOT_ALLOWED, "use GET or HEAD\n")
+        }
+        _ => text(
+            StatusCode::NOT_FOUND,
+            "not found: try /bytes/N, /delay/MS/bytes/N, /echo, /health\n",
+        ),
     }
 }
 
 /// Serves until `shutdown` becomes true, then finishes what is in flight.
 /// `ready` gets the bound address.
-pub async fn serve(opts: ServeOptions, mut shutdown: watch::Receiver<bool>, ready: impl FnOnce(SocketAddr)) -> std::io::Result<()> {
+pub async fn serve(
+    opts: ServeOptions,
+    mut shutdown: watch::Receiver<bool>,
+    ready: impl FnOnce(SocketAddr),
+) -> std::io::Result<()> {
     let listener = TcpListener::bind(opts.bind).await?;
     ready(listener.local_addr()?);
     let ids = Arc::new(AtomicU64::new(0));
@@ -106,12 +136,20 @@ pub async fn serve(opts: ServeOptions, mut shutdown: watch::Receiver<bool>, read
     }
     drop(listener);
     // Let responses in flight finish (each connection got the signal too).
-    let _ = tokio::time::timeout(Duration::from_secs(10), async { while tasks.join_next().await.is_some() {} }).await;
+    let _ = tokio::time::timeout(Duration::from_secs(10), async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
     Ok(())
 }
 
-async fn connection<I>(io: TokioIo<I>, id: u64, peer: SocketAddr, log: bool, mut stop: watch::Receiver<bool>)
-where
+async fn connection<I>(
+    io: TokioIo<I>,
+    id: u64,
+    peer: SocketAddr,
+    log: bool,
+    mut stop: watch::Receiver<bool>,
+) where
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let svc = hyper::service::service_fn(move |req: Request<Incoming>| async move {

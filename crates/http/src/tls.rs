@@ -12,7 +12,9 @@ pub fn client_config(extra: &[Vec<u8>]) -> Result<Arc<rustls::ClientConfig>, Str
         let mut n = 0;
         for cert in CertificateDer::pem_slice_iter(pem) {
             let cert = cert.map_err(|e| format!("bad certificate in --cacert: {e}"))?;
-            roots.add(cert).map_err(|e| format!("unusable certificate in --cacert: {e}"))?;
+            roots
+                .add(cert)
+                .map_err(|e| format!("unusable certificate in --cacert: {e}"))?;
             n += 1;
         }
         if n == 0 {

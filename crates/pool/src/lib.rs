@@ -20,11 +20,14 @@
 //! - `Kernel`: ours. The sender's congestion window is what we want, and
 //!   the best receiver-side evidence of it is the most payload the
 //!   connection delivered within one smoothed RTT (a window's worth), from
-//!   `TCP_INFO` samples taken while reading. When the server is assumed to
-//!   restart slow start after an idle period longer than its RTO (Linux's
-//!   default `tcp_slow_start_after_idle=1`), a connection idle that long
-//!   is scored at the initial window (10 segments) instead: its history no
-//!   longer predicts anything, and ties go to the most recently used.
+//!   `TCP_INFO`'s RTT and the bytes read. When the server is assumed to
+//!   decay idle windows (Linux's default `tcp_slow_start_after_idle=1`),
+//!   the estimate is decayed the way Linux's `tcp_cwnd_restart()` does it:
+//!   halved once for every RTO of idle time beyond the first, never below
+//!   the initial window (10 segments). So "restart after idle" is not a
+//!   reset: after one second idle on a 250 ms path (RTO about 750 ms) a
+//!   Linux server has halved its window once, not returned to 10 segments.
+//!   Ties go to the most recently used.
 //!
 //! Eviction, when an origin holds more than `max_idle`, drops the coldest
 //! connection under the active policy (the lowest score). Expired
@@ -153,20 +156,23 @@ impl Policy {
             Policy::Kernel {
                 assume_idle_restart,
             } => {
+                // The window is never below the initial window.
+                let est = h.max_per_rtt.max(INITIAL_WINDOW_BYTES);
                 if assume_idle_restart && h.rto > 0 && idle > h.rto {
-                    let w = INITIAL_WINDOW_BYTES;
+                    // tcp_cwnd_restart(): while ((delta -= rto) > 0 && cwnd > iw) cwnd >>= 1;
+                    let halvings = (idle - 1) / h.rto;
+                    let w = (est >> halvings.min(63)).max(INITIAL_WINDOW_BYTES);
                     (
                         w as f64 + recency,
                         format!(
-                            "idle {idle_s:.3} s > RTO {:.0} ms: server restarts slow start, window back to {w} B",
+                            "up to {} B per RTT, idle {idle_s:.3} s = {halvings} halving(s) at RTO {:.0} ms: about {w} B",
+                            h.max_per_rtt,
                             h.rto as f64 / 1e6
                         ),
                     )
                 } else {
-                    // The window is never below the initial window.
-                    let w = h.max_per_rtt.max(INITIAL_WINDOW_BYTES);
                     (
-                        w as f64 + recency,
+                        est as f64 + recency,
                         format!("delivered up to {} B per RTT", h.max_per_rtt),
                     )
                 }

@@ -60,33 +60,40 @@ fn policies_pick_as_documented() {
 }
 
 #[test]
-fn kernel_policy_forgets_history_after_an_idle_rto_when_servers_restart() {
-    let mut p = IdlePool::new(
-        Policy::Kernel {
-            assume_idle_restart: true,
-        },
-        Limits::default(),
+fn kernel_policy_decays_like_tcp_cwnd_restart() {
+    let p = Policy::Kernel {
+        assume_idle_restart: true,
+    };
+    let h = hist(1, 2_000_000, 300_000); // rto 450 ms
+    // Idle less than an RTO: no decay.
+    assert_eq!(p.score(&h, 0, 400_000_000).0.round(), 300_000.0);
+    // 1 s idle: 1000 - 450 > 0, 550 - 450 > 0, 100 - 450 < 0: two halvings.
+    let (s, why) = p.score(&h, 0, S);
+    assert_eq!(s.round(), 75_000.0, "{why}");
+    assert!(why.contains("2 halving"), "{why}");
+    // Long idle: never below the initial window.
+    assert_eq!(
+        p.score(&h, 0, 60 * S).0.round(),
+        INITIAL_WINDOW_BYTES as f64
     );
-    p.checkin(0, "o", 1, hist(1, 2_000_000, 300_000));
-    p.checkin(10 * S, "o", 2, hist(2, 3_000, 3_000));
-    // At 10.1 s, connection 1 idled 10 s (> RTO 450 ms): back to IW, as is 2's
-    // small history, so the tie goes to the most recently used.
-    let (got, _) = p.checkout(10 * S + 100_000_000, &"o", |_| true);
-    let (_, h, c) = got.unwrap();
-    assert_eq!(h.id, 2);
-    let (got, _) = p.checkout(10 * S + 100_000_000, &"o", |_| true);
-    assert!(got.unwrap().2.reason.contains("restarts slow start"));
-    // Without the assumption, history wins.
-    let mut p = IdlePool::new(
-        Policy::Kernel {
-            assume_idle_restart: false,
-        },
-        Limits::default(),
+    // Without the assumption, history is taken as is.
+    let q = Policy::Kernel {
+        assume_idle_restart: false,
+    };
+    assert_eq!(q.score(&h, 0, 60 * S).0.round(), 300_000.0);
+    // A long-idle warm connection and a fresh cold one tie at the IW: the
+    // most recently used wins.
+    let mut pool = IdlePool::new(p, Limits::default());
+    pool.checkin(0, "o", 1, hist(1, 2_000_000, 300_000));
+    pool.checkin(10 * S, "o", 2, hist(2, 3_000, 3_000));
+    assert_eq!(
+        pool.checkout(10 * S + 100_000_000, &"o", |_| true)
+            .0
+            .unwrap()
+            .1
+            .id,
+        2
     );
-    p.checkin(0, "o", 1, hist(1, 2_000_000, 300_000));
-    p.checkin(10 * S, "o", 2, hist(2, 3_000, 3_000));
-    assert_eq!(p.checkout(10 * S, &"o", |_| true).0.unwrap().1.id, 1);
-    let _ = c;
 }
 
 #[test]
