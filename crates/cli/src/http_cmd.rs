@@ -292,7 +292,7 @@ pub fn get(a: GetArgs) -> i32 {
             })
         });
         let mut headers = a.headers.clone();
-        if !a.data.is_none()
+        if a.data.is_some()
             && !headers
                 .iter()
                 .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))

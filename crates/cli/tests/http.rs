@@ -1,0 +1,319 @@
+//! `tcpwise get` and `tcpwise serve` against real peers: curl, wrk,
+//! python3's http.server and nginx.
+
+mod common;
+use common::*;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+struct Proc(Child);
+impl Drop for Proc {
+    fn drop(&mut self) {
+        // SIGTERM lets nginx's master stop its workers.
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `tcpwise serve` on an ephemeral port; returns (process, base URL).
+fn serve(extra: &[&str]) -> (Proc, String) {
+    let mut args = vec!["serve", "--bind", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    let mut child = Command::new(BIN)
+        .args(&args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line.trim().rsplit(' ').next().unwrap().to_string();
+    (Proc(child), base)
+}
+
+fn sha_of_pattern(n: usize) -> String {
+    let dir = TempDir::new(&format!("pat{n}"));
+    let p = dir.0.join("p");
+    let v: Vec<u8> = (0..n as u64).map(tcpwise_pattern).collect();
+    std::fs::write(&p, v).unwrap();
+    sha256_of(&p)
+}
+
+fn tcpwise_pattern(i: u64) -> u8 {
+    (i.wrapping_mul(31).wrapping_add(7) % 251) as u8
+}
+
+fn sha_stdout(o: &std::process::Output) -> String {
+    let dir = TempDir::new("sha");
+    let p = dir.0.join("b");
+    std::fs::write(&p, &o.stdout).unwrap();
+    sha256_of(&p)
+}
+
+#[test]
+fn curl_fetches_every_serve_endpoint_byte_exact_over_http_and_tls() {
+    if !tool_ok("curl_serve", "curl") {
+        return;
+    }
+    let dir = TempDir::new("tls");
+    let cert = dir.0.join("cert.pem");
+    let (_plain, base) = serve(&[]);
+    let (_tls, tbase) = serve(&["--tls", "--cert-out", cert.to_str().unwrap()]);
+    let tbase = tbase.replace("127.0.0.1", "localhost");
+    for b in [&base, &tbase] {
+        for (path, n) in [
+            ("/bytes/0", 0),
+            ("/bytes/1000", 1000),
+            ("/bytes/25000", 25_000),
+            ("/bytes/10000000", 10_000_000),
+            ("/bytes/70000?chunked=1", 70_000),
+            ("/delay/50/bytes/3000", 3000),
+        ] {
+            let o = Command::new("curl")
+                .args([
+                    "-sS",
+                    "--fail",
+                    "--cacert",
+                    cert.to_str().unwrap(),
+                    &format!("{b}{path}"),
+                ])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{b}{path}: {}", stderr(&o));
+            assert_eq!(o.stdout.len(), n, "{b}{path}");
+            assert_eq!(sha_stdout(&o), sha_of_pattern(n), "{b}{path}");
+        }
+        let o = Command::new("curl")
+            .args([
+                "-sS",
+                "--cacert",
+                cert.to_str().unwrap(),
+                "--data-binary",
+                "round trip",
+                &format!("{b}/echo"),
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&o), "round trip");
+        let o = Command::new("curl")
+            .args([
+                "-sS",
+                "--cacert",
+                cert.to_str().unwrap(),
+                &format!("{b}/health"),
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&o), "ok\n");
+    }
+    // Our own client over TLS with --cacert, and a clear error without it.
+    let o = tcpwise(&[
+        "get",
+        "--cacert",
+        cert.to_str().unwrap(),
+        &format!("{tbase}/bytes/25000"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(sha_stdout(&o), sha_of_pattern(25_000));
+    let o = tcpwise(&["get", &format!("{tbase}/health")]);
+    assert_eq!(o.status.code(), Some(35), "{}", stderr(&o));
+    assert!(stderr(&o).contains("TLS"), "{}", stderr(&o));
+}
+
+#[test]
+fn wrk_can_load_serve() {
+    if !tool_ok("wrk_serve", "wrk") {
+        return;
+    }
+    let (_s, base) = serve(&[]);
+    let o = Command::new("wrk")
+        .args(["-t1", "-c8", "-d1s", &format!("{base}/bytes/1000")])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let reqs: u64 = out
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .split_once(" requests in")
+                .map(|(n, _)| n.trim().parse().unwrap())
+        })
+        .unwrap();
+    assert!(reqs > 100, "{out}");
+    assert!(
+        !out.contains("Non-2xx") && !out.contains("Socket errors"),
+        "{out}"
+    );
+}
+
+#[test]
+fn get_against_python_http_server() {
+    if !tool_ok("get_python", "python3") {
+        return;
+    }
+    let dir = TempDir::new("py");
+    for (name, n) in [
+        ("zero", 0usize),
+        ("k1", 1000),
+        ("k25", 25_000),
+        ("m10", 10_000_000),
+    ] {
+        std::fs::write(dir.0.join(name), blob(n, n as u64 + 1)).unwrap();
+    }
+    let srv = python_http(&dir.0);
+    for name in ["zero", "k1", "k25", "m10"] {
+        let url = format!("http://127.0.0.1:{}/{name}", srv.port);
+        let out = dir.0.join(format!("{name}.out"));
+        let o = tcpwise(&["get", "-o", out.to_str().unwrap(), &url]);
+        assert!(o.status.success(), "{url}: {}", stderr(&o));
+        assert_eq!(sha256_of(&out), sha256_of(&dir.0.join(name)), "{url}");
+    }
+    // HEAD.
+    let o = tcpwise(&["get", "-I", &format!("http://127.0.0.1:{}/k25", srv.port)]);
+    assert!(
+        stdout(&o).starts_with("HTTP/1.1 200")
+            && stdout(&o)
+                .to_ascii_lowercase()
+                .contains("content-length: 25000"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+fn nginx(dir: &std::path::Path, port: u16) -> Proc {
+    let d = dir.display();
+    let conf = format!(
+        "daemon off; worker_processes 1; pid {d}/nginx.pid; error_log {d}/error.log;\n\
+         events {{}}\n\
+         http {{ log_format c '$connection $connection_requests $request $status';\n\
+           access_log {d}/access.log c; client_body_temp_path {d}; keepalive_timeout 1s;\n\
+           if_modified_since before;\n\
+           server {{ listen 127.0.0.1:{port}; root {d}/www;\n\
+             location = /r1 {{ return 302 /r2; }} location = /r2 {{ return 301 /r3; }} location = /r3 {{ return 307 /k25; }}\n\
+             location = /nothing {{ return 204; }} }} }}\n"
+    );
+    std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+    let p = Proc(
+        Command::new("nginx")
+            .args(["-c", &format!("{d}/nginx.conf"), "-p", &d.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    for _ in 0..50 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    p
+}
+
+#[test]
+fn get_against_nginx_reuse_redirects_204_304() {
+    if !tool_ok("get_nginx", "nginx") {
+        return;
+    }
+    let dir = TempDir::new("nginx");
+    std::fs::create_dir_all(dir.0.join("www")).unwrap();
+    for (name, n) in [
+        ("zero", 0usize),
+        ("k1", 1000),
+        ("k25", 25_000),
+        ("m10", 10_000_000),
+    ] {
+        std::fs::write(dir.0.join("www").join(name), blob(n, n as u64 + 3)).unwrap();
+    }
+    let port = free_port();
+    let _ng = nginx(&dir.0, port);
+    let u = |p: &str| format!("http://127.0.0.1:{port}/{p}");
+    // Four bodies in one call: byte-exact, and all on one connection.
+    let outs: Vec<String> = ["zero", "k1", "k25", "m10"]
+        .iter()
+        .map(|n| dir.0.join(format!("{n}.out")).to_str().unwrap().to_string())
+        .collect();
+    // -o must precede its URL's position: pass all -o first, then URLs.
+    let mut ordered = vec!["get".to_string()];
+    for o in &outs {
+        ordered.extend(["-o".to_string(), o.clone()]);
+    }
+    ordered.extend(["zero", "k1", "k25", "m10"].iter().map(|n| u(n)));
+    let o = Command::new(BIN).args(&ordered).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (n, out) in ["zero", "k1", "k25", "m10"].iter().zip(&outs) {
+        assert_eq!(
+            sha256_of(std::path::Path::new(out)),
+            sha256_of(&dir.0.join("www").join(n)),
+            "{n}"
+        );
+    }
+    let log = std::fs::read_to_string(dir.0.join("access.log")).unwrap();
+    let conns: std::collections::HashSet<&str> =
+        log.lines().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(
+        conns.len(),
+        1,
+        "nginx saw the four requests on one connection:\n{log}"
+    );
+    assert!(
+        log.lines().any(|l| l.split(' ').nth(1) == Some("4")),
+        "{log}"
+    );
+
+    // Redirect chain with -L, 204, 304.
+    let o = tcpwise(&["get", "-L", "--json", &u("r1")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let statuses: Vec<u64> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_u64().unwrap())
+        .collect();
+    assert_eq!(statuses, vec![302, 301, 307, 200]);
+    assert_eq!(v[3]["body_bytes"], 25_000);
+    let o = tcpwise(&["get", "-i", &u("nothing")]);
+    assert!(stdout(&o).starts_with("HTTP/1.1 204"), "{}", stdout(&o));
+    let o = tcpwise(&[
+        "get",
+        "-i",
+        "-H",
+        "If-Modified-Since: Thu, 01 Jan 2099 00:00:00 GMT",
+        &u("k25"),
+    ]);
+    assert!(stdout(&o).starts_with("HTTP/1.1 304"), "{}", stdout(&o));
+}
+
+#[test]
+fn get_reports_chunked_bodies_and_bad_input() {
+    let (_s, base) = serve(&[]);
+    let o = tcpwise(&["get", "--timing", &format!("{base}/bytes/100000?chunked=1")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(sha_stdout(&o), sha_of_pattern(100_000));
+    assert!(stderr(&o).contains("pool max-burst"), "{}", stderr(&o));
+    for (args, code) in [
+        (vec!["get", "ftp://example.invalid/"], 2),
+        (vec!["get", "not a url"], 2),
+        (
+            vec!["get", "--pool-policy", "random", "http://127.0.0.1:1/"],
+            2,
+        ),
+        (vec!["get", "-H", "no colon", "http://127.0.0.1:1/"], 2),
+        (vec!["get", "http://127.0.0.1:1/"], 7),
+    ] {
+        let o = tcpwise(&args);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"));
+    }
+}
