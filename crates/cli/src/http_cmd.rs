@@ -89,7 +89,7 @@ pub struct GetArgs {
     /// HEAD request; print the headers.
     #[arg(short = 'I', long = "head")]
     pub head: bool,
-    /// No warnings; errors still print.
+    /// No warnings (buffer diagnosis, capped buffers); errors still print.
     #[arg(short = 's', long = "silent")]
     pub silent: bool,
     /// Follow redirects (at most 20).
@@ -244,6 +244,31 @@ fn print_timing(url: &str, r: &Response) {
     );
 }
 
+/// The `tcp` crate's buffer diagnosis for one response fetched with a
+/// pinned receive buffer: a warning when the transfer ran at the cap.
+fn rcvbuf_warning(rcv: u64, r: &Response) -> Option<String> {
+    use tcpwise_tcp::path;
+    let max = tcpwise_tcp::buffer::core_max("rmem_max").unwrap_or(u64::MAX / 4);
+    let held = 2 * rcv.min(max);
+    let window = path::advertised_window(held, path::LINUX_WINDOW_FRACTION);
+    let rtt_s = f64::from(r.conn.tcp_info_end.as_ref()?.rtt_us) / 1e6;
+    let secs = (r.timings.body_done_ms - r.timings.first_byte_ms) / 1e3;
+    if r.body_bytes as f64 <= 4.0 * window || secs <= 0.0 {
+        return None;
+    }
+    let cap = path::window_cap_bps(window, rtt_s) / 1e6;
+    let got = r.body_bytes as f64 * 8.0 / secs / 1e6;
+    // The window was the limit if a window's worth arrived per RTT, or the
+    // transfer ran at the window's cap.
+    let full = r.conn.history.max_per_rtt as f64 >= 0.8 * window;
+    (full || got >= 0.8 * cap).then(|| {
+        format!(
+            "limited by the static receive buffer: --rcvbuf {rcv} makes the kernel hold {held} bytes and advertise about {window:.0}; at the measured RTT of {:.1} ms that caps this transfer at {cap:.2} Mbit/s (measured {got:.2}). Drop --rcvbuf and let autotuning size the buffer.",
+            rtt_s * 1e3
+        )
+    })
+}
+
 pub fn get(a: GetArgs) -> i32 {
     if a.parallel == 0 || a.max_conns == 0 {
         return usage("--parallel and --max-conns must be at least 1".into());
@@ -319,6 +344,15 @@ pub fn get(a: GetArgs) -> i32 {
         },
         None => Vec::new(),
     };
+    if let (Some(n), Some(max)) = (a.rcvbuf, tcpwise_tcp::buffer::core_max("rmem_max"))
+        && n > max
+        && !a.silent
+    {
+        eprintln!(
+            "tcpwise: warning: --rcvbuf {n} is above net.core.rmem_max ({max}): Linux silently caps it, so sockets hold {}",
+            2 * max
+        );
+    }
     let buffers = if a.rcvbuf.is_some() || a.sndbuf.is_some() {
         BufferPolicy::Static {
             rcv: a.rcvbuf,
@@ -401,6 +435,12 @@ pub fn get(a: GetArgs) -> i32 {
                         }
                         let _ = writeln!(so);
                     }
+                }
+                if let (Some(rcv), Some(last)) = (a.rcvbuf, f.chain.last())
+                    && !a.silent
+                    && let Some(w) = rcvbuf_warning(rcv, last)
+                {
+                    eprintln!("tcpwise: warning: {url}: {w}");
                 }
                 if !a.json && so.write_all(&f.body).is_err() {
                     code = 23;

@@ -317,3 +317,46 @@ fn get_reports_chunked_bodies_and_bad_input() {
         assert!(!stderr(&o).contains("panicked"));
     }
 }
+
+#[test]
+fn get_with_a_pinned_rcvbuf_gets_the_buffer_diagnosis_on_an_emulated_path() {
+    if !netns_ok("get_rcvbuf") {
+        return;
+    }
+    let script = format!(
+        "{BIN} get --rcvbuf 16KB -o /dev/null http://$TCPWISE_PEER:8080/bytes/1000000 && \
+         {BIN} get -o /dev/null http://$TCPWISE_PEER:8080/bytes/1000000"
+    );
+    let o = tcpwise(&[
+        "emu",
+        "pair",
+        "-q",
+        "--rtt",
+        "50ms",
+        "--rate",
+        "20mbit",
+        "--server",
+        &format!("exec {BIN} serve --bind 198.18.0.2:8080"),
+        "--wait-port",
+        "8080",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let warnings: Vec<String> = stderr(&o)
+        .lines()
+        .filter(|l| l.contains("warning"))
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        warnings.len(),
+        1,
+        "only the pinned transfer is diagnosed: {warnings:?}"
+    );
+    assert!(
+        warnings[0].contains("--rcvbuf 16000") && warnings[0].contains("caps this transfer"),
+        "{warnings:?}"
+    );
+}

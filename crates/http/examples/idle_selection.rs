@@ -9,7 +9,7 @@
 //!   -- target/release/examples/idle_selection http://198.18.0.2:8080 10 fifo lifo max-burst warmest kernel
 //! ```
 //!
-//! Prints each run and, per policy, the median and p90 of the 25 KB
+//! `IDLE_PAUSE_MS` changes the 1 s pause. Prints each run and, per policy, the median and p90 of the 25 KB
 //! object's load time (request written to last byte), then one JSON line.
 
 use std::time::Duration;
@@ -35,7 +35,13 @@ async fn main() {
         .iter()
         .map(|p| Policy::parse(p).expect("policy"))
         .collect();
-    let scenario = IdleSelection::seed(base);
+    let mut scenario = IdleSelection::seed(base);
+    if let Some(ms) = std::env::var("IDLE_PAUSE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        scenario.pause = Duration::from_millis(ms);
+    }
     let mut all = Vec::new();
     for r in 0..runs {
         // Interleave policies so drift in the machine hits them alike.
