@@ -434,10 +434,15 @@ fn selftest_measures_rtt_rate_and_queue_within_bounds() {
     // RTT + 64 KB / 10 Mbit/s = 81.2 ms; scheduling noise allowed on top.
     let bound = r["loaded_rtt_bound_ms"].as_f64().unwrap();
     assert!((bound - 81.2).abs() < 0.1, "{bound}");
-    let loaded = r["loaded_rtt"]["max_ms"].as_f64().unwrap();
+    // The queue limit itself is exact in the stats; RTT samples are timed
+    // (a VM can stall for 10+ ms), so only their median is bounded here.
+    // The maximum is a figure for `tcpwise emu selftest`, not a test.
+    let peak = r["directions"][1]["peak_queue_bytes"].as_u64().unwrap();
+    assert!(peak <= 64_000 && peak > 40_000, "peak queue {peak}");
+    let loaded = r["loaded_rtt"]["p50_ms"].as_f64().unwrap();
     assert!(
-        loaded <= bound + 10.0,
-        "queue limit holds: {loaded} vs {bound}"
+        loaded <= bound + 5.0,
+        "queue limit holds: median {loaded} vs {bound}"
     );
     assert!(loaded > 40.0, "the queue really builds: {loaded}");
     let drops = r["directions"][1]["dropped_queue"].as_u64().unwrap();
