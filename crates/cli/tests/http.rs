@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use std::io::{BufRead, BufReader};
+
 use std::process::{Child, Command, Stdio};
 
 struct Proc(Child);
@@ -27,16 +27,8 @@ fn free_port() -> u16 {
 fn serve(extra: &[&str]) -> (Proc, String) {
     let mut args = vec!["serve", "--bind", "127.0.0.1:0"];
     args.extend_from_slice(extra);
-    let mut child = Command::new(BIN)
-        .args(&args)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line.trim().rsplit(' ').next().unwrap().to_string();
+    let (child, line) = spawn_announcing(&args);
+    let base = line.rsplit(' ').next().unwrap().to_string();
     (Proc(child), base)
 }
 

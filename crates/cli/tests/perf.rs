@@ -4,8 +4,8 @@
 
 mod common;
 use common::*;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
+use std::io::Write;
+use std::process::Child;
 
 struct PerfServer {
     child: Child,
@@ -20,17 +20,8 @@ impl Drop for PerfServer {
 }
 
 fn perf_server() -> PerfServer {
-    let mut child = Command::new(BIN)
-        .args(["perf", "server", "--bind", "127.0.0.1:0"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let (child, line) = spawn_announcing(&["perf", "server", "--bind", "127.0.0.1:0"]);
     let port = line
-        .trim()
         .rsplit(':')
         .next()
         .unwrap()

@@ -171,3 +171,18 @@ pub fn stderr(o: &Output) -> String {
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).to_string()
 }
+
+/// Starts `tcpwise ARGS` and returns it with the first line it printed on
+/// stderr (servers announce their address there).
+pub fn spawn_announcing(args: &[&str]) -> (Child, String) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn tcpwise");
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().expect("stderr"))
+        .read_line(&mut line)
+        .expect("banner");
+    (child, line.trim().to_string())
+}
