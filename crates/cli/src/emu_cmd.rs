@@ -360,31 +360,6 @@ fn run_shell(a: ShellArgs) -> Result<i32> {
     finish(tb, &a.common, &cfg, outcome)
 }
 
-/// Whether a TCP socket listens (on `port`, or any) in the namespace the
-/// calling thread is in.
-fn listening(port: Option<u16>) -> bool {
-    ["/proc/thread-self/net/tcp", "/proc/thread-self/net/tcp6"]
-        .iter()
-        .any(|f| {
-            std::fs::read_to_string(f)
-                .unwrap_or_default()
-                .lines()
-                .skip(1)
-                .any(|l| {
-                    let cols: Vec<&str> = l.split_whitespace().collect();
-                    cols.len() > 3
-                        && cols[3] == "0A"
-                        && port.is_none_or(|p| {
-                            cols[1]
-                                .rsplit(':')
-                                .next()
-                                .and_then(|h| u16::from_str_radix(h, 16).ok())
-                                == Some(p)
-                        })
-                })
-        })
-}
-
 fn run_pair(a: PairArgs) -> Result<i32> {
     tcpwise_emu::rootless::enter_if_unprivileged()?;
     let sig = signals();
@@ -443,7 +418,7 @@ fn wait_listening(
     let ns = tb.netns(Role::Server).expect("pair has a server namespace");
     let until = Instant::now() + Duration::from_nanos(timeout_ns);
     loop {
-        if ns.run(|| listening(port))? {
+        if ns.listening(port)? {
             return Ok(());
         }
         if let Ok(Some(st)) = server.try_wait() {

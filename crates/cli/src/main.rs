@@ -3,6 +3,7 @@
 
 mod emu_cmd;
 mod http_cmd;
+mod lab_cmd;
 mod link_args;
 mod perf_cmd;
 
@@ -50,6 +51,8 @@ enum Command {
     /// Fetch URLs, curl-like, through tcpwise's warm-connection pool.
     #[command(after_help = http_cmd::GET_EXIT_CODES)]
     Get(http_cmd::GetArgs),
+    /// Run the seed experiments on emulated links and write a report (needs root).
+    Lab(lab_cmd::LabArgs),
     /// Serve /bytes/N, /delay/MS/bytes/N, /echo and /health over HTTP/1.1 (keep-alive, optional TLS).
     Serve(http_cmd::ServeArgs),
 }
@@ -61,6 +64,7 @@ fn main() {
         Command::Perf(cmd) => perf_cmd::run(cmd),
         Command::Get(a) => http_cmd::get(a),
         Command::Serve(a) => http_cmd::serve(a),
+        Command::Lab(a) => lab_cmd::run(a),
     };
     std::process::exit(code);
 }

@@ -125,6 +125,32 @@ impl Netns {
         })?
     }
 
+    /// Whether a TCP socket listens in this namespace (on `port`, or any).
+    pub fn listening(&self, port: Option<u16>) -> Result<bool, EmuError> {
+        self.run(move || {
+            ["/proc/thread-self/net/tcp", "/proc/thread-self/net/tcp6"]
+                .iter()
+                .any(|f| {
+                    std::fs::read_to_string(f)
+                        .unwrap_or_default()
+                        .lines()
+                        .skip(1)
+                        .any(|l| {
+                            let cols: Vec<&str> = l.split_whitespace().collect();
+                            cols.len() > 3
+                                && cols[3] == "0A"
+                                && port.is_none_or(|p| {
+                                    cols[1]
+                                        .rsplit(':')
+                                        .next()
+                                        .and_then(|h| u16::from_str_radix(h, 16).ok())
+                                        == Some(p)
+                                })
+                        })
+                })
+        })
+    }
+
     /// Processes whose network namespace is this one.
     pub fn pids(&self) -> Vec<i32> {
         pids_in(&format!("{NETNS_DIR}/{}", self.name))

@@ -1,0 +1,153 @@
+//! # tcpwise-lab: the seed experiments, reproduced on emulated links
+//!
+//! Each experiment is one module with one entry point ([`Experiment`]);
+//! adding an experiment is adding a file and a line in [`all`]. The lab
+//! runs them on testbeds from `tcpwise-emu` (real kernel TCP on both ends),
+//! runs our own binary (`tcpwise perf`, `tcpwise serve`) as the servers
+//! inside the server namespace, and writes `results.json` and `report.md`
+//! after every experiment, so an interrupted run keeps what it measured.
+//! Every path used reports the emulator's own error (forwarder lateness).
+
+#![deny(missing_docs)]
+
+pub mod buffers;
+pub mod common;
+pub mod idle_selection;
+pub mod report;
+
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tcpwise_link::Nanos;
+
+/// What went wrong; the lab stops and keeps what it had.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    /// The emulator failed.
+    #[error(transparent)]
+    Emu(#[from] tcpwise_emu::EmuError),
+    /// A step failed.
+    #[error("{0}")]
+    Step(String),
+    /// Ctrl-C or SIGTERM.
+    #[error("interrupted")]
+    Interrupted,
+    /// Writing the report failed.
+    #[error("cannot write the report: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// How the lab runs.
+#[derive(Debug, Clone)]
+pub struct LabOptions {
+    /// Where results go.
+    pub out: PathBuf,
+    /// Shorter runs and fewer repetitions.
+    pub quick: bool,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Repetitions per arm (default per experiment).
+    pub runs: Option<usize>,
+    /// Override the experiments' RTT.
+    pub rtt: Option<Nanos>,
+    /// Override the experiments' rate, bit/s.
+    pub rate: Option<u64>,
+    /// The tcpwise binary, run as the servers.
+    pub exe: PathBuf,
+    /// Set by a signal handler.
+    pub cancel: Arc<AtomicBool>,
+}
+
+impl LabOptions {
+    /// Fails with [`LabError::Interrupted`] once cancelled.
+    pub fn check(&self) -> Result<(), LabError> {
+        if self.cancel.load(Ordering::Relaxed) {
+            Err(LabError::Interrupted)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// The emulator's own error on one path of an experiment.
+#[derive(Debug, Clone, Serialize)]
+pub struct PathError {
+    /// The path.
+    pub path: String,
+    /// Smallest RTT TCP measured minus the configured RTT, ms.
+    pub rtt_error_ms: Option<f64>,
+    /// Forwarder lateness up (p50, p99, max), µs.
+    pub up_lateness_us: (f64, f64, f64),
+    /// Forwarder lateness down (p50, p99, max), µs.
+    pub down_lateness_us: (f64, f64, f64),
+}
+
+/// One experiment's results.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExperimentResult {
+    /// Name (`buffers`, `idle-selection`, ...).
+    pub name: String,
+    /// Named figures.
+    pub summary: serde_json::Map<String, serde_json::Value>,
+    /// Everything measured.
+    pub details: serde_json::Value,
+    /// The emulator's error on each path used.
+    pub paths: Vec<PathError>,
+    /// The experiment's section of report.md.
+    #[serde(skip)]
+    pub markdown: String,
+}
+
+/// An experiment.
+pub trait Experiment {
+    /// Its name on the command line.
+    fn name(&self) -> &'static str;
+    /// Runs it; `progress` gets one line per step.
+    fn run(&self, opts: &LabOptions, progress: &dyn Fn(&str))
+    -> Result<ExperimentResult, LabError>;
+}
+
+/// Every experiment, in report order.
+pub fn all() -> Vec<Box<dyn Experiment>> {
+    vec![
+        Box::new(buffers::Buffers),
+        Box::new(idle_selection::IdleSelection),
+    ]
+}
+
+/// Runs `names` (all when empty), writing the report after each.
+pub fn run(
+    opts: &LabOptions,
+    names: &[String],
+    progress: &dyn Fn(&str),
+) -> Result<Vec<ExperimentResult>, LabError> {
+    let chosen: Vec<Box<dyn Experiment>> = if names.is_empty() {
+        all()
+    } else {
+        let mut v = Vec::new();
+        for n in names {
+            match all().into_iter().find(|e| e.name() == n) {
+                Some(e) => v.push(e),
+                None => {
+                    let known: Vec<&str> = all().iter().map(|e| e.name()).collect();
+                    return Err(LabError::Step(format!(
+                        "unknown experiment '{n}': known are {}",
+                        known.join(", ")
+                    )));
+                }
+            }
+        }
+        v
+    };
+    std::fs::create_dir_all(&opts.out)?;
+    let mut done = Vec::new();
+    for e in chosen {
+        opts.check()?;
+        progress(&format!("{}: starting", e.name()));
+        let r = e.run(opts, &|s| progress(&format!("{}: {s}", e.name())))?;
+        done.push(r);
+        report::write(opts, &done)?;
+    }
+    Ok(done)
+}

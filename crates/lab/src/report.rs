@@ -1,0 +1,76 @@
+//! `results.json` and `report.md`, rewritten after every experiment.
+
+use crate::{ExperimentResult, LabOptions};
+use std::fmt::Write;
+
+fn first_line(path: &str) -> String {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|s| s.lines().next().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// Writes both files.
+pub fn write(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Result<()> {
+    let kernel = first_line("/proc/sys/kernel/osrelease");
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let mut experiments = serde_json::Map::new();
+    for e in done {
+        experiments.insert(
+            e.name.replace('-', "_"),
+            serde_json::to_value(e).unwrap_or_default(),
+        );
+    }
+    let doc = serde_json::json!({
+        "tcpwise_version": env!("CARGO_PKG_VERSION"),
+        "kernel": kernel,
+        "machine": format!("{cores} x {cpu}"),
+        "seed": opts.seed,
+        "quick": opts.quick,
+        "experiments": experiments,
+    });
+    let tmp = opts.out.join("results.json.tmp");
+    std::fs::write(
+        &tmp,
+        serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n",
+    )?;
+    std::fs::rename(&tmp, opts.out.join("results.json"))?;
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "# tcpwise lab report\n\ntcpwise {}, kernel {kernel}, {cores} x {cpu}, seed {}{}.\n",
+        env!("CARGO_PKG_VERSION"),
+        opts.seed,
+        if opts.quick { ", quick" } else { "" }
+    );
+    for e in done {
+        md.push_str(&e.markdown);
+        let _ = writeln!(
+            md,
+            "\nEmulator error on the paths used:\n\n| path | TCP min RTT - configured | lateness up p50/p99/max µs | down |\n|---|---|---|---|"
+        );
+        for p in &e.paths {
+            let l = |x: (f64, f64, f64)| format!("{:.0} / {:.0} / {:.0}", x.0, x.1, x.2);
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} |",
+                p.path,
+                p.rtt_error_ms.map_or("-".into(), |v| format!("{v:+.2} ms")),
+                l(p.up_lateness_us),
+                l(p.down_lateness_us)
+            );
+        }
+        md.push('\n');
+    }
+    let tmp = opts.out.join("report.md.tmp");
+    std::fs::write(&tmp, md)?;
+    std::fs::rename(&tmp, opts.out.join("report.md"))
+}
