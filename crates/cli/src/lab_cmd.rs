@@ -10,7 +10,7 @@ use tcpwise_link::units::{parse_duration, parse_rate};
 
 #[derive(Debug, Args)]
 pub struct LabArgs {
-    /// Experiments to run (default: all): buffers, idle-selection.
+    /// Experiments to run (default: all): buffers, idle-selection, read-slow-start.
     #[arg(value_name = "EXPERIMENT")]
     pub experiments: Vec<String>,
     /// Shorter runs, fewer repetitions.

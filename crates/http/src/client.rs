@@ -160,6 +160,8 @@ pub struct ConnReport {
     pub local: Option<SocketAddr>,
     /// Server address.
     pub peer: Option<SocketAddr>,
+    /// Largest read size the connection asked for: its read buffer.
+    pub max_read: usize,
 }
 
 /// A response whose body went to the caller's sink.
@@ -242,6 +244,7 @@ struct Conn {
     burst: BurstMeter,
     local: Option<SocketAddr>,
     peer: Option<SocketAddr>,
+    peak_read: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 type Origin = (String, String, u16);
@@ -408,7 +411,9 @@ impl Client {
         } else {
             Transport::Plain(stream)
         };
-        let io = TokioIo::new(SizedRead::new(transport, self.inner.cfg.read_sizing));
+        let sized = SizedRead::new(transport, self.inner.cfg.read_sizing);
+        let peak_read = sized.peak_handle();
+        let io = TokioIo::new(sized);
         let (sender, conn) = hyper::client::conn::http1::handshake::<_, Full<Bytes>>(io)
             .await
             .map_err(|e| HttpError::Protocol(target.clone(), e.to_string()))?;
@@ -431,6 +436,7 @@ impl Client {
             burst: BurstMeter::default(),
             local,
             peer,
+            peak_read,
         })
     }
 
@@ -526,6 +532,7 @@ impl Client {
         report.tcp_info_end = end_info;
         report.history = conn.history.clone();
         report.max_burst = conn.burst.max_activation;
+        report.max_read = conn.peak_read.load(std::sync::atomic::Ordering::Relaxed);
         self.give_back(origin, conn);
         Ok(Response {
             status,
@@ -551,6 +558,7 @@ impl Client {
             tcp_info_end: None,
             local: conn.local,
             peer: conn.peer,
+            max_read: conn.peak_read.load(std::sync::atomic::Ordering::Relaxed),
         }
     }
 

@@ -13,6 +13,7 @@
 pub mod buffers;
 pub mod common;
 pub mod idle_selection;
+pub mod read_slow_start;
 pub mod report;
 
 use serde::Serialize;

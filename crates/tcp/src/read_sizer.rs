@@ -179,6 +179,7 @@ pub struct SizedRead<R> {
     sizer: ReadSizer,
     history: Vec<(usize, usize)>,
     bytes: u64,
+    peak: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl<R> SizedRead<R> {
@@ -189,7 +190,15 @@ impl<R> SizedRead<R> {
             sizer,
             history: Vec::new(),
             bytes: 0,
+            peak: Default::default(),
         }
+    }
+
+    /// A handle on the largest read size asked for so far: the read
+    /// buffer this connection needed. Readable after the reader moved into
+    /// a connection task.
+    pub fn peak_handle(&self) -> std::sync::Arc<std::sync::atomic::AtomicUsize> {
+        self.peak.clone()
     }
 
     /// The first [`HISTORY`] reads as (requested, got).
@@ -229,6 +238,8 @@ impl<R: AsyncRead + Unpin> AsyncRead for SizedRead<R> {
         if want == 0 {
             return Poll::Ready(Ok(()));
         }
+        this.peak
+            .fetch_max(want, std::sync::atomic::Ordering::Relaxed);
         let unfilled = buf.initialize_unfilled_to(want);
         let mut limited = ReadBuf::new(unfilled);
         match Pin::new(&mut this.inner).poll_read(cx, &mut limited) {
