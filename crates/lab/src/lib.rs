@@ -12,6 +12,7 @@
 
 pub mod buffers;
 pub mod common;
+pub mod html;
 pub mod idle_selection;
 pub mod read_slow_start;
 pub mod report;
@@ -114,6 +115,7 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
     vec![
         Box::new(buffers::Buffers),
         Box::new(idle_selection::IdleSelection),
+        Box::new(read_slow_start::ReadSlowStart),
     ]
 }
 

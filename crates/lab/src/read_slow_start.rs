@@ -94,7 +94,7 @@ impl Experiment for ReadSlowStart {
         opts: &LabOptions,
         progress: &dyn Fn(&str),
     ) -> Result<ExperimentResult, LabError> {
-        let total = opts.runs.unwrap_or(if opts.quick { 200 } else { 2000 });
+        let total = opts.runs.unwrap_or(if opts.quick { 120 } else { 2000 });
         let rtts: Vec<u64> = match opts.rtt {
             Some(r) => vec![r],
             None => vec![20_000_000, 50_000_000, 100_000_000, 200_000_000],
@@ -115,14 +115,21 @@ impl Experiment for ReadSlowStart {
             )?;
             progress(&format!("{n} trials on {}", bed.desc));
             // Arms and sizes drawn up front from the seed: the run replays.
-            let plan: Vec<(bool, u64)> = (0..n)
-                .map(|_| {
-                    let on = rng.next() & 1 == 1;
+            // Balanced within each path (a randomized block design), so a
+            // small run cannot confound the arms with the RTT mix.
+            let mut plan: Vec<(bool, u64)> = (0..n)
+                .map(|i| {
                     // Log-uniform 500 B .. 500 KB, like a page's resources.
                     let size = (500.0 * 1000f64.powf(rng.unit())) as u64;
-                    (on, size)
+                    (i % 2 == 0, size)
                 })
                 .collect();
+            for i in (1..plan.len()).rev() {
+                let j = (rng.next() % (i as u64 + 1)) as usize;
+                let (a, b) = (plan[i].0, plan[j].0);
+                plan[i].0 = b;
+                plan[j].0 = a;
+            }
             let base = format!("http://{}:8080", bed.tb.peer_v4());
             let rtt_ms = bed.rtt_ms;
             let cancel = opts.cancel.clone();
@@ -192,7 +199,7 @@ impl Experiment for ReadSlowStart {
         );
         let _ = writeln!(
             md,
-            "{} fresh connections ({} on, {} off), arm chosen at random (seed {}), GET /bytes/N with N log-uniform in 500 B..500 KB, over {} at 20 Mbit/s. Time to first byte from the request's start (connect included), ms; per cutoff: the value at that percentile and the mean of the samples at or below it with its 95 % confidence interval (Min Avg, ~Avg, Max Avg).\n",
+            "{} fresh connections ({} on, {} off), arm chosen at random within each path, half each (seed {}), GET /bytes/N with N log-uniform in 500 B..500 KB, over {} at 20 Mbit/s. Time to first byte from the request's start (connect included), ms; per cutoff: the value at that percentile and the mean of the samples at or below it with its 95 % confidence interval (Min Avg, ~Avg, Max Avg).\n",
             trials.len(),
             on_t.len(),
             off_t.len(),

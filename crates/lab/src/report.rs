@@ -43,14 +43,15 @@ pub fn write(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Result<()
         serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n",
     )?;
     std::fs::rename(&tmp, opts.out.join("results.json"))?;
-    let mut md = String::new();
-    let _ = writeln!(
-        md,
-        "# tcpwise lab report\n\ntcpwise {}, kernel {kernel}, {cores} x {cpu}, seed {}{}.\n",
+    let header = format!(
+        "tcpwise {}, kernel {kernel}, {cores} x {cpu}, seed {}{}.",
         env!("CARGO_PKG_VERSION"),
         opts.seed,
         if opts.quick { ", quick" } else { "" }
     );
+    crate::html::write(opts, done, &header)?;
+    let mut md = String::new();
+    let _ = writeln!(md, "# tcpwise lab report\n\n{header}\n");
     for e in done {
         md.push_str(&e.markdown);
         let _ = writeln!(

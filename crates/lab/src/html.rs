@@ -1,0 +1,235 @@
+//! `index.html`: the report with plots (SVG drawn by plotters, inline).
+
+use crate::{ExperimentResult, LabOptions};
+use plotters::prelude::*;
+use serde_json::Value;
+use std::fmt::Write;
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+type Series = (String, RGBColor, Vec<(f64, f64)>);
+
+/// A line chart as an SVG string.
+fn lines(title: &str, x: &str, y: &str, series: &[Series]) -> String {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (760, 360)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let xmax = series
+            .iter()
+            .flat_map(|s| s.2.iter().map(|p| p.0))
+            .fold(0.0f64, f64::max)
+            .max(1e-9);
+        let ymax = series
+            .iter()
+            .flat_map(|s| s.2.iter().map(|p| p.1))
+            .fold(0.0f64, f64::max)
+            .max(1e-9)
+            * 1.1;
+        let chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..xmax, 0.0..ymax);
+        let Ok(mut chart) = chart else {
+            return String::new();
+        };
+        let _ = chart.configure_mesh().x_desc(x).y_desc(y).draw();
+        for (name, color, pts) in series {
+            let c = *color;
+            if let Ok(a) =
+                chart.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))
+            {
+                a.label(name.as_str()).legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
+                });
+            }
+        }
+        let _ = chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw();
+        let _ = root.present();
+    }
+    svg
+}
+
+/// A horizontal bar chart (label, value) as an SVG string.
+fn bars(title: &str, unit: &str, items: &[(String, f64)]) -> String {
+    let mut svg = String::new();
+    {
+        let h = 60 + 34 * items.len() as u32;
+        let root = SVGBackend::with_string(&mut svg, (760, h)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let max = items.iter().map(|i| i.1).fold(0.0f64, f64::max).max(1e-9) * 1.15;
+        let n = items.len().max(1) as f64;
+        let chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(170)
+            .build_cartesian_2d(0.0..max, 0.0..n);
+        let Ok(mut chart) = chart else {
+            return String::new();
+        };
+        let labels: Vec<String> = items.iter().map(|i| i.0.clone()).collect();
+        let _ = chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(items.len() * 2 + 1)
+            .y_label_formatter(&|y| {
+                let i = y.floor() as usize;
+                if (y - y.floor() - 0.5).abs() < 0.26 {
+                    labels.get(i).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .x_desc(unit)
+            .draw();
+        for (i, (_, v)) in items.iter().enumerate() {
+            let y = i as f64;
+            let _ = chart.draw_series(std::iter::once(Rectangle::new(
+                [(0.0, y + 0.15), (*v, y + 0.85)],
+                BLUE.mix(0.6).filled(),
+            )));
+            let _ = chart.draw_series(std::iter::once(Text::new(
+                format!("{v:.0}"),
+                (*v, y + 0.4),
+                ("sans-serif", 13),
+            )));
+        }
+        let _ = root.present();
+    }
+    svg
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(f64::NAN)
+}
+
+fn plots(e: &ExperimentResult) -> Vec<String> {
+    let d = &e.details;
+    match e.name.as_str() {
+        "buffers" => {
+            let pts = |k: &str| -> Vec<(f64, f64)> {
+                d[k]["intervals"].as_array().map_or(Vec::new(), |a| {
+                    a.iter().map(|i| (f(&i["end_s"]), f(&i["mbit"]))).collect()
+                })
+            };
+            let ceiling = f(&e.summary["ceiling_mbit"]);
+            let end = pts("auto").last().map_or(10.0, |p| p.0);
+            vec![lines(
+                "Per-second goodput: static 278,775-byte buffer vs autotuned",
+                "seconds",
+                "Mbit/s",
+                &[
+                    ("autotuned".into(), BLUE, pts("auto")),
+                    ("static SO_RCVBUF".into(), RED, pts("static")),
+                    (
+                        "payload ceiling".into(),
+                        RGBColor(120, 120, 120),
+                        vec![(0.0, ceiling), (end, ceiling)],
+                    ),
+                ],
+            )]
+        }
+        "idle-selection" => {
+            let mut items = Vec::new();
+            for (prefix, label) in [("", "=0"), ("restart_", "=1")] {
+                for p in ["fifo", "lifo", "max_burst", "warmest", "kernel"] {
+                    if let Some(v) = e
+                        .summary
+                        .get(&format!("{prefix}{p}_median_ms"))
+                        .and_then(Value::as_f64)
+                    {
+                        items.push((format!("{} (ssai{label})", p.replace('_', "-")), v));
+                    }
+                }
+            }
+            vec![bars(
+                "25 KB object on an idle connection: median load time by policy",
+                "ms",
+                &items,
+            )]
+        }
+        "read-slow-start" => {
+            let cdf = |arm: &str| -> Vec<(f64, f64)> {
+                let mut v: Vec<f64> = d["trials"].as_array().map_or(Vec::new(), |a| {
+                    a.iter()
+                        .filter(|t| t["arm"] == arm)
+                        .map(|t| f(&t["ttfb_ms"]))
+                        .collect()
+                });
+                v.sort_by(f64::total_cmp);
+                let n = v.len().max(1) as f64;
+                v.iter()
+                    .enumerate()
+                    .map(|(i, x)| (*x, (i + 1) as f64 / n))
+                    .collect()
+            };
+            vec![lines(
+                "Time to first byte, CDF of both arms",
+                "ms",
+                "fraction of connections",
+                &[
+                    ("on (read slow start)".into(), BLUE, cdf("on")),
+                    ("off (fixed 32 KiB)".into(), RED, cdf("off")),
+                ],
+            )]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Writes `index.html`.
+pub fn write(opts: &LabOptions, done: &[ExperimentResult], header: &str) -> std::io::Result<()> {
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>tcpwise lab report</title>\
+         <style>body{{font-family:sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#222}}\
+         table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}\
+         pre{{background:#f6f6f6;padding:1em;white-space:pre-wrap;font-size:12px}}h2{{border-bottom:2px solid #36c;padding-bottom:4px;margin-top:2em}}</style></head><body>\
+         <h1>tcpwise lab report</h1><p>{}</p>",
+        esc(header)
+    );
+    for e in done {
+        let _ = write!(
+            h,
+            "<h2>{}</h2><table><tr><th>figure</th><th>value</th></tr>",
+            esc(&e.name)
+        );
+        for (k, v) in &e.summary {
+            let val = v.as_f64().map_or(v.to_string(), |x| format!("{x:.2}"));
+            let _ = write!(h, "<tr><td>{}</td><td>{}</td></tr>", esc(k), esc(&val));
+        }
+        h.push_str("</table>");
+        for svg in plots(e) {
+            h.push_str(&svg);
+        }
+        h.push_str("<h3>Emulator error on the paths used</h3><table><tr><th>path</th><th>TCP min RTT &minus; configured</th><th>lateness up p50/p99/max (µs)</th><th>down</th></tr>");
+        for p in &e.paths {
+            let l = |x: (f64, f64, f64)| format!("{:.0} / {:.0} / {:.0}", x.0, x.1, x.2);
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&p.path),
+                p.rtt_error_ms.map_or("-".into(), |v| format!("{v:+.2} ms")),
+                l(p.up_lateness_us),
+                l(p.down_lateness_us)
+            );
+        }
+        let _ = write!(h, "</table><h3>Details</h3><pre>{}</pre>", esc(&e.markdown));
+    }
+    h.push_str("</body></html>\n");
+    let tmp = opts.out.join("index.html.tmp");
+    std::fs::write(&tmp, h)?;
+    std::fs::rename(&tmp, opts.out.join("index.html"))
+}
