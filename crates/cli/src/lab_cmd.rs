@@ -83,6 +83,15 @@ pub fn run(a: LabArgs) -> i32 {
             );
             0
         }
+        // A Ctrl-C also reaches our children (same process group), so a
+        // step that failed after the signal was interrupted, not broken.
+        Err(_) if opts.cancel.load(std::sync::atomic::Ordering::Relaxed) => {
+            eprintln!(
+                "tcpwise: interrupted; finished experiments are in {}",
+                a.out.display()
+            );
+            130
+        }
         Err(LabError::Interrupted) => {
             eprintln!(
                 "tcpwise: interrupted; finished experiments are in {}",

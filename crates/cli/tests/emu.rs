@@ -542,3 +542,50 @@ fn pair_works_rootless_in_a_user_namespace() {
         stderr(&o)
     );
 }
+
+#[test]
+fn lab_interrupted_keeps_finished_results_and_leaves_nothing() {
+    if !netns_ok("lab_interrupt") {
+        return;
+    }
+    let dir = TempDir::new("lab");
+    let child = Command::new(BIN)
+        .args([
+            "lab",
+            "buffers",
+            "read-slow-start",
+            "--quick",
+            "--rtt",
+            "20ms",
+            "--rate",
+            "20mbit",
+            "--out",
+        ])
+        .arg(&dir.0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Wait until the first experiment's results are on disk, then Ctrl-C.
+    let results = dir.0.join("results.json");
+    let until = std::time::Instant::now() + Duration::from_secs(60);
+    while !results.exists() && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(results.exists(), "buffers finished");
+    std::thread::sleep(Duration::from_millis(1500));
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert_eq!(leftovers(pid), Vec::<String>::new());
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();
+    assert!(
+        v["experiments"]["buffers"]["summary"]["static_mbit"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert!(dir.0.join("report.md").exists() && dir.0.join("index.html").exists());
+}
