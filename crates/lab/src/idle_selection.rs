@@ -136,6 +136,16 @@ impl Experiment for IdleSelection {
             summary.insert("rate_mbit".into(), json!(rate_mbit));
             details.insert(format!("slow_start_after_idle_{ssai}"), json!(results));
         }
+        if !opts.quick {
+            sweep(
+                opts,
+                progress,
+                &mut summary,
+                &mut details,
+                &mut paths,
+                &mut md,
+            )?;
+        }
         let _ = writeln!(
             md,
             "Seed (Firefox 4 beta, 2011, 250 ms): FIFO 793 ms (three round trips), sort by burst 363 ms. Linux servers start at 10 segments, so a cold 25 KB object needs two round trips here.\n\n\
@@ -149,4 +159,112 @@ impl Experiment for IdleSelection {
             markdown: md,
         })
     }
+}
+
+/// Object sizes of the full run's sweep (25 KB is the main table).
+pub const SWEEP: [u64; 2] = [100_000, 400_000];
+const SWEEP_POLICIES: [&str; 3] = ["fifo", "max-burst", "kernel"];
+
+/// The full run's object-size sweep, server `tcp_slow_start_after_idle=0`.
+fn sweep(
+    opts: &LabOptions,
+    progress: &dyn Fn(&str),
+    summary: &mut serde_json::Map<String, serde_json::Value>,
+    details: &mut serde_json::Map<String, serde_json::Value>,
+    paths: &mut Vec<crate::PathError>,
+    md: &mut String,
+) -> Result<(), LabError> {
+    let runs = opts.runs.unwrap_or(5).min(5);
+    let sysctl = vec![(
+        "net.ipv4.tcp_slow_start_after_idle".to_string(),
+        "0".to_string(),
+    )];
+    let bed = Bed::start(
+        opts,
+        250_000_000,
+        8_000_000,
+        sysctl,
+        &["serve", "--bind", "198.18.0.2:8080"],
+        8080,
+    )?;
+    let base = url::Url::parse(&format!("http://{}:8080", bed.tb.peer_v4())).expect("valid");
+    progress(&format!(
+        "object-size sweep {SWEEP:?} B, {runs} runs x {} policies",
+        SWEEP_POLICIES.len()
+    ));
+    let ns = bed.tb.netns(Role::Client).expect("client");
+    let cancel = opts.cancel.clone();
+    let results: Result<Vec<(u64, IdleRun)>, LabError> = ns.run(|| {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(LabError::Io)?;
+        rt.block_on(async {
+            let mut v = Vec::new();
+            for size in SWEEP {
+                let mut scenario = Scenario::seed(base.clone());
+                scenario.target = size;
+                for _ in 0..runs {
+                    for p in SWEEP_POLICIES {
+                        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                            return Err(LabError::Interrupted);
+                        }
+                        let cfg = ClientConfig {
+                            policy: Policy::parse(p).expect("known"),
+                            ..ClientConfig::default()
+                        };
+                        let x = run_idle_selection(cfg, &scenario)
+                            .await
+                            .map_err(|e| LabError::Step(format!("sweep {size} {p}: {e}")))?;
+                        v.push((size, x));
+                        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                    }
+                }
+            }
+            Ok(v)
+        })
+    })?;
+    let results = results?;
+    let (rtt_ms, rate_mbit) = (bed.rtt_ms, bed.rate_mbit);
+    paths.push(bed.finish(None)?);
+    let _ = writeln!(
+        md,
+        "Object-size sweep (server `=0`, {runs} runs each), median load time in ms (round trips):\n"
+    );
+    let _ = writeln!(
+        md,
+        "| object | {} |\n|---|{}",
+        SWEEP_POLICIES.join(" | "),
+        "---|".repeat(SWEEP_POLICIES.len())
+    );
+    for size in SWEEP {
+        let ser_ms = (size as f64 / 1448.0).ceil() * 1500.0 * 8.0 / (rate_mbit * 1e3);
+        let mut row = format!("| {} KB |", size / 1000);
+        for p in SWEEP_POLICIES {
+            let v: Vec<f64> = results
+                .iter()
+                .filter(|(s, r)| *s == size && r.policy == p)
+                .map(|(_, r)| r.load_ms)
+                .collect();
+            let (med, _) = median_p90(&v);
+            let trips = ((med - ser_ms) / rtt_ms).round();
+            summary.insert(
+                format!("sweep_{}kb_{}_median_ms", size / 1000, p.replace('-', "_")),
+                json!(med),
+            );
+            let _ = write!(row, " {med:.0} ({trips:.0}) |");
+        }
+        let _ = writeln!(md, "{row}");
+    }
+    let _ = writeln!(md);
+    details.insert(
+        "size_sweep".into(),
+        json!(
+            results
+                .iter()
+                .map(|(s, r)| json!({ "size": s, "run": r }))
+                .collect::<Vec<_>>()
+        ),
+    );
+    Ok(())
 }
