@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tcpwise_tcp::{BufferPolicy, ReadSizer};
+use tcpwise_tcp::BufferPolicy;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
@@ -232,9 +232,4 @@ fn rand_token() -> u64 {
             .map_or(0, |d| d.as_nanos()),
     );
     h.finish()
-}
-
-#[allow(dead_code)]
-fn _assert_sizer_is_send(s: ReadSizer) -> impl Send {
-    s
 }
