@@ -100,6 +100,23 @@ impl Bed {
         Ok(String::from_utf8_lossy(&out.stdout).to_string())
     }
 
+    /// Runs the future `make` builds on a runtime whose one thread is inside
+    /// the client namespace, so every socket it opens belongs there.
+    pub fn in_client<T, F>(&self, make: impl FnOnce() -> F + Send) -> Result<T, LabError>
+    where
+        T: Send,
+        F: std::future::Future<Output = Result<T, LabError>>,
+    {
+        let ns = self.tb.netns(Role::Client).expect("pair has a client");
+        ns.run(|| {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(LabError::Io)?;
+            rt.block_on(make())
+        })?
+    }
+
     /// Stops everything and reports the emulator's error on this path.
     pub fn finish(mut self, min_rtt_ms: Option<f64>) -> Result<PathError, LabError> {
         let _ = self.server.kill();

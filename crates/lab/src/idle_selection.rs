@@ -6,7 +6,6 @@ use crate::common::{Bed, median_p90};
 use crate::{Experiment, ExperimentResult, LabError, LabOptions};
 use serde_json::json;
 use std::fmt::Write;
-use tcpwise_emu::Role;
 use tcpwise_http::ClientConfig;
 use tcpwise_http::scenario::{IdleRun, IdleSelection as Scenario, run_idle_selection};
 use tcpwise_pool::Policy;
@@ -57,36 +56,27 @@ impl Experiment for IdleSelection {
                 POLICIES.len(),
                 bed.desc
             ));
-            let ns = bed.tb.netns(Role::Client).expect("client");
             let cancel = opts.cancel.clone();
-            // The client runs in the client namespace: a runtime on a thread inside it.
-            let results: Result<Vec<IdleRun>, LabError> = ns.run(|| {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(LabError::Io)?;
-                rt.block_on(async {
-                    let mut v = Vec::new();
-                    for r in 0..runs {
-                        for p in POLICIES {
-                            if cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                                return Err(LabError::Interrupted);
-                            }
-                            let cfg = ClientConfig {
-                                policy: Policy::parse(p).expect("known"),
-                                ..ClientConfig::default()
-                            };
-                            let x = run_idle_selection(cfg, &scenario)
-                                .await
-                                .map_err(|e| LabError::Step(format!("run {r} {p}: {e}")))?;
-                            v.push(x);
-                            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            let results: Vec<IdleRun> = bed.in_client(|| async {
+                let mut v = Vec::new();
+                for r in 0..runs {
+                    for p in POLICIES {
+                        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                            return Err(LabError::Interrupted);
                         }
+                        let cfg = ClientConfig {
+                            policy: Policy::parse(p).expect("known"),
+                            ..ClientConfig::default()
+                        };
+                        let x = run_idle_selection(cfg, &scenario)
+                            .await
+                            .map_err(|e| LabError::Step(format!("run {r} {p}: {e}")))?;
+                        v.push(x);
+                        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
                     }
-                    Ok(v)
-                })
+                }
+                Ok::<_, LabError>(v)
             })?;
-            let results = results?;
             let (rtt_ms, rate_mbit) = (bed.rtt_ms, bed.rate_mbit);
             let min_rtt = results
                 .iter()
@@ -192,39 +182,31 @@ fn sweep(
         "object-size sweep {SWEEP:?} B, {runs} runs x {} policies",
         SWEEP_POLICIES.len()
     ));
-    let ns = bed.tb.netns(Role::Client).expect("client");
     let cancel = opts.cancel.clone();
-    let results: Result<Vec<(u64, IdleRun)>, LabError> = ns.run(|| {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(LabError::Io)?;
-        rt.block_on(async {
-            let mut v = Vec::new();
-            for size in SWEEP {
-                let mut scenario = Scenario::seed(base.clone());
-                scenario.target = size;
-                for _ in 0..runs {
-                    for p in SWEEP_POLICIES {
-                        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                            return Err(LabError::Interrupted);
-                        }
-                        let cfg = ClientConfig {
-                            policy: Policy::parse(p).expect("known"),
-                            ..ClientConfig::default()
-                        };
-                        let x = run_idle_selection(cfg, &scenario)
-                            .await
-                            .map_err(|e| LabError::Step(format!("sweep {size} {p}: {e}")))?;
-                        v.push((size, x));
-                        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let results: Vec<(u64, IdleRun)> = bed.in_client(|| async {
+        let mut v = Vec::new();
+        for size in SWEEP {
+            let mut scenario = Scenario::seed(base.clone());
+            scenario.target = size;
+            for _ in 0..runs {
+                for p in SWEEP_POLICIES {
+                    if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                        return Err(LabError::Interrupted);
                     }
+                    let cfg = ClientConfig {
+                        policy: Policy::parse(p).expect("known"),
+                        ..ClientConfig::default()
+                    };
+                    let x = run_idle_selection(cfg, &scenario)
+                        .await
+                        .map_err(|e| LabError::Step(format!("sweep {size} {p}: {e}")))?;
+                    v.push((size, x));
+                    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
                 }
             }
-            Ok(v)
-        })
+        }
+        Ok::<_, LabError>(v)
     })?;
-    let results = results?;
     let (rtt_ms, rate_mbit) = (bed.rtt_ms, bed.rate_mbit);
     paths.push(bed.finish(None)?);
     let _ = writeln!(

@@ -13,7 +13,6 @@ use crate::{Experiment, ExperimentResult, LabError, LabOptions};
 use serde::Serialize;
 use serde_json::json;
 use std::fmt::Write;
-use tcpwise_emu::Role;
 use tcpwise_http::{Client, ClientConfig, Request};
 use tcpwise_pool::{Limits, Policy};
 use tcpwise_tcp::ReadSizer;
@@ -133,51 +132,44 @@ impl Experiment for ReadSlowStart {
             let base = format!("http://{}:8080", bed.tb.peer_v4());
             let rtt_ms = bed.rtt_ms;
             let cancel = opts.cancel.clone();
-            let ns = bed.tb.netns(Role::Client).expect("client");
-            let got: Result<Vec<Trial>, LabError> = ns.run(|| {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(LabError::Io)?;
-                rt.block_on(async {
-                    let mut out = Vec::new();
-                    for (on, size) in plan {
-                        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                            return Err(LabError::Interrupted);
-                        }
-                        let sizer = if on {
-                            ReadSizer::slow_start(32 * 1024)
-                        } else {
-                            ReadSizer::fixed(32 * 1024)
-                        };
-                        // A fresh client: every trial is a new connection.
-                        let client = Client::new(ClientConfig {
-                            policy: Policy::Lifo,
-                            limits: Limits {
-                                max_idle: 0,
-                                ..Limits::default()
-                            },
-                            read_sizing: sizer,
-                            ..ClientConfig::default()
-                        });
-                        let url = url::Url::parse(&format!("{base}/bytes/{size}")).expect("valid");
-                        let r = client
-                            .request(&Request::get(url), |_| Ok(()))
-                            .await
-                            .map_err(|e| LabError::Step(e.to_string()))?;
-                        out.push(Trial {
-                            arm: if on { "on" } else { "off" },
-                            rtt_ms,
-                            size,
-                            ttfb_ms: r.timings.first_byte_ms,
-                            total_ms: r.timings.body_done_ms,
-                            max_read: r.conn.max_read,
-                        });
+            let got: Vec<Trial> = bed.in_client(|| async {
+                let mut out = Vec::new();
+                for (on, size) in plan {
+                    if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                        return Err(LabError::Interrupted);
                     }
-                    Ok(out)
-                })
+                    let sizer = if on {
+                        ReadSizer::slow_start(32 * 1024)
+                    } else {
+                        ReadSizer::fixed(32 * 1024)
+                    };
+                    // A fresh client: every trial is a new connection.
+                    let client = Client::new(ClientConfig {
+                        policy: Policy::Lifo,
+                        limits: Limits {
+                            max_idle: 0,
+                            ..Limits::default()
+                        },
+                        read_sizing: sizer,
+                        ..ClientConfig::default()
+                    });
+                    let url = url::Url::parse(&format!("{base}/bytes/{size}")).expect("valid");
+                    let r = client
+                        .request(&Request::get(url), |_| Ok(()))
+                        .await
+                        .map_err(|e| LabError::Step(e.to_string()))?;
+                    out.push(Trial {
+                        arm: if on { "on" } else { "off" },
+                        rtt_ms,
+                        size,
+                        ttfb_ms: r.timings.first_byte_ms,
+                        total_ms: r.timings.body_done_ms,
+                        max_read: r.conn.max_read,
+                    });
+                }
+                Ok::<_, LabError>(out)
             })?;
-            trials.extend(got?);
+            trials.extend(got);
             paths.push(bed.finish(None)?);
         }
         let arm = |a: &str, f: fn(&Trial) -> f64| {
