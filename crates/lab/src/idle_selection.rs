@@ -57,26 +57,8 @@ impl Experiment for IdleSelection {
                 bed.desc
             ));
             let cancel = opts.cancel.clone();
-            let results: Vec<IdleRun> = bed.in_client(|| async {
-                let mut v = Vec::new();
-                for r in 0..runs {
-                    for p in POLICIES {
-                        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                            return Err(LabError::Interrupted);
-                        }
-                        let cfg = ClientConfig {
-                            policy: Policy::parse(p).expect("known"),
-                            ..ClientConfig::default()
-                        };
-                        let x = run_idle_selection(cfg, &scenario)
-                            .await
-                            .map_err(|e| LabError::Step(format!("run {r} {p}: {e}")))?;
-                        v.push(x);
-                        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-                    }
-                }
-                Ok::<_, LabError>(v)
-            })?;
+            let results: Vec<IdleRun> =
+                bed.in_client(|| rounds(&scenario, runs, &POLICIES, &cancel))?;
             let (rtt_ms, rate_mbit) = (bed.rtt_ms, bed.rate_mbit);
             let min_rtt = results
                 .iter()
@@ -188,22 +170,8 @@ fn sweep(
         for size in SWEEP {
             let mut scenario = Scenario::seed(base.clone());
             scenario.target = size;
-            for _ in 0..runs {
-                for p in SWEEP_POLICIES {
-                    if cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                        return Err(LabError::Interrupted);
-                    }
-                    let cfg = ClientConfig {
-                        policy: Policy::parse(p).expect("known"),
-                        ..ClientConfig::default()
-                    };
-                    let x = run_idle_selection(cfg, &scenario)
-                        .await
-                        .map_err(|e| LabError::Step(format!("sweep {size} {p}: {e}")))?;
-                    v.push((size, x));
-                    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-                }
-            }
+            let got = rounds(&scenario, runs, &SWEEP_POLICIES, &cancel).await?;
+            v.extend(got.into_iter().map(|x| (size, x)));
         }
         Ok::<_, LabError>(v)
     })?;
@@ -249,4 +217,32 @@ fn sweep(
         ),
     );
     Ok(())
+}
+
+/// `runs` rounds of the scenario, each round trying every policy in turn
+/// (interleaved, so drift in the machine hits them alike).
+async fn rounds(
+    scenario: &Scenario,
+    runs: usize,
+    policies: &[&str],
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Result<Vec<IdleRun>, LabError> {
+    let mut v = Vec::new();
+    for r in 0..runs {
+        for p in policies {
+            if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(LabError::Interrupted);
+            }
+            let cfg = ClientConfig {
+                policy: Policy::parse(p).expect("known"),
+                ..ClientConfig::default()
+            };
+            let x = run_idle_selection(cfg, scenario)
+                .await
+                .map_err(|e| LabError::Step(format!("run {r} {p}, {} B: {e}", scenario.target)))?;
+            v.push(x);
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    }
+    Ok(v)
 }
