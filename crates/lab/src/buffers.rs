@@ -3,7 +3,7 @@
 //! Both with `tcpwise perf` (our binary) on real kernel TCP.
 
 use crate::common::Bed;
-use crate::{Experiment, ExperimentResult, LabError, LabOptions};
+use crate::{Experiment, ExperimentResult, LabError, LabOptions, Progress};
 use serde_json::{Value, json};
 use std::fmt::Write;
 
@@ -20,9 +20,10 @@ impl Experiment for Buffers {
     fn run(
         &self,
         opts: &LabOptions,
-        progress: &dyn Fn(&str),
+        progress: &dyn Progress,
     ) -> Result<ExperimentResult, LabError> {
         let secs = if opts.quick { "5" } else { "10" };
+        let id = progress.step("buffers: starting the 177 ms / 151 Mbit/s path", 0);
         let bed = Bed::start(
             opts,
             177_000_000,
@@ -33,8 +34,13 @@ impl Experiment for Buffers {
         )?;
         let peer = bed.tb.peer_v4().to_string();
         let rate = format!("{}bit", (bed.rate_mbit * 1e6) as u64);
-        let run = |extra: &[&str]| -> Result<Value, LabError> {
+        progress.done(id, &format!("buffers: path {}", bed.desc));
+        let run = |what: &str, extra: &[&str]| -> Result<Value, LabError> {
             opts.check()?;
+            let id = progress.step(
+                &format!("buffers: {what}, {secs} s download"),
+                2 + secs.parse::<u64>().unwrap_or(0),
+            );
             let mut args = vec![
                 "perf",
                 "client",
@@ -47,17 +53,35 @@ impl Experiment for Buffers {
                 "--json",
             ];
             args.extend_from_slice(extra);
-            let out = bed.client(opts, &args)?;
-            serde_json::from_str(&out)
-                .map_err(|e| LabError::Step(format!("tcpwise perf printed no JSON: {e}")))
+            // The client is one process; tick the bar once a second while it runs.
+            let running = std::sync::atomic::AtomicBool::new(true);
+            let out = std::thread::scope(|s| {
+                s.spawn(|| {
+                    while running.load(std::sync::atomic::Ordering::Relaxed) {
+                        std::thread::sleep(std::time::Duration::from_secs(1));
+                        progress.inc(id, 1);
+                    }
+                });
+                let out = bed.client(opts, &args);
+                running.store(false, std::sync::atomic::Ordering::Relaxed);
+                out
+            })?;
+            let v: Value = serde_json::from_str(&out)
+                .map_err(|e| LabError::Step(format!("tcpwise perf printed no JSON: {e}")))?;
+            progress.done(
+                id,
+                &format!(
+                    "buffers: {what}: {:.2} Mbit/s",
+                    v["summary"]["goodput_mbit"].as_f64().unwrap_or(f64::NAN)
+                ),
+            );
+            Ok(v)
         };
-        progress(&format!(
-            "static {SEED_BUFFER}-byte receive buffer, {secs} s on {}",
-            bed.desc
-        ));
-        let stat = run(&["--rcvbuf", SEED_BUFFER])?;
-        progress(&format!("autotuned, {secs} s"));
-        let auto = run(&[])?;
+        let stat = run(
+            &format!("static {SEED_BUFFER}-byte receive buffer"),
+            &["--rcvbuf", SEED_BUFFER],
+        )?;
+        let auto = run("autotuned receive buffer", &[])?;
         let ceiling = bed.rate_mbit * 1448.0 / 1500.0;
         let min_rtt = auto["summary"]["min_rtt_ms"].as_f64();
         let (rtt_ms, rate_mbit) = (bed.rtt_ms, bed.rate_mbit);
@@ -131,6 +155,17 @@ impl Experiment for Buffers {
             summary,
             details: json!({ "static": stat, "auto": auto }),
             paths: vec![path],
+            headline: crate::Headline {
+                seed: "278,775-byte static buffer: 11.3 Mbit/s avg (12.6 max); autotuned 126 avg, 151 max, on 151 Mbit/s / 177 ms".into(),
+                ours: format!(
+                    "static {:.1} Mbit/s (predicted cap {:.1}); autotuned {:.1} Mbit/s = {:.0} % of the {:.1} ceiling ({secs} s)",
+                    f(&stat, "goodput_mbit"),
+                    f(&stat, "predicted_cap_mbit"),
+                    f(&auto, "goodput_mbit"),
+                    100.0 * f(&auto, "goodput_mbit") / ceiling,
+                    ceiling
+                ),
+            },
             markdown: md,
         })
     }

@@ -188,45 +188,49 @@ fn plots(e: &ExperimentResult) -> Vec<String> {
     }
 }
 
-/// Writes `index.html`.
+/// Markdown (with tables) to HTML.
+fn render(md: &str) -> String {
+    let parser = pulldown_cmark::Parser::new_ext(md, pulldown_cmark::Options::ENABLE_TABLES);
+    let mut out = String::new();
+    pulldown_cmark::html::push_html(&mut out, parser);
+    out
+}
+
+/// Writes `index.html`: the same text as report.md, rendered, with each
+/// experiment's plots under its heading and every named figure folded away
+/// at the end of its section.
 pub fn write(opts: &LabOptions, done: &[ExperimentResult], header: &str) -> std::io::Result<()> {
     let mut h = String::new();
     let _ = write!(
         h,
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>tcpwise lab report</title>\
-         <style>body{{font-family:sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#222}}\
-         table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}\
-         pre{{background:#f6f6f6;padding:1em;white-space:pre-wrap;font-size:12px}}h2{{border-bottom:2px solid #36c;padding-bottom:4px;margin-top:2em}}</style></head><body>\
-         <h1>tcpwise lab report</h1><p>{}</p>",
-        esc(header)
+         <style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222;line-height:1.4}}\
+         table{{border-collapse:collapse;margin:1em 0;font-size:14px}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}}\
+         th{{background:#eef2f8}}tr:nth-child(even) td{{background:#fafafa}}code{{background:#f2f2f2;padding:0 3px}}\
+         h2{{border-bottom:2px solid #36c;padding-bottom:4px;margin-top:2.5em}}svg{{max-width:100%;height:auto}}\
+         details{{margin:1em 0}}summary{{cursor:pointer;color:#36c}}</style></head><body>\
+         <h1>tcpwise lab report</h1><p>{}</p>{}",
+        esc(header),
+        render(&crate::report::glance(done))
     );
     for e in done {
-        let _ = write!(
-            h,
-            "<h2>{}</h2><table><tr><th>figure</th><th>value</th></tr>",
-            esc(&e.name)
-        );
+        let body = render(&crate::report::section(e));
+        // Anchor for the first table's links; plots go under the heading.
+        let (head, rest) = match body.find("</h2>") {
+            Some(i) => body.split_at(i + "</h2>".len()),
+            None => ("", body.as_str()),
+        };
+        let _ = write!(h, "<section id=\"{}\">{head}", esc(&e.name));
+        for svg in plots(e) {
+            h.push_str(&svg);
+        }
+        h.push_str(rest);
+        h.push_str("<details><summary>Every named figure (results.json <code>summary</code>)</summary><table><tr><th>figure</th><th>value</th></tr>");
         for (k, v) in &e.summary {
             let val = v.as_f64().map_or(v.to_string(), |x| format!("{x:.2}"));
             let _ = write!(h, "<tr><td>{}</td><td>{}</td></tr>", esc(k), esc(&val));
         }
-        h.push_str("</table>");
-        for svg in plots(e) {
-            h.push_str(&svg);
-        }
-        h.push_str("<h3>Emulator error on the paths used</h3><table><tr><th>path</th><th>TCP min RTT &minus; configured</th><th>lateness up p50/p99/max (µs)</th><th>down</th></tr>");
-        for p in &e.paths {
-            let l = |x: (f64, f64, f64)| format!("{:.0} / {:.0} / {:.0}", x.0, x.1, x.2);
-            let _ = write!(
-                h,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&p.path),
-                p.rtt_error_ms.map_or("-".into(), |v| format!("{v:+.2} ms")),
-                l(p.up_lateness_us),
-                l(p.down_lateness_us)
-            );
-        }
-        let _ = write!(h, "</table><h3>Details</h3><pre>{}</pre>", esc(&e.markdown));
+        h.push_str("</table></details></section>");
     }
     h.push_str("</body></html>\n");
     let tmp = opts.out.join("index.html.tmp");

@@ -3,7 +3,7 @@
 //! each pool policy; servers with `tcp_slow_start_after_idle=0`, then `=1`.
 
 use crate::common::{Bed, median_p90};
-use crate::{Experiment, ExperimentResult, LabError, LabOptions};
+use crate::{Experiment, ExperimentResult, LabError, LabOptions, Progress};
 use serde_json::json;
 use std::fmt::Write;
 use tcpwise_http::ClientConfig;
@@ -15,17 +15,47 @@ pub struct IdleSelection;
 
 const POLICIES: [&str; 5] = ["fifo", "lifo", "max-burst", "warmest", "kernel"];
 
+/// What one testbed of the experiment produced.
+struct Part {
+    summary: serde_json::Map<String, serde_json::Value>,
+    details: serde_json::Map<String, serde_json::Value>,
+    path: crate::PathError,
+    md: String,
+}
+
 impl Experiment for IdleSelection {
     fn name(&self) -> &'static str {
         "idle-selection"
     }
 
+    /// The `=0` and `=1` testbeds (and the full run's size sweep) run at
+    /// once: each is its own pair of namespaces and its own forwarders, and
+    /// at 8 Mbit/s they use a few percent of a CPU, so they do not disturb
+    /// each other; every path's forwarder lateness is in the report to show
+    /// it. Sequentially the experiment takes twice as long.
     fn run(
         &self,
         opts: &LabOptions,
-        progress: &dyn Fn(&str),
+        progress: &dyn Progress,
     ) -> Result<ExperimentResult, LabError> {
         let runs = opts.runs.unwrap_or(if opts.quick { 3 } else { 10 });
+        let parts: Vec<Result<Part, LabError>> = std::thread::scope(|s| {
+            let mut handles = vec![
+                s.spawn(|| main_table(opts, progress, "0", runs)),
+                s.spawn(|| main_table(opts, progress, "1", runs)),
+            ];
+            if !opts.quick {
+                handles.push(s.spawn(|| sweep(opts, progress)));
+            }
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(LabError::Step("an idle-selection thread panicked".into()))
+                    })
+                })
+                .collect()
+        });
         let mut summary = serde_json::Map::new();
         let mut details = serde_json::Map::new();
         let mut paths = Vec::new();
@@ -34,97 +64,40 @@ impl Experiment for IdleSelection {
             md,
             "## idle-selection (Firefox: reuse the connection that moved the largest burst)\n"
         );
-        for ssai in ["0", "1"] {
-            opts.check()?;
-            let sysctl = vec![(
-                "net.ipv4.tcp_slow_start_after_idle".to_string(),
-                ssai.to_string(),
-            )];
-            let bed = Bed::start(
-                opts,
-                250_000_000,
-                8_000_000,
-                sysctl,
-                &["serve", "--bind", "198.18.0.2:8080"],
-                8080,
-            )?;
-            let base =
-                url::Url::parse(&format!("http://{}:8080", bed.tb.peer_v4())).expect("valid");
-            let scenario = Scenario::seed(base);
-            progress(&format!(
-                "{runs} runs x {} policies on {}",
-                POLICIES.len(),
-                bed.desc
-            ));
-            let cancel = opts.cancel.clone();
-            let results: Vec<IdleRun> =
-                bed.in_client(|| rounds(&scenario, runs, &POLICIES, &cancel))?;
-            let (rtt_ms, rate_mbit) = (bed.rtt_ms, bed.rate_mbit);
-            let min_rtt = results
-                .iter()
-                .filter_map(|r| r.rtt_ms)
-                .fold(f64::INFINITY, f64::min);
-            paths.push(bed.finish(min_rtt.is_finite().then_some(min_rtt))?);
-            // One RTT plus serialising the object's packets.
-            let ser_ms =
-                (scenario.target as f64 / 1448.0).ceil() * 1500.0 * 8.0 / (rate_mbit * 1e3);
-            let one_rt = rtt_ms + ser_ms;
-            let _ = writeln!(
-                md,
-                "Server `tcp_slow_start_after_idle={ssai}`, {runs} runs per policy; one round trip plus serialisation = {one_rt:.0} ms.\n"
-            );
-            let _ = writeln!(
-                md,
-                "| policy | median ms | p90 ms | round trips | connection it chose (typical) |\n|---|---|---|---|---|"
-            );
-            for p in POLICIES {
-                let v: Vec<f64> = results
-                    .iter()
-                    .filter(|r| r.policy == p)
-                    .map(|r| r.load_ms)
-                    .collect();
-                let (med, p90) = median_p90(&v);
-                let trips = ((med - ser_ms) / rtt_ms).round();
-                let burst = results
-                    .iter()
-                    .find(|r| r.policy == p)
-                    .map_or(0, |r| r.chosen_burst);
-                let key = p.replace('-', "_");
-                let prefix = if ssai == "0" {
-                    String::new()
-                } else {
-                    "restart_".to_string()
-                };
-                summary.insert(format!("{prefix}{key}_median_ms"), json!(med));
-                summary.insert(format!("{prefix}{key}_p90_ms"), json!(p90));
-                summary.insert(format!("{prefix}{key}_round_trips"), json!(trips));
-                let _ = writeln!(
-                    md,
-                    "| {p} | {med:.1} | {p90:.1} | {trips:.0} | largest burst {burst} B |"
-                );
-            }
-            let _ = writeln!(md);
-            summary.insert("rtt_ms".into(), json!(rtt_ms));
-            summary.insert("rate_mbit".into(), json!(rate_mbit));
-            details.insert(format!("slow_start_after_idle_{ssai}"), json!(results));
-        }
-        if !opts.quick {
-            sweep(
-                opts,
-                progress,
-                &mut summary,
-                &mut details,
-                &mut paths,
-                &mut md,
-            )?;
+        for part in parts {
+            let part = part?;
+            summary.extend(part.summary);
+            details.extend(part.details);
+            paths.push(part.path);
+            md.push_str(&part.md);
         }
         let _ = writeln!(
             md,
             "Seed (Firefox 4 beta, 2011, 250 ms): FIFO 793 ms (three round trips), sort by burst 363 ms. Linux servers start at 10 segments, so a cold 25 KB object needs two round trips here.\n\n\
              With `=1` nothing changes on this testbed: Linux skips the idle restart for congestion controls with their own cong_control (BBR, inherited from the host), and for Reno/CUBIC `tcp_cwnd_restart()` halves the window once per RTO of idle rather than resetting it; after 1 s (RTO about 750 ms) that is one halving, and the warm connection still carries 25 KB in one round trip."
         );
+        let g = |k: &str| {
+            summary
+                .get(k)
+                .and_then(serde_json::Value::as_f64)
+                .unwrap_or(f64::NAN)
+        };
+        let headline = crate::Headline {
+            seed:
+                "25 KB on an idle connection, 250 ms RTT: FIFO 793 ms, largest burst first 363 ms"
+                    .into(),
+            ours: format!(
+                "fifo {:.0} ms, max-burst {:.0} ms, kernel {:.0} ms (server ssai=0, median of {runs}); ssai=1: fifo {:.0}, max-burst {:.0}",
+                g("fifo_median_ms"),
+                g("max_burst_median_ms"),
+                g("kernel_median_ms"),
+                g("restart_fifo_median_ms"),
+                g("restart_max_burst_median_ms")
+            ),
+        };
         Ok(ExperimentResult {
             name: "idle-selection".into(),
+            headline,
             summary,
             details: serde_json::Value::Object(details),
             paths,
@@ -133,50 +106,140 @@ impl Experiment for IdleSelection {
     }
 }
 
-/// Object sizes of the full run's sweep (25 KB is the main table).
-pub const SWEEP: [u64; 2] = [100_000, 400_000];
-const SWEEP_POLICIES: [&str; 3] = ["fifo", "max-burst", "kernel"];
-
-/// The full run's object-size sweep, server `tcp_slow_start_after_idle=0`.
-fn sweep(
-    opts: &LabOptions,
-    progress: &dyn Fn(&str),
-    summary: &mut serde_json::Map<String, serde_json::Value>,
-    details: &mut serde_json::Map<String, serde_json::Value>,
-    paths: &mut Vec<crate::PathError>,
-    md: &mut String,
-) -> Result<(), LabError> {
-    let runs = opts.runs.unwrap_or(5).min(5);
+/// A 250 ms / 8 Mbit/s testbed whose server runs `tcpwise serve` with
+/// `tcp_slow_start_after_idle=ssai`.
+fn idle_bed(opts: &LabOptions, ssai: &str) -> Result<Bed, LabError> {
     let sysctl = vec![(
         "net.ipv4.tcp_slow_start_after_idle".to_string(),
-        "0".to_string(),
+        ssai.to_string(),
     )];
-    let bed = Bed::start(
+    Bed::start(
         opts,
         250_000_000,
         8_000_000,
         sysctl,
         &["serve", "--bind", "198.18.0.2:8080"],
         8080,
-    )?;
+    )
+}
+
+/// The smallest RTT TCP measured over `runs`, if any.
+fn min_rtt<'a>(runs: impl Iterator<Item = &'a IdleRun>) -> Option<f64> {
+    let m = runs.filter_map(|r| r.rtt_ms).fold(f64::INFINITY, f64::min);
+    m.is_finite().then_some(m)
+}
+
+/// The seed's table: every policy, `runs` times, server `=ssai`.
+fn main_table(
+    opts: &LabOptions,
+    progress: &dyn Progress,
+    ssai: &str,
+    runs: usize,
+) -> Result<Part, LabError> {
+    opts.check()?;
+    let bed = idle_bed(opts, ssai)?;
     let base = url::Url::parse(&format!("http://{}:8080", bed.tb.peer_v4())).expect("valid");
-    progress(&format!(
-        "object-size sweep {SWEEP:?} B, {runs} runs x {} policies",
-        SWEEP_POLICIES.len()
-    ));
+    let scenario = Scenario::seed(base);
+    let id = progress.step(
+        &format!(
+            "idle-selection: tcp_slow_start_after_idle={ssai}, {runs} runs x {} policies",
+            POLICIES.len()
+        ),
+        (runs * POLICIES.len()) as u64,
+    );
     let cancel = opts.cancel.clone();
+    let results: Vec<IdleRun> =
+        bed.in_client(|| rounds(&scenario, runs, &POLICIES, &cancel, progress, id))?;
+    let (rtt_ms, rate_mbit) = (bed.rtt_ms, bed.rate_mbit);
+    let path = bed.finish(min_rtt(results.iter()))?;
+    let mut summary = serde_json::Map::new();
+    let mut md = String::new();
+    // One RTT plus serialising the object's packets.
+    let ser_ms = (scenario.target as f64 / 1448.0).ceil() * 1500.0 * 8.0 / (rate_mbit * 1e3);
+    let one_rt = rtt_ms + ser_ms;
+    let _ = writeln!(
+        md,
+        "Server `tcp_slow_start_after_idle={ssai}`, {runs} runs per policy; one round trip plus serialisation = {one_rt:.0} ms.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| policy | median ms | p90 ms | round trips | connection it chose (typical) |\n|---|---|---|---|---|"
+    );
+    let prefix = if ssai == "0" { "" } else { "restart_" };
+    let mut line = Vec::new();
+    for p in POLICIES {
+        let v: Vec<f64> = results
+            .iter()
+            .filter(|r| r.policy == p)
+            .map(|r| r.load_ms)
+            .collect();
+        let (med, p90) = median_p90(&v);
+        let trips = ((med - ser_ms) / rtt_ms).round();
+        let burst = results
+            .iter()
+            .find(|r| r.policy == p)
+            .map_or(0, |r| r.chosen_burst);
+        let key = p.replace('-', "_");
+        summary.insert(format!("{prefix}{key}_median_ms"), json!(med));
+        summary.insert(format!("{prefix}{key}_p90_ms"), json!(p90));
+        summary.insert(format!("{prefix}{key}_round_trips"), json!(trips));
+        let _ = writeln!(
+            md,
+            "| {p} | {med:.1} | {p90:.1} | {trips:.0} | largest burst {burst} B |"
+        );
+        line.push(format!("{p} {med:.0}"));
+    }
+    let _ = writeln!(md);
+    summary.insert("rtt_ms".into(), json!(rtt_ms));
+    summary.insert("rate_mbit".into(), json!(rate_mbit));
+    progress.done(
+        id,
+        &format!("idle-selection: ={ssai}: median ms {}", line.join(", ")),
+    );
+    let mut details = serde_json::Map::new();
+    details.insert(format!("slow_start_after_idle_{ssai}"), json!(results));
+    Ok(Part {
+        summary,
+        details,
+        path,
+        md,
+    })
+}
+
+/// Object sizes of the full run's sweep (25 KB is the main table).
+pub const SWEEP: [u64; 2] = [100_000, 400_000];
+const SWEEP_POLICIES: [&str; 3] = ["fifo", "max-burst", "kernel"];
+
+/// The full run's object-size sweep, server `tcp_slow_start_after_idle=0`.
+fn sweep(opts: &LabOptions, progress: &dyn Progress) -> Result<Part, LabError> {
+    opts.check()?;
+    let runs = opts.runs.unwrap_or(5).min(5);
+    let bed = idle_bed(opts, "0")?;
+    let base = url::Url::parse(&format!("http://{}:8080", bed.tb.peer_v4())).expect("valid");
+    let id = progress.step(
+        &format!(
+            "idle-selection: object sizes 100 KB, 400 KB, {runs} runs x {} policies",
+            SWEEP_POLICIES.len()
+        ),
+        (SWEEP.len() * runs * SWEEP_POLICIES.len()) as u64,
+    );
+    let cancel = opts.cancel.clone();
+    let mut summary = serde_json::Map::new();
+    let mut details = serde_json::Map::new();
+    let mut md = String::new();
+    let md = &mut md;
     let results: Vec<(u64, IdleRun)> = bed.in_client(|| async {
         let mut v = Vec::new();
         for size in SWEEP {
             let mut scenario = Scenario::seed(base.clone());
             scenario.target = size;
-            let got = rounds(&scenario, runs, &SWEEP_POLICIES, &cancel).await?;
+            let got = rounds(&scenario, runs, &SWEEP_POLICIES, &cancel, progress, id).await?;
             v.extend(got.into_iter().map(|x| (size, x)));
         }
         Ok::<_, LabError>(v)
     })?;
     let (rtt_ms, rate_mbit) = (bed.rtt_ms, bed.rate_mbit);
-    paths.push(bed.finish(None)?);
+    let path = bed.finish(min_rtt(results.iter().map(|(_, r)| r)))?;
     let _ = writeln!(
         md,
         "Object-size sweep (server `=0`, {runs} runs each), median load time in ms (round trips):\n"
@@ -207,6 +270,7 @@ fn sweep(
         let _ = writeln!(md, "{row}");
     }
     let _ = writeln!(md);
+    progress.done(id, "idle-selection: object-size sweep done");
     details.insert(
         "size_sweep".into(),
         json!(
@@ -216,7 +280,13 @@ fn sweep(
                 .collect::<Vec<_>>()
         ),
     );
-    Ok(())
+    let md = std::mem::take(md);
+    Ok(Part {
+        summary,
+        details,
+        path,
+        md,
+    })
 }
 
 /// `runs` rounds of the scenario, each round trying every policy in turn
@@ -226,6 +296,8 @@ async fn rounds(
     runs: usize,
     policies: &[&str],
     cancel: &std::sync::atomic::AtomicBool,
+    progress: &dyn Progress,
+    id: usize,
 ) -> Result<Vec<IdleRun>, LabError> {
     let mut v = Vec::new();
     for r in 0..runs {
@@ -241,6 +313,7 @@ async fn rounds(
                 .await
                 .map_err(|e| LabError::Step(format!("run {r} {p}, {} B: {e}", scenario.target)))?;
             v.push(x);
+            progress.inc(id, 1);
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         }
     }

@@ -85,6 +85,15 @@ pub struct PathError {
     pub down_lateness_us: (f64, f64, f64),
 }
 
+/// The seed's figure beside ours.
+#[derive(Debug, Clone, Serialize)]
+pub struct Headline {
+    /// What the field report measured.
+    pub seed: String,
+    /// What this run measured.
+    pub ours: String,
+}
+
 /// One experiment's results.
 #[derive(Debug, Clone, Serialize)]
 pub struct ExperimentResult {
@@ -96,17 +105,34 @@ pub struct ExperimentResult {
     pub details: serde_json::Value,
     /// The emulator's error on each path used.
     pub paths: Vec<PathError>,
+    /// One line each, for the report's first table: what the seed reported
+    /// and what this run measured.
+    pub headline: Headline,
     /// The experiment's section of report.md.
     #[serde(skip)]
     pub markdown: String,
+}
+
+/// Where an experiment reports how far it got. The command line draws
+/// progress bars on a terminal and prints plain lines otherwise; the lab
+/// only says what it is doing and how many units (runs, trials, seconds)
+/// are done. Steps of one experiment may run at once, on several threads.
+pub trait Progress: Sync {
+    /// A new step of `total` units (0: unknown), described by `msg`;
+    /// returns its id for [`Progress::inc`].
+    fn step(&self, msg: &str, total: u64) -> usize;
+    /// `n` more units of step `id` done.
+    fn inc(&self, id: usize, n: u64);
+    /// Step `id` ended; `msg` says what it found.
+    fn done(&self, id: usize, msg: &str);
 }
 
 /// An experiment.
 pub trait Experiment {
     /// Its name on the command line.
     fn name(&self) -> &'static str;
-    /// Runs it; `progress` gets one line per step.
-    fn run(&self, opts: &LabOptions, progress: &dyn Fn(&str))
+    /// Runs it, reporting its steps to `progress`.
+    fn run(&self, opts: &LabOptions, progress: &dyn Progress)
     -> Result<ExperimentResult, LabError>;
 }
 
@@ -123,7 +149,7 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
 pub fn run(
     opts: &LabOptions,
     names: &[String],
-    progress: &dyn Fn(&str),
+    progress: &dyn Progress,
 ) -> Result<Vec<ExperimentResult>, LabError> {
     let chosen: Vec<Box<dyn Experiment>> = if names.is_empty() {
         all()
@@ -147,8 +173,7 @@ pub fn run(
     let mut done = Vec::new();
     for e in chosen {
         opts.check()?;
-        progress(&format!("{}: starting", e.name()));
-        let r = e.run(opts, &|s| progress(&format!("{}: {s}", e.name())))?;
+        let r = e.run(opts, progress)?;
         done.push(r);
         report::write(opts, &done)?;
     }

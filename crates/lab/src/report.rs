@@ -51,27 +51,48 @@ pub fn write(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Result<()
     );
     crate::html::write(opts, done, &header)?;
     let mut md = String::new();
-    let _ = writeln!(md, "# tcpwise lab report\n\n{header}\n");
+    let _ = writeln!(md, "# tcpwise lab report\n\n{header}\n\n{}", glance(done));
     for e in done {
-        md.push_str(&e.markdown);
-        let _ = writeln!(
-            md,
-            "\nEmulator error on the paths used:\n\n| path | TCP min RTT - configured | lateness up p50/p99/max µs | down |\n|---|---|---|---|"
-        );
-        for p in &e.paths {
-            let l = |x: (f64, f64, f64)| format!("{:.0} / {:.0} / {:.0}", x.0, x.1, x.2);
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} | {} |",
-                p.path,
-                p.rtt_error_ms.map_or("-".into(), |v| format!("{v:+.2} ms")),
-                l(p.up_lateness_us),
-                l(p.down_lateness_us)
-            );
-        }
-        md.push('\n');
+        md.push_str(&section(e));
     }
     let tmp = opts.out.join("report.md.tmp");
     std::fs::write(&tmp, md)?;
     std::fs::rename(&tmp, opts.out.join("report.md"))
+}
+
+/// The first table: each experiment's seed figure beside ours.
+pub fn glance(done: &[ExperimentResult]) -> String {
+    let mut md =
+        String::from("| experiment | the seed reported | this run measured |\n|---|---|---|\n");
+    for e in done {
+        let _ = writeln!(
+            md,
+            "| [{}](#{}) | {} | {} |",
+            e.name, e.name, e.headline.seed, e.headline.ours
+        );
+    }
+    md
+}
+
+/// One experiment's section: its text and tables, then the emulator's
+/// error on each path it used.
+pub fn section(e: &ExperimentResult) -> String {
+    let mut md = e.markdown.clone();
+    let _ = writeln!(
+        md,
+        "\nEmulator error on the paths used (smallest RTT TCP measured minus the configured RTT; how late the forwarders released packets):\n\n| path | TCP min RTT - configured | lateness up p50 / p99 / max µs | down |\n|---|---|---|---|"
+    );
+    for p in &e.paths {
+        let l = |x: (f64, f64, f64)| format!("{:.0} / {:.0} / {:.0}", x.0, x.1, x.2);
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} |",
+            p.path,
+            p.rtt_error_ms.map_or("-".into(), |v| format!("{v:+.2} ms")),
+            l(p.up_lateness_us),
+            l(p.down_lateness_us)
+        );
+    }
+    md.push('\n');
+    md
 }
