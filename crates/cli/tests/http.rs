@@ -352,3 +352,53 @@ fn get_with_a_pinned_rcvbuf_gets_the_buffer_diagnosis_on_an_emulated_path() {
         "{warnings:?}"
     );
 }
+
+#[test]
+fn serve_finishes_responses_in_flight_on_sigterm_then_exits_zero() {
+    if !tool_ok("serve_sigterm", "curl") {
+        return;
+    }
+    let (mut server, base) = serve(&[]);
+    // A response the server is still preparing (1.5 s delay) when SIGTERM lands.
+    let curl = Command::new("curl")
+        .args(["-sS", "--fail", &format!("{base}/delay/1500/bytes/200000")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let t0 = std::time::Instant::now();
+    unsafe { libc::kill(server.0.id() as i32, libc::SIGTERM) };
+    let out = curl.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the response in flight was cut: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(sha_stdout(&out), sha_of_pattern(200_000));
+    // New connections are refused once the signal arrived.
+    let late = Command::new("curl")
+        .args(["-sS", "--max-time", "2", &format!("{base}/health")])
+        .output()
+        .unwrap();
+    assert!(
+        !late.status.success(),
+        "a new request was served after SIGTERM"
+    );
+    // And the server exits by itself, with 0, soon after its last response.
+    let status = loop {
+        if let Some(s) = server.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(8),
+            "tcpwise serve did not exit after SIGTERM"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "exit status after SIGTERM: {status}"
+    );
+}

@@ -239,7 +239,8 @@ fn sweep(opts: &LabOptions, progress: &dyn Progress) -> Result<Part, LabError> {
         Ok::<_, LabError>(v)
     })?;
     let (rtt_ms, rate_mbit) = (bed.rtt_ms, bed.rate_mbit);
-    let path = bed.finish(min_rtt(results.iter().map(|(_, r)| r)))?;
+    let mut path = bed.finish(min_rtt(results.iter().map(|(_, r)| r)))?;
+    path.path.push_str(" (object-size sweep)");
     let _ = writeln!(
         md,
         "Object-size sweep (server `=0`, {runs} runs each), median load time in ms (round trips):\n"

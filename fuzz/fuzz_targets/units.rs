@@ -1,0 +1,21 @@
+//! Every flag value parser we own: durations, rates, sizes, fractions,
+//! queue limits, loss models, pool policies and read sizers. Any string
+//! gives a value or an error, never a panic; what parses is in range.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use tcpwise_link::units::{parse_duration, parse_fraction, parse_rate, parse_size};
+use tcpwise_link::{LossModel, QueueLimit};
+
+fuzz_target!(|s: &str| {
+    let _ = parse_duration(s);
+    let _ = parse_rate(s);
+    let _ = parse_size(s);
+    if let Ok(f) = parse_fraction(s) {
+        assert!((0.0..=1.0).contains(&f), "fraction {f} from {s:?}");
+    }
+    let _ = QueueLimit::parse(s);
+    let _ = LossModel::parse(s);
+    let _ = tcpwise_pool::Policy::parse(s);
+    let _ = tcpwise_tcp::ReadSizer::parse(s, |x| parse_size(x).map_err(|e| e.to_string()));
+});
