@@ -35,12 +35,19 @@ fuzz_target!(|c: Case| {
         delay: u64::from(c.delay_us) * 1000,
         jitter: (c.jitter_us > 0).then(|| {
             let j = u64::from(c.jitter_us) * 1000;
-            if c.normal { Jitter::Normal(j) } else { Jitter::Uniform(j) }
+            if c.normal {
+                Jitter::Normal(j)
+            } else {
+                Jitter::Uniform(j)
+            }
         }),
         capacity: if c.rate_kbit == 0 {
             Capacity::Unlimited
         } else {
-            Capacity::Rate { bits_per_sec: u64::from(c.rate_kbit) * 1000, overhead: u32::from(c.overhead) }
+            Capacity::Rate {
+                bits_per_sec: u64::from(c.rate_kbit) * 1000,
+                overhead: u32::from(c.overhead),
+            }
         },
         queue: if c.packets {
             QueueLimit::Packets(u64::from(c.queue % 10_000))
@@ -50,7 +57,9 @@ fuzz_target!(|c: Case| {
         loss: if c.loss_permille == 0 {
             LossModel::None
         } else {
-            LossModel::Bernoulli { p: f64::from(c.loss_permille % 1001) / 1000.0 }
+            LossModel::Bernoulli {
+                p: f64::from(c.loss_permille % 1001) / 1000.0,
+            }
         },
         seed: c.seed,
     };
@@ -58,10 +67,16 @@ fuzz_target!(|c: Case| {
     let (mut now, mut next_id, mut dropped) = (0u64, 0u64, 0u64);
     let mut last: Option<u64> = None;
     let mut delivered = 0u64;
-    let mut check = |now: u64, link: &mut Link<u64>, last: &mut Option<u64>, delivered: &mut u64| {
+    let check = |now: u64, link: &mut Link<u64>, last: &mut Option<u64>, delivered: &mut u64| {
         while let Some((deadline, id)) = link.dequeue(now) {
-            assert!(deadline <= now, "out at {now} before its deadline {deadline}");
-            assert!(last.is_none_or(|l| id > l), "reordered: {id} after {last:?}");
+            assert!(
+                deadline <= now,
+                "out at {now} before its deadline {deadline}"
+            );
+            assert!(
+                last.is_none_or(|l| id > l),
+                "reordered: {id} after {last:?}"
+            );
             *last = Some(id);
             *delivered += 1;
         }
