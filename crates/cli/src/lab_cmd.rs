@@ -12,6 +12,27 @@ use tcpwise_lab::{LabError, LabOptions, Progress};
 use tcpwise_link::Nanos;
 use tcpwise_link::units::{parse_duration, parse_rate};
 
+pub const LAB_HELP: &str = "\
+Experiments (each a field report, reproduced with real kernel TCP on both ends):
+  buffers          177 ms / 151 Mbit/s: 10 s download, static 278,775-byte SO_RCVBUF vs autotuned
+  idle-selection   250 ms / 8 Mbit/s: six objects, 1 s idle, a 25 KB object on the idle
+                   connection each pool policy picks; server tcp_slow_start_after_idle=0 and =1;
+                   the full run also sweeps 100 KB and 400 KB objects
+  read-slow-start  A/B trial of read sizing over 20/50/100/200 ms paths, 2000 fresh connections
+
+--runs N sets runs per policy (idle-selection) or the total number of trials
+(read-slow-start); --quick: 5 s downloads, 3 runs per policy, 120 trials.
+Results go to DIR/results.json, DIR/report.md and DIR/index.html, rewritten
+after every experiment. Progress bars on a terminal, plain lines otherwise.
+
+Examples:
+  tcpwise lab                               every experiment (about 16 min on 2 cores)
+  tcpwise lab --quick --out /tmp/lab        the short run CI does (about 2.5 min)
+  tcpwise lab idle-selection --rtt 100ms    one experiment on your own path
+
+Exit codes: 0 done, 1 a step failed, 2 bad flags, 3 missing privileges,
+4 emulator failure, 130 Ctrl-C / 143 SIGTERM (finished experiments are kept).";
+
 #[derive(Debug, Args)]
 pub struct LabArgs {
     /// Experiments to run (default: all): buffers, idle-selection, read-slow-start.
@@ -39,9 +60,19 @@ pub struct LabArgs {
 
 pub fn run(a: LabArgs) -> i32 {
     let cancel = Arc::new(AtomicBool::new(false));
+    // Both signals cancel; the exit status says which (130 or 143).
+    let term = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         let _ = signal_hook::flag::register(sig, cancel.clone());
     }
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, term.clone());
+    let interrupted = move || {
+        if term.load(std::sync::atomic::Ordering::Relaxed) {
+            143
+        } else {
+            130
+        }
+    };
     if let Err(e) = tcpwise_emu::testbed::check_privileges() {
         eprintln!("tcpwise: error: {e}");
         return crate::exit::PRIVILEGES;
@@ -95,14 +126,14 @@ pub fn run(a: LabArgs) -> i32 {
                 "tcpwise: interrupted; finished experiments are in {}",
                 a.out.display()
             );
-            130
+            interrupted()
         }
         Err(LabError::Interrupted) => {
             eprintln!(
                 "tcpwise: interrupted; finished experiments are in {}",
                 a.out.display()
             );
-            130
+            interrupted()
         }
         Err(e) => {
             eprintln!(

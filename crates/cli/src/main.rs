@@ -52,6 +52,7 @@ enum Command {
     #[command(after_help = http_cmd::GET_EXIT_CODES)]
     Get(http_cmd::GetArgs),
     /// Run the seed experiments on emulated links and write a report (needs root).
+    #[command(after_help = lab_cmd::LAB_HELP)]
     Lab(lab_cmd::LabArgs),
     /// Serve /bytes/N, /delay/MS/bytes/N, /echo and /health over HTTP/1.1 (keep-alive, optional TLS).
     Serve(http_cmd::ServeArgs),

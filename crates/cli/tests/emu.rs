@@ -589,3 +589,39 @@ fn lab_interrupted_keeps_finished_results_and_leaves_nothing() {
     );
     assert!(dir.0.join("report.md").exists() && dir.0.join("index.html").exists());
 }
+
+#[test]
+fn lab_sigterm_during_parallel_testbeds_exits_143_and_leaves_nothing() {
+    if !netns_ok("lab_sigterm") {
+        return;
+    }
+    let dir = TempDir::new("lab-term");
+    let mut child = Command::new(BIN)
+        .args(["lab", "idle-selection", "--quick", "--runs", "1", "--out"])
+        .arg(&dir.0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Both idle-selection testbeds (=0 and =1) are up after a second or two.
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    while leftovers(pid).len() < 4 && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        leftovers(pid).len() >= 4,
+        "two testbeds came up: {:?}",
+        leftovers(pid)
+    );
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let t0 = std::time::Instant::now();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143));
+    assert!(
+        t0.elapsed() < Duration::from_secs(15),
+        "took {:?}",
+        t0.elapsed()
+    );
+    assert_eq!(leftovers(pid), Vec::<String>::new());
+}
