@@ -73,10 +73,6 @@ pub fn run(a: LabArgs) -> i32 {
             130
         }
     };
-    if let Err(e) = tcpwise_emu::testbed::check_privileges() {
-        eprintln!("tcpwise: error: {e}");
-        return crate::exit::PRIVILEGES;
-    }
     let exe = match std::env::current_exe() {
         Ok(p) => p,
         Err(e) => {
@@ -98,6 +94,15 @@ pub fn run(a: LabArgs) -> i32 {
         exe,
         cancel,
     };
+    // Bad requests are refused before anything is set up or written.
+    if let Err(e) = tcpwise_lab::select(&opts, &a.experiments) {
+        eprintln!("tcpwise: error: {e}");
+        return crate::exit::USAGE;
+    }
+    if let Err(e) = tcpwise_emu::testbed::check_privileges() {
+        eprintln!("tcpwise: error: {e}");
+        return crate::exit::PRIVILEGES;
+    }
     let progress = Bars::new();
     let result = tcpwise_lab::run(&opts, &a.experiments, &progress);
     progress.clear();
@@ -142,6 +147,7 @@ pub fn run(a: LabArgs) -> i32 {
             );
             match e {
                 LabError::Step(_) => crate::exit::FAILURE,
+                LabError::Usage(_) => crate::exit::USAGE,
                 _ => crate::exit::EMULATOR,
             }
         }

@@ -625,3 +625,24 @@ fn lab_sigterm_during_parallel_testbeds_exits_143_and_leaves_nothing() {
     );
     assert_eq!(leftovers(pid), Vec::<String>::new());
 }
+
+#[test]
+fn lab_refuses_bad_requests_before_setting_anything_up() {
+    let dir = TempDir::new("lab-bad");
+    let out = dir.0.join("out");
+    for (args, needle) in [
+        (vec!["lab", "nosuch"], "unknown experiment 'nosuch'"),
+        (vec!["lab", "read-slow-start", "--runs", "8"], "too few"),
+        (vec!["lab", "--runs", "0"], "at least 1"),
+        (vec!["lab", "--rate", "20mbps"], "ambiguous"),
+        (vec!["lab", "--rtt", "fast"], "--rtt"),
+    ] {
+        let mut a = args.clone();
+        a.extend(["--out", out.to_str().unwrap()]);
+        let o = tcpwise(&a);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?} created the output directory");
+    }
+}

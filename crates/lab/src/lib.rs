@@ -32,6 +32,9 @@ pub enum LabError {
     /// A step failed.
     #[error("{0}")]
     Step(String),
+    /// The request makes no sense (unknown experiment, too few runs).
+    #[error("{0}")]
+    Usage(String),
     /// Ctrl-C or SIGTERM.
     #[error("interrupted")]
     Interrupted,
@@ -131,6 +134,10 @@ pub trait Progress: Sync {
 pub trait Experiment {
     /// Its name on the command line.
     fn name(&self) -> &'static str;
+    /// Refuses options it cannot run with, before anything is set up.
+    fn validate(&self, _opts: &LabOptions) -> Result<(), String> {
+        Ok(())
+    }
     /// Runs it, reporting its steps to `progress`.
     fn run(&self, opts: &LabOptions, progress: &dyn Progress)
     -> Result<ExperimentResult, LabError>;
@@ -145,12 +152,9 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
     ]
 }
 
-/// Runs `names` (all when empty), writing the report after each.
-pub fn run(
-    opts: &LabOptions,
-    names: &[String],
-    progress: &dyn Progress,
-) -> Result<Vec<ExperimentResult>, LabError> {
+/// The experiments `names` asks for (all when empty), checked against
+/// `opts` before anything is set up.
+pub fn select(opts: &LabOptions, names: &[String]) -> Result<Vec<Box<dyn Experiment>>, LabError> {
     let chosen: Vec<Box<dyn Experiment>> = if names.is_empty() {
         all()
     } else {
@@ -160,7 +164,7 @@ pub fn run(
                 Some(e) => v.push(e),
                 None => {
                     let known: Vec<&str> = all().iter().map(|e| e.name()).collect();
-                    return Err(LabError::Step(format!(
+                    return Err(LabError::Usage(format!(
                         "unknown experiment '{n}': known are {}",
                         known.join(", ")
                     )));
@@ -169,6 +173,20 @@ pub fn run(
         }
         v
     };
+    for e in &chosen {
+        e.validate(opts)
+            .map_err(|m| LabError::Usage(format!("{}: {m}", e.name())))?;
+    }
+    Ok(chosen)
+}
+
+/// Runs `names` (all when empty), writing the report after each.
+pub fn run(
+    opts: &LabOptions,
+    names: &[String],
+    progress: &dyn Progress,
+) -> Result<Vec<ExperimentResult>, LabError> {
+    let chosen = select(opts, names)?;
     std::fs::create_dir_all(&opts.out)?;
     let mut done = Vec::new();
     for e in chosen {

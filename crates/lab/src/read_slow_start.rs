@@ -90,6 +90,18 @@ impl Experiment for ReadSlowStart {
         "read-slow-start"
     }
 
+    fn validate(&self, opts: &LabOptions) -> Result<(), String> {
+        let paths = if opts.rtt.is_some() { 1 } else { 4 };
+        match opts.runs {
+            Some(n) if n < 10 * paths => Err(format!(
+                "--runs {n} is too few: the trial needs at least 10 per path ({} with {paths} path{}) for its confidence intervals",
+                10 * paths,
+                if paths == 1 { "" } else { "s" }
+            )),
+            _ => Ok(()),
+        }
+    }
+
     fn run(
         &self,
         opts: &LabOptions,
