@@ -19,9 +19,12 @@ Experiments (each a field report, reproduced with real kernel TCP on both ends):
                    connection each pool policy picks; server tcp_slow_start_after_idle=0 and =1;
                    the full run also sweeps 100 KB and 400 KB objects
   read-slow-start  A/B trial of read sizing over 20/50/100/200 ms paths, 2000 fresh connections
+  completion       1 ms / 1 Gbit/s: closed-loop load, 4 to 1024 clients, against three dispatch
+                   models of one server (shared epoll queue, fixed 64-slot segments, tokio)
 
 --runs N sets runs per policy (idle-selection) or the total number of trials
-(read-slow-start); --quick: 5 s downloads, 3 runs per policy, 120 trials.
+(read-slow-start) or rounds (completion); --quick: 5 s downloads, 3 runs
+per policy, 120 trials, 3 client counts of 2 s.
 Results go to DIR/results.json, DIR/report.md and DIR/index.html, rewritten
 after every experiment. Progress bars on a terminal, plain lines otherwise.
 
@@ -35,7 +38,7 @@ Exit codes: 0 done, 1 a step failed, 2 bad flags, 3 missing privileges,
 
 #[derive(Debug, Args)]
 pub struct LabArgs {
-    /// Experiments to run (default: all): buffers, idle-selection, read-slow-start.
+    /// Experiments to run (default: all): buffers, idle-selection, read-slow-start, completion.
     #[arg(value_name = "EXPERIMENT")]
     pub experiments: Vec<String>,
     /// Shorter runs, fewer repetitions.

@@ -1,6 +1,7 @@
 //! `tcpwise`: thin command-line front end. Flags are parsed once into the
 //! crates' config structs; all the work happens in the library crates.
 
+mod dispatch_cmd;
 mod emu_cmd;
 mod http_cmd;
 mod lab_cmd;
@@ -48,6 +49,9 @@ enum Command {
     /// Bulk TCP test with TCP_INFO per interval and a diagnosis of buffer limits (iperf3-like).
     #[command(subcommand)]
     Perf(perf_cmd::PerfCommand),
+    /// Completion dispatch models (MariaDB): a request/response server and its closed-loop load.
+    #[command(subcommand)]
+    Dispatch(dispatch_cmd::DispatchCommand),
     /// Fetch URLs, curl-like, through tcpwise's warm-connection pool.
     #[command(after_help = http_cmd::GET_EXIT_CODES)]
     Get(http_cmd::GetArgs),
@@ -63,6 +67,7 @@ fn main() {
     let code = match cli.command {
         Command::Emu(cmd) => emu_cmd::run(cmd),
         Command::Perf(cmd) => perf_cmd::run(cmd),
+        Command::Dispatch(cmd) => dispatch_cmd::run(cmd),
         Command::Get(a) => http_cmd::get(a),
         Command::Serve(a) => http_cmd::serve(a),
         Command::Lab(a) => lab_cmd::run(a),

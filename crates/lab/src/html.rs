@@ -184,6 +184,32 @@ fn plots(e: &ExperimentResult) -> Vec<String> {
                 ],
             )]
         }
+        "completion" => {
+            let counts: Vec<f64> = d["counts"]
+                .as_array()
+                .map_or(Vec::new(), |a| a.iter().map(f).collect());
+            let colors = [BLUE, RED, RGBColor(0, 140, 0)];
+            let series: Vec<Series> = ["shared", "segments", "tokio"]
+                .iter()
+                .zip(colors)
+                .map(|(m, c)| {
+                    let pts = counts
+                        .iter()
+                        .filter_map(|n| {
+                            let v = e.summary.get(&format!("{m}_{n}_tps"))?.as_f64()?;
+                            Some((n.log2(), v))
+                        })
+                        .collect();
+                    (m.to_string(), c, pts)
+                })
+                .collect();
+            vec![lines(
+                "Requests per second by number of clients",
+                "log2(clients): 2 = 4, 6 = 64, 10 = 1024",
+                "requests/s",
+                &series,
+            )]
+        }
         _ => Vec::new(),
     }
 }

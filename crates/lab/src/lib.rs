@@ -12,6 +12,7 @@
 
 pub mod buffers;
 pub mod common;
+pub mod completion;
 pub mod html;
 pub mod idle_selection;
 pub mod read_slow_start;
@@ -149,6 +150,7 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
         Box::new(buffers::Buffers),
         Box::new(idle_selection::IdleSelection),
         Box::new(read_slow_start::ReadSlowStart),
+        Box::new(completion::Completion),
     ]
 }
 

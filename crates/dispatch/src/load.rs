@@ -1,0 +1,148 @@
+//! A closed-loop load generator, like sysbench's clients: N connections,
+//! each sending its next request as soon as the last reply arrived, for a
+//! fixed time; throughput and latency percentiles over the measured part.
+
+use crate::Workload;
+use crate::proto::Request;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// One load run.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// The server.
+    pub target: SocketAddr,
+    /// Concurrent connections.
+    pub clients: usize,
+    /// Measured time.
+    pub duration: Duration,
+    /// Time before measuring starts (connections are open by then).
+    pub warmup: Duration,
+    /// What each request asks of the server.
+    pub workload: Workload,
+    /// Seed of the request stream.
+    pub seed: u64,
+}
+
+/// What it measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadReport {
+    /// Concurrent connections.
+    pub clients: usize,
+    /// Requests completed in the measured time.
+    pub requests: u64,
+    /// Requests per second.
+    pub tps: f64,
+    /// Latency percentiles, µs.
+    pub p50_us: u64,
+    /// 90th percentile.
+    pub p90_us: u64,
+    /// 99th percentile.
+    pub p99_us: u64,
+    /// Largest.
+    pub max_us: u64,
+    /// Connections that broke during the run.
+    pub errors: u64,
+    /// Smallest RTT TCP measured on any connection (TCP_INFO), µs.
+    pub min_rtt_us: Option<u32>,
+}
+
+/// Why the load could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// Connecting failed.
+    #[error("cannot connect to {0}: {1}")]
+    Connect(SocketAddr, std::io::Error),
+    /// Too many connections broke.
+    #[error("{0} of {1} connections broke during the run (is it a tcpwise dispatch server?)")]
+    Broken(u64, usize),
+}
+
+/// splitmix64, per connection: the same request stream for every model.
+fn next(state: &mut u64) -> f64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// Runs the load on the current tokio runtime.
+pub async fn run(o: &LoadOptions) -> Result<LoadReport, LoadError> {
+    crate::server::raise_fd_limit();
+    let mut streams = Vec::with_capacity(o.clients);
+    for _ in 0..o.clients {
+        let s = tokio::net::TcpStream::connect(o.target)
+            .await
+            .map_err(|e| LoadError::Connect(o.target, e))?;
+        let _ = s.set_nodelay(true);
+        streams.push(s);
+    }
+    let start = Instant::now() + o.warmup;
+    let end = start + o.duration;
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, mut s) in streams.into_iter().enumerate() {
+        let w = o.workload;
+        let mut rng = o.seed ^ (i as u64).wrapping_mul(0xA24B_AED4_963E_E407);
+        tasks.spawn(async move {
+            let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("bounds");
+            let mut reply = vec![0u8; w.reply_bytes.max(4) as usize];
+            let mut seq = 0u32;
+            loop {
+                let t0 = Instant::now();
+                if t0 >= end {
+                    let rtt = tcpwise_tcp::TcpInfo::of(&s).and_then(|i| i.min_rtt_us);
+                    return (h, false, rtt);
+                }
+                seq = seq.wrapping_add(1);
+                let req = Request {
+                    work_us: w.work_us(next(&mut rng)),
+                    reply_bytes: w.reply_bytes.max(4),
+                    seq,
+                };
+                let ok = s.write_all(&req.encode()).await.is_ok()
+                    && s.read_exact(&mut reply).await.is_ok()
+                    && reply[..4] == seq.to_be_bytes();
+                if !ok {
+                    return (h, true, None);
+                }
+                let done = Instant::now();
+                if t0 >= start && done <= end {
+                    let _ = h.record((done - t0).as_micros().max(1) as u64);
+                }
+            }
+        });
+    }
+    let mut all = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("bounds");
+    let mut errors = 0;
+    let mut min_rtt_us: Option<u32> = None;
+    while let Some(r) = tasks.join_next().await {
+        if let Ok((h, broke, rtt)) = r {
+            let _ = all.add(&h);
+            errors += u64::from(broke);
+            min_rtt_us = match (min_rtt_us, rtt) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        } else {
+            errors += 1;
+        }
+    }
+    if errors * 10 > o.clients as u64 {
+        return Err(LoadError::Broken(errors, o.clients));
+    }
+    Ok(LoadReport {
+        clients: o.clients,
+        requests: all.len(),
+        tps: all.len() as f64 / o.duration.as_secs_f64(),
+        p50_us: all.value_at_quantile(0.5),
+        p90_us: all.value_at_quantile(0.9),
+        p99_us: all.value_at_quantile(0.99),
+        max_us: all.max(),
+        errors,
+        min_rtt_us,
+    })
+}
