@@ -29,8 +29,8 @@ Results go to DIR/results.json, DIR/report.md and DIR/index.html, rewritten
 after every experiment. Progress bars on a terminal, plain lines otherwise.
 
 Examples:
-  tcpwise lab                               every experiment (about 16 min on 2 cores)
-  tcpwise lab --quick --out /tmp/lab        the short run CI does (about 2.5 min)
+  tcpwise lab                               every experiment (about 19 min on 2 cores)
+  tcpwise lab --quick --out /tmp/lab        the short run CI does (about 3 min)
   tcpwise lab idle-selection --rtt 100ms    one experiment on your own path
 
 Exit codes: 0 done, 1 a step failed, 2 bad flags, 3 missing privileges,
