@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tcpwise_link::units::{parse_duration, parse_fraction, parse_rate, parse_size};
+use tcpwise_units::{parse_duration, parse_fraction, parse_rate, parse_size};
 use tcpwise_link::{LossModel, QueueLimit};
 
 fuzz_target!(|s: &str| {
@@ -14,8 +14,9 @@ fuzz_target!(|s: &str| {
     if let Ok(f) = parse_fraction(s) {
         assert!((0.0..=1.0).contains(&f), "fraction {f} from {s:?}");
     }
-    let _ = QueueLimit::parse(s);
-    let _ = LossModel::parse(s);
-    let _ = tcpwise_pool::Policy::parse(s);
-    let _ = tcpwise_tcp::ReadSizer::parse(s, |x| parse_size(x).map_err(|e| e.to_string()));
+    let _ = s.parse::<QueueLimit>();
+    let _ = s.parse::<LossModel>();
+    let _ = s.parse::<tcpwise_link::Jitter>();
+    let _ = s.parse::<tcpwise_pool::Policy>();
+    let _ = s.parse::<tcpwise_tcp::ReadSizer>();
 });

@@ -1,15 +1,15 @@
 //! `tcpwise dispatch server|load`: the completion-dispatch models and
 //! their closed-loop load (MariaDB's completion-port report).
 
+use anyhow::Result;
 use clap::{Args, Subcommand};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
-use tcpwise_dispatch::load::{LoadOptions, LoadReport};
+use tcpwise_dispatch::load::LoadOptions;
 use tcpwise_dispatch::server::ServerOptions;
 use tcpwise_dispatch::{Model, Workload};
-use tcpwise_link::units::parse_duration;
+use tcpwise_units::{Dur, Fraction};
 
 #[derive(Debug, Subcommand)]
 pub enum DispatchCommand {
@@ -27,7 +27,7 @@ pub enum DispatchCommand {
     ///
     /// Example (the lab's completion experiment, by hand):
     ///   tcpwise emu pair --rtt 0.5ms --rate 1gbit --server 'tcpwise dispatch server --model segments' \
-    ///     --wait-port 7001 -- tcpwise dispatch load '$TCPWISE_PEER:7001' --clients 256 -t 5s
+    ///     --wait-port 7001 -- sh -c 'tcpwise dispatch load $TCPWISE_PEER:7001 --clients 256 -t 5s'
     #[command(verbatim_doc_comment)]
     Load(LoadArgs),
 }
@@ -35,7 +35,7 @@ pub enum DispatchCommand {
 #[derive(Debug, Args)]
 pub struct ServerArgs {
     /// Dispatch model: shared, segments[:SLOTS] or tokio.
-    #[arg(long, value_parser = Model::parse, default_value = "shared")]
+    #[arg(long, default_value = "shared")]
     pub model: Model,
     /// Worker threads.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=256))]
@@ -53,17 +53,17 @@ pub struct LoadArgs {
     #[arg(short, long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=20000))]
     pub clients: u32,
     /// Measured time (after the warm-up).
-    #[arg(short = 't', long, default_value = "5s", value_parser = dur)]
-    pub time: Duration,
+    #[arg(short = 't', long, default_value = "5s")]
+    pub time: Dur,
     /// Warm-up before measuring.
-    #[arg(long, default_value = "1s", value_parser = dur)]
-    pub warmup: Duration,
+    #[arg(long, default_value = "1s")]
+    pub warmup: Dur,
     /// Server work of an ordinary request, µs.
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub work_us: u32,
-    /// Fraction of long requests (0 to 1).
-    #[arg(long, default_value_t = 0.01)]
-    pub long_fraction: f64,
+    /// Fraction of long requests (1%, 0.01).
+    #[arg(long, default_value = "0.01")]
+    pub long_fraction: Fraction,
     /// Server work of a long request, µs.
     #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub long_us: u32,
@@ -78,22 +78,14 @@ pub struct LoadArgs {
     pub json: bool,
 }
 
-fn dur(s: &str) -> Result<Duration, String> {
-    let ns = parse_duration(s).map_err(|e| e.to_string())?;
-    if ns > 3_600_000_000_000 {
-        return Err(format!("'{s}': at most one hour"));
-    }
-    Ok(Duration::from_nanos(ns))
-}
-
-pub fn run(cmd: DispatchCommand) -> i32 {
+pub fn run(cmd: DispatchCommand) -> Result<i32> {
     match cmd {
         DispatchCommand::Server(a) => server(a),
         DispatchCommand::Load(a) => load(a),
     }
 }
 
-fn server(a: ServerArgs) -> i32 {
+fn server(a: ServerArgs) -> Result<i32> {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         let _ = signal_hook::flag::register(sig, stop.clone());
@@ -104,85 +96,51 @@ fn server(a: ServerArgs) -> i32 {
         workers: usize::from(a.workers),
     };
     let name = a.model.name();
-    match tcpwise_dispatch::server::serve(&opts, stop, |addr| {
+    let stats = tcpwise_dispatch::server::serve(&opts, stop, |addr| {
         eprintln!(
             "tcpwise dispatch: {name} model, {} workers, listening on {addr}",
             a.workers
         )
-    }) {
-        Ok(stats) => {
-            println!(
-                "{}",
-                serde_json::json!({ "model": name, "per_worker": stats.per_worker })
-            );
-            0
-        }
-        Err(e) => {
-            eprintln!("tcpwise: error: cannot serve on {}: {e}", a.bind);
-            crate::exit::FAILURE
-        }
-    }
+    })
+    .map_err(|e| anyhow::Error::new(e).context(format!("cannot serve on {}", a.bind)))?;
+    println!(
+        "{}",
+        serde_json::json!({ "model": name, "per_worker": stats.per_worker })
+    );
+    Ok(0)
 }
 
-fn load(a: LoadArgs) -> i32 {
-    if !(0.0..=1.0).contains(&a.long_fraction) {
-        eprintln!("tcpwise: error: --long-fraction must be between 0 and 1");
-        return crate::exit::USAGE;
-    }
-    if a.time.is_zero() {
-        eprintln!("tcpwise: error: -t must be longer than 0");
-        return crate::exit::USAGE;
-    }
+fn load(a: LoadArgs) -> Result<i32> {
     let opts = LoadOptions {
         target: a.target,
         clients: a.clients as usize,
-        duration: a.time,
-        warmup: a.warmup,
+        duration: a.time.std(),
+        warmup: a.warmup.std(),
         workload: Workload {
             base_us: a.work_us,
-            long_fraction: a.long_fraction,
+            long_fraction: a.long_fraction.0,
             long_us: a.long_us,
             reply_bytes: a.reply_bytes,
         },
         seed: a.seed,
     };
-    let rt = match tokio::runtime::Builder::new_current_thread()
+    opts.validate()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("tcpwise: error: cannot start the runtime: {e}");
-            return crate::exit::FAILURE;
-        }
-    };
+        .build()?;
     // A bounded run: the load stops by itself; this is a backstop.
-    let limit = a.warmup + a.time + Duration::from_secs(60);
+    let limit = opts.warmup + opts.duration + std::time::Duration::from_secs(60);
     let r = rt
-        .block_on(async { tokio::time::timeout(limit, tcpwise_dispatch::load::run(&opts)).await });
-    match r {
-        Ok(Ok(rep)) => {
-            print_report(&rep, a.json);
-            0
-        }
-        Ok(Err(e)) => {
-            eprintln!("tcpwise: error: {e}");
-            crate::exit::FAILURE
-        }
-        Err(_) => {
-            eprintln!("tcpwise: error: the load did not finish within {limit:?}");
-            crate::exit::FAILURE
-        }
-    }
-}
-
-fn print_report(r: &LoadReport, json: bool) {
-    if json {
-        println!("{}", serde_json::to_string(r).unwrap_or_default());
+        .block_on(async { tokio::time::timeout(limit, tcpwise_dispatch::load::run(&opts)).await })
+        .map_err(|_| anyhow::anyhow!("the load did not finish within {limit:?}"))?;
+    let r = r?;
+    if a.json {
+        println!("{}", serde_json::to_string(&r)?);
     } else {
         println!(
             "{} clients: {:.0} requests/s ({} in the measured time); latency p50 {} µs, p90 {} µs, p99 {} µs, max {} µs; {} broken",
             r.clients, r.tps, r.requests, r.p50_us, r.p90_us, r.p99_us, r.max_us, r.errors
         );
     }
+    Ok(0)
 }

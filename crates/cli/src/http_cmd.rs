@@ -1,14 +1,15 @@
 //! `tcpwise get` (curl-like) and `tcpwise serve`.
 
+use crate::Usage;
+use anyhow::Result;
 use clap::Args;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Duration;
-use tcpwise_http::{Client, ClientConfig, HttpError, Request, Response};
-use tcpwise_link::units::{parse_duration, parse_size};
+use tcpwise_http::{Client, ClientConfig, Header, Redirects, Request};
 use tcpwise_pool::{Limits, Policy};
 use tcpwise_tcp::{BufferPolicy, ReadSizer};
+use tcpwise_units::{Bytes, Seconds};
 
 pub const GET_EXIT_CODES: &str = "\
 Exit status (curl's numbers where curl has one):
@@ -24,45 +25,6 @@ Exit status (curl's numbers where curl has one):
   47  too many redirects
   56  the connection failed while receiving the body";
 
-fn policy(s: &str) -> Result<Policy, String> {
-    Policy::parse(s)
-}
-fn read_sizing(s: &str) -> Result<ReadSizer, String> {
-    ReadSizer::parse(s, |x| parse_size(x).map_err(|e| e.to_string()))
-}
-fn size(s: &str) -> Result<u64, String> {
-    match parse_size(s).map_err(|e| e.to_string())? {
-        0 => Err(format!("'{s}': a size must be positive")),
-        n => Ok(n),
-    }
-}
-fn secs(s: &str) -> Result<Duration, String> {
-    if let Ok(v) = s.parse::<f64>() {
-        return if v.is_finite() && v > 0.0 {
-            Ok(Duration::from_secs_f64(v))
-        } else {
-            Err(format!("'{s}' must be positive"))
-        };
-    }
-    parse_duration(s)
-        .map(Duration::from_nanos)
-        .map_err(|e| e.to_string())
-}
-fn header(s: &str) -> Result<(String, String), String> {
-    let (k, v) = s
-        .split_once(':')
-        .ok_or_else(|| format!("'{s}' is not 'Name: value'"))?;
-    let k = k.trim();
-    if k.is_empty()
-        || !k
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_!#$%&'*+.^`|~".contains(&b))
-    {
-        return Err(format!("'{k}' is not a header name"));
-    }
-    Ok((k.to_string(), v.trim().to_string()))
-}
-
 #[derive(Debug, Args)]
 pub struct GetArgs {
     /// URLs to fetch; they share one connection pool.
@@ -75,8 +37,8 @@ pub struct GetArgs {
     #[arg(short = 'O', long = "remote-name")]
     pub remote_name: bool,
     /// Extra request header 'Name: value' (repeatable).
-    #[arg(short = 'H', long = "header", value_parser = header, value_name = "HEADER")]
-    pub headers: Vec<(String, String)>,
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    pub headers: Vec<Header>,
     /// Request method.
     #[arg(short = 'X', long = "request", value_name = "METHOD")]
     pub method: Option<String>,
@@ -99,8 +61,8 @@ pub struct GetArgs {
     #[arg(short = 'f', long = "fail")]
     pub fail: bool,
     /// Give up after this long (whole run): 10, 2.5, 500ms.
-    #[arg(short = 'm', long = "max-time", value_parser = secs, value_name = "SECONDS")]
-    pub max_time: Option<Duration>,
+    #[arg(short = 'm', long = "max-time", value_name = "SECONDS")]
+    pub max_time: Option<Seconds>,
     /// Print the timings and the connection report of every response to stderr.
     #[arg(long)]
     pub timing: bool,
@@ -111,252 +73,104 @@ pub struct GetArgs {
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub parallel: usize,
     /// Which idle connection to reuse: fifo, lifo, max-burst, warmest[:EXP], kernel[:no-restart].
-    #[arg(long, default_value = "max-burst", value_parser = policy, value_name = "POLICY")]
+    #[arg(long, default_value = "max-burst", value_name = "POLICY")]
     pub pool_policy: Policy,
     /// Connections per origin at once.
     #[arg(long, default_value_t = 6, value_name = "N")]
     pub max_conns: usize,
     /// Read sizes: slow-start[:MAX], fixed:N, adaptive[:MAX].
-    #[arg(long, default_value = "slow-start", value_parser = read_sizing, value_name = "POLICY")]
+    #[arg(long, default_value = "slow-start", value_name = "POLICY")]
     pub read_sizing: ReadSizer,
     /// Pin SO_RCVBUF (default: autotuned; see `tcpwise perf` for why not).
-    #[arg(long, value_parser = size, value_name = "SIZE")]
-    pub rcvbuf: Option<u64>,
+    #[arg(long, value_name = "SIZE")]
+    pub rcvbuf: Option<Bytes>,
     /// Pin SO_SNDBUF (default: autotuned).
-    #[arg(long, value_parser = size, value_name = "SIZE")]
-    pub sndbuf: Option<u64>,
+    #[arg(long, value_name = "SIZE")]
+    pub sndbuf: Option<Bytes>,
     /// Also trust the CA certificates in this PEM file.
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<PathBuf>,
 }
 
-fn exit_code(e: &HttpError) -> i32 {
-    match e {
-        HttpError::Url(..) => 2,
-        HttpError::Dns(..) => 6,
-        HttpError::Connect(..) => 7,
-        HttpError::Protocol(..) => 8,
-        HttpError::Sink(_) => 23,
-        HttpError::Tls(..) => 35,
-        HttpError::Body(..) => 56,
-        HttpError::Buffer(_) => 2,
-    }
-}
-
-fn usage(msg: String) -> i32 {
-    eprintln!("tcpwise: error: {msg}");
-    2
-}
-
-/// One URL's outcome: every response of its redirect chain, the body of the last.
-struct Fetched {
-    chain: Vec<Response>,
-    body: Vec<u8>,
-}
-
-async fn fetch(
-    client: &Client,
-    first: Request,
-    follow: bool,
-    to_file: Option<&PathBuf>,
-) -> Result<Fetched, (HttpError, Vec<Response>)> {
-    let mut req = first;
-    let mut chain = Vec::new();
-    for _ in 0..=20 {
-        let mut body = Vec::new();
-        let mut file = match to_file {
-            Some(p) => {
-                Some(std::fs::File::create(p).map_err(|e| (HttpError::Sink(e), Vec::new()))?)
-            }
-            None => None,
-        };
-        let resp = client
-            .request(&req, |d| match file.as_mut() {
-                Some(f) => f.write_all(d),
-                None => {
-                    body.extend_from_slice(d);
-                    Ok(())
-                }
-            })
-            .await;
-        let resp = match resp {
-            Ok(r) => r,
-            Err(e) => return Err((e, chain)),
-        };
-        let redirect = follow && matches!(resp.status, 301 | 302 | 303 | 307 | 308);
-        let location = resp.header("location").map(str::to_string);
-        chain.push(resp);
-        match (redirect, location) {
-            (true, Some(loc)) => {
-                let next = req
-                    .url
-                    .join(&loc)
-                    .map_err(|e| (HttpError::Url(loc.clone(), e.to_string()), Vec::new()))?;
-                let status = chain.last().map_or(0, |r| r.status);
-                if status == 303
-                    || (matches!(status, 301 | 302) && req.method == hyper::Method::POST)
-                {
-                    req.method = hyper::Method::GET;
-                    req.body = bytes::Bytes::new();
-                }
-                req.url = next;
-            }
-            _ => return Ok(Fetched { chain, body }),
-        }
-    }
-    Err((
-        HttpError::Protocol(req.url.to_string(), "more than 20 redirects".into()),
-        chain,
-    ))
-}
-
-fn print_timing(url: &str, r: &Response) {
-    let t = &r.timings;
-    let ms = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.1}"));
-    eprintln!(
-        "{url}  {}  {} B  conn #{} {}  dns {}  connect {}  tls {}  written {:.1}  first byte {:.1}  done {:.1}  total {:.1} ms",
-        r.status,
-        r.body_bytes,
-        r.conn.id,
-        if r.conn.reused { "reused" } else { "new" },
-        ms(t.dns_ms),
-        ms(t.connect_ms),
-        ms(t.tls_ms),
-        t.request_written_ms,
-        t.first_byte_ms,
-        t.body_done_ms,
-        t.total_ms
-    );
-    let c = &r.conn;
-    eprintln!(
-        "    pool {}: {}; history: {} requests, {} B read, largest burst {} B, up to {} B per RTT; rtt {}",
-        c.policy,
-        c.reason.as_deref().unwrap_or("new connection"),
-        c.history.requests,
-        c.history.bytes_read,
-        c.max_burst,
-        c.history.max_per_rtt,
-        c.tcp_info_end.as_ref().map_or("-".to_string(), |i| format!(
-            "{:.1} ms, cwnd {}",
-            f64::from(i.rtt_us) / 1e3,
-            i.snd_cwnd
-        )),
-    );
-}
-
-/// The `tcp` crate's buffer diagnosis for one response fetched with a
-/// pinned receive buffer: a warning when the transfer ran at the cap.
-fn rcvbuf_warning(rcv: u64, r: &Response) -> Option<String> {
-    use tcpwise_tcp::path;
-    let max = tcpwise_tcp::buffer::core_max("rmem_max").unwrap_or(u64::MAX / 4);
-    let held = 2 * rcv.min(max);
-    let window = path::advertised_window(held, path::LINUX_WINDOW_FRACTION);
-    let rtt_s = f64::from(r.conn.tcp_info_end.as_ref()?.rtt_us) / 1e6;
-    let secs = (r.timings.body_done_ms - r.timings.first_byte_ms) / 1e3;
-    if r.body_bytes as f64 <= 4.0 * window || secs <= 0.0 {
-        return None;
-    }
-    let cap = path::window_cap_bps(window, rtt_s) / 1e6;
-    let got = r.body_bytes as f64 * 8.0 / secs / 1e6;
-    // The window was the limit if a window's worth arrived per RTT, or the
-    // transfer ran at the window's cap.
-    let full = r.conn.history.max_per_rtt as f64 >= 0.8 * window;
-    (full || got >= 0.8 * cap).then(|| {
-        format!(
-            "limited by the static receive buffer: --rcvbuf {rcv} makes the kernel hold {held} bytes and advertise about {window:.0}; at the measured RTT of {:.1} ms that caps this transfer at {cap:.2} Mbit/s (measured {got:.2}). Drop --rcvbuf and let autotuning size the buffer.",
-            rtt_s * 1e3
-        )
+/// The body of `url`, or why it cannot be had.
+fn request_body(data: Option<&str>) -> Result<bytes::Bytes> {
+    Ok(match data {
+        None => bytes::Bytes::new(),
+        Some(d) => match d.strip_prefix('@') {
+            Some(path) => std::fs::read(path)
+                .map_err(|e| Usage(format!("cannot read {path}: {e}")))?
+                .into(),
+            None => bytes::Bytes::copy_from_slice(d.as_bytes()),
+        },
     })
 }
 
-pub fn get(a: GetArgs) -> i32 {
+pub fn get(a: GetArgs) -> Result<i32> {
     if a.parallel == 0 || a.max_conns == 0 {
-        return usage("--parallel and --max-conns must be at least 1".into());
+        return Err(Usage("--parallel and --max-conns must be at least 1".into()).into());
     }
     if a.output.len() > a.urls.len() {
-        return usage(format!(
-            "{} -o files for {} URLs",
-            a.output.len(),
-            a.urls.len()
-        ));
+        let msg = format!("{} -o files for {} URLs", a.output.len(), a.urls.len());
+        return Err(Usage(msg).into());
     }
-    let body = match a.data.as_deref() {
-        None => bytes::Bytes::new(),
-        Some(d) => match d.strip_prefix('@') {
-            Some(path) => match std::fs::read(path) {
-                Ok(b) => b.into(),
-                Err(e) => return usage(format!("cannot read {path}: {e}")),
-            },
-            None => bytes::Bytes::copy_from_slice(d.as_bytes()),
-        },
-    };
+    if matches!(a.rcvbuf, Some(Bytes(0))) || matches!(a.sndbuf, Some(Bytes(0))) {
+        return Err(Usage("--rcvbuf and --sndbuf must be positive".into()).into());
+    }
+    let body = request_body(a.data.as_deref())?;
     let method = match (&a.method, a.head, a.data.is_some()) {
-        (Some(m), _, _) => match hyper::Method::from_bytes(m.as_bytes()) {
-            Ok(m) => m,
-            Err(_) => return usage(format!("'{m}' is not an HTTP method")),
-        },
+        (Some(m), _, _) => hyper::Method::from_bytes(m.as_bytes())
+            .map_err(|_| Usage(format!("'{m}' is not an HTTP method")))?,
         (None, true, _) => hyper::Method::HEAD,
         (None, false, true) => hyper::Method::POST,
         (None, false, false) => hyper::Method::GET,
     };
+    let mut headers: Vec<(String, String)> = a
+        .headers
+        .iter()
+        .map(|h| (h.0.clone(), h.1.clone()))
+        .collect();
+    if a.data.is_some()
+        && !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+    {
+        headers.push((
+            "content-type".into(),
+            "application/x-www-form-urlencoded".into(),
+        ));
+    }
     let mut reqs = Vec::new();
     for (i, u) in a.urls.iter().enumerate() {
         let url = match url::Url::parse(u) {
             Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => u,
-            Ok(_) => return usage(format!("'{u}' is not an http:// or https:// URL")),
-            Err(e) => return usage(format!("'{u}' is not a URL: {e}")),
+            Ok(_) => return Err(Usage(format!("'{u}' is not an http:// or https:// URL")).into()),
+            Err(e) => return Err(Usage(format!("'{u}' is not a URL: {e}")).into()),
         };
         let out = a.output.get(i).cloned().or_else(|| {
             a.remote_name.then(|| {
-                let name = url
-                    .path_segments()
-                    .and_then(|mut s| s.next_back())
-                    .filter(|s| !s.is_empty())
-                    .unwrap_or("index.html");
-                PathBuf::from(name)
+                let name = url.path_segments().and_then(|mut s| s.next_back());
+                PathBuf::from(name.filter(|s| !s.is_empty()).unwrap_or("index.html"))
             })
         });
-        let mut headers = a.headers.clone();
-        if a.data.is_some()
-            && !headers
-                .iter()
-                .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-        {
-            headers.push((
-                "content-type".into(),
-                "application/x-www-form-urlencoded".into(),
-            ));
-        }
-        reqs.push((
-            Request {
-                method: method.clone(),
-                url,
-                headers,
-                body: body.clone(),
-            },
-            out,
-        ));
+        let req = Request {
+            method: method.clone(),
+            url,
+            headers: headers.clone(),
+            body: body.clone(),
+        };
+        reqs.push((req, out));
     }
     let extra_ca = match &a.cacert {
-        Some(p) => match std::fs::read(p) {
-            Ok(b) => vec![b],
-            Err(e) => return usage(format!("cannot read --cacert {}: {e}", p.display())),
-        },
+        Some(p) => vec![
+            std::fs::read(p)
+                .map_err(|e| Usage(format!("cannot read --cacert {}: {e}", p.display())))?,
+        ],
         None => Vec::new(),
     };
-    if let (Some(n), Some(max)) = (a.rcvbuf, tcpwise_tcp::buffer::core_max("rmem_max"))
-        && n > max
-        && !a.silent
-    {
-        eprintln!(
-            "tcpwise: warning: --rcvbuf {n} is above net.core.rmem_max ({max}): Linux silently caps it, so sockets hold {}",
-            2 * max
-        );
-    }
     let buffers = if a.rcvbuf.is_some() || a.sndbuf.is_some() {
         BufferPolicy::Static {
-            rcv: a.rcvbuf,
-            snd: a.sndbuf,
+            rcv: a.rcvbuf.map(|b| b.0),
+            snd: a.sndbuf.map(|b| b.0),
         }
     } else {
         BufferPolicy::Auto
@@ -373,14 +187,10 @@ pub fn get(a: GetArgs) -> i32 {
         extra_ca,
         ..ClientConfig::default()
     });
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => return usage(format!("cannot start the runtime: {e}")),
+    let redirects = Redirects {
+        follow: a.location,
+        ..Redirects::default()
     };
-    let follow = a.location;
     let run = async {
         let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(a.parallel));
         let mut tasks = Vec::new();
@@ -390,8 +200,9 @@ pub fn get(a: GetArgs) -> i32 {
             let permit = sem.clone().acquire_owned().await.expect("open");
             tasks.push(tokio::spawn(async move {
                 let _p = permit;
-                let r = fetch(&client, req.clone(), follow, out.as_ref()).await;
-                (req.url.to_string(), r)
+                let url = req.url.to_string();
+                let r = client.fetch_last_body(req, redirects, out.as_deref()).await;
+                (url, r)
             }));
         }
         let mut out = Vec::new();
@@ -400,75 +211,66 @@ pub fn get(a: GetArgs) -> i32 {
         }
         out
     };
+    let rt = crate::runtime()?;
     let results = match a.max_time {
-        Some(d) => match rt.block_on(async { tokio::time::timeout(d, run).await }) {
-            Ok(r) => r,
-            Err(_) => {
-                eprintln!(
-                    "tcpwise: error: --max-time {:.1} s elapsed",
-                    d.as_secs_f64()
-                );
-                return 28;
-            }
-        },
+        Some(d) => rt
+            .block_on(async { tokio::time::timeout(d.std(), run).await })
+            .map_err(|_| MaxTime(d.std().as_secs_f64()))?,
         None => rt.block_on(run),
     };
     let mut code = 0;
     let mut json = Vec::new();
-    let stdout = std::io::stdout();
-    let mut so = stdout.lock();
+    let mut warned = std::collections::HashSet::new();
+    let mut so = std::io::stdout().lock();
     for (url, r) in results {
-        match r {
-            Ok(f) => {
-                for resp in &f.chain {
-                    if a.timing {
-                        print_timing(&url, resp);
-                    }
-                    if (a.include || a.head) && !a.json {
-                        let reason = hyper::StatusCode::from_u16(resp.status)
-                            .ok()
-                            .and_then(|s| s.canonical_reason())
-                            .unwrap_or("");
-                        let _ = writeln!(so, "HTTP/1.1 {} {reason}", resp.status);
-                        for (k, v) in &resp.headers {
-                            let _ = writeln!(so, "{k}: {v}");
-                        }
-                        let _ = writeln!(so);
-                    }
-                }
-                if let (Some(rcv), Some(last)) = (a.rcvbuf, f.chain.last())
-                    && !a.silent
-                    && let Some(w) = rcvbuf_warning(rcv, last)
-                {
-                    eprintln!("tcpwise: warning: {url}: {w}");
-                }
-                if !a.json && so.write_all(&f.body).is_err() {
-                    code = 23;
-                }
-                let last = f.chain.last().map_or(0, |r| r.status);
-                if a.fail && last >= 400 {
-                    eprintln!("tcpwise: error: {url}: HTTP {last}");
-                    code = code.max(22);
-                }
-                json.extend(f.chain);
+        let (chain, body, err) = match r {
+            Ok((chain, body)) => (chain, body, None),
+            Err(e) => (e.chain, Vec::new(), Some(e.error)),
+        };
+        for resp in &chain {
+            if a.timing {
+                eprintln!("{url}  {}", resp.timing_report());
             }
-            Err((e, chain)) => {
-                eprintln!("tcpwise: error: {url}: {e}");
-                json.extend(chain);
-                code = code.max(exit_code(&e));
+            if (a.include || a.head) && !a.json {
+                let _ = write!(so, "{}", resp.head_text());
+            }
+            for w in &resp.conn.buffers.warnings {
+                if !a.silent && warned.insert(w.clone()) {
+                    eprintln!("tcpwise: warning: {w}");
+                }
             }
         }
+        if let Some(e) = err {
+            let e = anyhow::Error::new(e);
+            eprintln!("tcpwise: error: {url}: {e:#}");
+            code = code.max(crate::exit_code(&e));
+        } else if let Some(last) = chain.last() {
+            if !a.silent
+                && let Some(d) = last.rcvbuf_diagnosis()
+            {
+                eprintln!("tcpwise: warning: {url}: {d}");
+            }
+            if !a.json && so.write_all(&body).is_err() {
+                code = code.max(23);
+            }
+            if a.fail && last.status >= 400 {
+                eprintln!("tcpwise: error: {url}: HTTP {}", last.status);
+                code = code.max(22);
+            }
+        }
+        json.extend(chain);
     }
     if a.json {
-        let _ = writeln!(
-            so,
-            "{}",
-            serde_json::to_string_pretty(&json).unwrap_or_default()
-        );
+        let _ = writeln!(so, "{}", serde_json::to_string_pretty(&json)?);
     }
     let _ = so.flush();
-    code
+    Ok(code)
 }
+
+/// `--max-time` ran out (curl's exit 28).
+#[derive(Debug, thiserror::Error)]
+#[error("--max-time {0:.1} s elapsed")]
+pub struct MaxTime(pub f64);
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -489,40 +291,24 @@ pub struct ServeArgs {
     pub access_log: bool,
 }
 
-pub fn serve(a: ServeArgs) -> i32 {
+pub fn serve(a: ServeArgs) -> Result<i32> {
+    if a.tls_names.len() + usize::from(a.cert_out.is_some()) > 0 && !a.tls {
+        return Err(Usage("--cert-out and --tls-name need --tls".into()).into());
+    }
     let tls = if a.tls {
-        let mut names = vec![
-            "localhost".to_string(),
-            "127.0.0.1".to_string(),
-            "::1".to_string(),
-        ];
+        let mut names = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
         if !a.bind.ip().is_unspecified() {
             names.push(a.bind.ip().to_string());
         }
         names.extend(a.tls_names.iter().cloned());
-        match tcpwise_http::tls::self_signed(&names) {
-            Ok((cfg, pem)) => {
-                if let Some(p) = &a.cert_out
-                    && let Err(e) = std::fs::write(p, pem)
-                {
-                    return usage(format!("cannot write {}: {e}", p.display()));
-                }
-                Some(cfg)
-            }
-            Err(e) => return usage(format!("cannot make a certificate: {e}")),
+        let (cfg, pem) = tcpwise_http::tls::self_signed(&names)?;
+        if let Some(p) = &a.cert_out {
+            std::fs::write(p, pem)
+                .map_err(|e| Usage(format!("cannot write {}: {e}", p.display())))?;
         }
+        Some(cfg)
     } else {
-        if a.cert_out.is_some() {
-            return usage("--cert-out needs --tls".into());
-        }
         None
-    };
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => return usage(format!("cannot start the runtime: {e}")),
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
     let opts = tcpwise_http::ServeOptions {
@@ -530,30 +316,18 @@ pub fn serve(a: ServeArgs) -> i32 {
         tls,
         access_log: a.access_log,
     };
-    let r = rt.block_on(async {
-        let (tx, rx) = tokio::sync::watch::channel(false);
-        tokio::spawn(async move {
-            let mut term =
-                match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                    Ok(t) => t,
-                    Err(_) => return,
-                };
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-            let _ = tx.send(true);
-        });
-        tcpwise_http::serve(opts, rx, |addr| {
-            eprintln!("tcpwise serve: listening on {scheme}://{addr}")
+    crate::runtime()?
+        .block_on(async {
+            let (tx, rx) = tokio::sync::watch::channel(false);
+            tokio::spawn(async move {
+                crate::stop_signal().await;
+                let _ = tx.send(true);
+            });
+            tcpwise_http::serve(opts, rx, |addr| {
+                eprintln!("tcpwise serve: listening on {scheme}://{addr}")
+            })
+            .await
         })
-        .await
-    });
-    match r {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("tcpwise: error: cannot serve on {}: {e}", a.bind);
-            1
-        }
-    }
+        .map_err(|e| anyhow::Error::new(e).context(format!("cannot serve on {}", a.bind)))?;
+    Ok(0)
 }

@@ -1,16 +1,13 @@
-//! `tcpwise lab`.
+//! `tcpwise lab`: flags in, `tcpwise_lab` runs the experiments in-process.
 
+use anyhow::Result;
 use clap::Args;
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::Mutex;
-use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
-use tcpwise_lab::{LabError, LabOptions, Progress};
-use tcpwise_link::Nanos;
-use tcpwise_link::units::{parse_duration, parse_rate};
+use std::sync::atomic::{AtomicBool, Ordering};
+use tcpwise_lab::progress::Bars;
+use tcpwise_lab::{LabError, LabOptions};
+use tcpwise_units::{Dur, Rate};
 
 pub const LAB_HELP: &str = "\
 Experiments (each a field report, reproduced with real kernel TCP on both ends):
@@ -51,17 +48,17 @@ pub struct LabArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Repetitions per arm.
-    #[arg(long, value_name = "N")]
-    pub runs: Option<usize>,
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: Option<u32>,
     /// Override every experiment's RTT.
-    #[arg(long, value_parser = |s: &str| parse_duration(s).map_err(|e| e.to_string()), value_name = "TIME")]
-    pub rtt: Option<Nanos>,
+    #[arg(long, value_name = "TIME")]
+    pub rtt: Option<Dur>,
     /// Override every experiment's rate.
-    #[arg(long, value_parser = |s: &str| parse_rate(s).map_err(|e| e.to_string()), value_name = "RATE")]
-    pub rate: Option<u64>,
+    #[arg(long, value_name = "RATE")]
+    pub rate: Option<Rate>,
 }
 
-pub fn run(a: LabArgs) -> i32 {
+pub fn run(a: LabArgs) -> Result<i32> {
     let cancel = Arc::new(AtomicBool::new(false));
     // Both signals cancel; the exit status says which (130 or 143).
     let term = Arc::new(AtomicBool::new(false));
@@ -69,196 +66,47 @@ pub fn run(a: LabArgs) -> i32 {
         let _ = signal_hook::flag::register(sig, cancel.clone());
     }
     let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, term.clone());
-    let interrupted = move || {
-        if term.load(std::sync::atomic::Ordering::Relaxed) {
-            143
-        } else {
-            130
-        }
-    };
-    let exe = match std::env::current_exe() {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("tcpwise: error: cannot find my own binary: {e}");
-            return crate::exit::FAILURE;
-        }
-    };
-    if a.runs == Some(0) {
-        eprintln!("tcpwise: error: --runs must be at least 1");
-        return crate::exit::USAGE;
-    }
     let opts = LabOptions {
         out: a.out.clone(),
         quick: a.quick,
         seed: a.seed,
-        runs: a.runs,
-        rtt: a.rtt,
-        rate: a.rate,
-        exe,
+        runs: a.runs.map(|n| n as usize),
+        rtt: a.rtt.map(|d| d.0),
+        rate: a.rate.map(|r| r.0),
         cancel,
     };
     // Bad requests are refused before anything is set up or written.
-    if let Err(e) = tcpwise_lab::select(&opts, &a.experiments) {
-        eprintln!("tcpwise: error: {e}");
-        return crate::exit::USAGE;
-    }
-    if let Err(e) = tcpwise_emu::testbed::check_privileges() {
-        eprintln!("tcpwise: error: {e}");
-        return crate::exit::PRIVILEGES;
-    }
+    tcpwise_lab::select(&opts, &a.experiments)?;
+    tcpwise_emu::testbed::check_privileges()?;
+    tcpwise_lab::prepare_out(&opts)?;
     let progress = Bars::new();
     let result = tcpwise_lab::run(&opts, &a.experiments, &progress);
     progress.clear();
+    let out = a.out.display();
     match result {
         Ok(done) => {
             for e in &done {
                 println!("{}:", e.name);
                 for (k, v) in &e.summary {
-                    match v.as_f64() {
-                        Some(f) => println!("  {k:<32} {f:10.2}"),
-                        None => println!("  {k:<32} {v}"),
-                    }
+                    println!("  {k:<32} {v:>10}");
                 }
             }
-            println!(
-                "report: {}/report.md, {}/results.json",
-                a.out.display(),
-                a.out.display()
-            );
-            0
+            println!("report: {out}/report.md, {out}/results.json");
+            Ok(0)
         }
-        // A Ctrl-C also reaches our children (same process group), so a
-        // step that failed after the signal was interrupted, not broken.
-        Err(_) if opts.cancel.load(std::sync::atomic::Ordering::Relaxed) => {
-            eprintln!(
-                "tcpwise: interrupted; finished experiments are in {}",
-                a.out.display()
-            );
-            interrupted()
+        // A step that failed after the signal was interrupted, not broken.
+        Err(_) if opts.cancel.load(Ordering::Relaxed) => {
+            eprintln!("tcpwise: interrupted; finished experiments are in {out}");
+            Ok(if term.load(Ordering::Relaxed) {
+                143
+            } else {
+                130
+            })
         }
-        Err(LabError::Interrupted) => {
-            eprintln!(
-                "tcpwise: interrupted; finished experiments are in {}",
-                a.out.display()
-            );
-            interrupted()
-        }
+        Err(e @ LabError::Usage(_)) => Err(e.into()),
         Err(e) => {
-            eprintln!(
-                "tcpwise: error: {e} (finished experiments are in {})",
-                a.out.display()
-            );
-            match e {
-                LabError::Step(_) => crate::exit::FAILURE,
-                LabError::Usage(_) => crate::exit::USAGE,
-                _ => crate::exit::EMULATOR,
-            }
+            let kept = format!("the lab stopped; finished experiments are in {out}");
+            Err(anyhow::Error::new(e).context(kept))
         }
-    }
-}
-
-/// Progress bars on a terminal; on a pipe or in CI, one timestamped line
-/// when a step starts, at each quarter of it, and when it ends.
-struct Bars {
-    start: Instant,
-    multi: Option<MultiProgress>,
-    steps: Mutex<Vec<Step>>,
-}
-
-struct Step {
-    bar: ProgressBar,
-    msg: String,
-    total: u64,
-    pos: u64,
-}
-
-impl Bars {
-    fn new() -> Bars {
-        let multi = std::io::stderr()
-            .is_terminal()
-            .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
-        Bars {
-            start: Instant::now(),
-            multi,
-            steps: Mutex::new(Vec::new()),
-        }
-    }
-
-    fn line(&self, msg: &str) {
-        let line = format!("[{:6.1} s] {msg}", self.start.elapsed().as_secs_f64());
-        match &self.multi {
-            Some(m) => {
-                let _ = m.println(line);
-            }
-            None => eprintln!("{line}"),
-        }
-    }
-
-    /// Removes the bars of steps that never ended (an error or Ctrl-C).
-    fn clear(&self) {
-        let steps = self.steps.lock().unwrap_or_else(|e| e.into_inner());
-        for s in steps.iter() {
-            s.bar.finish_and_clear();
-        }
-    }
-}
-
-impl Progress for Bars {
-    fn step(&self, msg: &str, total: u64) -> usize {
-        let bar = match &self.multi {
-            Some(m) => {
-                let bar = m.add(if total == 0 {
-                    ProgressBar::new_spinner()
-                } else {
-                    ProgressBar::new(total)
-                });
-                let template = if total == 0 {
-                    "{spinner} {elapsed:>4} {msg}"
-                } else {
-                    "{spinner} {elapsed:>4} [{bar:24}] {pos}/{len} eta {eta:>4} {msg}"
-                };
-                if let Ok(style) = ProgressStyle::with_template(template) {
-                    bar.set_style(style.progress_chars("=> "));
-                }
-                bar.set_message(msg.to_string());
-                bar.enable_steady_tick(Duration::from_millis(200));
-                bar
-            }
-            None => {
-                self.line(msg);
-                ProgressBar::hidden()
-            }
-        };
-        let mut steps = self.steps.lock().unwrap_or_else(|e| e.into_inner());
-        steps.push(Step {
-            bar,
-            msg: msg.to_string(),
-            total,
-            pos: 0,
-        });
-        steps.len() - 1
-    }
-
-    fn inc(&self, id: usize, n: u64) {
-        let mut steps = self.steps.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(s) = steps.get_mut(id) else { return };
-        s.bar.inc(n);
-        let before = s.pos * 4 / s.total.max(1);
-        s.pos += n;
-        let after = s.pos * 4 / s.total.max(1);
-        if self.multi.is_none() && s.total > 3 && after > before && s.pos < s.total {
-            let line = format!("{}: {}/{}", s.msg, s.pos, s.total);
-            drop(steps);
-            self.line(&line);
-        }
-    }
-
-    fn done(&self, id: usize, msg: &str) {
-        let steps = self.steps.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(s) = steps.get(id) {
-            s.bar.finish_and_clear();
-        }
-        drop(steps);
-        self.line(msg);
     }
 }

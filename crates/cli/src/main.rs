@@ -1,35 +1,36 @@
-//! `tcpwise`: thin command-line front end. Flags are parsed once into the
-//! crates' config structs; all the work happens in the library crates.
+//! `tcpwise`: thin command-line front end. Flags are parsed once (clap,
+//! with the crates' own `FromStr` types); all the work happens in the
+//! library crates; errors come back here and are mapped to exit codes in
+//! one place, [`exit_code`].
 
 mod dispatch_cmd;
 mod emu_cmd;
 mod http_cmd;
 mod lab_cmd;
-mod link_args;
 mod perf_cmd;
 
 use clap::{Parser, Subcommand};
-
-/// Exit codes, documented in `--help`.
-pub mod exit {
-    /// Bad flags or input (clap uses 2 as well).
-    pub const USAGE: i32 = 2;
-    /// Missing privileges or system support.
-    pub const PRIVILEGES: i32 = 3;
-    /// The emulator could not be set up, or failed while running.
-    pub const EMULATOR: i32 = 4;
-    /// A measurement failed.
-    pub const FAILURE: i32 = 1;
-}
+use tcpwise_dispatch::load::LoadError;
+use tcpwise_emu::EmuError;
+use tcpwise_http::HttpError;
+use tcpwise_lab::LabError;
+use tcpwise_perf::PerfError;
 
 const EXIT_CODES: &str = "\
+Units, in every flag: durations need a unit (100ms, 1.5s, 250us, 2min, 1h; a bare 0
+is fine), except -t of perf and -m of get, where a bare number is seconds as in iperf3
+and curl; sizes are bytes (278775, 64KB = 64000, 256KiB = 262144); rates are bits per
+second (20mbit, 1.5gbit) or bytes per second (2.5MB/s); 'mbps' is refused as ambiguous.
+
 Exit status:
   0    success (for `emu shell` and `emu pair`: the command's own status)
   1    a measurement or transfer failed
   2    bad flags or input (unknown unit, unreadable trace, ...)
   3    missing privileges or system support (root, /dev/net/tun, iproute2)
   4    the emulator could not be set up or stopped working
-  128+N  interrupted by signal N (130 for Ctrl-C); everything is torn down first";
+  126  `emu shell/pair`: the command could not be executed; 127: not found
+  128+N  interrupted by signal N (130 for Ctrl-C); everything is torn down first
+  `tcpwise get` uses curl's numbers (see `tcpwise get --help`).";
 
 /// tcpwise: network I/O that cooperates with TCP, and the lab that proves it.
 #[derive(Debug, Parser)]
@@ -62,9 +63,91 @@ enum Command {
     Serve(http_cmd::ServeArgs),
 }
 
+/// Bad input found after parsing (a file that cannot be read, flags that
+/// do not go together): exit 2, like clap's own refusals.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Usage(pub String);
+
+/// The exit status an error stands for: the one mapping of the binary.
+/// It looks through the whole chain, so context added on the way up does
+/// not change the code.
+pub fn exit_code(e: &anyhow::Error) -> i32 {
+    for cause in e.chain() {
+        if let Some(e) = cause.downcast_ref::<EmuError>() {
+            return match e {
+                EmuError::Privileges(_) | EmuError::Missing(_) => 3,
+                EmuError::Config(_) => 2,
+                EmuError::Setup(_) => 4,
+                EmuError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                    127
+                }
+                EmuError::Spawn { .. } => 126,
+                EmuError::Interrupted => 130,
+                EmuError::Io(_) => 1,
+            };
+        }
+        if let Some(e) = cause.downcast_ref::<LabError>() {
+            return match e {
+                LabError::Usage(_) => 2,
+                LabError::Interrupted => 130,
+                LabError::Emu(_) | LabError::Io(_) => 4,
+                _ => 1,
+            };
+        }
+        if let Some(e) = cause.downcast_ref::<HttpError>() {
+            // curl's numbers.
+            return match e {
+                HttpError::Url { .. } | HttpError::Buffer(_) | HttpError::TlsSetup(_) => 2,
+                HttpError::Dns { .. } => 6,
+                HttpError::Connect { .. } => 7,
+                HttpError::Protocol { .. } => 8,
+                HttpError::Sink(_) => 23,
+                HttpError::Tls { .. } => 35,
+                HttpError::TooManyRedirects { .. } => 47,
+                HttpError::Body { .. } => 56,
+            };
+        }
+        if cause.is::<http_cmd::MaxTime>() {
+            return 28;
+        }
+        if matches!(cause.downcast_ref(), Some(PerfError::Config(_)))
+            || matches!(cause.downcast_ref(), Some(LoadError::Config(_)))
+        {
+            return 2;
+        }
+        if cause.is::<Usage>() || cause.is::<tcpwise_http::tls::TlsSetupError>() {
+            return 2;
+        }
+    }
+    1
+}
+
+/// The multi-thread runtime every command's async work runs on.
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+}
+
+/// Resolves on Ctrl-C or SIGTERM: how servers are told to finish.
+pub async fn stop_signal() {
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
 fn main() {
     let cli = Cli::parse();
-    let code = match cli.command {
+    let r = match cli.command {
         Command::Emu(cmd) => emu_cmd::run(cmd),
         Command::Perf(cmd) => perf_cmd::run(cmd),
         Command::Dispatch(cmd) => dispatch_cmd::run(cmd),
@@ -72,5 +155,9 @@ fn main() {
         Command::Serve(a) => http_cmd::serve(a),
         Command::Lab(a) => lab_cmd::run(a),
     };
+    let code = r.unwrap_or_else(|e| {
+        eprintln!("tcpwise: error: {e:#}");
+        exit_code(&e)
+    });
     std::process::exit(code);
 }

@@ -253,9 +253,18 @@ fn panicking_forwarder_leaves_nothing_behind() {
     );
     let child = Command::new(BIN)
         .args([
-            "emu", "shell", "--rtt", "2ms", "-q", "--", "sh", "-c", &script,
+            "emu",
+            "shell",
+            "--rtt",
+            "2ms",
+            "-q",
+            "--inject-panic-after",
+            "20",
+            "--",
+            "sh",
+            "-c",
+            &script,
         ])
-        .env("TCPWISE_FAULT", "forwarder-panic")
         .env_remove("RUST_BACKTRACE")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

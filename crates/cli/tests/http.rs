@@ -348,7 +348,7 @@ fn get_with_a_pinned_rcvbuf_gets_the_buffer_diagnosis_on_an_emulated_path() {
         "only the pinned transfer is diagnosed: {warnings:?}"
     );
     assert!(
-        warnings[0].contains("--rcvbuf 16000") && warnings[0].contains("caps this transfer"),
+        warnings[0].contains("--rcvbuf 16000") && warnings[0].contains("caps goodput"),
         "{warnings:?}"
     );
 }

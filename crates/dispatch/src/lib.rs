@@ -24,6 +24,7 @@
 //! unit-tested; [`server`] and [`load`] are the thin glue.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod load;
 pub mod proto;
@@ -50,25 +51,36 @@ pub enum Model {
     Tokio,
 }
 
-impl Model {
+/// A dispatch model that could not be parsed.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// Not a model.
+    #[error("unknown dispatch model '{0}': use shared, segments[:SLOTS] or tokio")]
+    Unknown(String),
+    /// `segments:N` with a bad N.
+    #[error("'{0}': the slot count must be a whole number from 1 to 4096")]
+    Slots(String),
+}
+
+impl std::str::FromStr for Model {
+    type Err = ModelError;
+
     /// `shared`, `segments[:N]` (N slots per worker, default 64) or `tokio`.
-    pub fn parse(s: &str) -> Result<Model, String> {
+    fn from_str(s: &str) -> Result<Model, ModelError> {
         match s.split_once(':') {
             None if s == "shared" => Ok(Model::Shared),
             None if s == "tokio" => Ok(Model::Tokio),
             None if s == "segments" => Ok(Model::Segments { slots: 64 }),
             Some(("segments", n)) => match n.parse::<usize>() {
                 Ok(v) if (1..=4096).contains(&v) => Ok(Model::Segments { slots: v }),
-                _ => Err(format!(
-                    "'{s}': the slot count must be a whole number from 1 to 4096"
-                )),
+                _ => Err(ModelError::Slots(s.to_string())),
             },
-            _ => Err(format!(
-                "unknown dispatch model '{s}': use shared, segments[:SLOTS] or tokio"
-            )),
+            _ => Err(ModelError::Unknown(s.to_string())),
         }
     }
+}
 
+impl Model {
     /// The name `parse` accepts.
     pub fn name(&self) -> String {
         match self {
@@ -143,11 +155,11 @@ mod tests {
     #[test]
     fn models_parse_and_print_back() {
         for s in ["shared", "segments", "segments:8", "tokio"] {
-            assert_eq!(Model::parse(s).unwrap().name(), s);
+            assert_eq!(s.parse::<Model>().unwrap().name(), s);
         }
-        assert_eq!(Model::parse("segments:64").unwrap().name(), "segments");
+        assert_eq!("segments:64".parse::<Model>().unwrap().name(), "segments");
         for bad in ["", "iocp", "segments:0", "segments:x", "shared:2"] {
-            assert!(Model::parse(bad).is_err(), "{bad}");
+            assert!(bad.parse::<Model>().is_err(), "{bad}");
         }
     }
 

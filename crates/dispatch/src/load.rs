@@ -50,12 +50,34 @@ pub struct LoadReport {
     pub min_rtt_us: Option<u32>,
 }
 
+impl LoadOptions {
+    /// Refuses a run that cannot be measured.
+    pub fn validate(&self) -> Result<(), LoadError> {
+        let hour = std::time::Duration::from_secs(3600);
+        if self.duration.is_zero() {
+            return Err(LoadError::Config("-t must be longer than 0".into()));
+        }
+        if self.duration > hour || self.warmup > hour {
+            return Err(LoadError::Config(
+                "-t and --warmup: at most one hour".into(),
+            ));
+        }
+        if self.clients == 0 {
+            return Err(LoadError::Config("--clients must be at least 1".into()));
+        }
+        Ok(())
+    }
+}
+
 /// Why the load could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// Connecting failed.
-    #[error("cannot connect to {0}: {1}")]
-    Connect(SocketAddr, std::io::Error),
+    #[error("cannot connect to {0}")]
+    Connect(SocketAddr, #[source] std::io::Error),
+    /// The options make no sense.
+    #[error("{0}")]
+    Config(String),
     /// Too many connections broke.
     #[error("{0} of {1} connections broke during the run (is it a tcpwise dispatch server?)")]
     Broken(u64, usize),
@@ -72,6 +94,7 @@ fn next(state: &mut u64) -> f64 {
 
 /// Runs the load on the current tokio runtime.
 pub async fn run(o: &LoadOptions) -> Result<LoadReport, LoadError> {
+    o.validate()?;
     crate::server::raise_fd_limit();
     let mut streams = Vec::with_capacity(o.clients);
     for _ in 0..o.clients {

@@ -90,13 +90,7 @@ fn write_all(s: &mut TcpStream, mut b: &[u8]) -> io::Result<()> {
         match s.write(b) {
             Ok(n) => b = &b[n..],
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                let mut p = libc::pollfd {
-                    fd: s.as_raw_fd(),
-                    events: libc::POLLOUT,
-                    revents: 0,
-                };
-                // SAFETY: one valid pollfd.
-                if unsafe { libc::poll(&mut p, 1, 5000) } <= 0 {
+                if !tcpwise_sys::wait_fd(s.as_raw_fd(), libc::POLLOUT, 5000) {
                     return Err(io::Error::new(io::ErrorKind::TimedOut, "peer not reading"));
                 }
             }
@@ -130,19 +124,7 @@ pub fn serve(
 }
 
 /// 1024 clients need more than the usual 1024 descriptors.
-pub fn raise_fd_limit() {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: valid rlimit pointers.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
-            r.rlim_cur = r.rlim_max.min(1 << 16);
-            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
-        }
-    }
-}
+pub use tcpwise_sys::raise_fd_limit;
 
 /// Accepts until `stop`, handing each connection to `hand`.
 fn accept_loop(
@@ -155,13 +137,7 @@ fn accept_loop(
         match listener.accept() {
             Ok((s, _)) => hand(s),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                let mut p = libc::pollfd {
-                    fd: listener.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                };
-                // SAFETY: one valid pollfd.
-                unsafe { libc::poll(&mut p, 1, 100) };
+                tcpwise_sys::wait_fd(listener.as_raw_fd(), libc::POLLIN, 100);
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) if e.raw_os_error() == Some(libc::EMFILE) => {
@@ -178,11 +154,8 @@ fn accept_loop(
 /// one-shot, any worker takes the next ready one (one at a time, like
 /// `GetQueuedCompletionStatus`) and re-arms it when done.
 fn shared(listener: TcpListener, workers: usize, stop: &AtomicBool) -> io::Result<ServerStats> {
-    // SAFETY: plain syscall.
-    let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-    if ep < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let ep = tcpwise_sys::Epoll::new()?;
+    let ep = &ep;
     let table: Arc<Vec<Mutex<Option<Conn>>>> =
         Arc::new((0..1 << 16).map(|_| Mutex::new(None)).collect());
     let counts: Vec<AtomicU64> = (0..workers).map(|_| AtomicU64::new(0)).collect();
@@ -190,14 +163,11 @@ fn shared(listener: TcpListener, workers: usize, stop: &AtomicBool) -> io::Resul
         for count in &counts {
             let table = table.clone();
             s.spawn(move || {
-                let mut ev = [libc::epoll_event { events: 0, u64: 0 }; 1];
                 while !stop.load(Ordering::Relaxed) {
-                    // SAFETY: ev has room for one event.
-                    let n = unsafe { libc::epoll_wait(ep, ev.as_mut_ptr(), 1, 100) };
-                    if n <= 0 {
+                    let Some(token) = ep.wait_one(100) else {
                         continue;
-                    }
-                    let fd = ev[0].u64 as RawFd;
+                    };
+                    let fd = token as RawFd;
                     let Some(slot) = table.get(fd as usize) else {
                         continue;
                     };
@@ -206,7 +176,7 @@ fn shared(listener: TcpListener, workers: usize, stop: &AtomicBool) -> io::Resul
                     match conn.ready() {
                         Outcome::Open(k) => {
                             count.fetch_add(k, Ordering::Relaxed);
-                            arm(ep, fd, libc::EPOLL_CTL_MOD);
+                            let _ = ep.arm_oneshot(fd, fd as u64, false);
                         }
                         Outcome::Closed(k) => {
                             count.fetch_add(k, Ordering::Relaxed);
@@ -223,26 +193,14 @@ fn shared(listener: TcpListener, workers: usize, stop: &AtomicBool) -> io::Resul
                 return;
             };
             *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(conn);
-            arm(ep, fd, libc::EPOLL_CTL_ADD);
+            let _ = ep.arm_oneshot(fd, fd as u64, true);
         });
         stop.store(true, Ordering::Relaxed);
         r
     })?;
-    // SAFETY: ep is ours.
-    unsafe { libc::close(ep) };
     Ok(ServerStats {
         per_worker: counts.iter().map(|c| c.load(Ordering::Relaxed)).collect(),
     })
-}
-
-/// (Re-)arms `fd` in the epoll set `ep` for one readiness event.
-fn arm(ep: RawFd, fd: RawFd, op: i32) {
-    let mut ev = libc::epoll_event {
-        events: (libc::EPOLLIN | libc::EPOLLONESHOT | libc::EPOLLRDHUP) as u32,
-        u64: fd as u64,
-    };
-    // SAFETY: ep and fd are open; ev is valid.
-    unsafe { libc::epoll_ctl(ep, op, fd, &mut ev) };
 }
 
 /// Fixed segments: connection k belongs to worker k mod W for its life;
@@ -260,11 +218,7 @@ fn segments(
     let mut inboxes = Vec::new();
     for _ in 0..workers {
         let (tx, rx) = mpsc::channel::<TcpStream>();
-        // SAFETY: plain syscall.
-        let efd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-        if efd < 0 {
-            return Err(io::Error::last_os_error());
-        }
+        let efd = tcpwise_sys::eventfd()?;
         senders.push(tx);
         wakers.push(efd);
         inboxes.push(Some(rx));
@@ -272,7 +226,7 @@ fn segments(
     std::thread::scope(|s| {
         for (w, count) in counts.iter().enumerate() {
             let rx = inboxes[w].take().expect("one inbox per worker");
-            let efd = wakers[w];
+            let efd = wakers[w].as_raw_fd();
             s.spawn(move || segment_worker(rx, efd, slots, count, stop));
         }
         let mut k = 0usize;
@@ -280,18 +234,12 @@ fn segments(
             let w = k % workers;
             k += 1;
             if senders[w].send(stream).is_ok() {
-                let one: u64 = 1;
-                // SAFETY: writing 8 bytes to our eventfd.
-                unsafe { libc::write(wakers[w], (&one as *const u64).cast(), 8) };
+                tcpwise_sys::eventfd_signal(wakers[w].as_raw_fd());
             }
         });
         stop.store(true, Ordering::Relaxed);
         r
     })?;
-    for efd in wakers {
-        // SAFETY: ours.
-        unsafe { libc::close(efd) };
-    }
     Ok(ServerStats {
         per_worker: counts.iter().map(|c| c.load(Ordering::Relaxed)).collect(),
     })
@@ -319,15 +267,11 @@ fn segment_worker(
             events: libc::POLLIN,
             revents: 0,
         }));
-        // SAFETY: pfds is a valid array of its length.
-        let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, 100) };
-        if n <= 0 {
+        if tcpwise_sys::poll(&mut pfds, 100) == 0 {
             continue;
         }
         if pfds[0].revents != 0 {
-            let mut v: u64 = 0;
-            // SAFETY: reading 8 bytes from our eventfd.
-            unsafe { libc::read(efd, (&mut v as *mut u64).cast(), 8) };
+            tcpwise_sys::drain_counter(efd);
             while let Ok(stream) = rx.try_recv() {
                 let fd = stream.as_raw_fd();
                 if let Ok(c) = Conn::new(stream) {

@@ -134,6 +134,52 @@ pub const MAX_PHASES: usize = 8;
 /// and loaded lateness apart.
 pub type Phase = Arc<AtomicUsize>;
 
+/// Faults to inject into a forwarder, configured in code (the way
+/// smoltcp's `FaultInjector` wraps a device): tests use them to prove that
+/// a dying emulator tears the testbed down cleanly.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Faults {
+    /// Panic after forwarding this many packets.
+    pub panic_after: Option<u64>,
+}
+
+impl Faults {
+    /// Called after every packet forwarded.
+    fn after_packet(&self, forwarded: u64) {
+        if self.panic_after.is_some_and(|n| forwarded >= n) {
+            panic!("injected forwarder fault (panic after {forwarded} packets)");
+        }
+    }
+}
+
+/// How a forwarder thread runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ForwarderOptions {
+    /// SCHED_FIFO priority, so ordinary tasks cannot delay a deadline
+    /// (`tcpwise emu` turns it off with `TCPWISE_NO_RT=1`).
+    pub realtime: bool,
+    /// Injected faults (none by default).
+    pub faults: Faults,
+}
+
+impl Default for ForwarderOptions {
+    fn default() -> Self {
+        ForwarderOptions {
+            realtime: true,
+            faults: Faults::default(),
+        }
+    }
+}
+
+/// The two TUN ends a direction moves packets between.
+#[derive(Clone)]
+pub struct Ends {
+    /// Where packets are read.
+    pub input: Arc<OwnedFd>,
+    /// Where they are written when due.
+    pub output: Arc<OwnedFd>,
+}
+
 /// A running direction.
 pub struct Forwarder {
     stop: OwnedFd,
@@ -142,21 +188,20 @@ pub struct Forwarder {
 }
 
 impl Forwarder {
-    /// Starts moving packets from `input` to `output` through `link`.
+    /// Starts moving packets from `ends.input` to `ends.output` through `link`.
     pub fn spawn(
         direction: &str,
-        input: Arc<OwnedFd>,
-        output: Arc<OwnedFd>,
+        ends: Ends,
         link: Link<Vec<u8>>,
         phase: Phase,
+        opts: ForwarderOptions,
     ) -> std::io::Result<Forwarder> {
         let stop = sys::eventfd()?;
         let stop_raw = stop.as_raw_fd();
         let dir = direction.to_string();
-        let fault = std::env::var("TCPWISE_FAULT").ok();
         let handle = std::thread::Builder::new()
             .name(format!("tw-fwd-{direction}"))
-            .spawn(move || run(dir, input, output, link, stop_raw, fault, phase))?;
+            .spawn(move || run(dir, ends, link, stop_raw, phase, opts))?;
         Ok(Forwarder {
             stop,
             handle: Some(handle),
@@ -214,7 +259,7 @@ struct Loop {
     phase: Phase,
     write_errors: u64,
     forwarded: u64,
-    fault_after: Option<u64>,
+    faults: Faults,
 }
 
 impl Loop {
@@ -260,32 +305,29 @@ impl Loop {
             }
             self.recycle(buf);
             self.forwarded += 1;
-            if self.fault_after.is_some_and(|n| self.forwarded >= n) {
-                panic!("injected forwarder fault (TCPWISE_FAULT=forwarder-panic)");
-            }
+            self.faults.after_packet(self.forwarded);
         }
     }
 }
 
 fn run(
     direction: String,
-    input: Arc<OwnedFd>,
-    output: Arc<OwnedFd>,
+    ends: Ends,
     link: Link<Vec<u8>>,
     stop: i32,
-    fault: Option<String>,
     phase: Phase,
+    opts: ForwarderOptions,
 ) -> DirectionStats {
     let hist = || Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
     sys::set_timer_slack_1ns();
-    if std::env::var_os("TCPWISE_NO_RT").is_none() {
+    if opts.realtime {
         sys::set_realtime(10);
     }
     let cpu0 = sys::thread_cpu_ns();
     let wall0 = sys::mono_ns();
     let mut lp = Loop {
-        input,
-        output,
+        input: ends.input,
+        output: ends.output,
         link,
         scratch: vec![0u8; 65_536],
         pool: Vec::new(),
@@ -294,7 +336,7 @@ fn run(
         phase,
         write_errors: 0,
         forwarded: 0,
-        fault_after: fault.filter(|f| f == "forwarder-panic").map(|_| 20),
+        faults: opts.faults,
     };
     let failure = event_loop(&mut lp, stop).err().map(|e| e.to_string());
     DirectionStats {

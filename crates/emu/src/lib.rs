@@ -16,6 +16,10 @@
 //!   its link relative to the model's deadline.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+/// The OS glue (every `unsafe` call lives in `tcpwise-sys`).
+pub use tcpwise_sys as sys;
 
 pub mod clean;
 pub mod forwarder;
@@ -23,7 +27,7 @@ pub mod netns;
 pub mod path;
 pub mod rootless;
 pub mod selftest;
-pub mod sys;
+pub mod session;
 pub mod testbed;
 
 pub use forwarder::{DirectionStats, Lateness};
@@ -44,6 +48,15 @@ pub enum EmuError {
     /// A setup step failed.
     #[error("{0}")]
     Setup(String),
+    /// A command could not be started in the testbed.
+    #[error("cannot run '{program}'")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// Why (not found, not executable).
+        #[source]
+        source: std::io::Error,
+    },
     /// Stopped by a signal.
     #[error("interrupted")]
     Interrupted,

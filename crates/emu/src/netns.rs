@@ -54,6 +54,26 @@ pub fn ip_stdin(args: &[&str], input: Option<&str>) -> Result<(), EmuError> {
     Ok(())
 }
 
+/// A thread running inside a namespace ([`Netns::spawn`]).
+pub struct SpawnedIn<R>(std::thread::JoinHandle<Option<R>>);
+
+impl<R> SpawnedIn<R> {
+    /// Waits for the thread; an error if it panicked.
+    pub fn join(self) -> Result<R, EmuError> {
+        match self.0.join() {
+            Ok(Some(r)) => Ok(r),
+            _ => Err(EmuError::Setup(
+                "a thread inside the namespace panicked".into(),
+            )),
+        }
+    }
+
+    /// Whether the thread has ended.
+    pub fn is_finished(&self) -> bool {
+        self.0.is_finished()
+    }
+}
+
 /// A named network namespace, deleted (with every process still in it) on drop.
 #[derive(Debug)]
 pub struct Netns {
@@ -108,6 +128,34 @@ impl Netns {
             .join()
             .map_err(|_| EmuError::Setup("a thread inside the namespace panicked".into()))?
         })
+    }
+
+    /// Like [`Netns::run`] but on a detached, named thread, for work that
+    /// outlives the call (a server); the thread holds its own fd of the
+    /// namespace until it has entered it.
+    pub fn spawn<R: Send + 'static>(
+        &self,
+        name: &str,
+        f: impl FnOnce() -> R + Send + 'static,
+    ) -> Result<SpawnedIn<R>, EmuError> {
+        let fd = self.fd.try_clone()?;
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let handle = std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn(move || {
+                let entered = sys::setns_net(fd.as_raw_fd());
+                drop(fd);
+                let ok = entered.is_ok();
+                let _ = tx.send(entered);
+                // Never run `f` outside the namespace.
+                ok.then(f)
+            })
+            .map_err(EmuError::Io)?;
+        match rx.recv() {
+            Ok(Ok(())) => Ok(SpawnedIn(handle)),
+            Ok(Err(e)) => Err(EmuError::Setup(format!("setns into {}: {e}", self.name))),
+            Err(_) => Err(EmuError::Setup("a thread inside the namespace died".into())),
+        }
     }
 
     /// Writes a per-namespace sysctl such as `net.ipv4.tcp_rmem`.
@@ -172,6 +220,24 @@ impl Netns {
 impl Drop for Netns {
     fn drop(&mut self) {
         let _ = self.delete();
+    }
+}
+
+/// A per-namespace sysctl as people write it: `KEY=VALUE`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sysctl(pub String, pub String);
+
+impl std::str::FromStr for Sysctl {
+    type Err = EmuError;
+
+    fn from_str(s: &str) -> Result<Sysctl, EmuError> {
+        let (k, v) = s.split_once('=').ok_or_else(|| {
+            EmuError::Config(format!(
+                "'{s}' is not KEY=VALUE (e.g. net.ipv4.tcp_slow_start_after_idle=0)"
+            ))
+        })?;
+        sysctl_path(k.trim())?;
+        Ok(Sysctl(k.trim().to_string(), v.trim().to_string()))
     }
 }
 

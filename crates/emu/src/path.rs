@@ -8,43 +8,91 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tcpwise_link::{Capacity, Jitter, LinkConfig, LossModel, Nanos, QueueLimit, Trace};
 
-/// A path as the user described it; `None` means "not said".
-#[derive(Debug, Clone, Default)]
+use tcpwise_units::{parse_duration, parse_rate};
+
+/// A path as the user described it; `None` means "not said". It is also
+/// the LINK flags of every `tcpwise emu` subcommand (clap flattens it), so
+/// the flags and the library can never drift apart.
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = "Link (\"up\" = client to server)")]
 pub struct PathSpec {
-    /// Round-trip propagation delay, split evenly.
+    /// Round-trip propagation delay, split evenly (100ms, 1.5s, 250us).
+    #[arg(long, value_parser = parse_duration, value_name = "TIME")]
     pub rtt: Option<Nanos>,
-    /// One-way delay, both directions.
+    /// One-way delay in both directions (instead of --rtt).
+    #[arg(long, value_parser = parse_duration, value_name = "TIME")]
     pub delay: Option<Nanos>,
     /// One-way delay client to server.
+    #[arg(long, value_parser = parse_duration, value_name = "TIME")]
     pub up_delay: Option<Nanos>,
     /// One-way delay server to client.
+    #[arg(long, value_parser = parse_duration, value_name = "TIME")]
     pub down_delay: Option<Nanos>,
-    /// Rate, both directions, bit/s.
+    /// Rate of IP bytes in both directions (20mbit, 1gbit, 2.5MB/s); default unlimited.
+    #[arg(long, value_parser = parse_rate, value_name = "RATE")]
     pub rate: Option<u64>,
     /// Rate client to server.
+    #[arg(long, value_parser = parse_rate, value_name = "RATE")]
     pub up_rate: Option<u64>,
     /// Rate server to client.
+    #[arg(long, value_parser = parse_rate, value_name = "RATE")]
     pub down_rate: Option<u64>,
-    /// Mahimahi trace client to server.
+    /// Mahimahi trace client to server (one ms timestamp per line = one 1500-byte opportunity).
+    #[arg(long, value_name = "FILE")]
     pub up_trace: Option<PathBuf>,
     /// Mahimahi trace server to client.
+    #[arg(long, value_name = "FILE")]
     pub down_trace: Option<PathBuf>,
     /// Play traces once instead of repeating them.
+    #[arg(long)]
     pub trace_once: bool,
-    /// Per-packet framing overhead for rate links, bytes.
+    /// Bytes of framing added to each packet when serialising at --rate.
+    #[arg(long, default_value_t = 0, value_name = "BYTES")]
     pub overhead: u32,
-    /// Queue limit, both directions.
+    /// Drop-tail queue per direction: 256KB, 64KiB or 1000pkt [default: one BDP, at least 64KB].
+    #[arg(long, value_name = "LIMIT")]
     pub queue: Option<QueueLimit>,
-    /// Loss, both directions.
+    /// Random loss in both directions: 1%, 0.01, or ge:P,R[,H,K] (Gilbert-Elliott, netem's gemodel order).
+    #[arg(long, value_name = "LOSS")]
     pub loss: Option<LossModel>,
     /// Loss client to server.
+    #[arg(long, value_name = "LOSS")]
     pub up_loss: Option<LossModel>,
     /// Loss server to client.
+    #[arg(long, value_name = "LOSS")]
     pub down_loss: Option<LossModel>,
-    /// Jitter, both directions.
+    /// Delay jitter, never reordering: 2ms (uniform +-2ms) or normal:2ms (SD).
+    #[arg(long, value_name = "JITTER")]
     pub jitter: Option<Jitter>,
-    /// RNG seed.
+    /// Seed of the loss and jitter RNG (same seed, same run).
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
+}
+
+impl PathSpec {
+    /// This path, or selftest's default (40 ms, 100 Mbit/s) when no delay,
+    /// rate or trace was given.
+    pub fn or_selftest_default(&self) -> PathSpec {
+        let mut p = self.clone();
+        if p.is_unset() {
+            p.rtt = Some(40_000_000);
+            p.rate = Some(100_000_000);
+        }
+        p
+    }
+
+    /// Whether no delay, rate or trace was given.
+    pub fn is_unset(&self) -> bool {
+        self.rtt.is_none()
+            && self.delay.is_none()
+            && self.up_delay.is_none()
+            && self.down_delay.is_none()
+            && self.rate.is_none()
+            && self.up_rate.is_none()
+            && self.down_rate.is_none()
+            && self.up_trace.is_none()
+            && self.down_trace.is_none()
+    }
 }
 
 /// The resolved path, for reports.

@@ -13,69 +13,30 @@
 //! caller (Debian makes it 0666; some images make it root-only). A shell
 //! testbed cannot be rootless: its far end is the host's own namespace.
 
-use crate::EmuError;
-use std::ffi::CString;
-use std::io;
-
-fn write_file(path: &str, text: &str) -> io::Result<()> {
-    std::fs::write(path, text)
-}
+use crate::{EmuError, sys};
 
 /// Enters a user + mount namespace when not root. Returns whether it did.
 /// Must be called while the process is still single-threaded.
 pub fn enter_if_unprivileged() -> Result<bool, EmuError> {
-    // SAFETY: no arguments.
-    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let (uid, gid) = (sys::euid(), sys::egid());
     if uid == 0 {
         return Ok(false);
     }
-    let tun = CString::new("/dev/net/tun").expect("no NUL");
-    // SAFETY: valid C string.
-    if unsafe { libc::access(tun.as_ptr(), libc::R_OK | libc::W_OK) } != 0 {
+    if !sys::can_read_write("/dev/net/tun") {
         return Err(EmuError::Privileges(
             "tcpwise emu needs root, or read-write access to /dev/net/tun for a rootless testbed (it is root-only here): run it with sudo".into(),
         ));
     }
-    // SAFETY: unshare takes flags only; the process is single-threaded.
-    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } != 0 {
-        let e = io::Error::last_os_error();
-        return Err(EmuError::Privileges(format!(
+    sys::unshare_user_and_mount().map_err(|e| {
+        EmuError::Privileges(format!(
             "cannot create an unprivileged user namespace ({e}): enable them (sysctl user.max_user_namespaces=10000, or kernel.unprivileged_userns_clone=1) or run with sudo"
-        )));
-    }
-    let setup = || -> io::Result<()> {
-        write_file("/proc/self/setgroups", "deny")?;
-        write_file("/proc/self/uid_map", &format!("0 {uid} 1"))?;
-        write_file("/proc/self/gid_map", &format!("0 {gid} 1"))?;
-        let none = CString::new("none").expect("no NUL");
-        let root = CString::new("/").expect("no NUL");
-        let run = CString::new("/run").expect("no NUL");
-        let tmpfs = CString::new("tmpfs").expect("no NUL");
-        let opts = CString::new("mode=0755").expect("no NUL");
-        // SAFETY: valid C strings; these mounts only affect our new mount namespace.
-        unsafe {
-            if libc::mount(
-                none.as_ptr(),
-                root.as_ptr(),
-                std::ptr::null(),
-                libc::MS_REC | libc::MS_PRIVATE,
-                std::ptr::null(),
-            ) != 0
-            {
-                return Err(io::Error::last_os_error());
-            }
-            if libc::mount(
-                tmpfs.as_ptr(),
-                run.as_ptr(),
-                tmpfs.as_ptr(),
-                0,
-                opts.as_ptr().cast(),
-            ) != 0
-            {
-                return Err(io::Error::last_os_error());
-            }
-        }
-        Ok(())
+        ))
+    })?;
+    let setup = || -> std::io::Result<()> {
+        std::fs::write("/proc/self/setgroups", "deny")?;
+        std::fs::write("/proc/self/uid_map", format!("0 {uid} 1"))?;
+        std::fs::write("/proc/self/gid_map", format!("0 {gid} 1"))?;
+        sys::private_tmpfs_at("/run")
     };
     setup().map_err(|e| {
         EmuError::Privileges(format!(

@@ -11,13 +11,12 @@
 //! Only the peer's address is routed through the link, never a default
 //! route, so nothing in a testbed can reach beyond it.
 
-use crate::forwarder::{DirectionStats, Forwarder, Phase};
+use crate::forwarder::{DirectionStats, Ends, Forwarder, ForwarderOptions, Phase};
 use crate::netns::{self, Netns};
 use crate::{EmuError, sys};
 use serde::Serialize;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::os::fd::OwnedFd;
-use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -55,6 +54,22 @@ pub struct TestbedConfig {
     pub client_sysctls: Vec<(String, String)>,
     /// Extra sysctls for the server namespace.
     pub server_sysctls: Vec<(String, String)>,
+    /// How the forwarders run (real-time priority, injected faults).
+    pub forwarder: ForwarderOptions,
+}
+
+impl TestbedConfig {
+    /// A pair testbed over `up`/`down` with no extra sysctls.
+    pub fn pair(up: LinkConfig, down: LinkConfig) -> TestbedConfig {
+        TestbedConfig {
+            topology: Topology::Pair,
+            up,
+            down,
+            client_sysctls: Vec::new(),
+            server_sysctls: Vec::new(),
+            forwarder: ForwarderOptions::default(),
+        }
+    }
 }
 
 /// Sysctls every testbed namespace gets before the user's: autotuning
@@ -186,18 +201,24 @@ impl Testbed {
         let phase = Phase::default();
         let up = Forwarder::spawn(
             "up",
-            client_tun.clone(),
-            server_tun.clone(),
+            Ends {
+                input: client_tun.clone(),
+                output: server_tun.clone(),
+            },
             Link::new(cfg.up.clone(), start),
             phase.clone(),
+            cfg.forwarder,
         )
         .map_err(|e| EmuError::Setup(format!("cannot start forwarder: {e}")))?;
         let down = Forwarder::spawn(
             "down",
-            server_tun.clone(),
-            client_tun.clone(),
+            Ends {
+                input: server_tun.clone(),
+                output: client_tun.clone(),
+            },
             Link::new(cfg.down.clone(), start),
             phase.clone(),
+            cfg.forwarder,
         )
         .map_err(|e| EmuError::Setup(format!("cannot start forwarder: {e}")))?;
         Ok(Testbed {
@@ -270,17 +291,23 @@ impl Testbed {
             .env("TCPWISE_ADDR", me4.to_string())
             .env("TCPWISE_ADDR6", me6.to_string())
             .env("TCPWISE_NETNS", ns.name());
-        let fd = ns.raw_fd();
-        // SAFETY: setns is async-signal-safe and fd stays open until exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        crate::sys::exec_in_netns(&mut cmd, ns.raw_fd());
         Ok(cmd)
+    }
+
+    /// Runs `f` on a new named thread that has entered `role`'s namespace,
+    /// for servers and clients that live in this process (the lab's): every
+    /// socket it opens belongs to that namespace.
+    pub fn spawn_in<R: Send + 'static>(
+        &self,
+        role: Role,
+        name: &str,
+        f: impl FnOnce() -> R + Send + 'static,
+    ) -> Result<netns::SpawnedIn<R>, EmuError> {
+        let ns = self
+            .netns(role)
+            .ok_or_else(|| EmuError::Config("this testbed has no server namespace".into()))?;
+        ns.spawn(name, f)
     }
 
     /// Files lateness from now on under phase `n` (see [`Phase`]).

@@ -33,7 +33,7 @@ async fn main() {
     let runs: usize = args[2].parse().expect("runs");
     let policies: Vec<Policy> = args[3..]
         .iter()
-        .map(|p| Policy::parse(p).expect("policy"))
+        .map(|p| p.parse::<Policy>().expect("policy"))
         .collect();
     let mut scenario = IdleSelection::seed(base);
     if let Some(ms) = std::env::var("IDLE_PAUSE_MS")

@@ -52,33 +52,125 @@ impl Default for ClientConfig {
     }
 }
 
-/// What can go wrong; messages name the host and what happened.
+/// What can go wrong; messages name the host, the cause is kept as the
+/// error's source (print with `{:#}` to see the whole chain).
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
     /// Not a usable URL.
-    #[error("bad URL '{0}': {1}")]
-    Url(String, String),
+    #[error("bad URL '{url}': {why}")]
+    Url {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// Name resolution failed.
-    #[error("cannot resolve {0}: {1}")]
-    Dns(String, String),
-    /// TCP connect failed.
-    #[error("cannot connect to {0}: {1}")]
-    Connect(String, String),
-    /// TLS failed.
-    #[error("TLS with {0} failed: {1}")]
-    Tls(String, String),
+    #[error("cannot resolve {host}")]
+    Dns {
+        /// The host name.
+        host: String,
+        /// The resolver's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// TCP connect failed (the last address tried).
+    #[error("cannot connect to {target}")]
+    Connect {
+        /// host:port.
+        target: String,
+        /// Why (refused, unreachable, timed out).
+        #[source]
+        source: std::io::Error,
+    },
+    /// TLS could not be configured (`--cacert`).
+    #[error("TLS set-up failed")]
+    TlsSetup(#[from] crate::tls::TlsSetupError),
+    /// The TLS handshake failed.
+    #[error("TLS with {target} failed")]
+    Tls {
+        /// host:port.
+        target: String,
+        /// The handshake's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// The server's response was not valid HTTP/1.1, or the connection failed before it.
-    #[error("bad response from {0}: {1}")]
-    Protocol(String, String),
+    #[error("bad response from {target}")]
+    Protocol {
+        /// host:port.
+        target: String,
+        /// hyper's error.
+        #[source]
+        source: hyper::Error,
+    },
     /// The body ended early or the connection broke while reading it.
-    #[error("response body from {0} failed after {1} bytes: {2}")]
-    Body(String, u64, String),
+    #[error("response body from {target} failed after {after} bytes")]
+    Body {
+        /// host:port.
+        target: String,
+        /// Bytes received before it failed.
+        after: u64,
+        /// hyper's error.
+        #[source]
+        source: hyper::Error,
+    },
+    /// Redirects went on past the limit.
+    #[error("more than {max} redirects, the last to {url}")]
+    TooManyRedirects {
+        /// The limit.
+        max: usize,
+        /// Where the last one pointed.
+        url: String,
+    },
     /// Writing the body to its destination failed.
-    #[error("cannot write the response body: {0}")]
-    Sink(std::io::Error),
+    #[error("cannot write the response body")]
+    Sink(#[source] std::io::Error),
     /// Socket buffers.
     #[error(transparent)]
     Buffer(#[from] tcpwise_tcp::BufferError),
+}
+
+impl HttpError {
+    fn url(url: impl ToString, why: impl ToString) -> HttpError {
+        HttpError::Url {
+            url: url.to_string(),
+            why: why.to_string(),
+        }
+    }
+
+    fn connect(target: &str, source: std::io::Error) -> HttpError {
+        HttpError::Connect {
+            target: target.to_string(),
+            source,
+        }
+    }
+}
+
+/// How [`Client::fetch`] treats redirects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Redirects {
+    /// Follow 301, 302, 303, 307 and 308 (curl's `-L`).
+    pub follow: bool,
+    /// At most this many (curl's default is 50; we stop at 20 like browsers).
+    pub max: usize,
+}
+
+impl Default for Redirects {
+    fn default() -> Self {
+        Redirects {
+            follow: false,
+            max: 20,
+        }
+    }
+}
+
+/// A failed fetch: the error and the responses received before it.
+#[derive(Debug)]
+pub struct FetchError {
+    /// What went wrong.
+    pub error: HttpError,
+    /// Responses of the redirect chain before the failure.
+    pub chain: Vec<Response>,
 }
 
 /// A request.
@@ -162,6 +254,9 @@ pub struct ConnReport {
     pub peer: Option<SocketAddr>,
     /// Largest read size the connection asked for: its read buffer.
     pub max_read: usize,
+    /// Socket buffers the kernel held after the policy (and its warnings:
+    /// a pinned size above `net.core.rmem_max` is silently capped).
+    pub buffers: tcpwise_tcp::AppliedBuffers,
 }
 
 /// A response whose body went to the caller's sink.
@@ -181,7 +276,105 @@ pub struct Response {
     pub retried: bool,
 }
 
+/// A request header as people write it: `Name: value`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header(pub String, pub String);
+
+/// A header argument that is not `Name: value`.
+#[derive(Debug, thiserror::Error)]
+#[error("'{0}' is not a header 'Name: value' with a valid name")]
+pub struct BadHeader(String);
+
+impl std::str::FromStr for Header {
+    type Err = BadHeader;
+
+    fn from_str(s: &str) -> Result<Header, BadHeader> {
+        let (k, v) = s.split_once(':').ok_or_else(|| BadHeader(s.to_string()))?;
+        let k = k.trim();
+        let token = |b: u8| b.is_ascii_alphanumeric() || b"-_!#$%&'*+.^`|~".contains(&b);
+        if k.is_empty() || !k.bytes().all(token) {
+            return Err(BadHeader(s.to_string()));
+        }
+        Ok(Header(k.to_string(), v.trim().to_string()))
+    }
+}
+
 impl Response {
+    /// The status line and headers, as curl's `-i` prints them, with the
+    /// blank line that ends them.
+    pub fn head_text(&self) -> String {
+        let reason = hyper::StatusCode::from_u16(self.status)
+            .ok()
+            .and_then(|s| s.canonical_reason())
+            .unwrap_or("");
+        let mut out = format!("HTTP/1.1 {} {reason}\n", self.status);
+        for (k, v) in &self.headers {
+            out.push_str(&format!("{k}: {v}\n"));
+        }
+        out.push('\n');
+        out
+    }
+
+    /// Two lines for `--timing`: status, size, connection and every time;
+    /// then which connection the pool chose and why, with its history.
+    pub fn timing_report(&self) -> String {
+        let t = &self.timings;
+        let ms = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.1}"));
+        let c = &self.conn;
+        format!(
+            "{}  {} B  conn #{} {}  dns {}  connect {}  tls {}  written {:.1}  first byte {:.1}  done {:.1}  total {:.1} ms\n    pool {}: {}; history: {} requests, {} B read, largest burst {} B, up to {} B per RTT; rtt {}",
+            self.status,
+            self.body_bytes,
+            c.id,
+            if c.reused { "reused" } else { "new" },
+            ms(t.dns_ms),
+            ms(t.connect_ms),
+            ms(t.tls_ms),
+            t.request_written_ms,
+            t.first_byte_ms,
+            t.body_done_ms,
+            t.total_ms,
+            c.policy,
+            c.reason.as_deref().unwrap_or("new connection"),
+            c.history.requests,
+            c.history.bytes_read,
+            c.max_burst,
+            c.history.max_per_rtt,
+            c.tcp_info_end.as_ref().map_or("-".to_string(), |i| format!(
+                "{:.1} ms, cwnd {}",
+                f64::from(i.rtt_us) / 1e3,
+                i.snd_cwnd
+            )),
+        )
+    }
+
+    /// The static-receive-buffer diagnosis of this response (the one
+    /// `tcpwise perf` gives, from [`tcpwise_tcp::path::diagnose_rcvbuf`]):
+    /// `Some` only when a pinned `SO_RCVBUF` held the transfer at its cap.
+    pub fn rcvbuf_diagnosis(&self) -> Option<String> {
+        let asked = self.conn.buffers.rcv_asked?;
+        let rtt_ms = f64::from(self.conn.tcp_info_end.as_ref()?.rtt_us) / 1e3;
+        let secs = (self.timings.body_done_ms - self.timings.first_byte_ms) / 1e3;
+        let window = tcpwise_tcp::path::advertised_window(
+            self.conn.buffers.rcv_held,
+            tcpwise_tcp::path::LINUX_WINDOW_FRACTION,
+        );
+        // Too short to say: a transfer of a few windows never reaches its cap.
+        if self.body_bytes as f64 <= 4.0 * window || secs <= 0.0 {
+            return None;
+        }
+        tcpwise_tcp::path::diagnose_rcvbuf(&tcpwise_tcp::path::RcvbufCase {
+            asked,
+            held: self.conn.buffers.rcv_held,
+            rtt_ms,
+            goodput_mbit: self.body_bytes as f64 * 8.0 / secs / 1e6,
+            // A window's worth arrived per RTT: the window was the limit.
+            window_bound: self.conn.history.max_per_rtt as f64 >= 0.8 * window,
+            path_rate_bps: None,
+        })
+        .map(|d| d.text)
+    }
+
     /// First value of header `name`.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -245,6 +438,8 @@ struct Conn {
     local: Option<SocketAddr>,
     peer: Option<SocketAddr>,
     peak_read: Arc<std::sync::atomic::AtomicUsize>,
+    /// What the kernel held after the buffer policy, and its warnings.
+    buffers: tcpwise_tcp::AppliedBuffers,
 }
 
 type Origin = (String, String, u16);
@@ -322,15 +517,17 @@ impl Client {
     fn origin(url: &Url) -> Result<Origin, HttpError> {
         let scheme = url.scheme().to_string();
         if scheme != "http" && scheme != "https" {
-            return Err(HttpError::Url(
-                url.to_string(),
-                "only http:// and https:// are supported".into(),
+            return Err(HttpError::url(
+                url,
+                "only http:// and https:// are supported",
             ));
         }
-        let host = url
-            .host_str()
-            .ok_or_else(|| HttpError::Url(url.to_string(), "no host".into()))?
-            .to_string();
+        // An IPv6 literal without its brackets, so it resolves and connects.
+        let host = match url.host() {
+            Some(url::Host::Ipv6(a)) => a.to_string(),
+            Some(h) => h.to_string(),
+            None => return Err(HttpError::url(url, "no host")),
+        };
         let port = url.port_or_known_default().unwrap_or(80);
         Ok((scheme, host, port))
     }
@@ -340,8 +537,7 @@ impl Client {
         if let Some(c) = g.as_ref() {
             return Ok(c.clone());
         }
-        let c = crate::tls::client_config(&self.inner.cfg.extra_ca)
-            .map_err(|e| HttpError::Tls("--cacert".into(), e))?;
+        let c = crate::tls::client_config(&self.inner.cfg.extra_ca)?;
         *g = Some(c.clone());
         Ok(c)
     }
@@ -361,10 +557,13 @@ impl Client {
         };
         let addrs: Vec<SocketAddr> = tokio::net::lookup_host(lookup)
             .await
-            .map_err(|e| HttpError::Dns(host.clone(), e.to_string()))?
+            .map_err(|source| HttpError::Dns {
+                host: host.clone(),
+                source,
+            })?
             .collect();
         t.dns_ms = Some(start.elapsed().as_secs_f64() * 1e3);
-        let mut last = String::from("no address");
+        let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
         let mut stream = None;
         for addr in addrs {
             let raw = socket2::Socket::new(
@@ -372,40 +571,50 @@ impl Client {
                 socket2::Type::STREAM,
                 Some(socket2::Protocol::TCP),
             )
-            .map_err(|e| HttpError::Connect(target.clone(), e.to_string()))?;
-            self.inner.cfg.buffers.apply(&raw)?;
+            .map_err(|e| HttpError::connect(&target, e))?;
+            let applied = self.inner.cfg.buffers.apply(&raw)?;
             raw.set_nonblocking(true)
-                .map_err(|e| HttpError::Connect(target.clone(), e.to_string()))?;
+                .map_err(|e| HttpError::connect(&target, e))?;
             let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(raw));
             match tokio::time::timeout(self.inner.cfg.connect_timeout, sock.connect(addr)).await {
                 Ok(Ok(s)) => {
-                    stream = Some(s);
+                    stream = Some((s, applied));
                     break;
                 }
-                Ok(Err(e)) => last = format!("{addr}: {e}"),
+                Ok(Err(e)) => last = std::io::Error::new(e.kind(), format!("{addr}: {e}")),
                 Err(_) => {
-                    last = format!(
-                        "{addr}: no answer within {:.0} s",
-                        self.inner.cfg.connect_timeout.as_secs_f64()
+                    last = std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!(
+                            "{addr}: no answer within {:.0} s",
+                            self.inner.cfg.connect_timeout.as_secs_f64()
+                        ),
                     )
                 }
             }
         }
-        let stream = stream.ok_or_else(|| HttpError::Connect(target.clone(), last))?;
+        let (stream, buffers) = stream.ok_or_else(|| HttpError::connect(&target, last))?;
         t.connect_ms = Some(start.elapsed().as_secs_f64() * 1e3);
         let _ = stream.set_nodelay(true);
         let fd = stream
             .as_fd()
             .try_clone_to_owned()
-            .map_err(|e| HttpError::Connect(target.clone(), e.to_string()))?;
+            .map_err(|e| HttpError::connect(&target, e))?;
         let (local, peer) = (stream.local_addr().ok(), stream.peer_addr().ok());
         let transport = if scheme == "https" {
-            let name = rustls_pki_types::ServerName::try_from(host.clone())
-                .map_err(|e| HttpError::Tls(target.clone(), e.to_string()))?;
+            let name = rustls_pki_types::ServerName::try_from(host.clone()).map_err(|e| {
+                HttpError::Tls {
+                    target: target.clone(),
+                    source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
+                }
+            })?;
             let tls = tokio_rustls::TlsConnector::from(self.tls_config()?)
                 .connect(name, stream)
                 .await
-                .map_err(|e| HttpError::Tls(target.clone(), e.to_string()))?;
+                .map_err(|source| HttpError::Tls {
+                    target: target.clone(),
+                    source,
+                })?;
             t.tls_ms = Some(start.elapsed().as_secs_f64() * 1e3);
             Transport::Tls(Box::new(tls))
         } else {
@@ -416,7 +625,10 @@ impl Client {
         let io = TokioIo::new(sized);
         let (sender, conn) = hyper::client::conn::http1::handshake::<_, Full<Bytes>>(io)
             .await
-            .map_err(|e| HttpError::Protocol(target.clone(), e.to_string()))?;
+            .map_err(|source| HttpError::Protocol {
+                target: target.clone(),
+                source,
+            })?;
         tokio::spawn(async move {
             let _ = conn.await;
         });
@@ -437,6 +649,7 @@ impl Client {
             local,
             peer,
             peak_read,
+            buffers,
         })
     }
 
@@ -480,7 +693,7 @@ impl Client {
                     conn = self.connect(&origin, start, &mut timings).await?;
                     report = self.report(&conn, None);
                 }
-                Err(e) => return Err(HttpError::Protocol(target, e.to_string())),
+                Err(source) => return Err(HttpError::Protocol { target, source }),
             }
         };
         timings.first_byte_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -507,7 +720,11 @@ impl Client {
         let mut body = resp.into_body();
         let mut got = 0u64;
         while let Some(frame) = body.frame().await {
-            let frame = frame.map_err(|e| HttpError::Body(target.clone(), got, e.to_string()))?;
+            let frame = frame.map_err(|source| HttpError::Body {
+                target: target.clone(),
+                after: got,
+                source,
+            })?;
             if let Some(d) = frame.data_ref() {
                 let now = self.now();
                 let before = got;
@@ -559,6 +776,7 @@ impl Client {
             local: conn.local,
             peer: conn.peer,
             max_read: conn.peak_read.load(std::sync::atomic::Ordering::Relaxed),
+            buffers: conn.buffers.clone(),
         }
     }
 
@@ -634,7 +852,98 @@ impl Client {
             b = b.header(k.as_str(), v.as_str());
         }
         b.body(Full::new(req.body.clone()))
-            .map_err(|e| HttpError::Url(req.url.to_string(), format!("bad request header: {e}")))
+            .map_err(|e| HttpError::url(&req.url, format!("bad request header: {e}")))
+    }
+
+    /// Sends `req` and, with `redirects.follow`, the requests its redirects
+    /// ask for (a 303, or a 301/302 after a POST, becomes a GET without a
+    /// body, as browsers and curl do). `sink(hop, bytes)` gets every body
+    /// byte with the number of the response in the chain it belongs to, so
+    /// a caller can keep only the last one.
+    pub async fn fetch(
+        &self,
+        req: Request,
+        redirects: Redirects,
+        mut sink: impl FnMut(usize, &[u8]) -> std::io::Result<()>,
+    ) -> Result<Vec<Response>, FetchError> {
+        let mut req = req;
+        let mut chain: Vec<Response> = Vec::new();
+        loop {
+            let hop = chain.len();
+            let resp = match self.request(&req, |d| sink(hop, d)).await {
+                Ok(r) => r,
+                Err(error) => return Err(FetchError { error, chain }),
+            };
+            let status = resp.status;
+            let location = resp.header("location").map(str::to_string);
+            chain.push(resp);
+            let redirect = redirects.follow && matches!(status, 301 | 302 | 303 | 307 | 308);
+            let (true, Some(loc)) = (redirect, location) else {
+                return Ok(chain);
+            };
+            let next = match req.url.join(&loc) {
+                Ok(u) => u,
+                Err(e) => {
+                    return Err(FetchError {
+                        error: HttpError::url(&loc, e),
+                        chain,
+                    });
+                }
+            };
+            if chain.len() > redirects.max {
+                return Err(FetchError {
+                    error: HttpError::TooManyRedirects {
+                        max: redirects.max,
+                        url: next.to_string(),
+                    },
+                    chain,
+                });
+            }
+            if status == 303 || (matches!(status, 301 | 302) && req.method == hyper::Method::POST) {
+                req.method = hyper::Method::GET;
+                req.body = Bytes::new();
+            }
+            req.url = next;
+        }
+    }
+
+    /// [`Client::fetch`], keeping only the last response's body: written to
+    /// `to_file` (created, and truncated at every redirect) or returned.
+    pub async fn fetch_last_body(
+        &self,
+        req: Request,
+        redirects: Redirects,
+        to_file: Option<&std::path::Path>,
+    ) -> Result<(Vec<Response>, Vec<u8>), FetchError> {
+        use std::io::{Seek, Write};
+        let mut file = to_file
+            .map(std::fs::File::create)
+            .transpose()
+            .map_err(|e| FetchError {
+                error: HttpError::Sink(e),
+                chain: Vec::new(),
+            })?;
+        let (mut body, mut hop) = (Vec::new(), 0);
+        let chain = self
+            .fetch(req, redirects, |h, d| {
+                if h != hop {
+                    hop = h;
+                    body.clear();
+                    if let Some(f) = file.as_mut() {
+                        f.set_len(0)?;
+                        f.rewind()?;
+                    }
+                }
+                match file.as_mut() {
+                    Some(f) => f.write_all(d),
+                    None => {
+                        body.extend_from_slice(d);
+                        Ok(())
+                    }
+                }
+            })
+            .await?;
+        Ok((chain, body))
     }
 
     /// Idle connections held for `url`'s origin.

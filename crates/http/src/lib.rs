@@ -13,6 +13,7 @@
 //! `/health`, for tests, curl, wrk and the lab.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod client;
 pub mod pattern;
@@ -20,5 +21,8 @@ pub mod scenario;
 pub mod server;
 pub mod tls;
 
-pub use client::{Client, ClientConfig, ConnReport, HttpError, Request, Response, Timings};
+pub use client::{
+    Client, ClientConfig, ConnReport, FetchError, Header, HttpError, Redirects, Request, Response,
+    Timings,
+};
 pub use server::{ServeOptions, serve};

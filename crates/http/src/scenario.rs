@@ -66,7 +66,10 @@ pub async fn run_idle_selection(
     let url = |n: u64| {
         s.base
             .join(&format!("/bytes/{n}"))
-            .map_err(|e| HttpError::Url(s.base.to_string(), e.to_string()))
+            .map_err(|e| HttpError::Url {
+                url: s.base.to_string(),
+                why: e.to_string(),
+            })
     };
     let mut tasks = Vec::new();
     for &n in &s.page {

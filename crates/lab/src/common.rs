@@ -1,34 +1,109 @@
-//! Shared steps: testbeds with our own binary as the server.
+//! Shared steps: a testbed with our own servers running in-process inside
+//! its server namespace, and clients run inside its client namespace.
+//!
+//! Why in-process: the lab exercises the same library calls a user's
+//! program would (`tcpwise_perf::run_server`, `tcpwise_http::serve`,
+//! `tcpwise_dispatch::server::serve`), returns typed results without a
+//! JSON round trip, and has no path to a binary to get wrong. Each server
+//! runs on its own thread that entered the server namespace (its runtime's
+//! worker threads inherit the namespace), binds an ephemeral port on every
+//! address, and reports the port it got; nothing is written down twice.
 
 use crate::{LabError, LabOptions, PathError};
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tcpwise_emu::netns::SpawnedIn;
 use tcpwise_emu::path::PathSpec;
-use tcpwise_emu::{DirectionStats, Role, Testbed, TestbedConfig, Topology};
+use tcpwise_emu::{DirectionStats, Role, Testbed, TestbedConfig};
 use tcpwise_link::Nanos;
 
-/// A pair testbed with `server_args` of our binary running in the server namespace.
+/// Every address, an ephemeral port: the server says which port it got.
+const ANY: &str = "[::]:0";
+
+/// How a server is told to stop.
+enum Stop {
+    /// tokio servers: a watch channel their accept loop selects on.
+    Watch(tokio::sync::watch::Sender<bool>),
+    /// Thread-pool servers: a flag their loops poll.
+    Flag(Arc<AtomicBool>),
+}
+
+/// A server running on a thread inside the server namespace; stopped
+/// (and its thread joined) when dropped.
+struct Server {
+    name: &'static str,
+    stop: Stop,
+    thread: Option<SpawnedIn<Result<(), LabError>>>,
+}
+
+impl Server {
+    fn new(name: &'static str, stop: Stop, thread: SpawnedIn<Result<(), LabError>>) -> Server {
+        Server {
+            name,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn signal(&self) {
+        match &self.stop {
+            Stop::Watch(tx) => {
+                let _ = tx.send(true);
+            }
+            Stop::Flag(f) => f.store(true, Ordering::Relaxed),
+        }
+    }
+
+    /// Stops it and returns how its thread ended.
+    fn stop(mut self) -> Result<(), LabError> {
+        self.signal();
+        match self.thread.take() {
+            Some(t) => t.join()?,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.signal();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A pair testbed with the servers an experiment started in it. Fields
+/// drop in order: the servers stop before the namespaces go.
 pub struct Bed {
+    servers: Vec<Server>,
     /// The testbed.
     pub tb: Testbed,
-    server: Child,
     /// Configured RTT, ms.
     pub rtt_ms: f64,
     /// Configured rate, Mbit/s.
     pub rate_mbit: f64,
-    /// Text description.
+    /// Text description (path and the sysctls the experiment set).
     pub desc: String,
 }
 
+/// A multi-thread runtime like the `tcpwise` binary's (one worker per core).
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+}
+
 impl Bed {
-    /// Starts the testbed and the server, waits until `port` listens.
+    /// Starts a pair testbed of `rtt` and `rate` (or the `--rtt`/`--rate`
+    /// overrides) with `server_sysctls` in the server namespace.
     pub fn start(
         opts: &LabOptions,
         rtt: Nanos,
         rate: u64,
         server_sysctls: Vec<(String, String)>,
-        server_args: &[&str],
-        port: u16,
     ) -> Result<Bed, LabError> {
         let rtt = opts.rtt.unwrap_or(rtt);
         let rate = opts.rate.unwrap_or(rate);
@@ -40,38 +115,16 @@ impl Bed {
         };
         let (up, down) = spec.resolve()?;
         let desc = tcpwise_emu::path::summarize(&up, &down).to_string();
-        let tb = Testbed::start(&TestbedConfig {
-            topology: Topology::Pair,
-            up,
-            down,
-            client_sysctls: Vec::new(),
-            server_sysctls: server_sysctls.clone(),
-        })?;
-        let mut cmd = tb.command(Role::Server, &opts.exe.to_string_lossy())?;
-        cmd.args(server_args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let server = cmd
-            .spawn()
-            .map_err(|e| LabError::Step(format!("cannot start {}: {e}", opts.exe.display())))?;
-        let ns = tb.netns(Role::Server).expect("pair");
-        let until = Instant::now() + Duration::from_secs(10);
-        while !ns.listening(Some(port))? {
-            if Instant::now() > until {
-                return Err(LabError::Step(format!(
-                    "the server ({server_args:?}) did not listen on {port}"
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let mut cfg = TestbedConfig::pair(up, down);
+        cfg.server_sysctls = server_sysctls.clone();
+        let tb = Testbed::start(&cfg)?;
         let sys: Vec<String> = server_sysctls
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         Ok(Bed {
             tb,
-            server,
+            servers: Vec::new(),
             rtt_ms: rtt as f64 / 1e6,
             rate_mbit: rate as f64 / 1e6,
             desc: if sys.is_empty() {
@@ -82,50 +135,181 @@ impl Bed {
         })
     }
 
-    /// Runs our binary in the client namespace and returns its stdout.
-    pub fn client(&self, opts: &LabOptions, args: &[&str]) -> Result<String, LabError> {
-        let mut cmd = self.tb.command(Role::Client, &opts.exe.to_string_lossy())?;
-        let out = cmd
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| LabError::Step(format!("cannot run {}: {e}", opts.exe.display())))?;
-        if !out.status.success() {
-            return Err(LabError::Step(format!(
-                "tcpwise {} failed: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).to_string())
+    /// The server's address for a port it listens on.
+    pub fn peer(&self, port: u16) -> SocketAddr {
+        SocketAddr::new(IpAddr::V4(self.tb.peer_v4()), port)
     }
 
-    /// Runs the future `make` builds on a runtime whose one thread is inside
-    /// the client namespace, so every socket it opens belongs there.
-    pub fn in_client<T, F>(&self, make: impl FnOnce() -> F + Send) -> Result<T, LabError>
+    /// Runs a tokio server in the server namespace until the testbed ends;
+    /// `serve(ready, stop)` must call `ready` with its bound address.
+    /// Returns the port it listens on.
+    fn spawn_tokio<F, Fut>(&mut self, name: &'static str, serve: F) -> Result<u16, LabError>
+    where
+        F: FnOnce(
+                std::sync::mpsc::SyncSender<SocketAddr>,
+                tokio::sync::watch::Receiver<bool>,
+            ) -> Fut
+            + Send
+            + 'static,
+        Fut: std::future::Future<Output = Result<(), LabError>>,
+    {
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
+        let thread = self
+            .tb
+            .spawn_in(Role::Server, &format!("tw-lab-{name}"), move || {
+                runtime()
+                    .map_err(|source| LabError::Server { what: name, source })?
+                    .block_on(serve(ready_tx, stop_rx))
+            })?;
+        self.wait_ready(
+            name,
+            Server::new(name, Stop::Watch(stop_tx), thread),
+            ready_rx,
+        )
+    }
+
+    fn wait_ready(
+        &mut self,
+        name: &'static str,
+        server: Server,
+        ready: std::sync::mpsc::Receiver<SocketAddr>,
+    ) -> Result<u16, LabError> {
+        match ready.recv_timeout(Duration::from_secs(10)) {
+            Ok(addr) => {
+                self.servers.push(server);
+                Ok(addr.port())
+            }
+            // It ended before listening: its own error says why.
+            Err(_) => match server.stop() {
+                Err(e) => Err(e),
+                Ok(()) => Err(LabError::Server {
+                    what: name,
+                    source: std::io::Error::other("stopped before listening"),
+                }),
+            },
+        }
+    }
+
+    /// `tcpwise perf server`, in-process.
+    pub fn serve_perf(&mut self) -> Result<u16, LabError> {
+        self.spawn_tokio("perf", |ready, mut stop| async move {
+            let opts = tcpwise_perf::ServerOptions {
+                bind: ANY.parse().expect("valid"),
+                one_off: false,
+                verbose: false,
+            };
+            tokio::select! {
+                r = tcpwise_perf::run_server(opts, move |a| { let _ = ready.send(a); }) => r.map_err(|source| LabError::Perf { what: "the perf server".into(), source }),
+                _ = stop.changed() => Ok(()),
+            }
+        })
+    }
+
+    /// `tcpwise serve` (HTTP/1.1 origin), in-process.
+    pub fn serve_http(&mut self) -> Result<u16, LabError> {
+        self.spawn_tokio("http", |ready, stop| async move {
+            let opts = tcpwise_http::ServeOptions {
+                bind: ANY.parse().expect("valid"),
+                tls: None,
+                access_log: false,
+            };
+            tcpwise_http::serve(opts, stop, move |a| {
+                let _ = ready.send(a);
+            })
+            .await
+            .map_err(|source| LabError::Server {
+                what: "http",
+                source,
+            })
+        })
+    }
+
+    /// `tcpwise dispatch server --model MODEL --workers WORKERS`, in-process.
+    pub fn serve_dispatch(
+        &mut self,
+        model: tcpwise_dispatch::Model,
+        workers: usize,
+    ) -> Result<u16, LabError> {
+        let flag = Arc::new(AtomicBool::new(false));
+        let stop = flag.clone();
+        let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
+        let opts = tcpwise_dispatch::server::ServerOptions {
+            bind: ANY.parse().expect("valid"),
+            model,
+            workers,
+        };
+        let thread = self.tb.spawn_in(Role::Server, "tw-lab-dispatch", move || {
+            tcpwise_dispatch::server::serve(&opts, stop, |a| {
+                let _ = ready_tx.send(a);
+            })
+            .map(|_| ())
+            .map_err(|source| LabError::Server {
+                what: "dispatch",
+                source,
+            })
+        })?;
+        self.wait_ready(
+            "dispatch",
+            Server::new("dispatch", Stop::Flag(flag), thread),
+            ready_rx,
+        )
+    }
+
+    /// Runs the future `make` builds on a runtime inside the client
+    /// namespace, so every socket it opens belongs there: one thread, or
+    /// with `multi` a multi-thread runtime like the binary's.
+    pub fn in_client<T, F>(
+        &self,
+        multi: bool,
+        make: impl FnOnce() -> F + Send,
+    ) -> Result<T, LabError>
     where
         T: Send,
         F: std::future::Future<Output = Result<T, LabError>>,
     {
         let ns = self.tb.netns(Role::Client).expect("pair has a client");
         ns.run(|| {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(LabError::Io)?;
+            let rt = if multi {
+                runtime()
+            } else {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+            }
+            .map_err(LabError::Io)?;
             rt.block_on(make())
         })?
     }
 
-    /// Stops everything and reports the emulator's error on this path.
-    pub fn finish(mut self, min_rtt_ms: Option<f64>) -> Result<PathError, LabError> {
-        let _ = self.server.kill();
-        let _ = self.server.wait();
-        let [up, down] = self.tb.shutdown()?;
+    /// Stops the servers and the testbed; reports the emulator's error on
+    /// this path (`min_rtt_ms`: the smallest RTT TCP measured on it).
+    pub fn finish(self, min_rtt_ms: Option<f64>) -> Result<PathError, LabError> {
+        let Bed {
+            servers,
+            tb,
+            rtt_ms,
+            desc,
+            ..
+        } = self;
+        let mut first_err = None;
+        for s in servers {
+            let name = s.name;
+            if let Err(e) = s.stop() {
+                first_err.get_or_insert(LabError::Server {
+                    what: name,
+                    source: std::io::Error::other(format!("{e:#}")),
+                });
+            }
+        }
+        let [up, down] = tb.shutdown()?;
+        if let Some(e) = first_err {
+            return Err(e);
+        }
         let l = |d: &DirectionStats| (d.lateness.p50_us, d.lateness.p99_us, d.lateness.max_us);
         Ok(PathError {
-            path: self.desc,
-            rtt_error_ms: min_rtt_ms.map(|m| m - self.rtt_ms),
+            path: desc,
+            rtt_error_ms: min_rtt_ms.map(|m| m - rtt_ms),
             up_lateness_us: l(&up),
             down_lateness_us: l(&down),
         })

@@ -7,17 +7,41 @@
 //! model and client count is the median over rounds.
 
 use crate::common::{Bed, median_p90};
-use crate::{Experiment, ExperimentResult, LabError, LabOptions, Progress};
-use serde_json::{Value, json};
+use crate::html::{Series, lines};
+use crate::{Experiment, ExperimentResult, LabError, LabOptions, Progress, Summary};
+use plotters::style::{BLUE, RED, RGBColor};
+use serde::Serialize;
 use std::fmt::Write;
-use std::process::{Child, Stdio};
-use tcpwise_emu::Role;
+use std::time::Duration;
+use tcpwise_dispatch::load::{LoadOptions, LoadReport};
+use tcpwise_dispatch::{Model, Workload};
 
 /// The experiment.
 pub struct Completion;
 
-/// (model, port); the testbed's own server is the first.
-const MODELS: [(&str, u16); 3] = [("shared", 7001), ("segments", 7002), ("tokio", 7003)];
+/// The models compared, all serving side by side in the server namespace.
+const MODELS: [&str; 3] = ["shared", "segments", "tokio"];
+
+/// One load run against one model.
+#[derive(Debug, Clone, Serialize)]
+pub struct Run {
+    /// Which model served it.
+    pub model: &'static str,
+    /// Which round.
+    pub round: usize,
+    /// What the load measured.
+    #[serde(flatten)]
+    pub report: LoadReport,
+}
+
+/// Everything measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Details {
+    /// Every run, in the order they ran.
+    pub runs: Vec<Run>,
+    /// Client counts, in table order.
+    pub counts: Vec<usize>,
+}
 
 /// The seed's sysbench table (transactions/s at 4, 16, 64, 256, 1024 clients).
 const SEED: [(&str, [u32; 5]); 3] = [
@@ -28,16 +52,6 @@ const SEED: [(&str, [u32; 5]); 3] = [
     ),
     ("mysql-5.5.13", [12961, 20445, 16393, 14407, 5343]),
 ];
-
-struct Servers(Vec<Child>);
-impl Drop for Servers {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 impl Experiment for Completion {
     fn name(&self) -> &'static str {
@@ -56,122 +70,73 @@ impl Experiment for Completion {
         };
         let rounds = opts.runs.unwrap_or(if opts.quick { 1 } else { 2 });
         let (secs, warm) = if opts.quick {
-            ("2s", "0.5s")
+            (Duration::from_secs(2), Duration::from_millis(500))
         } else {
-            ("4s", "1s")
+            (Duration::from_secs(4), Duration::from_secs(1))
         };
-        let bed = Bed::start(
-            opts,
-            1_000_000,
-            1_000_000_000,
-            Vec::new(),
-            &[
-                "dispatch",
-                "server",
-                "--model",
-                MODELS[0].0,
-                "--workers",
-                "2",
-                "--bind",
-                "[::]:7001",
-            ],
-            MODELS[0].1,
-        )?;
-        let mut extra = Servers(Vec::new());
-        for (model, port) in &MODELS[1..] {
-            let mut cmd = bed.tb.command(Role::Server, &opts.exe.to_string_lossy())?;
-            cmd.args([
-                "dispatch",
-                "server",
-                "--model",
-                model,
-                "--workers",
-                "2",
-                "--bind",
-                &format!("[::]:{port}"),
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-            extra
-                .0
-                .push(cmd.spawn().map_err(|e| {
-                    LabError::Step(format!("cannot start the {model} server: {e}"))
-                })?);
+        let mut bed = Bed::start(opts, 1_000_000, 1_000_000_000, Vec::new())?;
+        let mut ports = Vec::new();
+        for model in MODELS {
+            let m: Model = model.parse().expect("known model");
+            ports.push((model, bed.serve_dispatch(m, 2)?));
         }
-        let ns = bed.tb.netns(Role::Server).expect("pair");
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        for (model, port) in &MODELS[1..] {
-            while !ns.listening(Some(*port))? {
-                if std::time::Instant::now() > until {
-                    return Err(LabError::Step(format!(
-                        "the {model} dispatch server did not listen on {port}"
-                    )));
-                }
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-        }
-        let peer = bed.tb.peer_v4().to_string();
+        tcpwise_dispatch::server::raise_fd_limit();
         let id = progress.step(
             &format!(
-                "completion: {rounds} round(s) x {} client counts x {} models, {secs} each, on {}",
+                "completion: {rounds} round(s) x {} client counts x {} models, {secs:?} each, on {}",
                 counts.len(),
                 MODELS.len(),
                 bed.desc
             ),
             (rounds * counts.len() * MODELS.len()) as u64,
         );
-        let mut runs: Vec<Value> = Vec::new();
+        let mut runs: Vec<Run> = Vec::new();
         for round in 0..rounds {
             for &c in counts {
-                for (model, port) in MODELS {
+                for &(model, port) in &ports {
                     opts.check()?;
-                    let target = format!("{peer}:{port}");
-                    let clients = c.to_string();
-                    let seed = (opts.seed + round as u64).to_string();
-                    let out = bed.client(
-                        opts,
-                        &[
-                            "dispatch",
-                            "load",
-                            &target,
-                            "--clients",
-                            &clients,
-                            "-t",
-                            secs,
-                            "--warmup",
-                            warm,
-                            "--seed",
-                            &seed,
-                            "--json",
-                        ],
-                    )?;
-                    let mut v: Value = serde_json::from_str(out.trim()).map_err(|e| {
-                        LabError::Step(format!("tcpwise dispatch load printed no JSON: {e}"))
+                    let o = LoadOptions {
+                        target: bed.peer(port),
+                        clients: c,
+                        duration: secs,
+                        warmup: warm,
+                        workload: Workload::default(),
+                        seed: opts.seed + round as u64,
+                    };
+                    let report = bed.in_client(false, || async {
+                        tcpwise_dispatch::load::run(&o)
+                            .await
+                            .map_err(|source| LabError::Load {
+                                what: format!("completion: {model} with {c} clients"),
+                                source,
+                            })
                     })?;
-                    v["model"] = json!(model);
-                    v["round"] = json!(round);
-                    runs.push(v);
+                    runs.push(Run {
+                        model,
+                        round,
+                        report,
+                    });
                     progress.inc(id, 1);
                 }
             }
         }
-        drop(extra);
         let min_rtt = runs
             .iter()
-            .filter_map(|r| r["min_rtt_us"].as_f64())
+            .filter_map(|r| r.report.min_rtt_us.map(f64::from))
             .fold(f64::INFINITY, f64::min);
         let (desc, rtt_ms) = (bed.desc.clone(), bed.rtt_ms);
         let path = bed.finish(min_rtt.is_finite().then_some(min_rtt / 1e3))?;
-        let med = |model: &str, c: usize, k: &str| {
+        let med = |model: &str, c: usize, k: fn(&LoadReport) -> f64| {
             let v: Vec<f64> = runs
                 .iter()
-                .filter(|r| r["model"] == model && r["clients"].as_u64() == Some(c as u64))
-                .filter_map(|r| r[k].as_f64())
+                .filter(|r| r.model == model && r.report.clients == c)
+                .map(|r| k(&r.report))
                 .collect();
             median_p90(&v).0
         };
-        let mut summary = serde_json::Map::new();
+        let tps = |r: &LoadReport| r.tps;
+        let p99 = |r: &LoadReport| r.p99_us as f64;
+        let mut summary = Summary::new();
         let mut md = String::new();
         let _ = writeln!(
             md,
@@ -179,7 +144,7 @@ impl Experiment for Completion {
         );
         let _ = writeln!(
             md,
-            "Path: {desc}. Server: 2 worker threads per model, all three running side by side in the server namespace; models `shared` (one epoll set armed one-shot, drained by any worker one event at a time: a completion port), `segments` (each connection bound at accept to one worker, round robin, which waits on at most 64 of its connections at once, like WaitForMultipleObjects; the rest queue for a slot), `tokio` (tokio's work-stealing runtime, what tcpwise's servers use). Load: `tcpwise dispatch load`, closed loop, 16-byte requests, 512-byte replies, server work 50 µs, 1 % of requests 5 ms; {secs} measured after {warm} warm-up, {rounds} round(s), median over rounds.\n"
+            "Path: {desc}. Server: 2 worker threads per model, all three running side by side in the server namespace; models `shared` (one epoll set armed one-shot, drained by any worker one event at a time: a completion port), `segments` (each connection bound at accept to one worker, round robin, which waits on at most 64 of its connections at once, like WaitForMultipleObjects; the rest queue for a slot), `tokio` (tokio's work-stealing runtime, what tcpwise's servers use). Load: `tcpwise dispatch load`, closed loop, 16-byte requests, 512-byte replies, server work 50 µs, 1 % of requests 5 ms; {secs:?} measured after {warm:?} warm-up, {rounds} round(s), median over rounds.\n"
         );
         let head: Vec<String> = counts.iter().map(|c| c.to_string()).collect();
         let _ = writeln!(
@@ -190,15 +155,25 @@ impl Experiment for Completion {
             counts[counts.len() - 1],
             "---|".repeat(counts.len())
         );
-        for (model, _) in MODELS {
-            let tps: Vec<f64> = counts.iter().map(|&c| med(model, c, "tps")).collect();
-            let peak = tps.iter().copied().fold(0.0f64, f64::max);
-            let flat = tps[tps.len() - 1] / peak;
-            for (c, t) in counts.iter().zip(&tps) {
-                summary.insert(format!("{model}_{c}_tps"), json!(t));
+        let mut series: Vec<Series> = Vec::new();
+        for (model, color) in MODELS.into_iter().zip([BLUE, RED, RGBColor(0, 140, 0)]) {
+            let v: Vec<f64> = counts.iter().map(|&c| med(model, c, tps)).collect();
+            let peak = v.iter().copied().fold(0.0f64, f64::max);
+            let flat = v[v.len() - 1] / peak;
+            for (c, t) in counts.iter().zip(&v) {
+                summary.insert(format!("{model}_{c}_tps"), (*t).into());
             }
-            summary.insert(format!("{model}_flatness"), json!(flat));
-            let cells: Vec<String> = tps.iter().map(|t| format!("{t:.0}")).collect();
+            summary.insert(format!("{model}_flatness"), flat.into());
+            series.push((
+                model.to_string(),
+                color,
+                counts
+                    .iter()
+                    .zip(&v)
+                    .map(|(&c, &t)| ((c as f64).log2(), t))
+                    .collect(),
+            ));
+            let cells: Vec<String> = v.iter().map(|t| format!("{t:.0}")).collect();
             let _ = writeln!(md, "| {model} | {} | {flat:.2} |", cells.join(" | "));
         }
         let _ = writeln!(
@@ -207,12 +182,12 @@ impl Experiment for Completion {
             head.join(" | "),
             "---|".repeat(counts.len())
         );
-        for (model, _) in MODELS {
+        for model in MODELS {
             let cells: Vec<String> = counts
                 .iter()
                 .map(|&c| {
-                    let p = med(model, c, "p99_us") / 1e3;
-                    summary.insert(format!("{model}_{c}_p99_ms"), json!(p));
+                    let p = med(model, c, p99) / 1e3;
+                    summary.insert(format!("{model}_{c}_p99_ms"), p.into());
                     format!("{p:.1}")
                 })
                 .collect();
@@ -227,40 +202,50 @@ impl Experiment for Completion {
             let _ = writeln!(md, "| {name} | {} |", cells.join(" | "));
         }
         let hi = counts[counts.len() - 1];
-        let ratio = |k: &str| med("segments", hi, k) / med("shared", hi, k);
+        let ratio = |k: fn(&LoadReport) -> f64| med("segments", hi, k) / med("shared", hi, k);
         let _ = writeln!(
             md,
             "\nAt {hi} clients segments/shared: throughput {:.2}, p99 latency {:.2}; tokio/shared: throughput {:.2}, p99 {:.2}. Below the count where the two server cores saturate, throughput grows with clients because each client has one request in flight per round trip ({rtt_ms} ms here; the seed's clients were local). Linux `poll` has no 64-handle limit, so the segmented model here only loses what binding costs: a worker busy with a 5 ms request holds up the connections bound to it while the other worker might have served them.",
-            ratio("tps"),
-            ratio("p99_us"),
-            med("tokio", hi, "tps") / med("shared", hi, "tps"),
-            med("tokio", hi, "p99_us") / med("shared", hi, "p99_us"),
+            ratio(tps),
+            ratio(p99),
+            med("tokio", hi, tps) / med("shared", hi, tps),
+            med("tokio", hi, p99) / med("shared", hi, p99),
         );
         let lo = counts[0];
         let headline = crate::Headline {
             seed: "sysbench, 4 -> 1024 clients: segments 17,812 -> 6,043 tx/s; completion port 19,217 -> 25,925 (flat)".into(),
             ours: MODELS
                 .iter()
-                .map(|(m, _)| {
+                .map(|m| {
                     format!(
                         "{m} {:.0} -> {:.0}/s (p99 {:.0} ms at {hi})",
-                        med(m, lo, "tps"),
-                        med(m, hi, "tps"),
-                        med(m, hi, "p99_us") / 1e3
+                        med(m, lo, tps),
+                        med(m, hi, tps),
+                        med(m, hi, p99) / 1e3
                     )
                 })
                 .collect::<Vec<_>>()
                 .join("; "),
         };
         progress.done(id, &format!("completion: {}", headline.ours));
-        summary.insert("rtt_ms".into(), json!(rtt_ms));
+        summary.insert("rtt_ms".into(), rtt_ms.into());
+        let plot = lines(
+            "Requests per second by number of clients",
+            "log2(clients): 2 = 4, 6 = 64, 10 = 1024",
+            "requests/s",
+            &series,
+        );
         Ok(ExperimentResult {
             name: "completion".into(),
             summary,
-            details: json!({ "runs": runs, "counts": counts }),
+            details: crate::Details::Completion(Details {
+                runs,
+                counts: counts.to_vec(),
+            }),
             paths: vec![path],
             headline,
             markdown: md,
+            plots: vec![plot],
         })
     }
 }

@@ -1,8 +1,9 @@
 //! `index.html`: the report with plots (SVG drawn by plotters, inline).
+//! The chart helpers are here; what to plot is each experiment's business
+//! (its result carries its plots), so this file knows no experiment.
 
 use crate::{ExperimentResult, LabOptions};
 use plotters::prelude::*;
-use serde_json::Value;
 use std::fmt::Write;
 
 fn esc(s: &str) -> String {
@@ -11,10 +12,11 @@ fn esc(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-type Series = (String, RGBColor, Vec<(f64, f64)>);
+/// One line of a chart: name, colour, points.
+pub(crate) type Series = (String, RGBColor, Vec<(f64, f64)>);
 
 /// A line chart as an SVG string.
-fn lines(title: &str, x: &str, y: &str, series: &[Series]) -> String {
+pub(crate) fn lines(title: &str, x: &str, y: &str, series: &[Series]) -> String {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (760, 360)).into_drawing_area();
@@ -61,7 +63,7 @@ fn lines(title: &str, x: &str, y: &str, series: &[Series]) -> String {
 }
 
 /// A horizontal bar chart (label, value) as an SVG string.
-fn bars(title: &str, unit: &str, items: &[(String, f64)]) -> String {
+pub(crate) fn bars(title: &str, unit: &str, items: &[(String, f64)]) -> String {
     let mut svg = String::new();
     {
         let h = 60 + 34 * items.len() as u32;
@@ -110,110 +112,6 @@ fn bars(title: &str, unit: &str, items: &[(String, f64)]) -> String {
     svg
 }
 
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(f64::NAN)
-}
-
-fn plots(e: &ExperimentResult) -> Vec<String> {
-    let d = &e.details;
-    match e.name.as_str() {
-        "buffers" => {
-            let pts = |k: &str| -> Vec<(f64, f64)> {
-                d[k]["intervals"].as_array().map_or(Vec::new(), |a| {
-                    a.iter().map(|i| (f(&i["end_s"]), f(&i["mbit"]))).collect()
-                })
-            };
-            let ceiling = f(&e.summary["ceiling_mbit"]);
-            let end = pts("auto").last().map_or(10.0, |p| p.0);
-            vec![lines(
-                "Per-second goodput: static 278,775-byte buffer vs autotuned",
-                "seconds",
-                "Mbit/s",
-                &[
-                    ("autotuned".into(), BLUE, pts("auto")),
-                    ("static SO_RCVBUF".into(), RED, pts("static")),
-                    (
-                        "payload ceiling".into(),
-                        RGBColor(120, 120, 120),
-                        vec![(0.0, ceiling), (end, ceiling)],
-                    ),
-                ],
-            )]
-        }
-        "idle-selection" => {
-            let mut items = Vec::new();
-            for (prefix, label) in [("", "=0"), ("restart_", "=1")] {
-                for p in ["fifo", "lifo", "max_burst", "warmest", "kernel"] {
-                    if let Some(v) = e
-                        .summary
-                        .get(&format!("{prefix}{p}_median_ms"))
-                        .and_then(Value::as_f64)
-                    {
-                        items.push((format!("{} (ssai{label})", p.replace('_', "-")), v));
-                    }
-                }
-            }
-            vec![bars(
-                "25 KB object on an idle connection: median load time by policy",
-                "ms",
-                &items,
-            )]
-        }
-        "read-slow-start" => {
-            let cdf = |arm: &str| -> Vec<(f64, f64)> {
-                let mut v: Vec<f64> = d["trials"].as_array().map_or(Vec::new(), |a| {
-                    a.iter()
-                        .filter(|t| t["arm"] == arm)
-                        .map(|t| f(&t["ttfb_ms"]))
-                        .collect()
-                });
-                v.sort_by(f64::total_cmp);
-                let n = v.len().max(1) as f64;
-                v.iter()
-                    .enumerate()
-                    .map(|(i, x)| (*x, (i + 1) as f64 / n))
-                    .collect()
-            };
-            vec![lines(
-                "Time to first byte, CDF of both arms",
-                "ms",
-                "fraction of connections",
-                &[
-                    ("on (read slow start)".into(), BLUE, cdf("on")),
-                    ("off (fixed 32 KiB)".into(), RED, cdf("off")),
-                ],
-            )]
-        }
-        "completion" => {
-            let counts: Vec<f64> = d["counts"]
-                .as_array()
-                .map_or(Vec::new(), |a| a.iter().map(f).collect());
-            let colors = [BLUE, RED, RGBColor(0, 140, 0)];
-            let series: Vec<Series> = ["shared", "segments", "tokio"]
-                .iter()
-                .zip(colors)
-                .map(|(m, c)| {
-                    let pts = counts
-                        .iter()
-                        .filter_map(|n| {
-                            let v = e.summary.get(&format!("{m}_{n}_tps"))?.as_f64()?;
-                            Some((n.log2(), v))
-                        })
-                        .collect();
-                    (m.to_string(), c, pts)
-                })
-                .collect();
-            vec![lines(
-                "Requests per second by number of clients",
-                "log2(clients): 2 = 4, 6 = 64, 10 = 1024",
-                "requests/s",
-                &series,
-            )]
-        }
-        _ => Vec::new(),
-    }
-}
-
 /// Markdown (with tables) to HTML.
 fn render(md: &str) -> String {
     let parser = pulldown_cmark::Parser::new_ext(md, pulldown_cmark::Options::ENABLE_TABLES);
@@ -247,14 +145,18 @@ pub fn write(opts: &LabOptions, done: &[ExperimentResult], header: &str) -> std:
             None => ("", body.as_str()),
         };
         let _ = write!(h, "<section id=\"{}\">{head}", esc(&e.name));
-        for svg in plots(e) {
-            h.push_str(&svg);
+        for svg in &e.plots {
+            h.push_str(svg);
         }
         h.push_str(rest);
         h.push_str("<details><summary>Every named figure (results.json <code>summary</code>)</summary><table><tr><th>figure</th><th>value</th></tr>");
         for (k, v) in &e.summary {
-            let val = v.as_f64().map_or(v.to_string(), |x| format!("{x:.2}"));
-            let _ = write!(h, "<tr><td>{}</td><td>{}</td></tr>", esc(k), esc(&val));
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td>{}</td></tr>",
+                esc(k),
+                esc(&v.to_string())
+            );
         }
         h.push_str("</table></details></section>");
     }

@@ -3,8 +3,10 @@
 //! each pool policy; servers with `tcp_slow_start_after_idle=0`, then `=1`.
 
 use crate::common::{Bed, median_p90};
-use crate::{Experiment, ExperimentResult, LabError, LabOptions, Progress};
-use serde_json::json;
+use crate::html::bars;
+use crate::{Experiment, ExperimentResult, LabError, LabOptions, Progress, Summary};
+use serde::Serialize;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use tcpwise_http::ClientConfig;
 use tcpwise_http::scenario::{IdleRun, IdleSelection as Scenario, run_idle_selection};
@@ -15,10 +17,31 @@ pub struct IdleSelection;
 
 const POLICIES: [&str; 5] = ["fifo", "lifo", "max-burst", "warmest", "kernel"];
 
+/// One run of the object-size sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepRun {
+    /// Object size, bytes.
+    pub size: u64,
+    /// The run.
+    pub run: IdleRun,
+}
+
+/// Everything measured: every run of the main tables (keyed
+/// `slow_start_after_idle_0`, `..._1`) and of the size sweep.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Details {
+    /// Runs per server setting.
+    #[serde(flatten)]
+    pub tables: BTreeMap<String, Vec<IdleRun>>,
+    /// The full run's object-size sweep.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub size_sweep: Vec<SweepRun>,
+}
+
 /// What one testbed of the experiment produced.
 struct Part {
-    summary: serde_json::Map<String, serde_json::Value>,
-    details: serde_json::Map<String, serde_json::Value>,
+    summary: Summary,
+    details: Details,
     path: crate::PathError,
     md: String,
 }
@@ -51,13 +74,16 @@ impl Experiment for IdleSelection {
                 .into_iter()
                 .map(|h| {
                     h.join().unwrap_or_else(|_| {
-                        Err(LabError::Step("an idle-selection thread panicked".into()))
+                        Err(LabError::Server {
+                            what: "idle-selection",
+                            source: std::io::Error::other("a testbed thread panicked"),
+                        })
                     })
                 })
                 .collect()
         });
-        let mut summary = serde_json::Map::new();
-        let mut details = serde_json::Map::new();
+        let mut summary = Summary::new();
+        let mut details = Details::default();
         let mut paths = Vec::new();
         let mut md = String::new();
         let _ = writeln!(
@@ -67,7 +93,8 @@ impl Experiment for IdleSelection {
         for part in parts {
             let part = part?;
             summary.extend(part.summary);
-            details.extend(part.details);
+            details.tables.extend(part.details.tables);
+            details.size_sweep.extend(part.details.size_sweep);
             paths.push(part.path);
             md.push_str(&part.md);
         }
@@ -76,12 +103,7 @@ impl Experiment for IdleSelection {
             "Seed (Firefox 4 beta, 2011, 250 ms): FIFO 793 ms (three round trips), sort by burst 363 ms. Linux servers start at 10 segments, so a cold 25 KB object needs two round trips here.\n\n\
              With `=1` nothing changes on this testbed: Linux skips the idle restart for congestion controls with their own cong_control (BBR, inherited from the host), and for Reno/CUBIC `tcp_cwnd_restart()` halves the window once per RTO of idle rather than resetting it; after 1 s (RTO about 750 ms) that is one halving, and the warm connection still carries 25 KB in one round trip."
         );
-        let g = |k: &str| {
-            summary
-                .get(k)
-                .and_then(serde_json::Value::as_f64)
-                .unwrap_or(f64::NAN)
-        };
+        let g = |k: &str| summary.get(k).map_or(f64::NAN, |f| f.as_f64());
         let headline = crate::Headline {
             seed:
                 "25 KB on an idle connection, 250 ms RTT: FIFO 793 ms, largest burst first 363 ms"
@@ -95,32 +117,43 @@ impl Experiment for IdleSelection {
                 g("restart_max_burst_median_ms")
             ),
         };
+        let mut items = Vec::new();
+        for (prefix, label) in [("", "=0"), ("restart_", "=1")] {
+            for p in POLICIES {
+                if let Some(v) = summary.get(&format!("{prefix}{}_median_ms", p.replace('-', "_")))
+                {
+                    items.push((format!("{p} (ssai{label})"), v.as_f64()));
+                }
+            }
+        }
+        let plot = bars(
+            "25 KB object on an idle connection: median load time by policy",
+            "ms",
+            &items,
+        );
         Ok(ExperimentResult {
             name: "idle-selection".into(),
             headline,
             summary,
-            details: serde_json::Value::Object(details),
+            details: crate::Details::IdleSelection(details),
             paths,
             markdown: md,
+            plots: vec![plot],
         })
     }
 }
 
 /// A 250 ms / 8 Mbit/s testbed whose server runs `tcpwise serve` with
-/// `tcp_slow_start_after_idle=ssai`.
-fn idle_bed(opts: &LabOptions, ssai: &str) -> Result<Bed, LabError> {
+/// `tcp_slow_start_after_idle=ssai`, and the origin's URL.
+fn idle_bed(opts: &LabOptions, ssai: &str) -> Result<(Bed, url::Url), LabError> {
     let sysctl = vec![(
         "net.ipv4.tcp_slow_start_after_idle".to_string(),
         ssai.to_string(),
     )];
-    Bed::start(
-        opts,
-        250_000_000,
-        8_000_000,
-        sysctl,
-        &["serve", "--bind", "198.18.0.2:8080"],
-        8080,
-    )
+    let mut bed = Bed::start(opts, 250_000_000, 8_000_000, sysctl)?;
+    let port = bed.serve_http()?;
+    let base = url::Url::parse(&format!("http://{}", bed.peer(port))).expect("valid");
+    Ok((bed, base))
 }
 
 /// The smallest RTT TCP measured over `runs`, if any.
@@ -137,8 +170,7 @@ fn main_table(
     runs: usize,
 ) -> Result<Part, LabError> {
     opts.check()?;
-    let bed = idle_bed(opts, ssai)?;
-    let base = url::Url::parse(&format!("http://{}:8080", bed.tb.peer_v4())).expect("valid");
+    let (bed, base) = idle_bed(opts, ssai)?;
     let scenario = Scenario::seed(base);
     let id = progress.step(
         &format!(
@@ -148,11 +180,12 @@ fn main_table(
         (runs * POLICIES.len()) as u64,
     );
     let cancel = opts.cancel.clone();
-    let results: Vec<IdleRun> =
-        bed.in_client(|| rounds(&scenario, runs, &POLICIES, &cancel, progress, id))?;
+    let results: Vec<IdleRun> = bed.in_client(false, || {
+        rounds(&scenario, runs, &POLICIES, &cancel, progress, id)
+    })?;
     let (rtt_ms, rate_mbit) = (bed.rtt_ms, bed.rate_mbit);
     let path = bed.finish(min_rtt(results.iter()))?;
-    let mut summary = serde_json::Map::new();
+    let mut summary = Summary::new();
     let mut md = String::new();
     // One RTT plus serialising the object's packets.
     let ser_ms = (scenario.target as f64 / 1448.0).ceil() * 1500.0 * 8.0 / (rate_mbit * 1e3);
@@ -180,9 +213,9 @@ fn main_table(
             .find(|r| r.policy == p)
             .map_or(0, |r| r.chosen_burst);
         let key = p.replace('-', "_");
-        summary.insert(format!("{prefix}{key}_median_ms"), json!(med));
-        summary.insert(format!("{prefix}{key}_p90_ms"), json!(p90));
-        summary.insert(format!("{prefix}{key}_round_trips"), json!(trips));
+        summary.insert(format!("{prefix}{key}_median_ms"), med.into());
+        summary.insert(format!("{prefix}{key}_p90_ms"), p90.into());
+        summary.insert(format!("{prefix}{key}_round_trips"), trips.into());
         let _ = writeln!(
             md,
             "| {p} | {med:.1} | {p90:.1} | {trips:.0} | largest burst {burst} B |"
@@ -190,14 +223,16 @@ fn main_table(
         line.push(format!("{p} {med:.0}"));
     }
     let _ = writeln!(md);
-    summary.insert("rtt_ms".into(), json!(rtt_ms));
-    summary.insert("rate_mbit".into(), json!(rate_mbit));
+    summary.insert("rtt_ms".into(), rtt_ms.into());
+    summary.insert("rate_mbit".into(), rate_mbit.into());
     progress.done(
         id,
         &format!("idle-selection: ={ssai}: median ms {}", line.join(", ")),
     );
-    let mut details = serde_json::Map::new();
-    details.insert(format!("slow_start_after_idle_{ssai}"), json!(results));
+    let mut details = Details::default();
+    details
+        .tables
+        .insert(format!("slow_start_after_idle_{ssai}"), results);
     Ok(Part {
         summary,
         details,
@@ -214,8 +249,7 @@ const SWEEP_POLICIES: [&str; 3] = ["fifo", "max-burst", "kernel"];
 fn sweep(opts: &LabOptions, progress: &dyn Progress) -> Result<Part, LabError> {
     opts.check()?;
     let runs = opts.runs.unwrap_or(5).min(5);
-    let bed = idle_bed(opts, "0")?;
-    let base = url::Url::parse(&format!("http://{}:8080", bed.tb.peer_v4())).expect("valid");
+    let (bed, base) = idle_bed(opts, "0")?;
     let id = progress.step(
         &format!(
             "idle-selection: object sizes 100 KB, 400 KB, {runs} runs x {} policies",
@@ -224,11 +258,10 @@ fn sweep(opts: &LabOptions, progress: &dyn Progress) -> Result<Part, LabError> {
         (SWEEP.len() * runs * SWEEP_POLICIES.len()) as u64,
     );
     let cancel = opts.cancel.clone();
-    let mut summary = serde_json::Map::new();
-    let mut details = serde_json::Map::new();
+    let mut summary = Summary::new();
     let mut md = String::new();
     let md = &mut md;
-    let results: Vec<(u64, IdleRun)> = bed.in_client(|| async {
+    let results: Vec<(u64, IdleRun)> = bed.in_client(false, || async {
         let mut v = Vec::new();
         for size in SWEEP {
             let mut scenario = Scenario::seed(base.clone());
@@ -264,7 +297,7 @@ fn sweep(opts: &LabOptions, progress: &dyn Progress) -> Result<Part, LabError> {
             let trips = ((med - ser_ms) / rtt_ms).round();
             summary.insert(
                 format!("sweep_{}kb_{}_median_ms", size / 1000, p.replace('-', "_")),
-                json!(med),
+                med.into(),
             );
             let _ = write!(row, " {med:.0} ({trips:.0}) |");
         }
@@ -272,15 +305,13 @@ fn sweep(opts: &LabOptions, progress: &dyn Progress) -> Result<Part, LabError> {
     }
     let _ = writeln!(md);
     progress.done(id, "idle-selection: object-size sweep done");
-    details.insert(
-        "size_sweep".into(),
-        json!(
-            results
-                .iter()
-                .map(|(s, r)| json!({ "size": s, "run": r }))
-                .collect::<Vec<_>>()
-        ),
-    );
+    let details = Details {
+        size_sweep: results
+            .into_iter()
+            .map(|(size, run)| SweepRun { size, run })
+            .collect(),
+        ..Details::default()
+    };
     let md = std::mem::take(md);
     Ok(Part {
         summary,
@@ -307,12 +338,15 @@ async fn rounds(
                 return Err(LabError::Interrupted);
             }
             let cfg = ClientConfig {
-                policy: Policy::parse(p).expect("known"),
+                policy: p.parse::<Policy>().expect("known"),
                 ..ClientConfig::default()
             };
             let x = run_idle_selection(cfg, scenario)
                 .await
-                .map_err(|e| LabError::Step(format!("run {r} {p}, {} B: {e}", scenario.target)))?;
+                .map_err(|source| LabError::Http {
+                    what: format!("idle-selection run {r}, {p}, {} B", scenario.target),
+                    source,
+                })?;
             v.push(x);
             progress.inc(id, 1);
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;

@@ -2,19 +2,24 @@
 //!
 //! Each experiment is one module with one entry point ([`Experiment`]);
 //! adding an experiment is adding a file and a line in [`all`]. The lab
-//! runs them on testbeds from `tcpwise-emu` (real kernel TCP on both ends),
-//! runs our own binary (`tcpwise perf`, `tcpwise serve`) as the servers
-//! inside the server namespace, and writes `results.json` and `report.md`
-//! after every experiment, so an interrupted run keeps what it measured.
-//! Every path used reports the emulator's own error (forwarder lateness).
+//! runs them on testbeds from `tcpwise-emu` (real kernel TCP on both ends)
+//! and drives the libraries in-process: servers (`tcpwise-perf`,
+//! `tcpwise-http`, `tcpwise-dispatch`) on threads inside the server
+//! namespace, clients on threads inside the client namespace; it starts no
+//! process of its own. Each experiment returns typed results that carry
+//! their own report section and plots; `results.json` and `report.md` are
+//! rewritten after every experiment, so an interrupted run keeps what it
+//! measured. Every path used reports the emulator's own error.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod buffers;
 pub mod common;
 pub mod completion;
 pub mod html;
 pub mod idle_selection;
+pub mod progress;
 pub mod read_slow_start;
 pub mod report;
 
@@ -24,15 +29,52 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tcpwise_link::Nanos;
 
-/// What went wrong; the lab stops and keeps what it had.
+/// What went wrong; the lab stops and keeps what it had. The cause is
+/// kept as the source (print with `{:#}`).
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
     /// The emulator failed.
     #[error(transparent)]
     Emu(#[from] tcpwise_emu::EmuError),
-    /// A step failed.
+    /// A `tcpwise perf` transfer failed.
+    #[error("{what}")]
+    Perf {
+        /// Which step.
+        what: String,
+        /// Why.
+        #[source]
+        source: tcpwise_perf::PerfError,
+    },
+    /// An HTTP request failed.
+    #[error("{what}")]
+    Http {
+        /// Which step.
+        what: String,
+        /// Why.
+        #[source]
+        source: tcpwise_http::HttpError,
+    },
+    /// The dispatch load failed.
+    #[error("{what}")]
+    Load {
+        /// Which step.
+        what: String,
+        /// Why.
+        #[source]
+        source: tcpwise_dispatch::load::LoadError,
+    },
+    /// A server inside the testbed failed.
+    #[error("the {what} server failed")]
+    Server {
+        /// Which server.
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A step produced too little to report (too few trials).
     #[error("{0}")]
-    Step(String),
+    TooFew(String),
     /// The request makes no sense (unknown experiment, too few runs).
     #[error("{0}")]
     Usage(String),
@@ -40,7 +82,7 @@ pub enum LabError {
     #[error("interrupted")]
     Interrupted,
     /// Writing the report failed.
-    #[error("cannot write the report: {0}")]
+    #[error("cannot write the report")]
     Io(#[from] std::io::Error),
 }
 
@@ -59,8 +101,6 @@ pub struct LabOptions {
     pub rtt: Option<Nanos>,
     /// Override the experiments' rate, bit/s.
     pub rate: Option<u64>,
-    /// The tcpwise binary, run as the servers.
-    pub exe: PathBuf,
     /// Set by a signal handler.
     pub cancel: Arc<AtomicBool>,
 }
@@ -98,15 +138,81 @@ pub struct Headline {
     pub ours: String,
 }
 
+/// One named figure of `results.json`'s `summary`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Figure {
+    /// A measurement.
+    Num(f64),
+    /// A count.
+    Count(u64),
+    /// A verdict.
+    Flag(bool),
+}
+
+impl From<f64> for Figure {
+    fn from(v: f64) -> Figure {
+        Figure::Num(v)
+    }
+}
+impl From<u64> for Figure {
+    fn from(v: u64) -> Figure {
+        Figure::Count(v)
+    }
+}
+impl From<bool> for Figure {
+    fn from(v: bool) -> Figure {
+        Figure::Flag(v)
+    }
+}
+
+impl Figure {
+    /// As a number (flags as 0/1), for plots.
+    pub fn as_f64(&self) -> f64 {
+        match *self {
+            Figure::Num(v) => v,
+            Figure::Count(v) => v as f64,
+            Figure::Flag(b) => f64::from(u8::from(b)),
+        }
+    }
+}
+
+impl std::fmt::Display for Figure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Figure::Num(v) => write!(f, "{v:.2}"),
+            Figure::Count(v) => write!(f, "{v}"),
+            Figure::Flag(b) => write!(f, "{b}"),
+        }
+    }
+}
+
+/// Named figures, in name order (the keys scripts read from `results.json`).
+pub type Summary = std::collections::BTreeMap<String, Figure>;
+
+/// Everything an experiment measured, typed per experiment.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Details {
+    /// [`buffers`].
+    Buffers(Box<buffers::Details>),
+    /// [`idle_selection`].
+    IdleSelection(idle_selection::Details),
+    /// [`read_slow_start`].
+    ReadSlowStart(read_slow_start::Details),
+    /// [`completion`].
+    Completion(completion::Details),
+}
+
 /// One experiment's results.
 #[derive(Debug, Clone, Serialize)]
 pub struct ExperimentResult {
     /// Name (`buffers`, `idle-selection`, ...).
     pub name: String,
     /// Named figures.
-    pub summary: serde_json::Map<String, serde_json::Value>,
+    pub summary: Summary,
     /// Everything measured.
-    pub details: serde_json::Value,
+    pub details: Details,
     /// The emulator's error on each path used.
     pub paths: Vec<PathError>,
     /// One line each, for the report's first table: what the seed reported
@@ -115,6 +221,9 @@ pub struct ExperimentResult {
     /// The experiment's section of report.md.
     #[serde(skip)]
     pub markdown: String,
+    /// Its plots (SVG), drawn by the experiment itself.
+    #[serde(skip)]
+    pub plots: Vec<String>,
 }
 
 /// Where an experiment reports how far it got. The command line draws
@@ -136,7 +245,7 @@ pub trait Experiment {
     /// Its name on the command line.
     fn name(&self) -> &'static str;
     /// Refuses options it cannot run with, before anything is set up.
-    fn validate(&self, _opts: &LabOptions) -> Result<(), String> {
+    fn validate(&self, _opts: &LabOptions) -> Result<(), LabError> {
         Ok(())
     }
     /// Runs it, reporting its steps to `progress`.
@@ -176,10 +285,27 @@ pub fn select(opts: &LabOptions, names: &[String]) -> Result<Vec<Box<dyn Experim
         v
     };
     for e in &chosen {
-        e.validate(opts)
-            .map_err(|m| LabError::Usage(format!("{}: {m}", e.name())))?;
+        e.validate(opts).map_err(|m| match m {
+            LabError::Usage(m) => LabError::Usage(format!("{}: {m}", e.name())),
+            other => other,
+        })?;
     }
     Ok(chosen)
+}
+
+/// Makes the output directory and checks it can be written, so a bad
+/// `--out` is refused as bad input before any testbed is set up.
+pub fn prepare_out(opts: &LabOptions) -> Result<(), LabError> {
+    let probe = opts.out.join(".tcpwise-write-test");
+    std::fs::create_dir_all(&opts.out)
+        .and_then(|()| std::fs::write(&probe, b""))
+        .and_then(|()| std::fs::remove_file(&probe))
+        .map_err(|e| {
+            LabError::Usage(format!(
+                "--out {}: cannot write results there ({e})",
+                opts.out.display()
+            ))
+        })
 }
 
 /// Runs `names` (all when empty), writing the report after each.
@@ -189,7 +315,7 @@ pub fn run(
     progress: &dyn Progress,
 ) -> Result<Vec<ExperimentResult>, LabError> {
     let chosen = select(opts, names)?;
-    std::fs::create_dir_all(&opts.out)?;
+    prepare_out(opts)?;
     let mut done = Vec::new();
     for e in chosen {
         opts.check()?;

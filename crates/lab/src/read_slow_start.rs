@@ -9,9 +9,10 @@
 //! confidence intervals say, "no significant difference" included.
 
 use crate::common::Bed;
-use crate::{Experiment, ExperimentResult, LabError, LabOptions, Progress};
+use crate::html::{Series, lines};
+use crate::{Experiment, ExperimentResult, LabError, LabOptions, Progress, Summary};
+use plotters::style::{BLUE, RED};
 use serde::Serialize;
-use serde_json::json;
 use std::fmt::Write;
 use tcpwise_http::{Client, ClientConfig, Request};
 use tcpwise_pool::{Limits, Policy};
@@ -82,6 +83,30 @@ fn row(sorted: &[f64], cutoff: f64) -> ArmRow {
     }
 }
 
+/// One cutoff of the seed's table.
+#[derive(Debug, Clone, Serialize)]
+pub struct CutoffRow {
+    /// Percentile.
+    pub cutoff: f64,
+    /// Arm `off`.
+    pub off: ArmRow,
+    /// Arm `on`.
+    pub on: ArmRow,
+    /// off - on at the cutoff, ms.
+    pub delta_value_ms: f64,
+    /// off - on of the means below the cutoff, ms.
+    pub savings_avg_ms: f64,
+}
+
+/// Everything measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Details {
+    /// The seed's table.
+    pub table: Vec<CutoffRow>,
+    /// Every trial.
+    pub trials: Vec<Trial>,
+}
+
 /// Cutoff percentiles of the seed's table.
 pub const CUTOFFS: [f64; 9] = [50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 98.0, 99.0, 99.5];
 
@@ -90,14 +115,14 @@ impl Experiment for ReadSlowStart {
         "read-slow-start"
     }
 
-    fn validate(&self, opts: &LabOptions) -> Result<(), String> {
+    fn validate(&self, opts: &LabOptions) -> Result<(), LabError> {
         let paths = if opts.rtt.is_some() { 1 } else { 4 };
         match opts.runs {
-            Some(n) if n < 10 * paths => Err(format!(
+            Some(n) if n < 10 * paths => Err(LabError::Usage(format!(
                 "--runs {n} is too few: the trial needs at least 10 per path ({} with {paths} path{}) for its confidence intervals",
                 10 * paths,
                 if paths == 1 { "" } else { "s" }
-            )),
+            ))),
             _ => Ok(()),
         }
     }
@@ -118,14 +143,8 @@ impl Experiment for ReadSlowStart {
         for (pi, rtt) in rtts.iter().enumerate() {
             opts.check()?;
             let n = total / rtts.len() + usize::from(pi < total % rtts.len());
-            let bed = Bed::start(
-                opts,
-                *rtt,
-                20_000_000,
-                Vec::new(),
-                &["serve", "--bind", "198.18.0.2:8080"],
-                8080,
-            )?;
+            let mut bed = Bed::start(opts, *rtt, 20_000_000, Vec::new())?;
+            let port = bed.serve_http()?;
             let id = progress.step(
                 &format!("read-slow-start: {n} trials on {}", bed.desc),
                 n as u64,
@@ -146,10 +165,10 @@ impl Experiment for ReadSlowStart {
                 plan[i].0 = b;
                 plan[j].0 = a;
             }
-            let base = format!("http://{}:8080", bed.tb.peer_v4());
+            let base = format!("http://{}", bed.peer(port));
             let rtt_ms = bed.rtt_ms;
             let cancel = opts.cancel.clone();
-            let got: Vec<Trial> = bed.in_client(|| async {
+            let got: Vec<Trial> = bed.in_client(false, || async {
                 let mut out = Vec::new();
                 for (on, size) in plan {
                     if cancel.load(std::sync::atomic::Ordering::Relaxed) {
@@ -174,7 +193,10 @@ impl Experiment for ReadSlowStart {
                     let r = client
                         .request(&Request::get(url), |_| Ok(()))
                         .await
-                        .map_err(|e| LabError::Step(e.to_string()))?;
+                        .map_err(|source| LabError::Http {
+                            what: format!("read-slow-start: GET /bytes/{size}"),
+                            source,
+                        })?;
                     out.push(Trial {
                         arm: if on { "on" } else { "off" },
                         rtt_ms,
@@ -225,7 +247,7 @@ impl Experiment for ReadSlowStart {
         let (on_t, off_t) = (arm("on", |t| t.ttfb_ms), arm("off", |t| t.ttfb_ms));
         let (on_total, off_total) = (arm("on", |t| t.total_ms), arm("off", |t| t.total_ms));
         if on_t.len() < 2 || off_t.len() < 2 {
-            return Err(LabError::Step(
+            return Err(LabError::TooFew(
                 "too few trials per arm: use --runs 20 or more".into(),
             ));
         }
@@ -269,7 +291,13 @@ impl Experiment for ReadSlowStart {
                 100.0 * dv / off.value,
                 100.0 * da / off.avg
             );
-            rows.push(json!({ "cutoff": c, "off": off, "on": on, "delta_value_ms": dv, "savings_avg_ms": da }));
+            rows.push(CutoffRow {
+                cutoff: c,
+                off,
+                on,
+                delta_value_ms: dv,
+                savings_avg_ms: da,
+            });
         }
         let (off50, on50) = (row(&off_t, 50.0), row(&on_t, 50.0));
         let significant = off50.min_avg > on50.max_avg || on50.min_avg > off50.max_avg;
@@ -294,13 +322,13 @@ impl Experiment for ReadSlowStart {
             mem("off"),
             mem("on")
         );
-        let mut summary = serde_json::Map::new();
-        summary.insert("on_median_ttfb_ms".into(), json!(on50.value));
-        summary.insert("off_median_ttfb_ms".into(), json!(off50.value));
-        summary.insert("significant".into(), json!(significant));
-        summary.insert("trials".into(), json!(trials.len()));
-        summary.insert("on_read_buffer_bytes".into(), json!(mem("on")));
-        summary.insert("off_read_buffer_bytes".into(), json!(mem("off")));
+        let mut summary = Summary::new();
+        summary.insert("on_median_ttfb_ms".into(), on50.value.into());
+        summary.insert("off_median_ttfb_ms".into(), off50.value.into());
+        summary.insert("significant".into(), significant.into());
+        summary.insert("trials".into(), (trials.len() as u64).into());
+        summary.insert("on_read_buffer_bytes".into(), mem("on").into());
+        summary.insert("off_read_buffer_bytes".into(), mem("off").into());
         let headline = crate::Headline {
             seed:
                 "median time to first byte 0.8-6.3 % (3-20 ms) lower with read slow start (Windows)"
@@ -319,13 +347,34 @@ impl Experiment for ReadSlowStart {
                 mem("on")
             ),
         };
+        let cdf = |v: &[f64]| -> Vec<(f64, f64)> {
+            let n = v.len().max(1) as f64;
+            v.iter()
+                .enumerate()
+                .map(|(i, x)| (*x, (i + 1) as f64 / n))
+                .collect()
+        };
+        let series: [Series; 2] = [
+            ("on (read slow start)".into(), BLUE, cdf(&on_t)),
+            ("off (fixed 32 KiB)".into(), RED, cdf(&off_t)),
+        ];
+        let plot = lines(
+            "Time to first byte, CDF of both arms",
+            "ms",
+            "fraction of connections",
+            &series,
+        );
         Ok(ExperimentResult {
             name: "read-slow-start".into(),
             headline,
             summary,
-            details: json!({ "table": rows, "trials": trials }),
+            details: crate::Details::ReadSlowStart(Details {
+                table: rows,
+                trials,
+            }),
             paths,
             markdown: md,
+            plots: vec![plot],
         })
     }
 }

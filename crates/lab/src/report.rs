@@ -10,6 +10,17 @@ fn first_line(path: &str) -> String {
         .unwrap_or_default()
 }
 
+/// `results.json`.
+#[derive(serde::Serialize)]
+struct ResultsFile<'a> {
+    tcpwise_version: &'static str,
+    kernel: &'a str,
+    machine: String,
+    seed: u64,
+    quick: bool,
+    experiments: std::collections::BTreeMap<String, &'a ExperimentResult>,
+}
+
 /// Writes both files.
 pub fn write(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Result<()> {
     let kernel = first_line("/proc/sys/kernel/osrelease");
@@ -22,21 +33,14 @@ pub fn write(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Result<()
         })
         .unwrap_or_default();
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let mut experiments = serde_json::Map::new();
-    for e in done {
-        experiments.insert(
-            e.name.replace('-', "_"),
-            serde_json::to_value(e).unwrap_or_default(),
-        );
-    }
-    let doc = serde_json::json!({
-        "tcpwise_version": env!("CARGO_PKG_VERSION"),
-        "kernel": kernel,
-        "machine": format!("{cores} x {cpu}"),
-        "seed": opts.seed,
-        "quick": opts.quick,
-        "experiments": experiments,
-    });
+    let doc = ResultsFile {
+        tcpwise_version: env!("CARGO_PKG_VERSION"),
+        kernel: &kernel,
+        machine: format!("{cores} x {cpu}"),
+        seed: opts.seed,
+        quick: opts.quick,
+        experiments: done.iter().map(|e| (e.name.replace('-', "_"), e)).collect(),
+    };
     let tmp = opts.out.join("results.json.tmp");
     std::fs::write(
         &tmp,

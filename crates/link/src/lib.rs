@@ -21,10 +21,12 @@
 //! - the same configuration, seed and inputs give the same outputs.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod loss;
 pub mod trace;
-pub mod units;
+/// Units (re-exported so link users need one import).
+pub use tcpwise_units as units;
 
 pub use loss::LossModel;
 pub use trace::{Trace, TraceError};
@@ -36,8 +38,8 @@ use serde::Serialize;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-/// Nanoseconds on the caller's monotonic clock.
-pub type Nanos = u64;
+/// Nanoseconds on the caller's monotonic clock (the one time type, from `tcpwise-units`).
+pub use tcpwise_units::Nanos;
 
 /// Smallest default queue, so slow links still hold a few packets.
 pub const MIN_DEFAULT_QUEUE_BYTES: u64 = 64_000;
@@ -88,6 +90,25 @@ pub enum Jitter {
     Normal(Nanos),
 }
 
+impl std::str::FromStr for Jitter {
+    type Err = units::UnitError;
+
+    /// Parses `2ms` (uniform +-2 ms), `uniform:2ms` or `normal:2ms` (SD).
+    fn from_str(s: &str) -> Result<Jitter, units::UnitError> {
+        let (kind, amount) = s.split_once(':').unwrap_or(("uniform", s));
+        let ns = units::parse_duration(amount)?;
+        match kind {
+            "uniform" => Ok(Jitter::Uniform(ns)),
+            "normal" => Ok(Jitter::Normal(ns)),
+            _ => Err(units::UnitError::BadUnit {
+                unit: kind.to_string(),
+                input: s.to_string(),
+                expected: "a jitter such as 2ms, uniform:2ms or normal:2ms",
+            }),
+        }
+    }
+}
+
 /// Where the drop-tail queue draws the line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -105,9 +126,13 @@ impl QueueLimit {
         let bdp = rate_bps.map_or(0.0, |r| r * rtt as f64 / 8e9);
         QueueLimit::Bytes((bdp.ceil() as u64).max(MIN_DEFAULT_QUEUE_BYTES))
     }
+}
+
+impl std::str::FromStr for QueueLimit {
+    type Err = units::UnitError;
 
     /// Parses `256KB`, `64KiB`, `1000pkt`.
-    pub fn parse(s: &str) -> Result<QueueLimit, units::UnitError> {
+    fn from_str(s: &str) -> Result<QueueLimit, units::UnitError> {
         let t = s.trim();
         for suffix in ["packets", "pkts", "pkt", "p"] {
             if let Some(n) = t.strip_suffix(suffix) {

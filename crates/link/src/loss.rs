@@ -29,10 +29,12 @@ pub enum LossModel {
     },
 }
 
-impl LossModel {
+impl std::str::FromStr for LossModel {
+    type Err = crate::units::UnitError;
+
     /// Parses `1%`, `0.01`, `0` or `ge:P,R[,H[,K]]` (netem's gemodel order:
     /// Good→Bad, Bad→Good, loss in Bad (default 100%), loss in Good (default 0%)).
-    pub fn parse(s: &str) -> Result<LossModel, crate::units::UnitError> {
+    fn from_str(s: &str) -> Result<LossModel, crate::units::UnitError> {
         use crate::units::parse_fraction;
         if let Some(rest) = s.strip_prefix("ge:") {
             let parts: Vec<&str> = rest.split(',').collect();
@@ -68,7 +70,9 @@ impl LossModel {
             LossModel::Bernoulli { p }
         })
     }
+}
 
+impl LossModel {
     /// Long-run loss probability of the model.
     pub fn mean_loss(&self) -> f64 {
         match *self {
@@ -131,13 +135,13 @@ mod tests {
 
     #[test]
     fn parse_forms() {
-        assert_eq!(LossModel::parse("0").unwrap(), LossModel::None);
+        assert_eq!("0".parse::<LossModel>().unwrap(), LossModel::None);
         assert_eq!(
-            LossModel::parse("1%").unwrap(),
+            "1%".parse::<LossModel>().unwrap(),
             LossModel::Bernoulli { p: 0.01 }
         );
         assert_eq!(
-            LossModel::parse("ge:1%,10%").unwrap(),
+            "ge:1%,10%".parse::<LossModel>().unwrap(),
             LossModel::GilbertElliott {
                 p: 0.01,
                 r: 0.1,
@@ -145,14 +149,14 @@ mod tests {
                 loss_good: 0.0
             }
         );
-        assert!(LossModel::parse("ge:1%").is_err());
-        assert!(LossModel::parse("ge:1%,2%,3%,4%,5%").is_err());
-        assert!(LossModel::parse("lots").is_err());
+        assert!("ge:1%".parse::<LossModel>().is_err());
+        assert!("ge:1%,2%,3%,4%,5%".parse::<LossModel>().is_err());
+        assert!("lots".parse::<LossModel>().is_err());
     }
 
     #[test]
     fn gilbert_elliott_mean_and_burstiness() {
-        let m = LossModel::parse("ge:1%,20%").unwrap();
+        let m = "ge:1%,20%".parse::<LossModel>().unwrap();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         let mut st = LossState::default();
         let n = 200_000;

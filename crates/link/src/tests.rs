@@ -323,15 +323,15 @@ fn default_queue_is_one_bdp_at_least_64kb() {
         QueueLimit::Bytes(MIN_DEFAULT_QUEUE_BYTES)
     );
     assert_eq!(
-        QueueLimit::parse("1000pkt").unwrap(),
+        "1000pkt".parse::<QueueLimit>().unwrap(),
         QueueLimit::Packets(1000)
     );
     assert_eq!(
-        QueueLimit::parse("256KB").unwrap(),
+        "256KB".parse::<QueueLimit>().unwrap(),
         QueueLimit::Bytes(256_000)
     );
-    assert!(QueueLimit::parse("0pkt").is_err());
-    assert!(QueueLimit::parse("10").is_err());
+    assert!("0pkt".parse::<QueueLimit>().is_err());
+    assert!("10".parse::<QueueLimit>().is_err());
 }
 
 proptest! {

@@ -56,6 +56,34 @@ impl Default for ClientOptions {
     }
 }
 
+impl ClientOptions {
+    /// Refuses what cannot be run, with the flag's name in the message.
+    pub fn validate(&self) -> Result<(), PerfError> {
+        let bad = |m: String| Err(PerfError::Config(m));
+        if self.duration.is_zero() || self.duration > Duration::from_secs(3600) {
+            return bad("-t: the test length must be between 0 and 3600 seconds".into());
+        }
+        if self.interval.is_zero() {
+            return bad("--interval must be positive".into());
+        }
+        if self.bytes == Some(0) {
+            return bad("-n: a size must be positive".into());
+        }
+        for (flag, v) in [("--rcvbuf", self.rcvbuf), ("--sndbuf", self.sndbuf)] {
+            match v {
+                Some(0) => return bad(format!("{flag}: a size must be positive")),
+                Some(n) if n > (i32::MAX / 2) as u64 => {
+                    return bad(format!(
+                        "{flag} {n}: too large for a socket buffer (at most 1 GiB)"
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
 /// When the sender stops.
 #[derive(Debug, Clone, Copy)]
 pub enum Limit {
@@ -190,9 +218,7 @@ pub async fn run_client(
     opts: &ClientOptions,
     mut on_interval: impl FnMut(&Interval),
 ) -> Result<PerfReport, PerfError> {
-    if opts.interval.is_zero() {
-        return Err(PerfError::Config("--interval must be positive".into()));
-    }
+    opts.validate()?;
     if opts.bytes == Some(0) || (opts.bytes.is_none() && opts.duration.is_zero()) {
         return Err(PerfError::Config(
             "the test needs a positive -t SECONDS or -n BYTES".into(),

@@ -155,15 +155,22 @@ pub fn summarize(
     // The cap of a static receive buffer at the RTT the flow really saw
     // (a window-limited flow builds no queue, so min RTT is its RTT).
     let cap_rtt_ms = min_rtt_ms.or(rtt_ms);
-    let predicted = asked.rcvbuf.zip(cap_rtt_ms).map(|(_, rtt)| {
-        path::window_cap_bps(
-            path::advertised_window(rx_buffers.rcv_held, path::LINUX_WINDOW_FRACTION),
-            rtt / 1e3,
-        ) / 1e6
-    });
+    let predicted = asked
+        .rcvbuf
+        .zip(cap_rtt_ms)
+        .map(|(_, rtt)| path::rcvbuf_cap_mbit(rx_buffers.rcv_held, rtt));
     let rwnd_bound = rwnd_pct.is_some_and(|p| p > 50.0);
     let sndbuf_bound = sndbuf_pct.is_some_and(|p| p > 50.0);
-    let static_bound = predicted.is_some_and(|cap| goodput >= 0.8 * cap);
+    let rcvbuf_verdict = asked.rcvbuf.zip(cap_rtt_ms).and_then(|(a, rtt)| {
+        path::diagnose_rcvbuf(&path::RcvbufCase {
+            asked: a,
+            held: rx_buffers.rcv_held,
+            rtt_ms: rtt,
+            goodput_mbit: goodput,
+            window_bound: rwnd_bound,
+            path_rate_bps: asked.path_rate_bps,
+        })
+    });
     let rtt_txt = cap_rtt_ms.map_or("unknown".to_string(), |r| format!("{r:.1} ms"));
     let bdp_txt = match (asked.path_rate_bps, cap_rtt_ms) {
         (Some(rate), Some(rtt)) => format!(
@@ -177,25 +184,8 @@ pub fn summarize(
         ),
         _ => String::new(),
     };
-    let diagnosis = if let (Some(asked_rcv), Some(cap)) = (asked.rcvbuf, predicted)
-        && (static_bound || rwnd_bound)
-    {
-        Some(format!(
-            "limited by the static receive buffer: --rcvbuf {asked_rcv} asked, the kernel holds {} (Linux doubles it) and advertises about {:.0} bytes of window; at the measured RTT of {rtt_txt} that caps goodput at {cap:.2} Mbit/s (measured {goodput:.2}); {bdp_txt}. Fix: drop --rcvbuf and let autotuning size the buffer{}.",
-            rx_buffers.rcv_held,
-            path::advertised_window(rx_buffers.rcv_held, path::LINUX_WINDOW_FRACTION),
-            asked
-                .path_rate_bps
-                .zip(cap_rtt_ms)
-                .map(|(r, rtt)| format!(
-                    " (or pin at least {} bytes)",
-                    path::rcvbuf_for_window(
-                        path::bdp_bytes(r, rtt / 1e3),
-                        path::LINUX_WINDOW_FRACTION
-                    )
-                ))
-                .unwrap_or_default()
-        ))
+    let diagnosis = if let Some(d) = rcvbuf_verdict {
+        Some(d.text)
     } else if rwnd_bound
         && let Some(open_cap) = max_rcv_wnd
             .zip(cap_rtt_ms)
@@ -242,6 +232,69 @@ pub fn summarize(
         sndbuf_limited_pct: sndbuf_pct,
         advertised_window_bytes: max_rcv_wnd,
         diagnosis,
+    }
+}
+
+/// Bytes as a person reads them: `1.92 MB`, `767.4 KB`, `512 B`.
+pub fn human_bytes(b: u64) -> String {
+    match b {
+        b if b >= 1_000_000 => format!("{:.2} MB", b as f64 / 1e6),
+        b if b >= 1_000 => format!("{:.1} KB", b as f64 / 1e3),
+        b => format!("{b} B"),
+    }
+}
+
+/// One interval line, as `tcpwise perf client` prints it.
+impl std::fmt::Display for Interval {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pct = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.0}%"));
+        write!(
+            f,
+            "[{:5.1}-{:5.1} s] {:>10} {:>8.2} Mbit/s  retr {:>4}  cwnd {:>9}  rtt {:>7}  rwnd-limited {:>4}  sndbuf-limited {:>4}",
+            self.start_s,
+            self.end_s,
+            human_bytes(self.bytes),
+            self.mbit,
+            self.retransmits.map_or("-".into(), |r| r.to_string()),
+            self.cwnd_bytes.map_or("-".into(), human_bytes),
+            self.rtt_ms.map_or("-".into(), |r| format!("{r:.1}ms")),
+            pct(self.rwnd_limited_pct),
+            pct(self.sndbuf_limited_pct),
+        )
+    }
+}
+
+/// The closing lines (summary, buffers, diagnosis), as `tcpwise perf client` prints them.
+impl std::fmt::Display for PerfReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = &self.summary;
+        let ms = |v: Option<f64>| v.map_or("-".into(), |r| format!("{r:.1} ms"));
+        let pct = |v: Option<f64>| v.map_or("-".into(), |p| format!("{p:.0}%"));
+        let held = |asked: Option<u64>| asked.map_or("autotuned".into(), |n| format!("asked {n}"));
+        writeln!(
+            f,
+            "summary: {} in {:.2} s = {:.2} Mbit/s goodput; rtt {} (min {}); retransmits {}",
+            human_bytes(s.bytes),
+            s.seconds,
+            s.goodput_mbit,
+            ms(s.rtt_ms),
+            ms(s.min_rtt_ms),
+            s.retransmits.map_or("-".into(), |r| r.to_string()),
+        )?;
+        writeln!(
+            f,
+            "buffers: receiver holds {} B ({}), sender holds {} B ({}); receive-window-limited {}, send-buffer-limited {} of the sender's busy time",
+            self.receiver_buffers.rcv_held,
+            held(self.receiver_buffers.rcv_asked),
+            self.sender_buffers.snd_held,
+            held(self.sender_buffers.snd_asked),
+            pct(s.rwnd_limited_pct),
+            pct(s.sndbuf_limited_pct),
+        )?;
+        if let Some(d) = &s.diagnosis {
+            writeln!(f, "diagnosis: {d}")?;
+        }
+        Ok(())
     }
 }
 

@@ -16,6 +16,7 @@
 //! `--read-sizing` applies to the receiver's reads.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod client;
 pub mod diagnose;

@@ -34,13 +34,13 @@
 //! (`idle_timeout`, `max_lifetime`) and dead connections are never handed out.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 use serde::Serialize;
 use std::collections::HashMap;
 use std::hash::Hash;
-
-/// Nanoseconds on the caller's clock.
-pub type Nanos = u64;
+/// Nanoseconds on the caller's clock (the one time type, from `tcpwise-units`).
+pub use tcpwise_units::Nanos;
 
 /// Initial congestion window Linux servers start with, bytes (10 × 1448).
 pub const INITIAL_WINDOW_BYTES: u64 = 10 * 1448;
@@ -89,10 +89,28 @@ pub enum Policy {
     },
 }
 
-impl Policy {
+/// A pool policy that could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownPolicy(pub String);
+
+impl std::fmt::Display for UnknownPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "unknown pool policy '{}': use fifo, lifo, max-burst, warmest[:EXPONENT] or kernel[:no-restart]",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnknownPolicy {}
+
+impl std::str::FromStr for Policy {
+    type Err = UnknownPolicy;
+
     /// Parses `fifo`, `lifo`, `max-burst`, `warmest[:EXP]`, `kernel`,
     /// `kernel:no-restart`.
-    pub fn parse(s: &str) -> Result<Policy, String> {
+    fn from_str(s: &str) -> Result<Policy, UnknownPolicy> {
         match s {
             "fifo" => Ok(Policy::Fifo),
             "lifo" => Ok(Policy::Lifo),
@@ -106,13 +124,13 @@ impl Policy {
             }),
             _ => match s.strip_prefix("warmest:").map(str::parse::<f64>) {
                 Some(Ok(e)) if e.is_finite() && e >= 0.0 => Ok(Policy::Warmest { exponent: e }),
-                _ => Err(format!(
-                    "unknown pool policy '{s}': use fifo, lifo, max-burst, warmest[:EXPONENT] or kernel[:no-restart]"
-                )),
+                _ => Err(UnknownPolicy(s.to_string())),
             },
         }
     }
+}
 
+impl Policy {
     /// Short name.
     pub fn name(&self) -> &'static str {
         match self {

@@ -142,10 +142,10 @@ fn policy_names_parse() {
         "kernel",
         "kernel:no-restart",
     ] {
-        assert!(Policy::parse(s).is_ok(), "{s}");
+        assert!(s.parse::<Policy>().is_ok(), "{s}");
     }
-    assert!(Policy::parse("random").is_err());
-    assert!(Policy::parse("warmest:-1").is_err());
+    assert!("random".parse::<Policy>().is_err());
+    assert!("warmest:-1".parse::<Policy>().is_err());
 }
 
 #[derive(Debug, Clone)]

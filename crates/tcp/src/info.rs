@@ -7,69 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-#[repr(C)]
-#[derive(Default, Clone, Copy)]
-struct Raw {
-    state: u8,
-    ca_state: u8,
-    retransmits: u8,
-    probes: u8,
-    backoff: u8,
-    options: u8,
-    wscale: u8,
-    flags: u8,
-    rto: u32,
-    ato: u32,
-    snd_mss: u32,
-    rcv_mss: u32,
-    unacked: u32,
-    sacked: u32,
-    lost: u32,
-    retrans: u32,
-    fackets: u32,
-    last_data_sent: u32,
-    last_ack_sent: u32,
-    last_data_recv: u32,
-    last_ack_recv: u32,
-    pmtu: u32,
-    rcv_ssthresh: u32,
-    rtt: u32,
-    rttvar: u32,
-    snd_ssthresh: u32,
-    snd_cwnd: u32,
-    advmss: u32,
-    reordering: u32,
-    rcv_rtt: u32,
-    rcv_space: u32,
-    total_retrans: u32,
-    pacing_rate: u64,
-    max_pacing_rate: u64,
-    bytes_acked: u64,
-    bytes_received: u64,
-    segs_out: u32,
-    segs_in: u32,
-    notsent_bytes: u32,
-    min_rtt: u32,
-    data_segs_in: u32,
-    data_segs_out: u32,
-    delivery_rate: u64,
-    busy_time: u64,
-    rwnd_limited: u64,
-    sndbuf_limited: u64,
-    delivered: u32,
-    delivered_ce: u32,
-    bytes_sent: u64,
-    bytes_retrans: u64,
-    dsack_dups: u32,
-    reord_seen: u32,
-    rcv_ooopack: u32,
-    snd_wnd: u32,
-    rcv_wnd: u32,
-    rehash: u32,
-    total_rto: u16,
-    total_rto_recoveries: u16,
-    total_rto_time: u32,
-}
+use tcpwise_sys::TcpInfoRaw as Raw;
 
 /// A `TCP_INFO` snapshot. Times are microseconds, as the kernel gives them.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -132,19 +70,8 @@ impl TcpInfo {
     /// Reads `TCP_INFO` of a socket; `None` where unsupported.
     #[cfg(target_os = "linux")]
     pub fn of(fd: &impl std::os::fd::AsRawFd) -> Option<TcpInfo> {
-        let mut raw = Raw::default();
-        let mut len = std::mem::size_of::<Raw>() as libc::socklen_t;
-        // SAFETY: raw is a valid buffer of len bytes; the kernel writes at most len.
-        let r = unsafe {
-            libc::getsockopt(
-                fd.as_raw_fd(),
-                libc::IPPROTO_TCP,
-                libc::TCP_INFO,
-                (&mut raw as *mut Raw).cast(),
-                &mut len,
-            )
-        };
-        (r == 0).then(|| TcpInfo::from_raw(&raw, len as usize))
+        let (raw, len) = tcpwise_sys::tcp_info(fd.as_raw_fd())?;
+        Some(TcpInfo::from_raw(&raw, len))
     }
 
     /// Reads `TCP_INFO` of a socket; `None` where unsupported.

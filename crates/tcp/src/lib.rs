@@ -19,6 +19,7 @@
 //! socket or a clock: callers pass sizes and `now`.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod buffer;
 pub mod burst;

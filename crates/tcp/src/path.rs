@@ -55,6 +55,81 @@ pub fn rcvbuf_for_window(bdp: f64, fraction: f64) -> u64 {
     (bdp / fraction / 2.0).ceil() as u64
 }
 
+/// A transfer through a socket whose receive buffer was pinned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RcvbufCase {
+    /// `SO_RCVBUF` asked for.
+    pub asked: u64,
+    /// What the kernel holds (Linux doubles the request, capped by `rmem_max`).
+    pub held: u64,
+    /// The RTT the flow saw, ms (a window-limited flow builds no queue, so
+    /// its smallest RTT is the one to use).
+    pub rtt_ms: f64,
+    /// Goodput measured, Mbit/s.
+    pub goodput_mbit: f64,
+    /// Whether the flow was seen to be held by the receive window (TCP_INFO
+    /// `rwnd_limited` most of the time, or a full window per RTT arriving).
+    pub window_bound: bool,
+    /// The path's bottleneck rate, when known, for the BDP and the fix.
+    pub path_rate_bps: Option<f64>,
+}
+
+/// The static-buffer verdict: the cap and, when it was the limit, why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RcvbufDiagnosis {
+    /// The cap the buffer puts on goodput at this RTT, Mbit/s.
+    pub cap_mbit: f64,
+    /// The explanation with the numbers and the fix.
+    pub text: String,
+}
+
+/// The cap a pinned receive buffer puts on a flow at `rtt_ms`, Mbit/s.
+pub fn rcvbuf_cap_mbit(held: u64, rtt_ms: f64) -> f64 {
+    window_cap_bps(advertised_window(held, LINUX_WINDOW_FRACTION), rtt_ms / 1e3) / 1e6
+}
+
+/// The one diagnosis of a pinned receive buffer (Windows TCP team: a
+/// static buffer caps throughput at about buffer/RTT), used by `tcpwise
+/// perf` and `tcpwise get`: `Some` when the flow ran at the cap or was
+/// held by the window, with the numbers and the fix.
+pub fn diagnose_rcvbuf(c: &RcvbufCase) -> Option<RcvbufDiagnosis> {
+    let cap = rcvbuf_cap_mbit(c.held, c.rtt_ms);
+    if !(c.window_bound || c.goodput_mbit >= 0.8 * cap) {
+        return None;
+    }
+    let bdp = match c.path_rate_bps {
+        Some(rate) => format!(
+            "; the path's BDP at {:.0} Mbit/s is {:.2} MB",
+            rate / 1e6,
+            bdp_bytes(rate, c.rtt_ms / 1e3) / 1e6
+        ),
+        None => format!(
+            "; each 100 Mbit/s of path rate at this RTT needs a {:.2} MB window",
+            bdp_bytes(100e6, c.rtt_ms / 1e3) / 1e6
+        ),
+    };
+    let pin = c
+        .path_rate_bps
+        .map(|r| {
+            format!(
+                " (or pin at least {} bytes)",
+                rcvbuf_for_window(bdp_bytes(r, c.rtt_ms / 1e3), LINUX_WINDOW_FRACTION)
+            )
+        })
+        .unwrap_or_default();
+    Some(RcvbufDiagnosis {
+        cap_mbit: cap,
+        text: format!(
+            "limited by the static receive buffer: --rcvbuf {} asked, the kernel holds {} (Linux doubles it) and advertises about {:.0} bytes of window; at the measured RTT of {:.1} ms that caps goodput at {cap:.2} Mbit/s (measured {:.2}){bdp}. Fix: drop --rcvbuf and let autotuning size the buffer{pin}.",
+            c.asked,
+            c.held,
+            advertised_window(c.held, LINUX_WINDOW_FRACTION),
+            c.rtt_ms,
+            c.goodput_mbit
+        ),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

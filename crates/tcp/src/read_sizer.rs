@@ -54,6 +54,63 @@ pub enum ReadSizer {
     },
 }
 
+/// A read-sizing policy that could not be parsed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadSizingError {
+    /// Not one of the policies.
+    #[error("unknown read sizing '{0}': use slow-start[:MAX], fixed:N or adaptive[:MAX]")]
+    Unknown(String),
+    /// `fixed` without a size.
+    #[error("fixed read sizing needs a size: fixed:32KiB")]
+    NeedsSize,
+    /// The size is not a size.
+    #[error("read size: {0}")]
+    Size(#[from] tcpwise_units::UnitError),
+    /// The size is out of range.
+    #[error("read size '{0}' must be between 1 byte and 64MiB")]
+    Range(String),
+}
+
+impl std::str::FromStr for ReadSizer {
+    type Err = ReadSizingError;
+
+    /// Parses `slow-start`, `slow-start:MAX`, `fixed:N`, `adaptive`,
+    /// `adaptive:MAX` (sizes as in `256KB`, `32KiB`, `4096`).
+    fn from_str(s: &str) -> Result<ReadSizer, ReadSizingError> {
+        let (kind, arg) = match s.split_once(':') {
+            Some((k, a)) => (k, Some(a)),
+            None => (s, None),
+        };
+        let size = |a: Option<&str>, default: usize| -> Result<usize, ReadSizingError> {
+            let Some(a) = a else { return Ok(default) };
+            let n = tcpwise_units::parse_size(a)?;
+            if n == 0 || n > 64 * 1024 * 1024 {
+                return Err(ReadSizingError::Range(a.to_string()));
+            }
+            Ok(n as usize)
+        };
+        match kind {
+            "slow-start" => Ok(ReadSizer::slow_start(size(arg, SLOW_START_MAX)?)),
+            "adaptive" => Ok(ReadSizer::adaptive(size(arg, 512 * 1024)?)),
+            "fixed" if arg.is_some() => Ok(ReadSizer::fixed(size(arg, 0)?)),
+            "fixed" => Err(ReadSizingError::NeedsSize),
+            _ => Err(ReadSizingError::Unknown(s.to_string())),
+        }
+    }
+}
+
+/// Written as a user would type it (`slow-start:32KiB`), not as its state.
+impl std::fmt::Display for ReadSizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let b = |n: usize| tcpwise_units::fmt_bytes(n as u64);
+        match *self {
+            ReadSizer::SlowStart { max, .. } => write!(f, "slow-start:{}", b(max)),
+            ReadSizer::Fixed { size } => write!(f, "fixed:{}", b(size)),
+            ReadSizer::Adaptive { max, .. } => write!(f, "adaptive:{}", b(max)),
+        }
+    }
+}
+
 impl Default for ReadSizer {
     fn default() -> Self {
         ReadSizer::slow_start(SLOW_START_MAX)
@@ -81,39 +138,6 @@ impl ReadSizer {
             min: SLOW_START_INITIAL.min(max),
             max,
             small_before: false,
-        }
-    }
-
-    /// Parses `slow-start`, `slow-start:MAX`, `fixed:N`, `adaptive`,
-    /// `adaptive:MAX` (sizes as in `256KB`, `32KiB`, `4096`).
-    pub fn parse(
-        s: &str,
-        parse_size: impl Fn(&str) -> Result<u64, String>,
-    ) -> Result<ReadSizer, String> {
-        let (kind, arg) = match s.split_once(':') {
-            Some((k, a)) => (k, Some(a)),
-            None => (s, None),
-        };
-        let size = |a: Option<&str>, default: usize| -> Result<usize, String> {
-            match a {
-                None => Ok(default),
-                Some(a) => {
-                    let n = parse_size(a)?;
-                    if n == 0 || n > 64 * 1024 * 1024 {
-                        return Err(format!("read size '{a}' must be between 1 byte and 64MiB"));
-                    }
-                    Ok(n as usize)
-                }
-            }
-        };
-        match kind {
-            "slow-start" => Ok(ReadSizer::slow_start(size(arg, SLOW_START_MAX)?)),
-            "adaptive" => Ok(ReadSizer::adaptive(size(arg, 512 * 1024)?)),
-            "fixed" if arg.is_some() => Ok(ReadSizer::fixed(size(arg, 0)?)),
-            "fixed" => Err("fixed read sizing needs a size: fixed:32KiB".into()),
-            _ => Err(format!(
-                "unknown read sizing '{s}': use slow-start[:MAX], fixed:N or adaptive[:MAX]"
-            )),
         }
     }
 
@@ -330,21 +354,19 @@ mod tests {
 
     #[test]
     fn parse_forms() {
-        let ps = |s: &str| s.parse::<u64>().map_err(|e| e.to_string());
+        let ps = |s: &str| s.parse::<ReadSizer>();
         assert_eq!(
-            ReadSizer::parse("slow-start", ps).unwrap(),
+            ps("slow-start").unwrap(),
             ReadSizer::slow_start(SLOW_START_MAX)
         );
-        assert_eq!(
-            ReadSizer::parse("fixed:4096", ps).unwrap(),
-            ReadSizer::fixed(4096)
-        );
-        assert_eq!(
-            ReadSizer::parse("adaptive:65536", ps).unwrap().max_size(),
-            65536
-        );
-        assert!(ReadSizer::parse("fixed", ps).is_err());
-        assert!(ReadSizer::parse("fixed:0", ps).is_err());
-        assert!(ReadSizer::parse("huge", ps).is_err());
+        assert_eq!(ps("fixed:4096").unwrap(), ReadSizer::fixed(4096));
+        assert_eq!(ps("fixed:4KiB").unwrap(), ReadSizer::fixed(4096));
+        assert_eq!(ps("adaptive:65536").unwrap().max_size(), 65536);
+        assert!(ps("fixed").is_err());
+        assert!(ps("fixed:0").is_err());
+        assert!(ps("huge").is_err());
+        for s in ["slow-start:32KiB", "fixed:4KiB", "adaptive:512KiB"] {
+            assert_eq!(ps(s).unwrap().to_string(), s, "written as typed");
+        }
     }
 }

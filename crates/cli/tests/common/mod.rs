@@ -43,7 +43,9 @@ pub fn tool_ok(test: &str, tool: &str) -> bool {
         .is_ok_and(|s| s.success());
     if !ok {
         if required() {
-            panic!("TCPWISE_REQUIRE_NETNS=1 but {tool} is not installed (.ci/run installs it)");
+            panic!(
+                "TCPWISE_REQUIRE_NETNS=1 but {tool} is not installed (scripts/test installs it)"
+            );
         }
         eprintln!("skipping {test}: {tool} is not installed");
     }

@@ -1,12 +1,34 @@
-//! Units as people write them: `100ms`, `20mbit`, `256KB`, `1000pkt`, `1%`.
+//! # tcpwise-units: units as people write them
+//!
+//! `100ms`, `20mbit`, `256KB`, `1000pkt`, `1%`: one set of rules for every
+//! crate and every flag. The newtypes ([`Dur`], [`Seconds`], [`Bytes`],
+//! [`Rate`], [`Fraction`]) implement `FromStr`, so clap takes them
+//! directly and a flag can never grow a parser of its own.
 //!
 //! Why our own parser: the CLI, the lab and trace tooling all take the same
 //! spellings, and the error has to say what *was* accepted so a user can fix
 //! the flag without opening the docs. Conventions follow `tc` and iperf3 where
 //! they agree and refuse where they disagree (`mbps` is megabits in iperf3 and
 //! megabytes in `tc`, so we ask the user to spell it out).
+//!
+//! The rules, once:
+//! - durations need a unit (`ns`, `us`, `ms`, `s`, `min`, `h`), except `0`;
+//!   [`Seconds`] also takes a bare number as seconds, for the flags that
+//!   mirror iperf3's `-t` and curl's `-m`;
+//! - sizes are bytes; `KB`/`MB`/`GB` decimal, `KiB`/`MiB`/`GiB` binary;
+//! - rates are bits per second, `kbit`/`mbit`/`gbit` decimal, or bytes per
+//!   second as `KB/s`/`MB/s`; `mbps` is refused as ambiguous;
+//! - probabilities are `1%` or `0.01`.
 
-use crate::Nanos;
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// Nanoseconds on a monotonic clock: the one time type of every sans-IO core.
+pub type Nanos = u64;
 use thiserror::Error;
 
 /// A value that could not be parsed; the message says what is accepted.
@@ -79,7 +101,7 @@ fn split(input: &str, expected: &'static str) -> Result<(f64, String), UnitError
     Ok((value, unit.trim().to_string()))
 }
 
-const DURATION: &str = "a duration such as 100ms, 1.5s, 250us, 800ns or 0";
+const DURATION: &str = "a duration such as 100ms, 1.5s, 250us, 800ns, 2min, 1h or 0";
 
 /// Parses a duration into nanoseconds. A bare `0` is accepted; any other bare
 /// number is refused because people disagree on whether it is ms or s.
@@ -92,6 +114,7 @@ pub fn parse_duration(input: &str) -> Result<Nanos, UnitError> {
         "ms" => 1e6,
         "s" | "sec" => 1e9,
         "m" | "min" => 60e9,
+        "h" => 3600e9,
         "" => {
             return Err(UnitError::Ambiguous {
                 input: input.to_string(),
@@ -222,6 +245,153 @@ pub fn parse_fraction(input: &str) -> Result<f64, UnitError> {
     Ok(p)
 }
 
+macro_rules! newtype {
+    ($(#[$m:meta])* $name:ident($inner:ty), $parse:expr) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, serde::Serialize)]
+        #[serde(transparent)]
+        pub struct $name(pub $inner);
+
+        impl FromStr for $name {
+            type Err = UnitError;
+            fn from_str(s: &str) -> Result<Self, UnitError> {
+                $parse(s).map($name)
+            }
+        }
+    };
+}
+
+newtype!(
+    /// A duration that needs a unit (`100ms`, `1.5s`; a bare `0` is fine).
+    Dur(Nanos),
+    parse_duration
+);
+newtype!(
+    /// A duration where a bare number means seconds (iperf3's `-t 10`,
+    /// curl's `-m 2.5`); units work too (`500ms`).
+    Seconds(Nanos),
+    parse_seconds
+);
+newtype!(
+    /// A byte count (`278775`, `64KB`, `256KiB`).
+    Bytes(u64),
+    parse_size
+);
+newtype!(
+    /// A rate in bits per second (`20mbit`, `2.5MB/s`).
+    Rate(u64),
+    parse_rate
+);
+newtype!(
+    /// A probability (`1%`, `0.01`).
+    Fraction(f64),
+    parse_fraction
+);
+
+impl Dur {
+    /// As a `std` duration.
+    pub fn std(self) -> Duration {
+        Duration::from_nanos(self.0)
+    }
+}
+
+impl Seconds {
+    /// As a `std` duration.
+    pub fn std(self) -> Duration {
+        Duration::from_nanos(self.0)
+    }
+}
+
+/// Writes nanoseconds the way a user would type them: `100ms`, `1.5s`, `250us`.
+pub fn fmt_nanos(ns: Nanos) -> String {
+    let (v, unit) = match ns {
+        0 => return "0".into(),
+        n if n.is_multiple_of(1_000_000_000) || n >= 10_000_000_000 => (n as f64 / 1e9, "s"),
+        n if n.is_multiple_of(1_000_000) || n >= 10_000_000 => (n as f64 / 1e6, "ms"),
+        n if n.is_multiple_of(1_000) || n >= 10_000 => (n as f64 / 1e3, "us"),
+        n => (n as f64, "ns"),
+    };
+    format!("{}{unit}", trim(v))
+}
+
+/// Writes a byte count as a user would type it: `32KiB`, `64KB`, `1500`.
+pub fn fmt_bytes(b: u64) -> String {
+    for (scale, unit) in [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")] {
+        if b >= scale && b.is_multiple_of(scale) {
+            return format!("{}{unit}", b / scale);
+        }
+    }
+    for (scale, unit) in [(1_000_000_000u64, "GB"), (1_000_000, "MB"), (1_000, "KB")] {
+        if b >= scale && b.is_multiple_of(scale) {
+            return format!("{}{unit}", b / scale);
+        }
+    }
+    b.to_string()
+}
+
+/// Writes bits per second as a user would type them: `20mbit`, `1.5gbit`.
+pub fn fmt_rate(bps: u64) -> String {
+    let (v, unit) = match bps {
+        b if b >= 1_000_000_000 => (b as f64 / 1e9, "gbit"),
+        b if b >= 1_000_000 => (b as f64 / 1e6, "mbit"),
+        b if b >= 1_000 => (b as f64 / 1e3, "kbit"),
+        b => (b as f64, "bit"),
+    };
+    format!("{}{unit}", trim(v))
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+impl fmt::Display for Dur {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&fmt_nanos(self.0))
+    }
+}
+impl fmt::Display for Seconds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&fmt_nanos(self.0))
+    }
+}
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&fmt_bytes(self.0))
+    }
+}
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&fmt_rate(self.0))
+    }
+}
+impl fmt::Display for Fraction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}%", trim(self.0 * 100.0))
+    }
+}
+
+/// Parses a duration where a bare number is seconds (`10`, `2.5`), as
+/// iperf3's `-t` and curl's `-m` take it; with a unit, as [`parse_duration`].
+pub fn parse_seconds(input: &str) -> Result<Nanos, UnitError> {
+    match input.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => {
+            if v > 86_400.0 * 365.0 {
+                return Err(UnitError::Range {
+                    input: input.to_string(),
+                    why: "at most a year",
+                });
+            }
+            Ok((v * 1e9).round() as Nanos)
+        }
+        Ok(_) => Err(UnitError::BadNumber {
+            input: input.to_string(),
+            expected: DURATION,
+        }),
+        Err(_) => parse_duration(input),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,6 +416,33 @@ mod tests {
             Err(UnitError::BadUnit { .. })
         ));
         assert!(parse_duration("").is_err());
+        assert_eq!(parse_duration("1h").unwrap(), 3_600_000_000_000);
+        assert_eq!(parse_seconds("2.5").unwrap(), 2_500_000_000);
+        assert_eq!(parse_seconds("500ms").unwrap(), 500_000_000);
+        assert!(parse_seconds("-1").is_err());
+        assert_eq!("100ms".parse::<Dur>().unwrap(), Dur(100_000_000));
+    }
+
+    #[test]
+    fn written_as_typed() {
+        assert_eq!(fmt_nanos(100_000_000), "100ms");
+        assert_eq!(fmt_nanos(1_500_000_000), "1.5s");
+        assert_eq!(fmt_bytes(32 * 1024), "32KiB");
+        assert_eq!(fmt_bytes(64_000), "64KB");
+        assert_eq!(fmt_bytes(278_775), "278775");
+        assert_eq!(fmt_rate(151_000_000), "151mbit");
+        for s in ["100ms", "1.5s", "250us", "20mbit", "32KiB", "278775"] {
+            let again = |t: &str| -> String {
+                if let Ok(d) = t.parse::<Dur>() {
+                    d.to_string()
+                } else if let Ok(r) = t.parse::<Rate>() {
+                    r.to_string()
+                } else {
+                    t.parse::<Bytes>().unwrap().to_string()
+                }
+            };
+            assert_eq!(again(s), s, "round trip");
+        }
     }
 
     #[test]

@@ -1,5 +1,12 @@
-//! Thin, safe wrappers over the few Linux calls the emulator needs.
-//! Everything `unsafe` in the crate lives here.
+//! # tcpwise-sys: the OS glue, in one place
+//!
+//! Thin, safe wrappers over the Linux calls tcpwise needs that std, tokio
+//! and socket2 do not offer: TUN devices, named network namespaces,
+//! timerfd/eventfd/epoll, process groups and the terminal, real-time
+//! scheduling, `TCP_INFO`. **Every `unsafe` block of the workspace lives
+//! in this crate**, each with a `SAFETY:` comment that says why it holds;
+//! the other crates are `#![forbid(unsafe_code)]`. File descriptors are
+//! returned as [`OwnedFd`], so they close exactly once (the mio style).
 
 use std::ffi::CString;
 use std::io;
@@ -171,7 +178,8 @@ pub fn drain_counter(fd: RawFd) {
     unsafe { libc::read(fd, (&mut v as *mut u64).cast(), 8) };
 }
 
-/// A minimal epoll set.
+/// A minimal epoll set; `Sync`, so several threads can drain one set
+/// (the completion-port discipline of the dispatch crate).
 pub struct Epoll(OwnedFd);
 
 impl Epoll {
@@ -192,6 +200,31 @@ impl Epoll {
         // SAFETY: ev is valid for the call.
         cvt(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) })
             .map(|_| ())
+    }
+
+    /// Arms `fd` for exactly one input (or hang-up) event reporting
+    /// `token`; `add` for a new fd, otherwise re-arms one already in the set.
+    pub fn arm_oneshot(&self, fd: RawFd, token: u64, add: bool) -> io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: (libc::EPOLLIN | libc::EPOLLONESHOT | libc::EPOLLRDHUP) as u32,
+            u64: token,
+        };
+        let op = if add {
+            libc::EPOLL_CTL_ADD
+        } else {
+            libc::EPOLL_CTL_MOD
+        };
+        // SAFETY: ev is valid for the call; a closed fd gives EBADF, not UB.
+        cvt(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), op, fd, &mut ev) }).map(|_| ())
+    }
+
+    /// Waits for at most one event (what `GetQueuedCompletionStatus` hands
+    /// a worker); `None` on timeout or EINTR.
+    pub fn wait_one(&self, timeout_ms: i32) -> Option<u64> {
+        let mut ev = [libc::epoll_event { events: 0, u64: 0 }; 1];
+        // SAFETY: ev has room for the one event asked for.
+        let n = unsafe { libc::epoll_wait(self.0.as_raw_fd(), ev.as_mut_ptr(), 1, timeout_ms) };
+        (n == 1).then(|| ev[0].u64)
     }
 
     /// Waits (forever when `timeout_ms` is -1); returns the tokens ready.
@@ -339,4 +372,241 @@ pub fn set_normal() {
     let p = libc::sched_param { sched_priority: 0 };
     // SAFETY: p is valid; pid 0 means the calling thread.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &p) };
+}
+
+/// Effective gid.
+pub fn egid() -> u32 {
+    // SAFETY: no arguments.
+    unsafe { libc::getegid() }
+}
+
+/// Whether the caller may read and write `path` (access(2) with R_OK|W_OK).
+pub fn can_read_write(path: &str) -> bool {
+    let Ok(c) = CString::new(path) else {
+        return false;
+    };
+    // SAFETY: c is a valid C string.
+    unsafe { libc::access(c.as_ptr(), libc::R_OK | libc::W_OK) == 0 }
+}
+
+/// Moves the process into a new user and mount namespace. Only sound
+/// while the process is single-threaded (the kernel refuses otherwise).
+pub fn unshare_user_and_mount() -> io::Result<()> {
+    // SAFETY: flags only.
+    cvt(unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) }).map(|_| ())
+}
+
+/// Makes every mount private (so ours do not propagate to the host), then
+/// mounts a fresh tmpfs at `path`.
+pub fn private_tmpfs_at(path: &str) -> io::Result<()> {
+    let c = |s: &str| CString::new(s).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput));
+    let (none, root, target, tmpfs, opts) =
+        (c("none")?, c("/")?, c(path)?, c("tmpfs")?, c("mode=0755")?);
+    // SAFETY: valid C strings; affects only this process's mount namespace.
+    cvt(unsafe {
+        libc::mount(
+            none.as_ptr(),
+            root.as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        )
+    })?;
+    // SAFETY: valid C strings; opts is a NUL-terminated option string.
+    cvt(unsafe {
+        libc::mount(
+            tmpfs.as_ptr(),
+            target.as_ptr(),
+            tmpfs.as_ptr(),
+            0,
+            opts.as_ptr().cast(),
+        )
+    })
+    .map(|_| ())
+}
+
+/// Makes `cmd` enter the network namespace behind `fd` between fork and
+/// exec; `fd` must stay open until the command is spawned.
+pub fn exec_in_netns(cmd: &mut std::process::Command, fd: RawFd) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setns is async-signal-safe and touches no memory of ours.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Makes `cmd` the leader of its own process group and, with
+/// `foreground`, the terminal's foreground group, so Ctrl-C at an
+/// interactive prompt reaches the command rather than tearing down around it.
+pub fn exec_in_own_group(cmd: &mut std::process::Command, foreground: bool) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe calls (setpgid, signal, tcsetpgrp,
+    // getpid) between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::setpgid(0, 0);
+            if foreground {
+                libc::signal(libc::SIGTTOU, libc::SIG_IGN);
+                libc::tcsetpgrp(0, libc::getpid());
+                libc::signal(libc::SIGTTOU, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Hands the terminal on stdin to process group `pgid` while alive and
+/// gives it back to ours on drop.
+pub struct Foreground(Option<libc::pid_t>);
+
+impl Foreground {
+    /// Gives the terminal to `pgid`; does nothing when stdin is no terminal.
+    pub fn give(pgid: i32, stdin_is_terminal: bool) -> Foreground {
+        if !stdin_is_terminal {
+            return Foreground(None);
+        }
+        // SAFETY: plain calls on fd 0; SIGTTOU is ignored so tcsetpgrp from
+        // a background group does not stop us.
+        unsafe {
+            let ours = libc::getpgrp();
+            libc::signal(libc::SIGTTOU, libc::SIG_IGN);
+            libc::tcsetpgrp(0, pgid);
+            Foreground(Some(ours))
+        }
+    }
+}
+
+impl Drop for Foreground {
+    fn drop(&mut self) {
+        if let Some(pg) = self.0 {
+            // SAFETY: plain call on fd 0; SIGTTOU is still ignored.
+            unsafe { libc::tcsetpgrp(0, pg) };
+        }
+    }
+}
+
+/// Waits up to `timeout_ms` for `events` (`libc::POLLIN`, `POLLOUT`) on
+/// `fd`; returns whether they came.
+pub fn wait_fd(fd: RawFd, events: i16, timeout_ms: i32) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut p, 1, timeout_ms) > 0 }
+}
+
+/// poll(2) over `fds`; returns how many have events (0 on timeout or EINTR).
+pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> usize {
+    // SAFETY: fds is a valid array of its length.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+    n.max(0) as usize
+}
+
+/// Raises the soft `RLIMIT_NOFILE` to the hard limit (at most 65536):
+/// 1024 clients need more than the usual 1024 descriptors.
+pub fn raise_fd_limit() {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: r is a valid rlimit for both calls.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
+            r.rlim_cur = r.rlim_max.min(1 << 16);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+        }
+    }
+}
+
+/// `struct tcp_info` as Linux lays it out (include/uapi/linux/tcp.h, up
+/// to 6.7); older kernels fill a prefix, which [`tcp_info`] reports.
+#[allow(missing_docs)]
+#[repr(C)]
+#[derive(Default, Clone, Copy, Debug)]
+pub struct TcpInfoRaw {
+    pub state: u8,
+    pub ca_state: u8,
+    pub retransmits: u8,
+    pub probes: u8,
+    pub backoff: u8,
+    pub options: u8,
+    pub wscale: u8,
+    pub flags: u8,
+    pub rto: u32,
+    pub ato: u32,
+    pub snd_mss: u32,
+    pub rcv_mss: u32,
+    pub unacked: u32,
+    pub sacked: u32,
+    pub lost: u32,
+    pub retrans: u32,
+    pub fackets: u32,
+    pub last_data_sent: u32,
+    pub last_ack_sent: u32,
+    pub last_data_recv: u32,
+    pub last_ack_recv: u32,
+    pub pmtu: u32,
+    pub rcv_ssthresh: u32,
+    pub rtt: u32,
+    pub rttvar: u32,
+    pub snd_ssthresh: u32,
+    pub snd_cwnd: u32,
+    pub advmss: u32,
+    pub reordering: u32,
+    pub rcv_rtt: u32,
+    pub rcv_space: u32,
+    pub total_retrans: u32,
+    pub pacing_rate: u64,
+    pub max_pacing_rate: u64,
+    pub bytes_acked: u64,
+    pub bytes_received: u64,
+    pub segs_out: u32,
+    pub segs_in: u32,
+    pub notsent_bytes: u32,
+    pub min_rtt: u32,
+    pub data_segs_in: u32,
+    pub data_segs_out: u32,
+    pub delivery_rate: u64,
+    pub busy_time: u64,
+    pub rwnd_limited: u64,
+    pub sndbuf_limited: u64,
+    pub delivered: u32,
+    pub delivered_ce: u32,
+    pub bytes_sent: u64,
+    pub bytes_retrans: u64,
+    pub dsack_dups: u32,
+    pub reord_seen: u32,
+    pub rcv_ooopack: u32,
+    pub snd_wnd: u32,
+    pub rcv_wnd: u32,
+    pub rehash: u32,
+    pub total_rto: u16,
+    pub total_rto_recoveries: u16,
+    pub total_rto_time: u32,
+}
+
+/// Reads `TCP_INFO` of a TCP socket: the struct and how many of its bytes
+/// the kernel filled (fields past that are zero and must not be trusted).
+pub fn tcp_info(fd: RawFd) -> Option<(TcpInfoRaw, usize)> {
+    let mut raw = TcpInfoRaw::default();
+    let mut len = std::mem::size_of::<TcpInfoRaw>() as libc::socklen_t;
+    // SAFETY: raw is a valid, plain-data buffer of len bytes; the kernel
+    // writes at most len and every bit pattern is a valid TcpInfoRaw.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut raw as *mut TcpInfoRaw).cast(),
+            &mut len,
+        )
+    };
+    (r == 0).then_some((raw, len as usize))
 }
