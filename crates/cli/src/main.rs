@@ -78,7 +78,7 @@ pub fn exit_code(e: &anyhow::Error) -> i32 {
             return match e {
                 EmuError::Privileges(_) | EmuError::Missing(_) => 3,
                 EmuError::Config(_) => 2,
-                EmuError::Setup(_) => 4,
+                EmuError::Setup(_) | EmuError::Os { .. } => 4,
                 EmuError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                     127
                 }

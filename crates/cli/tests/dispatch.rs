@@ -62,7 +62,7 @@ fn bad_input_is_one_line_and_the_right_exit_code() {
         (
             vec!["dispatch", "load", "127.0.0.1:1", "--long-fraction", "2"],
             2,
-            "between 0 and 1",
+            "a probability lies between 0% and 100%",
         ),
         (
             vec!["dispatch", "load", "127.0.0.1:1", "-t", "fast"],

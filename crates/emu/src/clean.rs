@@ -28,7 +28,7 @@ pub fn clean_stale() -> Result<Vec<String>, crate::EmuError> {
             let path = format!("{NETNS_DIR}/{name}");
             kill_all_in(&path);
             sys::delete_named_netns(&path)
-                .map_err(|e| crate::EmuError::Setup(format!("cannot remove {path}: {e}")))?;
+                .map_err(|e| crate::EmuError::os(format!("cannot remove {path}"), e))?;
             removed.push(name);
         }
     }

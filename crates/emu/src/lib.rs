@@ -48,6 +48,15 @@ pub enum EmuError {
     /// A setup step failed.
     #[error("{0}")]
     Setup(String),
+    /// A system call of a setup step failed.
+    #[error("{what}")]
+    Os {
+        /// The step.
+        what: String,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A command could not be started in the testbed.
     #[error("cannot run '{program}'")]
     Spawn {
@@ -63,4 +72,14 @@ pub enum EmuError {
     /// An I/O error while measuring.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+}
+
+impl EmuError {
+    /// A failed system call of a setup step, cause kept.
+    pub fn os(what: impl Into<String>, source: std::io::Error) -> EmuError {
+        EmuError::Os {
+            what: what.into(),
+            source,
+        }
+    }
 }

@@ -33,7 +33,7 @@ pub fn ip_stdin(args: &[&str], input: Option<&str>) -> Result<(), EmuError> {
                     .into(),
             )
         } else {
-            EmuError::Setup(format!("cannot run ip: {e}"))
+            EmuError::os("cannot run ip", e)
         }
     })?;
     if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
@@ -42,7 +42,7 @@ pub fn ip_stdin(args: &[&str], input: Option<&str>) -> Result<(), EmuError> {
     }
     let out = child
         .wait_with_output()
-        .map_err(|e| EmuError::Setup(format!("ip: {e}")))?;
+        .map_err(|e| EmuError::os("ip", e))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         return Err(EmuError::Setup(format!(
@@ -87,7 +87,7 @@ impl Netns {
     pub fn create(name: &str) -> Result<Netns, EmuError> {
         let path = format!("{NETNS_DIR}/{name}");
         sys::create_named_netns(&path)
-            .map_err(|e| EmuError::Setup(format!("cannot create network namespace {name}: {e}")))?;
+            .map_err(|e| EmuError::os(format!("cannot create network namespace {name}"), e))?;
         let fd = match sys::open_ro(&path) {
             Ok(fd) => fd,
             Err(e) => {
@@ -122,7 +122,7 @@ impl Netns {
         let fd = self.raw_fd();
         std::thread::scope(|s| {
             s.spawn(move || {
-                sys::setns_net(fd).map_err(|e| EmuError::Setup(format!("setns: {e}")))?;
+                sys::setns_net(fd).map_err(|e| EmuError::os("setns", e))?;
                 Ok(f())
             })
             .join()
@@ -153,7 +153,7 @@ impl Netns {
             .map_err(EmuError::Io)?;
         match rx.recv() {
             Ok(Ok(())) => Ok(SpawnedIn(handle)),
-            Ok(Err(e)) => Err(EmuError::Setup(format!("setns into {}: {e}", self.name))),
+            Ok(Err(e)) => Err(EmuError::os(format!("setns into {}", self.name), e)),
             Err(_) => Err(EmuError::Setup("a thread inside the namespace died".into())),
         }
     }
@@ -213,7 +213,7 @@ impl Netns {
         kill_all_in(&path);
         self.deleted = true;
         sys::delete_named_netns(&path)
-            .map_err(|e| EmuError::Setup(format!("cannot remove namespace {}: {e}", self.name)))
+            .map_err(|e| EmuError::os(format!("cannot remove namespace {}", self.name), e))
     }
 }
 

@@ -178,7 +178,7 @@ impl Testbed {
                     ));
                 }
                 let lock = sys::FileLock::acquire(ALLOC_LOCK)
-                    .map_err(|e| EmuError::Setup(format!("cannot lock {ALLOC_LOCK}: {e}")))?;
+                    .map_err(|e| EmuError::os(format!("cannot lock {ALLOC_LOCK}"), e))?;
                 let k = free_subnet()?;
                 let addrs = shell_addrs(k);
                 let name = format!("tw-{pid}-{n}");
@@ -209,7 +209,7 @@ impl Testbed {
             phase.clone(),
             cfg.forwarder,
         )
-        .map_err(|e| EmuError::Setup(format!("cannot start forwarder: {e}")))?;
+        .map_err(|e| EmuError::os("cannot start forwarder", e))?;
         let down = Forwarder::spawn(
             "down",
             Ends {
@@ -220,7 +220,7 @@ impl Testbed {
             phase.clone(),
             cfg.forwarder,
         )
-        .map_err(|e| EmuError::Setup(format!("cannot start forwarder: {e}")))?;
+        .map_err(|e| EmuError::os("cannot start forwarder", e))?;
         Ok(Testbed {
             topology: cfg.topology,
             client,
@@ -334,7 +334,7 @@ impl Testbed {
 }
 
 fn tun_err(e: std::io::Error) -> EmuError {
-    EmuError::Setup(format!("cannot create TUN device: {e}"))
+    EmuError::os("cannot create TUN device", e)
 }
 
 fn apply_sysctls(ns: &Netns, extra: &[(String, String)]) -> Result<(), EmuError> {

@@ -8,6 +8,7 @@
 
 use crate::common::{Bed, median_p90};
 use crate::html::{Series, lines};
+use crate::report::table_head;
 use crate::{Experiment, ExperimentResult, LabError, LabOptions, Progress, Summary};
 use plotters::style::{BLUE, RED, RGBColor};
 use serde::Serialize;
@@ -146,14 +147,13 @@ impl Experiment for Completion {
             md,
             "Path: {desc}. Server: 2 worker threads per model, all three running side by side in the server namespace; models `shared` (one epoll set armed one-shot, drained by any worker one event at a time: a completion port), `segments` (each connection bound at accept to one worker, round robin, which waits on at most 64 of its connections at once, like WaitForMultipleObjects; the rest queue for a slot), `tokio` (tokio's work-stealing runtime, what tcpwise's servers use). Load: `tcpwise dispatch load`, closed loop, 16-byte requests, 512-byte replies, server work 50 µs, 1 % of requests 5 ms; {secs:?} measured after {warm:?} warm-up, {rounds} round(s), median over rounds.\n"
         );
-        let head: Vec<String> = counts.iter().map(|c| c.to_string()).collect();
+        let hi = counts[counts.len() - 1];
+        let mut cols: Vec<String> = vec!["model".into()];
+        cols.extend(counts.iter().map(|c| c.to_string()));
         let _ = writeln!(
             md,
-            "Requests per second by clients (last column: at {} clients over the best count; the seed's segmented server fell to 0.26, its completion port kept 1.00):\n\n| model | {} | {}/peak |\n|---|{}---|",
-            counts[counts.len() - 1],
-            head.join(" | "),
-            counts[counts.len() - 1],
-            "---|".repeat(counts.len())
+            "Requests per second by clients (last column: at {hi} clients over the best count; the seed's segmented server fell to 0.26, its completion port kept 1.00):\n\n{}",
+            table_head(&[cols.clone(), vec![format!("{hi}/peak")]].concat())
         );
         let mut series: Vec<Series> = Vec::new();
         for (model, color) in MODELS.into_iter().zip([BLUE, RED, RGBColor(0, 140, 0)]) {
@@ -176,12 +176,7 @@ impl Experiment for Completion {
             let cells: Vec<String> = v.iter().map(|t| format!("{t:.0}")).collect();
             let _ = writeln!(md, "| {model} | {} | {flat:.2} |", cells.join(" | "));
         }
-        let _ = writeln!(
-            md,
-            "\nLatency p99 by clients, ms:\n\n| model | {} |\n|---|{}",
-            head.join(" | "),
-            "---|".repeat(counts.len())
-        );
+        let _ = writeln!(md, "\nLatency p99 by clients, ms:\n\n{}", table_head(&cols));
         for model in MODELS {
             let cells: Vec<String> = counts
                 .iter()
@@ -201,7 +196,6 @@ impl Experiment for Completion {
             let cells: Vec<String> = v.iter().map(u32::to_string).collect();
             let _ = writeln!(md, "| {name} | {} |", cells.join(" | "));
         }
-        let hi = counts[counts.len() - 1];
         let ratio = |k: fn(&LoadReport) -> f64| med("segments", hi, k) / med("shared", hi, k);
         let _ = writeln!(
             md,

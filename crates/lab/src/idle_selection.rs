@@ -280,9 +280,8 @@ fn sweep(opts: &LabOptions, progress: &dyn Progress) -> Result<Part, LabError> {
     );
     let _ = writeln!(
         md,
-        "| object | {} |\n|---|{}",
-        SWEEP_POLICIES.join(" | "),
-        "---|".repeat(SWEEP_POLICIES.len())
+        "{}",
+        crate::report::table_head(&[&["object"][..], &SWEEP_POLICIES].concat())
     );
     for size in SWEEP {
         let ser_ms = (size as f64 / 1448.0).ceil() * 1500.0 * 8.0 / (rate_mbit * 1e3);

@@ -64,6 +64,12 @@ pub fn write(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Result<()
     std::fs::rename(&tmp, opts.out.join("report.md"))
 }
 
+/// A Markdown table's header row and rule: `| a | b |` then `|---|---|`.
+pub fn table_head<S: AsRef<str>>(cols: &[S]) -> String {
+    let names: Vec<&str> = cols.iter().map(AsRef::as_ref).collect();
+    format!("| {} |\n|{}", names.join(" | "), "---|".repeat(names.len()))
+}
+
 /// The first table: each experiment's seed figure beside ours.
 pub fn glance(done: &[ExperimentResult]) -> String {
     let mut md =
