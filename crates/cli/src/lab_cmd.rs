@@ -48,14 +48,21 @@ pub struct LabArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Repetitions per arm.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub runs: Option<u32>,
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
+    pub runs: Option<usize>,
     /// Override every experiment's RTT.
     #[arg(long, value_name = "TIME")]
     pub rtt: Option<Dur>,
     /// Override every experiment's rate.
     #[arg(long, value_name = "RATE")]
     pub rate: Option<Rate>,
+}
+
+fn at_least_one(s: &str) -> Result<usize, crate::Usage> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(crate::Usage(format!("'{s}': --runs must be at least 1"))),
+    }
 }
 
 pub fn run(a: LabArgs) -> Result<i32> {
@@ -70,7 +77,7 @@ pub fn run(a: LabArgs) -> Result<i32> {
         out: a.out.clone(),
         quick: a.quick,
         seed: a.seed,
-        runs: a.runs.map(|n| n as usize),
+        runs: a.runs,
         rtt: a.rtt.map(|d| d.0),
         rate: a.rate.map(|r| r.0),
         cancel,

@@ -263,3 +263,143 @@ fn static_receive_buffer_is_diagnosed_on_an_emulated_path() {
         "autotuning beats the pinned buffer"
     );
 }
+
+/// `rb` and `tb` of every socket in `ss -tmi` output.
+fn parse_ss(text: &str) -> Vec<(u64, u64)> {
+    let num = |l: &str, key: &str| -> Option<u64> {
+        let i = l.find(key)? + key.len();
+        l[i..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
+    };
+    text.lines()
+        .filter_map(|l| Some((num(l, ",rb")?, num(l, ",tb")?)))
+        .collect()
+}
+
+/// The interval values of `key` around `t` seconds: the one that ends
+/// before it and the one that ends after it.
+fn around(v: &serde_json::Value, key: &str, t: f64) -> (u64, u64) {
+    let iv = v["intervals"].as_array().unwrap();
+    let at = |pick_before: bool| {
+        iv.iter()
+            .filter(|i| {
+                let end = i["end_s"].as_f64().unwrap();
+                if pick_before { end <= t } else { end >= t }
+            })
+            .filter_map(|i| i[key].as_u64())
+            .reduce(|a, b| if pick_before { b } else { a })
+            .unwrap_or_else(|| panic!("no {key} around {t} s: {v}"))
+    };
+    (at(true), at(false))
+}
+
+/// The buffers `perf` reports are what the sockets hold (ss's rb/tb), not
+/// the tcp_rmem/tcp_wmem starting values: ss is read at `t` seconds, and
+/// its values must lie within 10 % of the interval values around `t`.
+fn check_against_ss(v: &serde_json::Value, ss_rx: &[(u64, u64)], ss_tx: &[(u64, u64)], t: f64) {
+    let rb = ss_rx
+        .iter()
+        .map(|x| x.0)
+        .max()
+        .expect("ss saw the receiver");
+    let tb = ss_tx.iter().map(|x| x.1).max().expect("ss saw the sender");
+    for (name, key, got) in [("rb", "rcvbuf_bytes", rb), ("tb", "sndbuf_bytes", tb)] {
+        let (before, after) = around(v, key, t);
+        let (lo, hi) = (
+            before.min(after) as f64 * 0.9,
+            before.max(after) as f64 * 1.1,
+        );
+        assert!(
+            (lo..=hi).contains(&(got as f64)),
+            "ss {name} {got} vs perf {key} {before}..{after} around {t} s"
+        );
+    }
+    let g = &v["grown"];
+    assert!(
+        g["rcvbuf_end_bytes"].as_u64().unwrap() > 131_072,
+        "autotuning grew the receive buffer: {g}"
+    );
+}
+
+#[test]
+fn reported_buffers_match_ss_on_loopback() {
+    if !tool_ok("reported_buffers_match_ss_on_loopback", "ss") {
+        return;
+    }
+    let srv = perf_server();
+    let p = srv.port.to_string();
+    let child = std::process::Command::new(BIN)
+        .args(["perf", "client", "127.0.0.1", "-p", &p, "-t", "4", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let ss = parse_ss(&String::from_utf8_lossy(
+        &std::process::Command::new("ss")
+            .args(["-tmi", &format!("( sport = :{p} or dport = :{p} )")])
+            .output()
+            .unwrap()
+            .stdout,
+    ));
+    let o = child.wait_with_output().unwrap();
+    let v = json(&o);
+    // Both ends are on this host: the largest rb is the receiver's, the largest tb the sender's.
+    check_against_ss(&v, &ss, &ss, 2.5);
+    let text = stdout(&tcpwise(&[
+        "perf",
+        "client",
+        "127.0.0.1",
+        "-p",
+        &p,
+        "-t",
+        "1",
+    ]));
+    let line = text.lines().find(|l| l.starts_with("buffers:")).unwrap();
+    assert!(
+        line.contains("at the end") && line.contains("autotuned from"),
+        "{line}"
+    );
+}
+
+#[test]
+fn reported_buffers_match_ss_on_an_emulated_path() {
+    if !netns_ok("reported_buffers_match_ss_on_an_emulated_path")
+        || !tool_ok("reported_buffers_match_ss_on_an_emulated_path", "ss")
+    {
+        return;
+    }
+    let dir = TempDir::new("perf-ss");
+    let d = dir.0.display();
+    // The receiver is the client (-R); the sender's socket is in the server
+    // namespace, whose name is the client's with -c replaced by -s.
+    let script = format!(
+        "{BIN} perf client $TCPWISE_PEER -R -t 4 --json > {d}/out.json & \
+         sleep 2.5; ss -tmi > {d}/rx.txt; \
+         ip netns exec $(echo $TCPWISE_NETNS | sed 's/-c\\([0-9]*\\)$/-s\\1/') ss -tmi > {d}/tx.txt; wait"
+    );
+    let o = tcpwise(&[
+        "emu",
+        "pair",
+        "-q",
+        "--rtt",
+        "100ms",
+        "--rate",
+        "50mbit",
+        "--server",
+        &format!("exec {BIN} perf server"),
+        "--wait-port",
+        "5301",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.0.join("out.json")).unwrap()).unwrap();
+    let parse = |f: &str| parse_ss(&std::fs::read_to_string(dir.0.join(f)).unwrap());
+    check_against_ss(&v, &parse("rx.txt"), &parse("tx.txt"), 2.5);
+}

@@ -105,12 +105,15 @@ impl Limit {
 
 const CHUNK: usize = 128 * 1024;
 
-fn sample(index: u32, start: Instant, bytes: u64, s: &impl std::os::fd::AsRawFd) -> Sample {
+fn sample(index: u32, start: Instant, bytes: u64, s: &impl std::os::fd::AsFd) -> Sample {
+    let sock = socket2::SockRef::from(s);
     Sample {
         index,
         t: start.elapsed().as_secs_f64(),
         bytes,
-        info: TcpInfo::of(s),
+        info: TcpInfo::of(&s.as_fd()),
+        rcvbuf: sock.recv_buffer_size().ok().map(|n| n as u64),
+        sndbuf: sock.send_buffer_size().ok().map(|n| n as u64),
     }
 }
 
@@ -386,7 +389,10 @@ pub async fn run_client(
     );
     let mut warnings = rx_buf.warnings.clone();
     warnings.extend(tx_buf.warnings.iter().cloned());
+    let tx_samples = if opts.reverse { &st.remote } else { &st.local };
+    let grown = diagnose::Grown::from_samples(rx_samples, tx_samples);
     Ok(PerfReport {
+        grown,
         intervals: st.lines,
         summary,
         receiver_buffers: rx_buf,

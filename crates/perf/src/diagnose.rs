@@ -27,6 +27,10 @@ pub struct Interval {
     pub rwnd_limited_pct: Option<f64>,
     /// Percent of the interval the sender was limited by its send buffer.
     pub sndbuf_limited_pct: Option<f64>,
+    /// The receiver's SO_RCVBUF at the end of the interval, bytes.
+    pub rcvbuf_bytes: Option<u64>,
+    /// The sender's SO_SNDBUF at the end of the interval, bytes.
+    pub sndbuf_bytes: Option<u64>,
 }
 
 /// The run's summary.
@@ -65,7 +69,11 @@ pub struct PerfReport {
     pub intervals: Vec<Interval>,
     /// Summary and diagnosis.
     pub summary: Summary,
-    /// Buffers of the receiving socket.
+    /// What the receive and send buffers held while the test ran, read
+    /// from the sockets themselves (autotuning grows them from the
+    /// `tcp_rmem`/`tcp_wmem` defaults).
+    pub grown: Grown,
+    /// Buffers of the receiving socket as set up (before autotuning).
     pub receiver_buffers: AppliedBuffers,
     /// Buffers of the sending socket.
     pub sender_buffers: AppliedBuffers,
@@ -73,6 +81,31 @@ pub struct PerfReport {
     pub reverse: bool,
     /// Warnings (capped buffers and the like).
     pub warnings: Vec<String>,
+}
+
+/// Socket buffer sizes as the test went, from each side's samples.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Grown {
+    /// The receiver's SO_RCVBUF at the end, bytes.
+    pub rcvbuf_end_bytes: Option<u64>,
+    /// The receiver's largest SO_RCVBUF seen, bytes.
+    pub rcvbuf_peak_bytes: Option<u64>,
+    /// The sender's SO_SNDBUF at the end, bytes.
+    pub sndbuf_end_bytes: Option<u64>,
+    /// The sender's largest SO_SNDBUF seen, bytes.
+    pub sndbuf_peak_bytes: Option<u64>,
+}
+
+impl Grown {
+    /// From the receiver's and the sender's samples, in time order.
+    pub fn from_samples(rx: &[Sample], tx: &[Sample]) -> Grown {
+        Grown {
+            rcvbuf_end_bytes: rx.iter().rev().find_map(|s| s.rcvbuf),
+            rcvbuf_peak_bytes: rx.iter().filter_map(|s| s.rcvbuf).max(),
+            sndbuf_end_bytes: tx.iter().rev().find_map(|s| s.sndbuf),
+            sndbuf_peak_bytes: tx.iter().filter_map(|s| s.sndbuf).max(),
+        }
+    }
 }
 
 fn delta(a: Option<u64>, b: Option<u64>) -> Option<u64> {
@@ -110,6 +143,8 @@ pub fn interval(
             .map(|i| u64::from(i.total_retrans) - i0.map_or(0, |x| u64::from(x.total_retrans))),
         rwnd_limited_pct: pct(|i| i.rwnd_limited_us),
         sndbuf_limited_pct: pct(|i| i.sndbuf_limited_us),
+        rcvbuf_bytes: rx1.rcvbuf,
+        sndbuf_bytes: tx1.and_then(|s| s.sndbuf),
     }
 }
 
@@ -270,7 +305,11 @@ impl std::fmt::Display for PerfReport {
         let s = &self.summary;
         let ms = |v: Option<f64>| v.map_or("-".into(), |r| format!("{r:.1} ms"));
         let pct = |v: Option<f64>| v.map_or("-".into(), |p| format!("{p:.0}%"));
-        let held = |asked: Option<u64>| asked.map_or("autotuned".into(), |n| format!("asked {n}"));
+        let how = |asked: Option<u64>, start: u64| {
+            asked.map_or(format!("autotuned from {start}"), |n| format!("asked {n}"))
+        };
+        let b = |v: Option<u64>| v.map_or("-".to_string(), |n| n.to_string());
+        let g = &self.grown;
         writeln!(
             f,
             "summary: {} in {:.2} s = {:.2} Mbit/s goodput; rtt {} (min {}); retransmits {}",
@@ -283,11 +322,16 @@ impl std::fmt::Display for PerfReport {
         )?;
         writeln!(
             f,
-            "buffers: receiver holds {} B ({}), sender holds {} B ({}); receive-window-limited {}, send-buffer-limited {} of the sender's busy time",
-            self.receiver_buffers.rcv_held,
-            held(self.receiver_buffers.rcv_asked),
-            self.sender_buffers.snd_held,
-            held(self.sender_buffers.snd_asked),
+            "buffers: receiver holds {} B at the end (peak {}, {}), sender holds {} B (peak {}, {}); receive-window-limited {}, send-buffer-limited {} of the sender's busy time",
+            b(g.rcvbuf_end_bytes),
+            b(g.rcvbuf_peak_bytes),
+            how(
+                self.receiver_buffers.rcv_asked,
+                self.receiver_buffers.rcv_held
+            ),
+            b(g.sndbuf_end_bytes),
+            b(g.sndbuf_peak_bytes),
+            how(self.sender_buffers.snd_asked, self.sender_buffers.snd_held),
             pct(s.rwnd_limited_pct),
             pct(s.sndbuf_limited_pct),
         )?;
@@ -308,6 +352,7 @@ mod tests {
             t,
             bytes,
             info,
+            ..Sample::default()
         }
     }
 

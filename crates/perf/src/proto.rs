@@ -52,6 +52,12 @@ pub struct Sample {
     pub bytes: u64,
     /// TCP_INFO of the data socket.
     pub info: Option<TcpInfo>,
+    /// SO_RCVBUF of the data socket now (what autotuning grew it to; `ss`'s `rb`).
+    #[serde(default)]
+    pub rcvbuf: Option<u64>,
+    /// SO_SNDBUF of the data socket now (`ss`'s `tb`).
+    #[serde(default)]
+    pub sndbuf: Option<u64>,
 }
 
 /// Server-to-client control messages.

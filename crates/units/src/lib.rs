@@ -304,14 +304,16 @@ impl Seconds {
 
 /// Writes nanoseconds the way a user would type them: `100ms`, `1.5s`, `250us`.
 pub fn fmt_nanos(ns: Nanos) -> String {
-    let (v, unit) = match ns {
-        0 => return "0".into(),
-        n if n.is_multiple_of(1_000_000_000) || n >= 10_000_000_000 => (n as f64 / 1e9, "s"),
-        n if n.is_multiple_of(1_000_000) || n >= 10_000_000 => (n as f64 / 1e6, "ms"),
-        n if n.is_multiple_of(1_000) || n >= 10_000 => (n as f64 / 1e3, "us"),
-        n => (n as f64, "ns"),
-    };
-    format!("{}{unit}", trim(v))
+    if ns == 0 {
+        return "0".into();
+    }
+    // The largest unit that writes it exactly with at most three decimals.
+    for (scale, unit) in [(1_000_000_000u64, "s"), (1_000_000, "ms"), (1_000, "us")] {
+        if ns >= scale && ns.is_multiple_of(scale / 1000) {
+            return format!("{}{unit}", trim(ns as f64 / scale as f64));
+        }
+    }
+    format!("{ns}ns")
 }
 
 /// Writes a byte count as a user would type it: `32KiB`, `64KB`, `1500`.
