@@ -110,7 +110,21 @@ fn server(a: ServerArgs) -> Result<i32> {
     Ok(0)
 }
 
+/// Nothing was answered: the report still prints (zero replies is a result).
+#[derive(Debug, thiserror::Error)]
+#[error("no request was answered within -t {0} (is a tcpwise dispatch server listening at {1}?)")]
+struct NoReplies(Dur, SocketAddr);
+
 fn load(a: LoadArgs) -> Result<i32> {
+    let json = a.json;
+    load_run(a).inspect_err(|e| {
+        if json && !e.is::<NoReplies>() {
+            crate::print_json_error(e);
+        }
+    })
+}
+
+fn load_run(a: LoadArgs) -> Result<i32> {
     let opts = LoadOptions {
         target: a.target,
         clients: a.clients as usize,
@@ -128,19 +142,19 @@ fn load(a: LoadArgs) -> Result<i32> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    // A bounded run: the load stops by itself; this is a backstop.
-    let limit = opts.warmup + opts.duration + std::time::Duration::from_secs(60);
-    let r = rt
-        .block_on(async { tokio::time::timeout(limit, tcpwise_dispatch::load::run(&opts)).await })
-        .map_err(|_| anyhow::anyhow!("the load did not finish within {limit:?}"))?;
-    let r = r?;
+    let r = rt.block_on(tcpwise_dispatch::load::run(&opts))?;
+    let none = (r.requests == 0).then_some(NoReplies(a.time, a.target));
     if a.json {
-        println!("{}", serde_json::to_string(&r)?);
+        let mut v = serde_json::to_value(&r)?;
+        if let Some(e) = &none {
+            v["error"] = serde_json::json!({ "message": e.to_string(), "exit_code": 1 });
+        }
+        println!("{v}");
     } else {
-        println!(
-            "{} clients: {:.0} requests/s ({} in the measured time); latency p50 {} µs, p90 {} µs, p99 {} µs, max {} µs; {} broken",
-            r.clients, r.tps, r.requests, r.p50_us, r.p90_us, r.p99_us, r.max_us, r.errors
-        );
+        println!("{r}");
     }
-    Ok(0)
+    match none {
+        Some(e) => Err(e.into()),
+        None => Ok(0),
+    }
 }

@@ -147,6 +147,17 @@ fn pairs(v: &[Sysctl]) -> Vec<(String, String)> {
 
 fn config(c: &Common, topology: Topology, server: Vec<(String, String)>) -> Result<TestbedConfig> {
     let (up, down) = c.link.resolve()?;
+    for w in c.link.warnings() {
+        eprintln!("tcpwise: warning: {w}");
+    }
+    if !c.quiet {
+        eprintln!("tcpwise emu: {}", tcpwise_emu::testbed::sysctl_notice());
+    }
+    // Found before anything is set up, not after CMD ran.
+    if let Some(p) = &c.stats_json {
+        std::fs::File::create(p)
+            .map_err(|e| crate::Usage(format!("--stats-json {}: {e}", p.display())))?;
+    }
     let mut cfg = TestbedConfig::pair(up, down);
     cfg.topology = topology;
     cfg.client_sysctls = pairs(&c.client_sysctl);

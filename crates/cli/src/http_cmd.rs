@@ -6,7 +6,8 @@ use clap::Args;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use tcpwise_http::{Client, ClientConfig, Header, Redirects, Request};
+use tcpwise_http::curl::{CurlArgs, remote_name};
+use tcpwise_http::{Client, ClientConfig, Header, Redirects};
 use tcpwise_pool::{Limits, Policy};
 use tcpwise_tcp::{BufferPolicy, ReadSizer};
 use tcpwise_units::{Bytes, Seconds};
@@ -54,6 +55,9 @@ pub struct GetArgs {
     /// No warnings (buffer diagnosis, capped buffers); errors still print.
     #[arg(short = 's', long = "silent")]
     pub silent: bool,
+    /// Show errors even with -s (curl's -S; errors always show here).
+    #[arg(short = 'S', long = "show-error")]
+    pub show_error: bool,
     /// Follow redirects (at most 20).
     #[arg(short = 'L', long = "location")]
     pub location: bool,
@@ -92,19 +96,6 @@ pub struct GetArgs {
     pub cacert: Option<PathBuf>,
 }
 
-/// The body of `url`, or why it cannot be had.
-fn request_body(data: Option<&str>) -> Result<bytes::Bytes> {
-    Ok(match data {
-        None => bytes::Bytes::new(),
-        Some(d) => match d.strip_prefix('@') {
-            Some(path) => std::fs::read(path)
-                .map_err(|e| Usage(format!("cannot read {path}: {e}")))?
-                .into(),
-            None => bytes::Bytes::copy_from_slice(d.as_bytes()),
-        },
-    })
-}
-
 pub fn get(a: GetArgs) -> Result<i32> {
     if a.parallel == 0 || a.max_conns == 0 {
         return Err(Usage("--parallel and --max-conns must be at least 1".into()).into());
@@ -116,48 +107,17 @@ pub fn get(a: GetArgs) -> Result<i32> {
     if matches!(a.rcvbuf, Some(Bytes(0))) || matches!(a.sndbuf, Some(Bytes(0))) {
         return Err(Usage("--rcvbuf and --sndbuf must be positive".into()).into());
     }
-    let body = request_body(a.data.as_deref())?;
-    let method = match (&a.method, a.head, a.data.is_some()) {
-        (Some(m), _, _) => hyper::Method::from_bytes(m.as_bytes())
-            .map_err(|_| Usage(format!("'{m}' is not an HTTP method")))?,
-        (None, true, _) => hyper::Method::HEAD,
-        (None, false, true) => hyper::Method::POST,
-        (None, false, false) => hyper::Method::GET,
+    let words = CurlArgs {
+        method: a.method.clone(),
+        head: a.head,
+        data: a.data.clone(),
+        headers: a.headers.clone(),
     };
-    let mut headers: Vec<(String, String)> = a
-        .headers
-        .iter()
-        .map(|h| (h.0.clone(), h.1.clone()))
-        .collect();
-    if a.data.is_some()
-        && !headers
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-    {
-        headers.push((
-            "content-type".into(),
-            "application/x-www-form-urlencoded".into(),
-        ));
-    }
     let mut reqs = Vec::new();
     for (i, u) in a.urls.iter().enumerate() {
-        let url = match url::Url::parse(u) {
-            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => u,
-            Ok(_) => return Err(Usage(format!("'{u}' is not an http:// or https:// URL")).into()),
-            Err(e) => return Err(Usage(format!("'{u}' is not a URL: {e}")).into()),
-        };
-        let out = a.output.get(i).cloned().or_else(|| {
-            a.remote_name.then(|| {
-                let name = url.path_segments().and_then(|mut s| s.next_back());
-                PathBuf::from(name.filter(|s| !s.is_empty()).unwrap_or("index.html"))
-            })
-        });
-        let req = Request {
-            method: method.clone(),
-            url,
-            headers: headers.clone(),
-            body: body.clone(),
-        };
+        let req = words.request(u)?;
+        let out = a.output.get(i).cloned();
+        let out = out.or_else(|| a.remote_name.then(|| remote_name(&req.url)));
         reqs.push((req, out));
     }
     let extra_ca = match &a.cacert {
@@ -219,7 +179,7 @@ pub fn get(a: GetArgs) -> Result<i32> {
         None => rt.block_on(run),
     };
     let mut code = 0;
-    let mut json = Vec::new();
+    let mut json: Vec<serde_json::Value> = Vec::new();
     let mut warned = std::collections::HashSet::new();
     let mut so = std::io::stdout().lock();
     for (url, r) in results {
@@ -240,10 +200,13 @@ pub fn get(a: GetArgs) -> Result<i32> {
                 }
             }
         }
+        let mut error = serde_json::Value::Null;
         if let Some(e) = err {
             let e = anyhow::Error::new(e);
             eprintln!("tcpwise: error: {url}: {e:#}");
-            code = code.max(crate::exit_code(&e));
+            let c = crate::exit_code(&e);
+            code = code.max(c);
+            error = serde_json::json!({ "message": format!("{e:#}"), "exit_code": c });
         } else if let Some(last) = chain.last() {
             if !a.silent
                 && let Some(d) = last.rcvbuf_diagnosis()
@@ -258,7 +221,8 @@ pub fn get(a: GetArgs) -> Result<i32> {
                 code = code.max(22);
             }
         }
-        json.extend(chain);
+        // One entry per URL, in order: its responses (redirects first) or its error.
+        json.push(serde_json::json!({ "url": url, "responses": chain, "error": error }));
     }
     if a.json {
         let _ = writeln!(so, "{}", serde_json::to_string_pretty(&json)?);

@@ -12,6 +12,7 @@ use tcpwise_units::{Dur, Rate};
 pub const LAB_HELP: &str = "\
 Experiments (each a field report, reproduced with real kernel TCP on both ends):
   buffers          177 ms / 151 Mbit/s: 10 s download, static 278,775-byte SO_RCVBUF vs autotuned
+                   (testbed ceilings tcp_rmem/tcp_wmem 32 MiB) vs autotuned with the kernel's ceilings
   idle-selection   250 ms / 8 Mbit/s: six objects, 1 s idle, a 25 KB object on the idle
                    connection each pool policy picks; server tcp_slow_start_after_idle=0 and =1;
                    the full run also sweeps 100 KB and 400 KB objects

@@ -116,11 +116,22 @@ pub fn exit_code(e: &anyhow::Error) -> i32 {
         {
             return 2;
         }
-        if cause.is::<Usage>() || cause.is::<tcpwise_http::tls::TlsSetupError>() {
+        if cause.is::<Usage>()
+            || cause.is::<tcpwise_http::tls::TlsSetupError>()
+            || cause.is::<tcpwise_http::curl::CurlError>()
+        {
             return 2;
         }
     }
     1
+}
+
+/// What `--json` prints when a command fails (iperf3 -J prints an
+/// `"error"` object too): the message and the exit code.
+pub fn print_json_error(e: &anyhow::Error) {
+    let v =
+        serde_json::json!({ "error": { "message": format!("{e:#}"), "exit_code": exit_code(e) } });
+    println!("{v}");
 }
 
 /// The multi-thread runtime every command's async work runs on.

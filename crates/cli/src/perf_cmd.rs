@@ -85,7 +85,14 @@ pub struct ClientArgs {
 pub fn run(cmd: PerfCommand) -> Result<i32> {
     match cmd {
         PerfCommand::Server(a) => server(a),
-        PerfCommand::Client(a) => client(a),
+        PerfCommand::Client(a) => {
+            let json = a.json;
+            client(a).inspect_err(|e| {
+                if json {
+                    crate::print_json_error(e);
+                }
+            })
+        }
     }
 }
 
@@ -125,21 +132,7 @@ fn client(a: ClientArgs) -> Result<i32> {
     opts.validate()?;
     let json = a.json;
     if !json {
-        println!(
-            "tcpwise perf: {} {}:{} for {}, receiver reads {}",
-            if a.reverse {
-                "receiving from"
-            } else {
-                "sending to"
-            },
-            a.host,
-            a.port,
-            a.bytes
-                .map_or(format!("{:.1} s", a.time.std().as_secs_f64()), |b| {
-                    tcpwise_perf::diagnose::human_bytes(b.0)
-                }),
-            a.read_sizing
-        );
+        println!("{}", opts.banner());
     }
     let report = crate::runtime()?.block_on(tcpwise_perf::run_client(&opts, |i| {
         if !json {

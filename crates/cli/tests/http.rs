@@ -267,14 +267,14 @@ fn get_against_nginx_reuse_redirects_204_304() {
     let o = tcpwise(&["get", "-L", "--json", &u("r1")]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let statuses: Vec<u64> = v
-        .as_array()
-        .unwrap()
+    let chain = v[0]["responses"].as_array().unwrap();
+    let statuses: Vec<u64> = chain
         .iter()
         .map(|r| r["status"].as_u64().unwrap())
         .collect();
     assert_eq!(statuses, vec![302, 301, 307, 200]);
-    assert_eq!(v[3]["body_bytes"], 25_000);
+    assert_eq!(chain[3]["body_bytes"], 25_000);
+    assert_eq!(v[0]["url"], u("r1"));
     let o = tcpwise(&["get", "-i", &u("nothing")]);
     assert!(stdout(&o).starts_with("HTTP/1.1 204"), "{}", stdout(&o));
     let o = tcpwise(&[

@@ -69,6 +69,24 @@ impl LoadOptions {
     }
 }
 
+/// One line, as `tcpwise dispatch load` prints it.
+impl std::fmt::Display for LoadReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} clients: {:.0} requests/s ({} in the measured time); latency p50 {} µs, p90 {} µs, p99 {} µs, max {} µs; {} broken",
+            self.clients,
+            self.tps,
+            self.requests,
+            self.p50_us,
+            self.p90_us,
+            self.p99_us,
+            self.max_us,
+            self.errors
+        )
+    }
+}
+
 /// Why the load could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -96,11 +114,21 @@ fn next(state: &mut u64) -> f64 {
 pub async fn run(o: &LoadOptions) -> Result<LoadReport, LoadError> {
     o.validate()?;
     crate::server::raise_fd_limit();
+    // Connecting counts against the run: a peer that drops everything
+    // must not hold us past the warm-up and the measured time.
+    let give_up = Instant::now() + o.warmup + o.duration;
     let mut streams = Vec::with_capacity(o.clients);
     for _ in 0..o.clients {
-        let s = tokio::net::TcpStream::connect(o.target)
-            .await
-            .map_err(|e| LoadError::Connect(o.target, e))?;
+        let s =
+            match tokio::time::timeout_at(give_up.into(), tokio::net::TcpStream::connect(o.target))
+                .await
+            {
+                Ok(r) => r.map_err(|e| LoadError::Connect(o.target, e))?,
+                Err(_) => {
+                    let e = std::io::Error::new(std::io::ErrorKind::TimedOut, "no answer");
+                    return Err(LoadError::Connect(o.target, e));
+                }
+            };
         let _ = s.set_nodelay(true);
         streams.push(s);
     }
@@ -126,11 +154,20 @@ pub async fn run(o: &LoadOptions) -> Result<LoadReport, LoadError> {
                     reply_bytes: w.reply_bytes.max(4),
                     seq,
                 };
-                let ok = s.write_all(&req.encode()).await.is_ok()
-                    && s.read_exact(&mut reply).await.is_ok()
-                    && reply[..4] == seq.to_be_bytes();
-                if !ok {
-                    return (h, true, None);
+                // A reply that has not come by the end does not count, so
+                // stop waiting then, whatever the server does.
+                let exchange = async {
+                    s.write_all(&req.encode()).await.is_ok()
+                        && s.read_exact(&mut reply).await.is_ok()
+                        && reply[..4] == seq.to_be_bytes()
+                };
+                match tokio::time::timeout_at(end.into(), exchange).await {
+                    Ok(true) => {}
+                    Ok(false) => return (h, true, None),
+                    Err(_) => {
+                        let rtt = tcpwise_tcp::TcpInfo::of(&s).and_then(|i| i.min_rtt_us);
+                        return (h, false, rtt);
+                    }
                 }
                 let done = Instant::now();
                 if t0 >= start && done <= end {

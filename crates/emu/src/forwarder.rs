@@ -109,7 +109,7 @@ impl DirectionStats {
     pub fn summary_line(&self) -> String {
         let l = &self.link;
         format!(
-            "{:>4}: {} pkts {:.1} MB delivered, dropped {} (queue {}, loss {}), peak queue {:.1} KB/{} pkts, lateness p50 {:.0}µs p99 {:.0}µs max {:.0}µs, cpu {:.0}%",
+            "{:>4}: {} pkts {:.1} MB delivered, dropped {} (queue {}, loss {}), peak queue {:.1} KB/{} pkts, lateness p50 {:.0}µs p99 {:.0}µs max {:.0}µs, cpu {}",
             self.direction,
             l.delivered_packets,
             l.delivered_bytes as f64 / 1e6,
@@ -121,7 +121,13 @@ impl DirectionStats {
             self.lateness.p50_us,
             self.lateness.p99_us,
             self.lateness.max_us,
-            self.cpu_percent()
+            // Over a run shorter than a second, start-up spinning is most
+            // of it: an average would mislead.
+            if self.wall_s >= 1.0 {
+                format!("{:.0}% of a core", self.cpu_percent())
+            } else {
+                format!("{:.0} ms", self.cpu_s * 1e3)
+            }
         )
     }
 }

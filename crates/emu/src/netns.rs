@@ -164,11 +164,17 @@ impl Netns {
         let value = value.to_string();
         let key2 = key.to_string();
         self.run(move || {
-            std::fs::write(&path, value.as_bytes()).map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => {
-                    EmuError::Config(format!("unknown sysctl {key2} (no {path})"))
-                }
-                _ => EmuError::Config(format!("cannot set {key2}={value}: {e}")),
+            // The kernel answers a bad value with ENOENT for some keys
+            // (tcp_congestion_control), so tell a missing key apart first.
+            if !std::path::Path::new(&path).exists() {
+                return Err(EmuError::Config(format!(
+                    "unknown sysctl {key2} (no {path})"
+                )));
+            }
+            std::fs::write(&path, value.as_bytes()).map_err(|e| {
+                EmuError::Config(format!(
+                    "cannot set {key2}={value}: the kernel refused the value ({e})"
+                ))
             })
         })?
     }

@@ -81,6 +81,26 @@ impl PathSpec {
         p
     }
 
+    /// What the user should know about this path before it runs (settings
+    /// that are legal but probably not what was meant).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        let Ok((up, down)) = self.resolve() else {
+            return w;
+        };
+        if let Some(Jitter::Uniform(j) | Jitter::Normal(j)) = self.jitter {
+            let owd = up.delay.min(down.delay);
+            if j > owd {
+                w.push(format!(
+                    "--jitter {} is larger than the one-way delay {}: delays are clamped at zero and packets keep their order, so the spread will not be the one asked for",
+                    tcpwise_units::fmt_nanos(j),
+                    tcpwise_units::fmt_nanos(owd)
+                ));
+            }
+        }
+        w
+    }
+
     /// Whether no delay, rate or trace was given.
     pub fn is_unset(&self) -> bool {
         self.rtt.is_none()
@@ -135,6 +155,19 @@ impl PathSpec {
         };
         if self.rtt.is_some() && self.delay.is_some() {
             return Err(conflict("--rtt", "--delay"));
+        }
+        if self.up_delay.is_some() && self.down_delay.is_some() {
+            if self.rtt.is_some() {
+                return Err(conflict("--rtt", "--up-delay with --down-delay"));
+            }
+            if self.delay.is_some() {
+                return Err(conflict("--delay", "--up-delay with --down-delay"));
+            }
+        }
+        if self.trace_once && self.up_trace.is_none() && self.down_trace.is_none() {
+            return Err(EmuError::Config(
+                "--trace-once needs --up-trace or --down-trace".into(),
+            ));
         }
         let base = self.delay.or(self.rtt.map(|r| r / 2)).unwrap_or(0);
         let up_delay = self.up_delay.unwrap_or(base);

@@ -83,6 +83,31 @@ pub const DEFAULT_SYSCTLS: &[(&str, &str)] = &[
     ("net.ipv6.conf.default.accept_ra", "0"),
 ];
 
+/// The kernel's own `tcp_rmem`/`tcp_wmem` for a new namespace
+/// (Documentation/networking/ip-sysctl.rst): what a testbed would have
+/// without [`DEFAULT_SYSCTLS`].
+pub const KERNEL_TCP_MEM: &[(&str, &str)] = &[
+    ("net.ipv4.tcp_rmem", "4096 131072 6291456"),
+    ("net.ipv4.tcp_wmem", "4096 16384 4194304"),
+];
+
+/// [`DEFAULT_SYSCTLS`] as one line, for reports and `--help`.
+pub fn default_sysctls_text() -> String {
+    DEFAULT_SYSCTLS
+        .iter()
+        .map(|(k, v)| format!("{k}=\"{v}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What every testbed changes and why, for `tcpwise emu` to say on start.
+pub fn sysctl_notice() -> String {
+    format!(
+        "every testbed namespace gets {} (autotuning ceilings above a long fat path's BDP; the kernel's own are tcp_rmem 6 MiB, tcp_wmem 4 MiB); --client-sysctl/--server-sysctl override them",
+        default_sysctls_text()
+    )
+}
+
 static SERIAL: AtomicU32 = AtomicU32::new(0);
 const ALLOC_LOCK: &str = "/run/tcpwise-alloc.lock";
 const TUN_NAME: &str = "tw0";

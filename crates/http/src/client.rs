@@ -239,10 +239,12 @@ pub struct ConnReport {
     pub candidates: Vec<(u64, f64)>,
     /// History after this response.
     pub history: History,
-    /// Largest per-activation burst seen.
+    /// Largest per-activation burst seen, bytes.
+    #[serde(rename = "max_burst_bytes")]
     pub max_burst: u64,
     /// Largest burst the connection had moved before this request (what
-    /// the pool judged it by).
+    /// the pool judged it by), bytes.
+    #[serde(rename = "burst_before_bytes")]
     pub burst_before: u64,
     /// TCP_INFO when the request started.
     pub tcp_info_start: Option<TcpInfo>,
@@ -252,7 +254,8 @@ pub struct ConnReport {
     pub local: Option<SocketAddr>,
     /// Server address.
     pub peer: Option<SocketAddr>,
-    /// Largest read size the connection asked for: its read buffer.
+    /// Largest read size the connection asked for: its read buffer, bytes.
+    #[serde(rename = "max_read_bytes")]
     pub max_read: usize,
     /// Socket buffers the kernel held after the policy (and its warnings:
     /// a pinned size above `net.core.rmem_max` is silently capped).
@@ -368,6 +371,7 @@ impl Response {
             held: self.conn.buffers.rcv_held,
             rtt_ms,
             goodput_mbit: self.body_bytes as f64 * 8.0 / secs / 1e6,
+            steady_mbit: None,
             // A window's worth arrived per RTT: the window was the limit.
             window_bound: self.conn.history.max_per_rtt as f64 >= 0.8 * window,
             path_rate_bps: None,

@@ -16,6 +16,7 @@
 #![forbid(unsafe_code)]
 
 pub mod client;
+pub mod curl;
 pub mod pattern;
 pub mod scenario;
 pub mod server;

@@ -10,6 +10,8 @@ use plotters::style::{BLUE, RED, RGBColor};
 use serde::Serialize;
 use std::fmt::Write;
 use std::time::Duration;
+use tcpwise_emu::Role;
+use tcpwise_emu::testbed::KERNEL_TCP_MEM;
 use tcpwise_perf::{ClientOptions, PerfReport};
 
 /// The experiment.
@@ -23,8 +25,11 @@ pub struct Details {
     /// The download with the seed's static receive buffer.
     #[serde(rename = "static")]
     pub pinned: PerfReport,
-    /// The download with an autotuned buffer.
+    /// The download with an autotuned buffer (the testbed's raised ceilings).
     pub auto: PerfReport,
+    /// The same with the kernel's default autotuning ceilings
+    /// (`tcp_rmem` 6 MiB, `tcp_wmem` 4 MiB).
+    pub auto_default: PerfReport,
 }
 
 impl Experiment for Buffers {
@@ -75,6 +80,16 @@ impl Experiment for Buffers {
             Some(SEED_BUFFER),
         )?;
         let auto = run("autotuned receive buffer", None)?;
+        // The kernel's own ceilings, set on the live namespaces: on Linux
+        // autotuning stops at tcp_wmem[2]/tcp_rmem[2], and the default send
+        // ceiling (4 MiB) is close to this path's BDP (3.3 MB).
+        for role in [Role::Client, Role::Server] {
+            let ns = bed.tb.netns(role).expect("pair");
+            for (k, v) in KERNEL_TCP_MEM {
+                ns.sysctl(k, v)?;
+            }
+        }
+        let auto_default = run("autotuned, kernel's default ceilings", None)?;
         let ceiling = bed.rate_mbit * 1448.0 / 1500.0;
         let (rtt_ms, rate_mbit) = (bed.rtt_ms, bed.rate_mbit);
         let path = bed.finish(auto.summary.min_rtt_ms)?;
@@ -84,6 +99,8 @@ impl Experiment for Buffers {
         summary.insert("static_mbit".into(), st.goodput_mbit.into());
         summary.insert("static_predicted_mbit".into(), predicted.into());
         summary.insert("auto_mbit".into(), au.goodput_mbit.into());
+        let ad = &auto_default.summary;
+        summary.insert("auto_default_mbit".into(), ad.goodput_mbit.into());
         summary.insert("ceiling_mbit".into(), ceiling.into());
         summary.insert("rtt_ms".into(), rtt_ms.into());
         summary.insert("rate_mbit".into(), rate_mbit.into());
@@ -94,21 +111,31 @@ impl Experiment for Buffers {
         );
         let _ = writeln!(
             md,
-            "Path: {}. A {secs} s download with `tcpwise perf -R`, receiver in the client namespace.\n",
-            path.path
+            "Path: {}. A {secs} s download with `tcpwise perf -R`, receiver in the client namespace. The testbed raises the autotuning ceilings in both namespaces ({}); the third column sets them back to the kernel's own ({}) on the same path.\n",
+            path.path,
+            tcpwise_emu::testbed::default_sysctls_text(),
+            KERNEL_TCP_MEM
+                .iter()
+                .map(|(k, v)| format!("{k}=\"{v}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         let _ = writeln!(
             md,
-            "| | static {SEED_BUFFER} B | autotuned | path ceiling |\n|---|---|---|---|"
+            "| | static {SEED_BUFFER} B | autotuned (32 MiB ceilings) | autotuned (kernel's ceilings) | path ceiling |\n|---|---|---|---|---|"
         );
         let _ = writeln!(
             md,
-            "| this run | {:.2} Mbit/s (cap predicted {predicted:.2}) | {:.2} Mbit/s | {ceiling:.2} Mbit/s |",
-            st.goodput_mbit, au.goodput_mbit
+            "| this run | {:.2} Mbit/s (cap predicted {predicted:.2}) | {:.2} Mbit/s | {:.2} Mbit/s (send-buffer-limited {}) | {ceiling:.2} Mbit/s |",
+            st.goodput_mbit,
+            au.goodput_mbit,
+            ad.goodput_mbit,
+            ad.sndbuf_limited_pct
+                .map_or("-".into(), |p| format!("{p:.0}% of the time"))
         );
         let _ = writeln!(
             md,
-            "| seed (Windows, over the Internet) | 11.3 avg, 12.6 max | 126 avg, 151 max | 151 |\n"
+            "| seed (Windows, over the Internet) | 11.3 avg, 12.6 max | 126 avg, 151 max | | 151 |\n"
         );
         let _ = writeln!(
             md,
@@ -125,6 +152,9 @@ impl Experiment for Buffers {
         if let Some(d) = &st.diagnosis {
             let _ = writeln!(md, "\nDiagnosis of the static run: {d}");
         }
+        if let Some(d) = &ad.diagnosis {
+            let _ = writeln!(md, "\nDiagnosis with the kernel's ceilings: {d}");
+        }
         let _ = writeln!(
             md,
             "\nLinux doubles SO_RCVBUF and advertises 160/256 of it for full-sized segments, so the seed's request caps at about 15.7 Mbit/s here rather than Windows' 12.6."
@@ -133,8 +163,13 @@ impl Experiment for Buffers {
             r.intervals.iter().map(|i| (i.end_s, i.mbit)).collect()
         };
         let end = auto.intervals.last().map_or(10.0, |i| i.end_s);
-        let series: [Series; 3] = [
+        let series: [Series; 4] = [
             ("autotuned".into(), BLUE, pts(&auto)),
+            (
+                "autotuned, kernel's ceilings".into(),
+                RGBColor(0, 140, 0),
+                pts(&auto_default),
+            ),
             ("static SO_RCVBUF".into(), RED, pts(&pinned)),
             (
                 "payload ceiling".into(),
@@ -151,16 +186,21 @@ impl Experiment for Buffers {
         let headline = crate::Headline {
             seed: "278,775-byte static buffer: 11.3 Mbit/s avg (12.6 max); autotuned 126 avg, 151 max, on 151 Mbit/s / 177 ms".into(),
             ours: format!(
-                "static {:.1} Mbit/s (predicted cap {predicted:.1}); autotuned {:.1} Mbit/s = {:.0} % of the {ceiling:.1} ceiling ({secs} s)",
+                "static {:.1} Mbit/s (predicted cap {predicted:.1}); autotuned {:.1} Mbit/s = {:.0} % of the {ceiling:.1} ceiling ({secs} s; {:.1} with the kernel's default autotuning ceilings)",
                 st.goodput_mbit,
                 au.goodput_mbit,
                 100.0 * au.goodput_mbit / ceiling,
+                ad.goodput_mbit,
             ),
         };
         Ok(ExperimentResult {
             name: "buffers".into(),
             summary,
-            details: crate::Details::Buffers(Box::new(Details { pinned, auto })),
+            details: crate::Details::Buffers(Box::new(Details {
+                pinned,
+                auto,
+                auto_default,
+            })),
             paths: vec![path],
             headline,
             markdown: md,

@@ -48,10 +48,11 @@ pub fn write(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Result<()
     )?;
     std::fs::rename(&tmp, opts.out.join("results.json"))?;
     let header = format!(
-        "tcpwise {}, kernel {kernel}, {cores} x {cpu}, seed {}{}.",
+        "tcpwise {}, kernel {kernel}, {cores} x {cpu}, seed {}{}. Every testbed namespace gets {} before the experiment's own sysctls (listed with each path).",
         env!("CARGO_PKG_VERSION"),
         opts.seed,
-        if opts.quick { ", quick" } else { "" }
+        if opts.quick { ", quick" } else { "" },
+        tcpwise_emu::testbed::default_sysctls_text()
     );
     crate::html::write(opts, done, &header)?;
     let mut md = String::new();

@@ -57,6 +57,25 @@ impl Default for ClientOptions {
 }
 
 impl ClientOptions {
+    /// The first line `tcpwise perf client` prints: what it is about to do.
+    pub fn banner(&self) -> String {
+        format!(
+            "tcpwise perf: {} {}:{} for {}, receiver reads {}",
+            if self.reverse {
+                "receiving from"
+            } else {
+                "sending to"
+            },
+            self.host,
+            self.port,
+            self.bytes.map_or(
+                format!("{:.1} s", self.duration.as_secs_f64()),
+                crate::diagnose::human_bytes
+            ),
+            self.read_sizing
+        )
+    }
+
     /// Refuses what cannot be run, with the flag's name in the message.
     pub fn validate(&self) -> Result<(), PerfError> {
         let bad = |m: String| Err(PerfError::Config(m));
@@ -105,6 +124,9 @@ impl Limit {
 
 const CHUNK: usize = 128 * 1024;
 
+/// Unsent bytes the sender keeps queued in its socket at most (TCP_NOTSENT_LOWAT).
+const NOTSENT_LOWAT: u32 = 256 * 1024;
+
 fn sample(index: u32, start: Instant, bytes: u64, s: &impl std::os::fd::AsFd) -> Sample {
     let sock = socket2::SockRef::from(s);
     Sample {
@@ -124,6 +146,12 @@ pub async fn run_sender(
     interval: Duration,
     out: &UnboundedSender<Sample>,
 ) -> Result<Sample, PerfError> {
+    // Keep little unsent data in the socket, so the transfer ends close to
+    // -t instead of draining a multi-megabyte send buffer afterwards (iperf3
+    // stops within tens of ms of -t); in-flight data is not limited by it.
+    if matches!(limit, Limit::Time(_)) {
+        let _ = socket2::SockRef::from(&s).set_tcp_notsent_lowat(NOTSENT_LOWAT);
+    }
     let chunk = vec![0x5au8; CHUNK];
     let start = Instant::now();
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
@@ -238,7 +266,21 @@ pub async fn run_client(
     .next()
     .ok_or_else(|| PerfError::Unreachable(target.clone(), "no address".into()))?;
 
-    let (ctl, _) = connect_with(addr, BufferPolicy::Auto, opts.connect_timeout).await?;
+    // Nothing may hold the run much past -t, whatever the server does:
+    // setting up gets at most -t + 1 s, the data phase ends by -t plus
+    // 1 s plus a few set-up times (the drain and the server's last words
+    // take round trips).
+    let began = Instant::now();
+    let setup_limit = (opts.duration + Duration::from_secs(1)).min(opts.connect_timeout * 2);
+    let setup_deadline = tokio::time::Instant::now() + setup_limit;
+    let stalled = |what: &str| {
+        PerfError::Unreachable(
+            addr.to_string(),
+            format!("{what} within {:.1} s", setup_limit.as_secs_f64()),
+        )
+    };
+    let connect_limit = opts.connect_timeout.min(setup_limit);
+    let (ctl, _) = connect_with(addr, BufferPolicy::Auto, connect_limit).await?;
     let (r, mut w) = ctl.into_split();
     let mut r = BufReader::new(r);
     let header = Header {
@@ -256,8 +298,13 @@ pub async fn run_client(
     w.write_all(&line).await?;
     let mut reply = String::new();
     let wrong = |why: String| PerfError::WrongProtocol(addr.to_string(), why);
-    match tokio::time::timeout(Duration::from_secs(10), r.read_line(&mut reply)).await {
-        Err(_) => return Err(wrong("no answer to the test header within 10 s".into())),
+    match tokio::time::timeout_at(setup_deadline, r.read_line(&mut reply)).await {
+        Err(_) => {
+            return Err(wrong(format!(
+                "no answer to the test header within {:.1} s",
+                setup_limit.as_secs_f64()
+            )));
+        }
         Ok(Err(e)) => return Err(wrong(format!("the connection failed: {e}"))),
         Ok(Ok(0)) => return Err(wrong("it closed the connection without answering".into())),
         Ok(Ok(_)) => {}
@@ -285,10 +332,25 @@ pub async fn run_client(
             snd: opts.sndbuf,
         }
     };
-    let (mut data, local_buffers) = connect_with(addr, policy, opts.connect_timeout).await?;
+    let left = setup_deadline.saturating_duration_since(tokio::time::Instant::now());
+    let (mut data, local_buffers) = connect_with(addr, policy, left.max(Duration::from_millis(1)))
+        .await
+        .map_err(|e| match e {
+            PerfError::Unreachable(..) => stalled("the data connection was not accepted"),
+            e => e,
+        })?;
     let mut hello = DATA_PREFIX.to_vec();
     hello.extend_from_slice(&token.to_be_bytes());
     data.write_all(&hello).await?;
+    let setup = began.elapsed();
+    // A byte count (-n) has no time limit.
+    let data_deadline = tokio::time::Instant::now()
+        + match opts.bytes {
+            Some(_) => Duration::from_secs(86_400),
+            None => {
+                opts.duration + Duration::from_secs(1) + (setup * 3).min(Duration::from_secs(5))
+            }
+        };
 
     // Server messages arrive on their own task.
     let (mtx, mut mrx) = tokio::sync::mpsc::unbounded_channel::<ServerMsg>();
@@ -338,10 +400,18 @@ pub async fn run_client(
             st.emit(&mut on_interval);
         }
     };
-    let (local_last, ()) = tokio::join!(local, pump);
+    let joined = tokio::time::timeout_at(data_deadline, async { tokio::join!(local, pump) });
+    let Ok((local_last, ())) = joined.await else {
+        return Err(PerfError::Unreachable(
+            addr.to_string(),
+            "the transfer did not finish in time: the peer stopped reading or sending".into(),
+        ));
+    };
     let local_last = local_last?;
     // The server's last words.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    let deadline = data_deadline
+        .min(tokio::time::Instant::now() + Duration::from_secs(15))
+        .max(tokio::time::Instant::now() + Duration::from_millis(200));
     while remote_done.is_none() {
         match tokio::time::timeout_at(deadline, mrx.recv()).await {
             Ok(Some(ServerMsg::Sample(s))) => st.remote.push(s),

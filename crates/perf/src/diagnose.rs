@@ -159,6 +159,17 @@ pub struct Asked {
     pub path_rate_bps: Option<f64>,
 }
 
+/// The median goodput of the intervals after the first (slow start), when
+/// there are at least two.
+fn steady_mbit(intervals: &[Interval]) -> Option<f64> {
+    let mut v: Vec<f64> = intervals.iter().skip(1).map(|i| i.mbit).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(v[v.len() / 2])
+}
+
 /// Builds the summary, with a diagnosis only when the flow really was
 /// limited by a buffer or the receive window. `max_rcv_wnd` is the largest
 /// window the receiver advertised: a window-limited flow far below
@@ -175,6 +186,7 @@ pub fn summarize(
     let seconds = rx_last.t.max(1e-9);
     let goodput = rx_last.bytes as f64 * 8.0 / seconds / 1e6;
     let info = tx_last.and_then(|s| s.info.as_ref());
+    let grown_snd = intervals.iter().filter_map(|i| i.sndbuf_bytes).max();
     let rtts: Vec<f64> = intervals.iter().filter_map(|i| i.rtt_ms).collect();
     let rtt_ms = (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64);
     let min_rtt_ms = info
@@ -202,11 +214,12 @@ pub fn summarize(
             held: rx_buffers.rcv_held,
             rtt_ms: rtt,
             goodput_mbit: goodput,
+            steady_mbit: steady_mbit(intervals),
             window_bound: rwnd_bound,
             path_rate_bps: asked.path_rate_bps,
         })
     });
-    let rtt_txt = cap_rtt_ms.map_or("unknown".to_string(), |r| format!("{r:.1} ms"));
+    let rtt_txt = cap_rtt_ms.map_or("unknown".to_string(), human_ms);
     let bdp_txt = match (asked.path_rate_bps, cap_rtt_ms) {
         (Some(rate), Some(rtt)) => format!(
             "the path's BDP at {:.0} Mbit/s is {:.2} MB",
@@ -222,20 +235,28 @@ pub fn summarize(
     let diagnosis = if let Some(d) = rcvbuf_verdict {
         Some(d.text)
     } else if rwnd_bound
-        && let Some(open_cap) = max_rcv_wnd
-            .zip(cap_rtt_ms)
-            .map(|(w, rtt)| path::window_cap_bps(f64::from(w), rtt / 1e3) / 1e6)
-        && goodput < 0.7 * open_cap
+        && let Some(w) = max_rcv_wnd
+        && let Some(open) = match cap_rtt_ms {
+            // Loopback: microseconds of RTT; any window is ample, the reader is slow.
+            Some(r) if r < 0.05 => Some(format!("{w} bytes at {rtt_txt}")),
+            Some(r) => {
+                let cap = path::window_cap_bps(f64::from(w), r / 1e3) / 1e6;
+                (goodput < 0.7 * cap).then(|| format!("{w} bytes, {cap:.0} Mbit/s at {rtt_txt}"))
+            }
+            None => None,
+        }
     {
         Some(format!(
-            "limited by the receive window {:.0}% of the time, but the window the receiver advertised ({w} bytes, {open_cap:.0} Mbit/s at {rtt_txt}) was large: the receiving application did not read fast enough and its buffer filled. Fix: read more often or in larger reads (--read-sizing), or give the reader more CPU.",
+            "limited by the receive window {:.0}% of the time, but the window the receiver advertised ({open}) was large: the receiving application did not read fast enough and its buffer filled. Fix: read more often or in larger reads (--read-sizing), or give the reader more CPU.",
             rwnd_pct.unwrap_or(0.0),
-            w = max_rcv_wnd.unwrap_or(0)
         ))
     } else if rwnd_bound {
         Some(format!(
-            "limited by the receive window {:.0}% of the time without a static buffer: the receiver's autotuning maximum (net.ipv4.tcp_rmem, third value) is too small for this path; {bdp_txt}. Fix: raise it to at least twice the BDP.",
-            rwnd_pct.unwrap_or(0.0)
+            "limited by the receive window {:.0}% of the time without a static buffer: autotuning stops at the third value of net.ipv4.tcp_rmem at the receiver ({}), too small for this path; {bdp_txt}. Fix: raise that value to at least twice the BDP; never pin SO_RCVBUF, which turns autotuning off.",
+            rwnd_pct.unwrap_or(0.0),
+            rx_buffers
+                .rcv_autotune_max
+                .map_or("value unknown".into(), |v| format!("{v} bytes"))
         ))
     } else if sndbuf_bound {
         Some(match asked.sndbuf {
@@ -245,8 +266,14 @@ pub fn summarize(
                 tx_buffers.snd_held
             ),
             None => format!(
-                "limited by the send buffer {:.0}% of the time: the sender's autotuning maximum (net.ipv4.tcp_wmem, third value) is too small; {bdp_txt}. Fix: raise it.",
-                sndbuf_pct.unwrap_or(0.0)
+                "limited by the send buffer {:.0}% of the time: autotuning stops at the third value of net.ipv4.tcp_wmem at the sender ({}){}; {bdp_txt}. Fix: raise that value to at least twice the BDP (sysctl -w net.ipv4.tcp_wmem=\"4096 16384 N\"); never pin SO_SNDBUF, which turns autotuning off.",
+                sndbuf_pct.unwrap_or(0.0),
+                tx_buffers
+                    .snd_autotune_max
+                    .map_or("value unknown".into(), |v| format!("{v} bytes")),
+                grown_snd.map_or(String::new(), |g| format!(
+                    " and the sender's buffer grew to {g} bytes"
+                )),
             ),
         })
     } else {
@@ -267,6 +294,25 @@ pub fn summarize(
         sndbuf_limited_pct: sndbuf_pct,
         advertised_window_bytes: max_rcv_wnd,
         diagnosis,
+    }
+}
+
+/// Milliseconds as a person reads them; microseconds where milliseconds
+/// would round to zero (loopback).
+pub fn human_ms(ms: f64) -> String {
+    if ms < 1.0 {
+        format!("{:.0} µs", ms * 1e3)
+    } else {
+        format!("{ms:.1} ms")
+    }
+}
+
+/// Seconds as a person reads them; milliseconds below a tenth of a second.
+pub fn human_secs(s: f64) -> String {
+    if s < 0.1 {
+        format!("{:.1} ms", s * 1e3)
+    } else {
+        format!("{s:.2} s")
     }
 }
 
@@ -292,7 +338,8 @@ impl std::fmt::Display for Interval {
             self.mbit,
             self.retransmits.map_or("-".into(), |r| r.to_string()),
             self.cwnd_bytes.map_or("-".into(), human_bytes),
-            self.rtt_ms.map_or("-".into(), |r| format!("{r:.1}ms")),
+            self.rtt_ms
+                .map_or("-".into(), |r| human_ms(r).replace(' ', "")),
             pct(self.rwnd_limited_pct),
             pct(self.sndbuf_limited_pct),
         )
@@ -303,7 +350,7 @@ impl std::fmt::Display for Interval {
 impl std::fmt::Display for PerfReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let s = &self.summary;
-        let ms = |v: Option<f64>| v.map_or("-".into(), |r| format!("{r:.1} ms"));
+        let ms = |v: Option<f64>| v.map_or("-".into(), human_ms);
         let pct = |v: Option<f64>| v.map_or("-".into(), |p| format!("{p:.0}%"));
         let how = |asked: Option<u64>, start: u64| {
             asked.map_or(format!("autotuned from {start}"), |n| format!("asked {n}"))
@@ -312,9 +359,9 @@ impl std::fmt::Display for PerfReport {
         let g = &self.grown;
         writeln!(
             f,
-            "summary: {} in {:.2} s = {:.2} Mbit/s goodput; rtt {} (min {}); retransmits {}",
+            "summary: {} in {} = {:.2} Mbit/s goodput; rtt {} (min {}); retransmits {}",
             human_bytes(s.bytes),
-            s.seconds,
+            human_secs(s.seconds),
             s.goodput_mbit,
             ms(s.rtt_ms),
             ms(s.min_rtt_ms),

@@ -50,17 +50,23 @@ pub const INITIAL_WINDOW_BYTES: u64 = 10 * 1448;
 pub struct History {
     /// Connection id (for reports).
     pub id: u64,
-    /// When it was established.
+    /// When it was established (ns on the pool's clock).
+    #[serde(rename = "created_at_ns")]
     pub created_at: Nanos,
     /// Largest per-activation burst (request start to response end), bytes.
+    #[serde(rename = "max_burst_bytes")]
     pub max_burst: u64,
     /// Total bytes read.
+    #[serde(rename = "bytes_read")]
     pub bytes_read: u64,
     /// Most payload delivered within one smoothed RTT, bytes (from TCP_INFO).
+    #[serde(rename = "max_per_rtt_bytes")]
     pub max_per_rtt: u64,
     /// Latest smoothed RTT, ns.
+    #[serde(rename = "srtt_ns")]
     pub srtt: Nanos,
     /// Latest retransmission timeout, ns.
+    #[serde(rename = "rto_ns")]
     pub rto: Nanos,
     /// Requests served.
     pub requests: u64,

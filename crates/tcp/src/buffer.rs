@@ -54,6 +54,24 @@ pub struct AppliedBuffers {
     pub snd_held: u64,
     /// Warnings: requests the kernel silently capped.
     pub warnings: Vec<String>,
+    /// Where autotuning stops for this socket's receive buffer: the third
+    /// value of `net.ipv4.tcp_rmem` in its namespace.
+    #[serde(default)]
+    pub rcv_autotune_max: Option<u64>,
+    /// The same for the send buffer (`net.ipv4.tcp_wmem`).
+    #[serde(default)]
+    pub snd_autotune_max: Option<u64>,
+}
+
+/// The third value (the autotuning maximum) of `net.ipv4.tcp_rmem` or
+/// `tcp_wmem` in the calling thread's namespace.
+pub fn autotune_max(which: &str) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/sys/net/ipv4/{which}"))
+        .ok()?
+        .split_whitespace()
+        .nth(2)?
+        .parse()
+        .ok()
 }
 
 /// `net.core.rmem_max` / `wmem_max` of the calling thread's namespace.
@@ -99,6 +117,8 @@ impl BufferPolicy {
         }
         out.rcv_held = sock.recv_buffer_size().unwrap_or(0) as u64;
         out.snd_held = sock.send_buffer_size().unwrap_or(0) as u64;
+        out.rcv_autotune_max = autotune_max("tcp_rmem");
+        out.snd_autotune_max = autotune_max("tcp_wmem");
         Ok(out)
     }
 

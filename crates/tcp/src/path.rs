@@ -67,6 +67,10 @@ pub struct RcvbufCase {
     pub rtt_ms: f64,
     /// Goodput measured, Mbit/s.
     pub goodput_mbit: f64,
+    /// Goodput once slow start is over (the median of the intervals after
+    /// the first), when known: a short test spends much of its time in
+    /// slow start, which must not hide a cap it then ran at.
+    pub steady_mbit: Option<f64>,
     /// Whether the flow was seen to be held by the receive window (TCP_INFO
     /// `rwnd_limited` most of the time, or a full window per RTT arriving).
     pub window_bound: bool,
@@ -94,7 +98,8 @@ pub fn rcvbuf_cap_mbit(held: u64, rtt_ms: f64) -> f64 {
 /// held by the window, with the numbers and the fix.
 pub fn diagnose_rcvbuf(c: &RcvbufCase) -> Option<RcvbufDiagnosis> {
     let cap = rcvbuf_cap_mbit(c.held, c.rtt_ms);
-    if !(c.window_bound || c.goodput_mbit >= 0.8 * cap) {
+    let ran = c.goodput_mbit.max(c.steady_mbit.unwrap_or(0.0));
+    if !(c.window_bound || ran >= 0.8 * cap) {
         return None;
     }
     let bdp = match c.path_rate_bps {
