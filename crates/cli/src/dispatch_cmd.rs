@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use tcpwise_dispatch::load::LoadOptions;
 use tcpwise_dispatch::server::ServerOptions;
 use tcpwise_dispatch::{Model, Workload};
-use tcpwise_units::{Dur, Fraction};
+use tcpwise_units::{Bytes, Dur, Fraction};
 
 #[derive(Debug, Subcommand)]
 pub enum DispatchCommand {
@@ -58,18 +58,18 @@ pub struct LoadArgs {
     /// Warm-up before measuring.
     #[arg(long, default_value = "1s")]
     pub warmup: Dur,
-    /// Server work of an ordinary request, µs.
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
-    pub work_us: u32,
+    /// Server work of an ordinary request (50us, 1ms; at most 1s).
+    #[arg(long, alias = "work-us", default_value = "50us", value_name = "TIME")]
+    pub work: Dur,
     /// Fraction of long requests (1%, 0.01).
     #[arg(long, default_value = "0.01")]
     pub long_fraction: Fraction,
-    /// Server work of a long request, µs.
-    #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
-    pub long_us: u32,
-    /// Reply size, bytes.
-    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(4..=1_048_576))]
-    pub reply_bytes: u32,
+    /// Server work of a long request (at most 1s).
+    #[arg(long, alias = "long-us", default_value = "5ms", value_name = "TIME")]
+    pub long_work: Dur,
+    /// Reply size (512, 10KB; 4 B to 1 MiB).
+    #[arg(long, default_value = "512", value_name = "SIZE")]
+    pub reply_bytes: Bytes,
     /// Seed of the request stream.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -131,10 +131,10 @@ fn load_run(a: LoadArgs) -> Result<i32> {
         duration: a.time.std(),
         warmup: a.warmup.std(),
         workload: Workload {
-            base_us: a.work_us,
+            base_us: (a.work.0 / 1000).min(u64::from(u32::MAX)) as u32,
             long_fraction: a.long_fraction.0,
-            long_us: a.long_us,
-            reply_bytes: a.reply_bytes,
+            long_us: (a.long_work.0 / 1000).min(u64::from(u32::MAX)) as u32,
+            reply_bytes: a.reply_bytes.0.min(u64::from(u32::MAX)) as u32,
         },
         seed: a.seed,
     };

@@ -24,7 +24,7 @@ second (20mbit, 1.5gbit) or bytes per second (2.5MB/s); 'mbps' is refused as amb
 
 Exit status:
   0    success (for `emu shell` and `emu pair`: the command's own status)
-  1    a measurement or transfer failed
+  1    a measurement or transfer failed, or a server cannot listen (address in use)
   2    bad flags or input (unknown unit, unreadable trace, ...)
   3    missing privileges or system support (root, /dev/net/tun, iproute2)
   4    the emulator could not be set up or stopped working

@@ -65,6 +65,22 @@ impl LoadOptions {
         if self.clients == 0 {
             return Err(LoadError::Config("--clients must be at least 1".into()));
         }
+        let w = &self.workload;
+        if w.base_us > 1_000_000 || w.long_us > 1_000_000 {
+            return Err(LoadError::Config(
+                "--work and --long-work: at most 1s".into(),
+            ));
+        }
+        if !(4..=1_048_576).contains(&w.reply_bytes) {
+            return Err(LoadError::Config(
+                "--reply-bytes: between 4 bytes and 1MiB".into(),
+            ));
+        }
+        if !(0.0..=1.0).contains(&w.long_fraction) {
+            return Err(LoadError::Config(
+                "--long-fraction: between 0% and 100%".into(),
+            ));
+        }
         Ok(())
     }
 }

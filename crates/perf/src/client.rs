@@ -267,11 +267,11 @@ pub async fn run_client(
     .ok_or_else(|| PerfError::Unreachable(target.clone(), "no address".into()))?;
 
     // Nothing may hold the run much past -t, whatever the server does:
-    // setting up gets at most -t + 1 s, the data phase ends by -t plus
+    // setting up gets at most -t + 0.5 s, the data phase ends by -t plus
     // 1 s plus a few set-up times (the drain and the server's last words
     // take round trips).
     let began = Instant::now();
-    let setup_limit = (opts.duration + Duration::from_secs(1)).min(opts.connect_timeout * 2);
+    let setup_limit = (opts.duration + Duration::from_millis(500)).min(opts.connect_timeout * 2);
     let setup_deadline = tokio::time::Instant::now() + setup_limit;
     let stalled = |what: &str| {
         PerfError::Unreachable(

@@ -47,6 +47,15 @@ pub enum PerfError {
     /// Bad options.
     #[error("{0}")]
     Config(String),
+    /// The server cannot listen (address in use, no permission).
+    #[error("cannot listen on {addr}")]
+    Listen {
+        /// The address.
+        addr: std::net::SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// Socket buffer policy failed.
     #[error(transparent)]
     Buffer(#[from] tcpwise_tcp::BufferError),

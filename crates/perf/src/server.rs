@@ -36,7 +36,10 @@ pub async fn run_server(
 ) -> Result<(), PerfError> {
     let listener = TcpListener::bind(opts.bind)
         .await
-        .map_err(|e| PerfError::Config(format!("cannot listen on {}: {e}", opts.bind)))?;
+        .map_err(|source| PerfError::Listen {
+            addr: opts.bind,
+            source,
+        })?;
     ready(listener.local_addr()?);
     let pending: Pending = Arc::default();
     let (done_tx, mut done_rx) = tokio::sync::mpsc::channel::<()>(4);
