@@ -157,6 +157,7 @@ pub async fn stop_signal() {
 }
 
 fn main() {
+    tcpwise_emu::sys::default_sigpipe();
     let cli = Cli::parse();
     let r = match cli.command {
         Command::Emu(cmd) => emu_cmd::run(cmd),

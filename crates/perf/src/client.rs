@@ -179,10 +179,14 @@ pub async fn run_sender(
 }
 
 /// Receives until EOF, sampling every interval; returns the last sample.
+/// With a time limit, only bytes that arrive within it (from the first
+/// byte) count, as iperf3 counts: what was in flight when the sender
+/// stopped is drained but not reported, so the summary lasts -t.
 pub async fn run_receiver(
     s: TcpStream,
     sizer: ReadSizer,
     interval: Duration,
+    limit: Limit,
     out: &UnboundedSender<Sample>,
 ) -> Result<Sample, PerfError> {
     let mut r = SizedRead::new(s, sizer);
@@ -194,26 +198,42 @@ pub async fn run_receiver(
     let start = Instant::now();
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
     let (mut bytes, mut index, mut last_byte) = (first as u64, 0u32, 0.0f64);
+    let count_for = match limit {
+        Limit::Time(d) => d.as_secs_f64(),
+        Limit::Bytes(_) => f64::INFINITY,
+    };
     let mut open = first > 0;
+    let mut last: Option<Sample> = None;
     while open {
+        let counting = last.is_none();
         tokio::select! {
             n = r.read(&mut buf) => {
                 let n = n?;
                 open = n > 0;
-                bytes += n as u64;
-                if open {
-                    last_byte = start.elapsed().as_secs_f64();
+                let now = start.elapsed().as_secs_f64();
+                if counting && now > count_for {
+                    // The report ends here; the rest is drained unreported.
+                    let mut s = sample(index + 1, start, bytes, r.get_ref());
+                    s.t = last_byte.max(1e-9);
+                    last = Some(s);
+                } else if counting {
+                    bytes += n as u64;
+                    if open {
+                        last_byte = now;
+                    }
                 }
             }
-            _ = tick.tick() => {
+            _ = tick.tick(), if counting => {
                 index += 1;
                 let _ = out.send(sample(index, start, bytes, r.get_ref()));
             }
         }
     }
-    let mut last = sample(index + 1, start, bytes, r.get_ref());
-    last.t = last_byte.max(1e-9);
-    Ok(last)
+    Ok(last.unwrap_or_else(|| {
+        let mut s = sample(index + 1, start, bytes, r.get_ref());
+        s.t = last_byte.max(1e-9);
+        s
+    }))
 }
 
 async fn connect_with(
@@ -372,7 +392,8 @@ pub async fn run_client(
     let (stx, mut srx) = tokio::sync::mpsc::unbounded_channel::<Sample>();
     let local = async {
         let r = if opts.reverse {
-            run_receiver(data, opts.read_sizing, opts.interval, &stx).await
+            let limit = opts.bytes.map_or(Limit::Time(opts.duration), Limit::Bytes);
+            run_receiver(data, opts.read_sizing, opts.interval, limit, &stx).await
         } else {
             let limit = opts.bytes.map_or(Limit::Time(opts.duration), Limit::Bytes);
             run_sender(data, limit, opts.interval, &stx).await

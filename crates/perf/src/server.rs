@@ -202,7 +202,8 @@ async fn control(sock: TcpStream, pending: Pending) -> Result<String, PerfError>
             client::run_sender(data, limit, interval, &stx).await
         } else {
             let sizer = header.server_read_sizing.unwrap_or_default();
-            client::run_receiver(data, sizer, interval, &stx).await
+            let limit = client::Limit::from_header(&header);
+            client::run_receiver(data, sizer, interval, limit, &stx).await
         };
         drop(stx);
         r

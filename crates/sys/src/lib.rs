@@ -610,3 +610,11 @@ pub fn tcp_info(fd: RawFd) -> Option<(TcpInfoRaw, usize)> {
     };
     (r == 0).then_some((raw, len as usize))
 }
+
+/// Restores the default action of SIGPIPE (Rust ignores it), so that
+/// `tcpwise ... | head -1` ends quietly when the reader goes away, as
+/// other Unix tools do, instead of failing a write with EPIPE.
+pub fn default_sigpipe() {
+    // SAFETY: installs the default disposition; no handler code runs.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+}
