@@ -4,8 +4,6 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 use tcpwise_emu::forwarder::{Faults, ForwarderOptions};
 use tcpwise_emu::netns::Sysctl;
@@ -109,19 +107,6 @@ pub struct SelftestArgs {
     pub json: bool,
 }
 
-/// The number of the signal received (0: none), set by our handlers.
-fn signals() -> Arc<AtomicUsize> {
-    let got = Arc::new(AtomicUsize::new(0));
-    for sig in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        let _ = signal_hook::flag::register_usize(sig, got.clone(), sig as usize);
-    }
-    got
-}
-
 pub fn run(cmd: EmuCommand) -> Result<i32> {
     match cmd {
         EmuCommand::Shell(a) => shell(a),
@@ -203,7 +188,7 @@ fn shell(a: ShellArgs) -> Result<i32> {
         ).into());
     }
     let cfg = config(&a.common, Topology::Shell, Vec::new())?;
-    let s = Session::start(&cfg, signals())?;
+    let s = Session::start(&cfg, tcpwise_emu::session::watch_signals())?;
     if let Some(n) = s.signalled() {
         let _ = s.finish();
         return Ok(128 + n);
@@ -228,7 +213,7 @@ fn shell(a: ShellArgs) -> Result<i32> {
 fn pair(a: PairArgs) -> Result<i32> {
     tcpwise_emu::rootless::enter_if_unprivileged()?;
     let cfg = config(&a.common, Topology::Pair, pairs(&a.server_sysctl))?;
-    let s = Session::start(&cfg, signals())?;
+    let s = Session::start(&cfg, tcpwise_emu::session::watch_signals())?;
     let argv = ["sh".to_string(), "-c".into(), a.server.clone()];
     let mut server = match s.spawn(Role::Server, &argv, false, server_stdio) {
         Ok(p) => p,
@@ -264,7 +249,7 @@ fn pair(a: PairArgs) -> Result<i32> {
 
 fn run_selftest(a: SelftestArgs) -> Result<i32> {
     tcpwise_emu::rootless::enter_if_unprivileged()?;
-    let sig = signals();
+    let sig = tcpwise_emu::session::watch_signals();
     let (up, down) = a.link.or_selftest_default().resolve()?;
     let opts = SelftestOptions {
         testbed: TestbedConfig::pair(up, down),

@@ -200,26 +200,28 @@ pub fn get(a: GetArgs) -> Result<i32> {
                 }
             }
         }
+        let failure: Option<anyhow::Error> = match (err, chain.last()) {
+            (Some(e), _) => Some(e.into()),
+            (None, Some(last)) => {
+                if !a.silent
+                    && let Some(d) = last.rcvbuf_diagnosis()
+                {
+                    eprintln!("tcpwise: warning: {url}: {d}");
+                }
+                match so.write_all(if a.json { &[] } else { &body }) {
+                    Err(e) => Some(tcpwise_http::HttpError::Sink(e).into()),
+                    Ok(()) if a.fail && last.status >= 400 => Some(HttpStatus(last.status).into()),
+                    Ok(()) => None,
+                }
+            }
+            (None, None) => None,
+        };
         let mut error = serde_json::Value::Null;
-        if let Some(e) = err {
-            let e = anyhow::Error::new(e);
+        if let Some(e) = failure {
             eprintln!("tcpwise: error: {url}: {e:#}");
             let c = crate::exit_code(&e);
             code = code.max(c);
             error = serde_json::json!({ "message": format!("{e:#}"), "exit_code": c });
-        } else if let Some(last) = chain.last() {
-            if !a.silent
-                && let Some(d) = last.rcvbuf_diagnosis()
-            {
-                eprintln!("tcpwise: warning: {url}: {d}");
-            }
-            if !a.json && so.write_all(&body).is_err() {
-                code = code.max(23);
-            }
-            if a.fail && last.status >= 400 {
-                eprintln!("tcpwise: error: {url}: HTTP {}", last.status);
-                code = code.max(22);
-            }
         }
         // One entry per URL, in order: its responses (redirects first) or its error.
         json.push(serde_json::json!({ "url": url, "responses": chain, "error": error }));
@@ -230,6 +232,11 @@ pub fn get(a: GetArgs) -> Result<i32> {
     let _ = so.flush();
     Ok(code)
 }
+
+/// `--fail` and a status of 400 or above (curl's exit 22).
+#[derive(Debug, thiserror::Error)]
+#[error("HTTP {0}")]
+pub struct HttpStatus(pub u16);
 
 /// `--max-time` ran out (curl's exit 28).
 #[derive(Debug, thiserror::Error)]

@@ -111,6 +111,9 @@ pub fn exit_code(e: &anyhow::Error) -> i32 {
         if cause.is::<http_cmd::MaxTime>() {
             return 28;
         }
+        if cause.is::<http_cmd::HttpStatus>() {
+            return 22;
+        }
         if matches!(cause.downcast_ref(), Some(PerfError::Config(_)))
             || matches!(cause.downcast_ref(), Some(LoadError::Config(_)))
         {

@@ -362,3 +362,33 @@ fn address_in_use_is_one_exit_code() {
         assert!(err.to_lowercase().contains("in use"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn get_max_time_holds_against_a_silent_server() {
+    let peer = stalling_peer();
+    let url = format!("http://127.0.0.1:{}/", peer.port);
+    let (o, took) = timed(&["get", "-m", "1", &url]);
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+    assert_eq!(o.status.code(), Some(28), "{}", stderr(&o));
+}
+
+#[test]
+fn emu_pair_wait_timeout_holds() {
+    if !netns_ok("emu_pair_wait_timeout_holds") {
+        return;
+    }
+    let (o, took) = timed(&[
+        "emu",
+        "pair",
+        "-q",
+        "--wait-timeout",
+        "1s",
+        "--server",
+        "sleep 30",
+        "--",
+        "true",
+    ]);
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("did not listen"), "{}", stderr(&o));
+}

@@ -19,6 +19,17 @@ use std::time::{Duration, Instant};
 /// the caller's signal handler.
 pub type Signals = Arc<AtomicUsize>;
 
+/// Registers SIGINT, SIGTERM and SIGHUP to set the returned number (the
+/// signal's) instead of killing the process, so a session can tear down
+/// first and exit 128 + N.
+pub fn watch_signals() -> Signals {
+    let got = Arc::new(AtomicUsize::new(0));
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let _ = signal_hook::flag::register_usize(sig, got.clone(), sig as usize);
+    }
+    got
+}
+
 /// How a supervised command ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
