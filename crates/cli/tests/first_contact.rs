@@ -206,23 +206,11 @@ fn short_static_buffer_runs_are_diagnosed() {
     if !netns_ok("short_static_buffer_runs_are_diagnosed") {
         return;
     }
-    let o = tcpwise(&[
-        "emu",
-        "pair",
-        "-q",
-        "--rtt",
+    let o = perf_testbed(
         "100ms",
-        "--rate",
         "50mbit",
-        "--server",
-        &format!("exec {BIN} perf server"),
-        "--wait-port",
-        "5301",
-        "--",
-        "sh",
-        "-c",
         &format!("{BIN} perf client $TCPWISE_PEER -R -t 3 --rcvbuf 64KB --json"),
-    ]);
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["summary"]["buffer_limited"], true, "{}", v["summary"]);

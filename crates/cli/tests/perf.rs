@@ -219,23 +219,7 @@ fn static_receive_buffer_is_diagnosed_on_an_emulated_path() {
     let script = format!(
         "{BIN} perf client $TCPWISE_PEER -R -t 3 --rcvbuf 32KB --path-rate 50mbit --json; echo; {BIN} perf client $TCPWISE_PEER -R -t 3 --json"
     );
-    let o = tcpwise(&[
-        "emu",
-        "pair",
-        "-q",
-        "--rtt",
-        "60ms",
-        "--rate",
-        "50mbit",
-        "--server",
-        &format!("exec {BIN} perf server"),
-        "--wait-port",
-        "5301",
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ]);
+    let o = perf_testbed("60ms", "50mbit", &script);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     let mut docs = serde_json::Deserializer::from_str(&text).into_iter::<serde_json::Value>();
@@ -380,23 +364,7 @@ fn reported_buffers_match_ss_on_an_emulated_path() {
          sleep 2.5; ss -tmi > {d}/rx.txt; \
          ip netns exec $(echo $TCPWISE_NETNS | sed 's/-c\\([0-9]*\\)$/-s\\1/') ss -tmi > {d}/tx.txt; wait"
     );
-    let o = tcpwise(&[
-        "emu",
-        "pair",
-        "-q",
-        "--rtt",
-        "100ms",
-        "--rate",
-        "50mbit",
-        "--server",
-        &format!("exec {BIN} perf server"),
-        "--wait-port",
-        "5301",
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ]);
+    let o = perf_testbed("100ms", "50mbit", &script);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.0.join("out.json")).unwrap()).unwrap();

@@ -188,3 +188,25 @@ pub fn spawn_announcing(args: &[&str]) -> (Child, String) {
         .expect("banner");
     (child, line.trim().to_string())
 }
+
+/// Runs `script` (with `sh -c`) as the client of an `emu pair` testbed of
+/// `rtt` and `rate` whose server is `tcpwise perf server`.
+pub fn perf_testbed(rtt: &str, rate: &str, script: &str) -> Output {
+    tcpwise(&[
+        "emu",
+        "pair",
+        "-q",
+        "--rtt",
+        rtt,
+        "--rate",
+        rate,
+        "--server",
+        &format!("exec {BIN} perf server"),
+        "--wait-port",
+        "5301",
+        "--",
+        "sh",
+        "-c",
+        script,
+    ])
+}
