@@ -139,15 +139,20 @@ impl Experiment for Buffers {
         );
         let _ = writeln!(
             md,
-            "Per second, Mbit/s:\n\n| second | static | autotuned |\n|---|---|---|"
+            "Per second, Mbit/s:\n\n| second | static | autotuned | autotuned, kernel's ceilings |\n|---|---|---|---|"
         );
-        let (si, ai) = (&pinned.intervals, &auto.intervals);
-        for i in 0..si.len().max(ai.len()) {
-            let g = |v: &[tcpwise_perf::Interval]| {
-                v.get(i).map_or("-".into(), |x| format!("{:.1}", x.mbit))
-            };
-            let start = si.get(i).or(ai.get(i)).map_or(i as f64, |x| x.start_s);
-            let _ = writeln!(md, "| {start:.0} | {} | {} |", g(si), g(ai));
+        let runs = [&pinned.intervals, &auto.intervals, &auto_default.intervals];
+        let rows = runs.iter().map(|r| r.len()).max().unwrap_or(0);
+        for i in 0..rows {
+            let start = runs
+                .iter()
+                .find_map(|r| r.get(i))
+                .map_or(i as f64, |x| x.start_s);
+            let cells: Vec<String> = runs
+                .iter()
+                .map(|r| r.get(i).map_or("-".into(), |x| format!("{:.1}", x.mbit)))
+                .collect();
+            let _ = writeln!(md, "| {start:.0} | {} |", cells.join(" | "));
         }
         if let Some(d) = &st.diagnosis {
             let _ = writeln!(md, "\nDiagnosis of the static run: {d}");
