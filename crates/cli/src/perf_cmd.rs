@@ -71,14 +71,17 @@ pub struct ClientArgs {
     /// Receiver's read sizes: slow-start[:MAX] (1 KiB doubling), fixed:N, adaptive[:MAX].
     #[arg(long, default_value = "slow-start", value_name = "POLICY")]
     pub read_sizing: ReadSizer,
-    /// Time between interval lines.
-    #[arg(long, default_value = "1s", value_name = "TIME")]
+    /// Time between interval lines (iperf3's -i).
+    #[arg(short = 'i', long, default_value = "1s", value_name = "TIME")]
     pub interval: Seconds,
+    /// Congestion control of both ends, e.g. bbr, cubic (iperf3's -C; TCP_CONGESTION per socket).
+    #[arg(short = 'C', long, value_name = "ALGO")]
+    pub congestion: Option<String>,
     /// The path's bottleneck rate, if known: the diagnosis then gives its BDP.
     #[arg(long, value_name = "RATE")]
     pub path_rate: Option<Rate>,
-    /// Print one JSON object (intervals and summary) instead of text.
-    #[arg(long)]
+    /// Print one JSON object (intervals and summary) instead of text (iperf3's -J).
+    #[arg(short = 'J', long)]
     pub json: bool,
 }
 
@@ -127,6 +130,7 @@ fn client(a: ClientArgs) -> Result<i32> {
         sndbuf: a.sndbuf.map(|b| b.0),
         read_sizing: a.read_sizing,
         path_rate_bps: a.path_rate.map(|r| r.0 as f64),
+        congestion: a.congestion.clone(),
         ..ClientOptions::default()
     };
     opts.validate()?;

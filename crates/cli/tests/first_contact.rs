@@ -380,3 +380,59 @@ fn emu_pair_wait_timeout_holds() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("did not listen"), "{}", stderr(&o));
 }
+
+/// iperf3's -C, -i and -J: the algorithm is set on both ends of the data
+/// connection (ss shows it on both sockets while the test runs); one that
+/// does not exist is one line listing what does, exit 2.
+#[test]
+fn perf_congestion_control_on_both_ends() {
+    if !tool_ok("perf_congestion_control_on_both_ends", "ss") {
+        return;
+    }
+    let (child, line) = spawn_announcing(&["perf", "server", "--bind", "127.0.0.1:0"]);
+    let _srv = Killed(child);
+    let p = line.rsplit(':').next().unwrap().to_string();
+    let run = Command::new(BIN)
+        .args([
+            "perf",
+            "client",
+            "127.0.0.1",
+            "-p",
+            &p,
+            "-t",
+            "2",
+            "-i",
+            "0.5",
+            "-C",
+            "reno",
+            "-J",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    let filter = format!("( sport = :{p} or dport = :{p} )");
+    let ss = Command::new("ss").args(["-tin", &filter]).output().unwrap();
+    let o = run.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["intervals"].as_array().unwrap().len() >= 3, "-i 0.5: {v}");
+    let text = String::from_utf8_lossy(&ss.stdout);
+    // Control connection (default) and data connection (reno), both ends.
+    assert!(text.matches(" reno ").count() >= 2, "{text}");
+    let o = tcpwise(&[
+        "perf",
+        "client",
+        "127.0.0.1",
+        "-p",
+        &p,
+        "-C",
+        "nonexistent-cc",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("tcp_available_congestion_control lists"),
+        "{}",
+        stderr(&o)
+    );
+}

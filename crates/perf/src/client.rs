@@ -36,6 +36,8 @@ pub struct ClientOptions {
     pub path_rate_bps: Option<f64>,
     /// How long to wait for the connection.
     pub connect_timeout: Duration,
+    /// Congestion control of both ends (`-C`), or the namespace default.
+    pub congestion: Option<String>,
 }
 
 impl Default for ClientOptions {
@@ -52,6 +54,7 @@ impl Default for ClientOptions {
             read_sizing: ReadSizer::default(),
             path_rate_bps: None,
             connect_timeout: Duration::from_secs(5),
+            congestion: None,
         }
     }
 }
@@ -60,7 +63,7 @@ impl ClientOptions {
     /// The first line `tcpwise perf client` prints: what it is about to do.
     pub fn banner(&self) -> String {
         format!(
-            "tcpwise perf: {} {}:{} for {}, receiver reads {}",
+            "tcpwise perf: {} {}:{} for {}, receiver reads {}{}",
             if self.reverse {
                 "receiving from"
             } else {
@@ -72,7 +75,10 @@ impl ClientOptions {
                 format!("{:.1} s", self.duration.as_secs_f64()),
                 crate::diagnose::human_bytes
             ),
-            self.read_sizing
+            self.read_sizing,
+            self.congestion.as_ref().map_or(String::new(), |c| format!(
+                ", congestion control {c} at both ends"
+            ))
         )
     }
 
@@ -87,6 +93,10 @@ impl ClientOptions {
         }
         if self.bytes == Some(0) {
             return bad("-n: a size must be positive".into());
+        }
+        if let Some(algo) = &self.congestion {
+            let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
+            crate::set_congestion(&socket2::SockRef::from(&sock), algo)?;
         }
         for (flag, v) in [("--rcvbuf", self.rcvbuf), ("--sndbuf", self.sndbuf)] {
             match v {
@@ -240,10 +250,14 @@ async fn connect_with(
     addr: SocketAddr,
     policy: BufferPolicy,
     timeout: Duration,
+    congestion: Option<&str>,
 ) -> Result<(TcpStream, AppliedBuffers), PerfError> {
     let domain = socket2::Domain::for_address(addr);
     let raw = socket2::Socket::new(domain, socket2::Type::STREAM, Some(socket2::Protocol::TCP))?;
     let applied = policy.apply(&raw)?;
+    if let Some(algo) = congestion {
+        crate::set_congestion(&socket2::SockRef::from(&raw), algo)?;
+    }
     raw.set_nonblocking(true)?;
     let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(raw));
     let s = match tokio::time::timeout(timeout, sock.connect(addr)).await {
@@ -300,7 +314,7 @@ pub async fn run_client(
         )
     };
     let connect_limit = opts.connect_timeout.min(setup_limit);
-    let (ctl, _) = connect_with(addr, BufferPolicy::Auto, connect_limit).await?;
+    let (ctl, _) = connect_with(addr, BufferPolicy::Auto, connect_limit, None).await?;
     let (r, mut w) = ctl.into_split();
     let mut r = BufReader::new(r);
     let header = Header {
@@ -312,6 +326,7 @@ pub async fn run_client(
         server_rcvbuf: if opts.reverse { None } else { opts.rcvbuf },
         server_sndbuf: if opts.reverse { opts.sndbuf } else { None },
         server_read_sizing: Some(opts.read_sizing),
+        congestion: opts.congestion.clone(),
     };
     let mut line = serde_json::to_vec(&header).map_err(|e| PerfError::Config(e.to_string()))?;
     line.push(b'\n');
@@ -353,12 +368,14 @@ pub async fn run_client(
         }
     };
     let left = setup_deadline.saturating_duration_since(tokio::time::Instant::now());
-    let (mut data, local_buffers) = connect_with(addr, policy, left.max(Duration::from_millis(1)))
-        .await
-        .map_err(|e| match e {
-            PerfError::Unreachable(..) => stalled("the data connection was not accepted"),
-            e => e,
-        })?;
+    let cc = opts.congestion.as_deref();
+    let (mut data, local_buffers) =
+        connect_with(addr, policy, left.max(Duration::from_millis(1)), cc)
+            .await
+            .map_err(|e| match e {
+                PerfError::Unreachable(..) => stalled("the data connection was not accepted"),
+                e => e,
+            })?;
     let mut hello = DATA_PREFIX.to_vec();
     hello.extend_from_slice(&token.to_be_bytes());
     data.write_all(&hello).await?;

@@ -28,6 +28,9 @@ pub struct Header {
     pub server_sndbuf: Option<u64>,
     /// Read sizing for the server when it receives.
     pub server_read_sizing: Option<ReadSizer>,
+    /// Congestion control for both ends of the data connection (TCP_CONGESTION).
+    #[serde(default)]
+    pub congestion: Option<String>,
 }
 
 /// The server's answer to a header.

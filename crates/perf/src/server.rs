@@ -192,6 +192,11 @@ async fn control(sock: TcpStream, pending: Pending) -> Result<String, PerfError>
         }
     };
     let applied = policy.apply(&socket2::SockRef::from(&data))?;
+    if let Some(algo) = &header.congestion {
+        // The client checked its own side; a server without the algorithm
+        // ends the test with the reason on the control connection.
+        crate::set_congestion(&socket2::SockRef::from(&data), algo)?;
+    }
     send(&mut w, &ServerMsg::Buffers { applied }).await?;
     let (stx, mut srx) = tokio::sync::mpsc::unbounded_channel::<Sample>();
     let interval = Duration::from_millis(header.interval_ms);
