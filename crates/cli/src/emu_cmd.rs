@@ -132,7 +132,7 @@ fn pairs(v: &[Sysctl]) -> Vec<(String, String)> {
 
 fn config(c: &Common, topology: Topology, server: Vec<(String, String)>) -> Result<TestbedConfig> {
     let (up, down) = c.link.resolve()?;
-    for w in c.link.warnings() {
+    for w in tcpwise_emu::path::warnings(&up, &down) {
         eprintln!("tcpwise: warning: {w}");
     }
     if !c.quiet {

@@ -208,7 +208,9 @@ pub fn get(a: GetArgs) -> Result<i32> {
                 {
                     eprintln!("tcpwise: warning: {url}: {d}");
                 }
-                match so.write_all(if a.json { &[] } else { &body }) {
+                // With --json the bodies are not printed.
+                let written = if a.json { Ok(()) } else { so.write_all(&body) };
+                match written {
                     Err(e) => Some(tcpwise_http::HttpError::Sink(e).into()),
                     Ok(()) if a.fail && last.status >= 400 => Some(HttpStatus(last.status).into()),
                     Ok(()) => None,

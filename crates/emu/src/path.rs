@@ -81,26 +81,6 @@ impl PathSpec {
         p
     }
 
-    /// What the user should know about this path before it runs (settings
-    /// that are legal but probably not what was meant).
-    pub fn warnings(&self) -> Vec<String> {
-        let mut w = Vec::new();
-        let Ok((up, down)) = self.resolve() else {
-            return w;
-        };
-        if let Some(Jitter::Uniform(j) | Jitter::Normal(j)) = self.jitter {
-            let owd = up.delay.min(down.delay);
-            if j > owd {
-                w.push(format!(
-                    "--jitter {} is larger than the one-way delay {}: delays are clamped at zero and packets keep their order, so the spread will not be the one asked for",
-                    tcpwise_units::fmt_nanos(j),
-                    tcpwise_units::fmt_nanos(owd)
-                ));
-            }
-        }
-        w
-    }
-
     /// Whether no delay, rate or trace was given.
     pub fn is_unset(&self) -> bool {
         self.rtt.is_none()
@@ -231,6 +211,23 @@ impl PathSpec {
         );
         Ok((up, down))
     }
+}
+
+/// What the user should know about resolved links before they run
+/// (settings that are legal but probably not what was meant).
+pub fn warnings(up: &LinkConfig, down: &LinkConfig) -> Vec<String> {
+    let mut w = Vec::new();
+    if let Some(Jitter::Uniform(j) | Jitter::Normal(j)) = up.jitter {
+        let owd = up.delay.min(down.delay);
+        if j > owd {
+            w.push(format!(
+                "--jitter {} is larger than the one-way delay {}: delays are clamped at zero and packets keep their order, so the spread will not be the one asked for",
+                tcpwise_units::fmt_nanos(j),
+                tcpwise_units::fmt_nanos(owd)
+            ));
+        }
+    }
+    w
 }
 
 /// Describes resolved links for reports.

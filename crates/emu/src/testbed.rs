@@ -91,9 +91,10 @@ pub const KERNEL_TCP_MEM: &[(&str, &str)] = &[
     ("net.ipv4.tcp_wmem", "4096 16384 4194304"),
 ];
 
-/// [`DEFAULT_SYSCTLS`] as one line, for reports and `--help`.
-pub fn default_sysctls_text() -> String {
-    DEFAULT_SYSCTLS
+/// Sysctls as one line, `key="value", ...`, for reports and notices
+/// ([`DEFAULT_SYSCTLS`], [`KERNEL_TCP_MEM`]).
+pub fn sysctls_text(sysctls: &[(&str, &str)]) -> String {
+    sysctls
         .iter()
         .map(|(k, v)| format!("{k}=\"{v}\""))
         .collect::<Vec<_>>()
@@ -103,8 +104,9 @@ pub fn default_sysctls_text() -> String {
 /// What every testbed changes and why, for `tcpwise emu` to say on start.
 pub fn sysctl_notice() -> String {
     format!(
-        "every testbed namespace gets {} (autotuning ceilings above a long fat path's BDP; the kernel's own are tcp_rmem 6 MiB, tcp_wmem 4 MiB); --client-sysctl/--server-sysctl override them",
-        default_sysctls_text()
+        "every testbed namespace gets {} (autotuning ceilings above a long fat path's BDP; the kernel's own are {}); --client-sysctl/--server-sysctl override them",
+        sysctls_text(DEFAULT_SYSCTLS),
+        sysctls_text(KERNEL_TCP_MEM)
     )
 }
 

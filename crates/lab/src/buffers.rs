@@ -11,7 +11,7 @@ use serde::Serialize;
 use std::fmt::Write;
 use std::time::Duration;
 use tcpwise_emu::Role;
-use tcpwise_emu::testbed::KERNEL_TCP_MEM;
+use tcpwise_emu::testbed::{DEFAULT_SYSCTLS, KERNEL_TCP_MEM, sysctls_text};
 use tcpwise_perf::{ClientOptions, PerfReport};
 
 /// The experiment.
@@ -113,12 +113,8 @@ impl Experiment for Buffers {
             md,
             "Path: {}. A {secs} s download with `tcpwise perf -R`, receiver in the client namespace. The testbed raises the autotuning ceilings in both namespaces ({}); the third column sets them back to the kernel's own ({}) on the same path.\n",
             path.path,
-            tcpwise_emu::testbed::default_sysctls_text(),
-            KERNEL_TCP_MEM
-                .iter()
-                .map(|(k, v)| format!("{k}=\"{v}\""))
-                .collect::<Vec<_>>()
-                .join(", ")
+            sysctls_text(DEFAULT_SYSCTLS),
+            sysctls_text(KERNEL_TCP_MEM)
         );
         let _ = writeln!(
             md,

@@ -33,15 +33,13 @@ enum Stop {
 /// A server running on a thread inside the server namespace; stopped
 /// (and its thread joined) when dropped.
 struct Server {
-    name: &'static str,
     stop: Stop,
     thread: Option<SpawnedIn<Result<(), LabError>>>,
 }
 
 impl Server {
-    fn new(name: &'static str, stop: Stop, thread: SpawnedIn<Result<(), LabError>>) -> Server {
+    fn new(stop: Stop, thread: SpawnedIn<Result<(), LabError>>) -> Server {
         Server {
-            name,
             stop,
             thread: Some(thread),
         }
@@ -162,11 +160,7 @@ impl Bed {
                     .map_err(|source| LabError::Server { what: name, source })?
                     .block_on(serve(ready_tx, stop_rx))
             })?;
-        self.wait_ready(
-            name,
-            Server::new(name, Stop::Watch(stop_tx), thread),
-            ready_rx,
-        )
+        self.wait_ready(name, Server::new(Stop::Watch(stop_tx), thread), ready_rx)
     }
 
     fn wait_ready(
@@ -249,11 +243,7 @@ impl Bed {
                 source,
             })
         })?;
-        self.wait_ready(
-            "dispatch",
-            Server::new("dispatch", Stop::Flag(flag), thread),
-            ready_rx,
-        )
+        self.wait_ready("dispatch", Server::new(Stop::Flag(flag), thread), ready_rx)
     }
 
     /// Runs the future `make` builds on a runtime inside the client
@@ -292,14 +282,11 @@ impl Bed {
             desc,
             ..
         } = self;
+        // Every server stops; the first failure (which names its server) is reported.
         let mut first_err = None;
         for s in servers {
-            let name = s.name;
             if let Err(e) = s.stop() {
-                first_err.get_or_insert(LabError::Server {
-                    what: name,
-                    source: std::io::Error::other(format!("{e:#}")),
-                });
+                first_err.get_or_insert(e);
             }
         }
         let [up, down] = tb.shutdown()?;

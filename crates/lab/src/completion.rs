@@ -81,7 +81,6 @@ impl Experiment for Completion {
             let m: Model = model.parse().expect("known model");
             ports.push((model, bed.serve_dispatch(m, 2)?));
         }
-        tcpwise_dispatch::server::raise_fd_limit();
         let id = progress.step(
             &format!(
                 "completion: {rounds} round(s) x {} client counts x {} models, {secs:?} each, on {}",

@@ -52,7 +52,7 @@ pub fn write(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Result<()
         env!("CARGO_PKG_VERSION"),
         opts.seed,
         if opts.quick { ", quick" } else { "" },
-        tcpwise_emu::testbed::default_sysctls_text()
+        tcpwise_emu::testbed::sysctls_text(tcpwise_emu::testbed::DEFAULT_SYSCTLS)
     );
     crate::html::write(opts, done, &header)?;
     let mut md = String::new();

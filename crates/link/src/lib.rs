@@ -25,8 +25,6 @@
 
 pub mod loss;
 pub mod trace;
-/// Units (re-exported so link users need one import).
-pub use tcpwise_units as units;
 
 pub use loss::LossModel;
 pub use trace::{Trace, TraceError};
@@ -38,6 +36,7 @@ use serde::Serialize;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use tcpwise_units as units;
 /// Nanoseconds on the caller's monotonic clock (the one time type, from `tcpwise-units`).
 pub use tcpwise_units::Nanos;
 

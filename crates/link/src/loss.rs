@@ -30,16 +30,16 @@ pub enum LossModel {
 }
 
 impl std::str::FromStr for LossModel {
-    type Err = crate::units::UnitError;
+    type Err = tcpwise_units::UnitError;
 
     /// Parses `1%`, `0.01`, `0` or `ge:P,R[,H[,K]]` (netem's gemodel order:
     /// Good→Bad, Bad→Good, loss in Bad (default 100%), loss in Good (default 0%)).
-    fn from_str(s: &str) -> Result<LossModel, crate::units::UnitError> {
-        use crate::units::parse_fraction;
+    fn from_str(s: &str) -> Result<LossModel, tcpwise_units::UnitError> {
+        use tcpwise_units::parse_fraction;
         if let Some(rest) = s.strip_prefix("ge:") {
             let parts: Vec<&str> = rest.split(',').collect();
             if parts.len() < 2 || parts.len() > 4 {
-                return Err(crate::units::UnitError::Range {
+                return Err(tcpwise_units::UnitError::Range {
                     input: s.to_string(),
                     why: "Gilbert-Elliott takes ge:P,R[,H[,K]] (P good->bad, R bad->good, H loss in bad, K loss in good)",
                 });

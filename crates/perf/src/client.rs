@@ -213,9 +213,10 @@ pub async fn run_receiver(
         Limit::Bytes(_) => f64::INFINITY,
     };
     let mut open = first > 0;
-    let mut last: Option<Sample> = None;
+    // Set once the report ends: what was counted, at the last counted byte.
+    let mut reported: Option<(u32, u64, f64)> = None;
     while open {
-        let counting = last.is_none();
+        let counting = reported.is_none();
         tokio::select! {
             n = r.read(&mut buf) => {
                 let n = n?;
@@ -223,9 +224,7 @@ pub async fn run_receiver(
                 let now = start.elapsed().as_secs_f64();
                 if counting && now > count_for {
                     // The report ends here; the rest is drained unreported.
-                    let mut s = sample(index + 1, start, bytes, r.get_ref());
-                    s.t = last_byte.max(1e-9);
-                    last = Some(s);
+                    reported = Some((index + 1, bytes, last_byte));
                 } else if counting {
                     bytes += n as u64;
                     if open {
@@ -239,11 +238,10 @@ pub async fn run_receiver(
             }
         }
     }
-    Ok(last.unwrap_or_else(|| {
-        let mut s = sample(index + 1, start, bytes, r.get_ref());
-        s.t = last_byte.max(1e-9);
-        s
-    }))
+    let (index, bytes, at) = reported.unwrap_or((index + 1, bytes, last_byte));
+    let mut last = sample(index, start, bytes, r.get_ref());
+    last.t = at.max(1e-9);
+    Ok(last)
 }
 
 async fn connect_with(
@@ -284,11 +282,6 @@ pub async fn run_client(
     mut on_interval: impl FnMut(&Interval),
 ) -> Result<PerfReport, PerfError> {
     opts.validate()?;
-    if opts.bytes == Some(0) || (opts.bytes.is_none() && opts.duration.is_zero()) {
-        return Err(PerfError::Config(
-            "the test needs a positive -t SECONDS or -n BYTES".into(),
-        ));
-    }
     let target = format!("{}:{}", opts.host, opts.port);
     let addr = tokio::net::lookup_host(if opts.host.contains(':') && !opts.host.starts_with('[') {
         format!("[{}]:{}", opts.host, opts.port)
@@ -407,12 +400,11 @@ pub async fn run_client(
     });
 
     let (stx, mut srx) = tokio::sync::mpsc::unbounded_channel::<Sample>();
+    let limit = opts.bytes.map_or(Limit::Time(opts.duration), Limit::Bytes);
     let local = async {
         let r = if opts.reverse {
-            let limit = opts.bytes.map_or(Limit::Time(opts.duration), Limit::Bytes);
             run_receiver(data, opts.read_sizing, opts.interval, limit, &stx).await
         } else {
-            let limit = opts.bytes.map_or(Limit::Time(opts.duration), Limit::Bytes);
             run_sender(data, limit, opts.interval, &stx).await
         };
         drop(stx);
