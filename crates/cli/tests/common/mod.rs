@@ -78,8 +78,13 @@ pub fn leftovers(pid: u32) -> Vec<String> {
 pub struct TempDir(pub PathBuf);
 
 impl TempDir {
+    /// A fresh directory, unique per call: tests of one binary run in
+    /// parallel in one process, so the pid alone would let two of them
+    /// share (and delete) each other's files.
     pub fn new(tag: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("tcpwise-test-{tag}-{}", std::process::id()));
+        static SERIAL: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let p = std::env::temp_dir().join(format!("tcpwise-test-{tag}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
         std::fs::create_dir_all(&p).expect("mkdir");
         TempDir(p)
