@@ -1,5 +1,6 @@
-//! `tcpwise dispatch server|load`: the completion-dispatch models and
-//! their closed-loop load (MariaDB's completion-port report).
+//! `tcpwise dispatch server|load|aio`: the completion-dispatch models,
+//! their closed-loop load, and the file-I/O workload of MariaDB's
+//! completion-port report.
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
@@ -18,7 +19,10 @@ pub enum DispatchCommand {
     /// Models: `shared` (one epoll set drained by any worker: a completion
     /// port), `segments[:SLOTS]` (each connection bound to one worker, which
     /// waits on at most SLOTS = 64 of its connections at once, like
-    /// WaitForMultipleObjects), `tokio` (tokio's work-stealing runtime).
+    /// WaitForMultipleObjects), `tokio` (tokio's work-stealing runtime),
+    /// `io-uring` (multishot accept and receive into provided buffers on one
+    /// ring; whole requests go to one queue any worker drains; exit 3 when
+    /// io_uring is unavailable).
     /// On SIGINT/SIGTERM it prints requests served per worker as JSON and exits 0.
     #[command(verbatim_doc_comment)]
     Server(ServerArgs),
@@ -30,11 +34,62 @@ pub enum DispatchCommand {
     ///     --wait-port 7001 -- sh -c 'tcpwise dispatch load $TCPWISE_PEER:7001 --clients 256 -t 5s'
     #[command(verbatim_doc_comment)]
     Load(LoadArgs),
+    /// Asynchronous file I/O on io_uring, the report's own workload:
+    /// C closed-loop clients, each transaction reads one 16 KiB page at a
+    /// random key with O_DIRECT, updates a row and writes it back (no fsync:
+    /// durability off, as in the report), under one of three disciplines:
+    ///
+    ///   shared          one ring; a reaper hands completions to one queue any
+    ///                   of the T workers drains (an I/O completion port)
+    ///   segments[:N]    T rings, each I/O bound to ring hash(page) mod T with at
+    ///                   most N (64) in flight; only the owner reaps it
+    ///   sync            T threads doing pread/pwrite
+    ///
+    /// The data file (default 1 GiB under /var/tmp/tcpwise) is written once and
+    /// reused; after the run every page is read back and checked against its
+    /// last write. Exit 3 when io_uring is unavailable.
+    ///
+    /// Examples:
+    ///   tcpwise dispatch aio --model shared --clients 256 -t 5s
+    ///   tcpwise dispatch aio --model segments:8 --clients 256 --skew zipf:0.99 --json
+    #[command(verbatim_doc_comment)]
+    Aio(AioArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AioArgs {
+    /// Discipline: shared, segments[:N] or sync.
+    #[arg(long, default_value = "shared")]
+    pub model: tcpwise_aio::Model,
+    /// Closed-loop clients (transactions in progress at once).
+    #[arg(short, long, default_value_t = 64)]
+    pub clients: u32,
+    /// I/O threads (segments: rings; shared: workers beside the reaper; sync: threads).
+    #[arg(long, default_value_t = 4)]
+    pub threads: u32,
+    /// How long transactions start.
+    #[arg(short = 't', long, default_value = "5s")]
+    pub time: Dur,
+    /// Key distribution: uniform or zipf:S (sysbench's skew: zipf:0.99).
+    #[arg(long, default_value = "uniform", value_name = "KEYS")]
+    pub skew: tcpwise_aio::Keys,
+    /// Data file (created once if missing; must be on a filesystem that allows O_DIRECT).
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<std::path::PathBuf>,
+    /// Data file size (a multiple of 16 KiB).
+    #[arg(long, default_value = "1GiB")]
+    pub size: Bytes,
+    /// Seed of the key stream.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print the report as JSON ({"summary": ...}).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct ServerArgs {
-    /// Dispatch model: shared, segments[:SLOTS] or tokio.
+    /// Dispatch model: shared, segments[:SLOTS], tokio or io-uring.
     #[arg(long, default_value = "shared")]
     pub model: Model,
     /// Worker threads.
@@ -82,7 +137,50 @@ pub fn run(cmd: DispatchCommand) -> Result<i32> {
     match cmd {
         DispatchCommand::Server(a) => server(a),
         DispatchCommand::Load(a) => load(a),
+        DispatchCommand::Aio(a) => {
+            let json = a.json;
+            aio(a).inspect_err(|e| {
+                if json {
+                    crate::print_json_error(e);
+                }
+            })
+        }
     }
+}
+
+fn aio(a: AioArgs) -> Result<i32> {
+    let opts = tcpwise_aio::Options {
+        model: a.model,
+        clients: a.clients,
+        threads: a.threads,
+        duration: a.time.std(),
+        keys: a.skew,
+        seed: a.seed,
+    };
+    opts.validate()?;
+    let path = a
+        .file
+        .unwrap_or_else(|| tcpwise_aio::default_file(a.size.0));
+    let file = tcpwise_aio::DataFile::open(&path, a.size.0, || {
+        eprintln!(
+            "tcpwise dispatch aio: creating the data file {} ({}; once, later runs reuse it)",
+            path.display(),
+            a.size
+        )
+    })?;
+    if file.in_memory {
+        eprintln!(
+            "tcpwise dispatch aio: warning: --file {} is on a memory filesystem (tmpfs/ramfs): its I/O reaches RAM, not a disk",
+            path.display()
+        );
+    }
+    let r = tcpwise_aio::run(&opts, &file)?;
+    if a.json {
+        println!("{}", serde_json::json!({ "summary": r }));
+    } else {
+        println!("{r}");
+    }
+    Ok(0)
 }
 
 fn server(a: ServerArgs) -> Result<i32> {
@@ -95,6 +193,7 @@ fn server(a: ServerArgs) -> Result<i32> {
         model: a.model,
         workers: usize::from(a.workers),
     };
+    tcpwise_dispatch::probe(a.model)?;
     let name = a.model.name();
     let stats = tcpwise_dispatch::server::serve(&opts, stop, |addr| {
         eprintln!(

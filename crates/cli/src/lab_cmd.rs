@@ -17,12 +17,16 @@ Experiments (each a field report, reproduced with real kernel TCP on both ends):
                    connection each pool policy picks; server tcp_slow_start_after_idle=0 and =1;
                    the full run also sweeps 100 KB and 400 KB objects
   read-slow-start  A/B trial of read sizing over 20/50/100/200 ms paths, 2000 fresh connections
-  completion       1 ms / 1 Gbit/s: closed-loop load, 4 to 1024 clients, against three dispatch
-                   models of one server (shared epoll queue, fixed 64-slot segments, tokio)
+  completion       1 ms / 1 Gbit/s: closed-loop load, 4 to 1024 clients, against four dispatch
+                   models of one server (shared epoll queue, fixed 64-slot segments, tokio,
+                   io_uring); then the report's own workload, file I/O on io_uring (16 KiB
+                   O_DIRECT read-modify-write, no fsync, 1 GiB file in /var/tmp/tcpwise):
+                   shared completion queue vs fixed segments vs pread/pwrite, uniform and
+                   Zipf 0.99 keys
 
 --runs N sets runs per policy (idle-selection) or the total number of trials
 (read-slow-start) or rounds (completion); --quick: 5 s downloads, 3 runs
-per policy, 120 trials, 3 client counts of 2 s.
+per policy, 120 trials, 3 client counts of 2 s (file I/O: 1.5 s, one round).
 Results go to DIR/results.json, DIR/report.md and DIR/index.html, rewritten
 after every experiment. Progress bars on a terminal, plain lines otherwise.
 

@@ -50,7 +50,7 @@ enum Command {
     /// Bulk TCP test with TCP_INFO per interval and a diagnosis of buffer limits (iperf3-like).
     #[command(subcommand)]
     Perf(perf_cmd::PerfCommand),
-    /// Completion dispatch models (MariaDB): a request/response server and its closed-loop load.
+    /// Completion dispatch models (MariaDB): a request/response server, its closed-loop load, and asynchronous file I/O on io_uring.
     #[command(subcommand)]
     Dispatch(dispatch_cmd::DispatchCommand),
     /// Fetch URLs, curl-like, through tcpwise's warm-connection pool.
@@ -113,6 +113,17 @@ pub fn exit_code(e: &anyhow::Error) -> i32 {
         }
         if cause.is::<http_cmd::HttpStatus>() {
             return 22;
+        }
+        if cause.is::<tcpwise_aio::UringError>() {
+            return 3;
+        }
+        if let Some(e) = cause.downcast_ref::<tcpwise_aio::AioError>() {
+            use tcpwise_aio::AioError as A;
+            return match e {
+                A::Config(_) | A::NoDirect(_) | A::Size { .. } | A::NotOurs(..) => 2,
+                A::Uring(_) => 3,
+                _ => 1,
+            };
         }
         if matches!(cause.downcast_ref(), Some(PerfError::Config(_)))
             || matches!(cause.downcast_ref(), Some(LoadError::Config(_)))

@@ -19,6 +19,12 @@
 //!   queued for a free slot in their segment.
 //! - [`Model::Tokio`]: tokio's multi-thread runtime, what tcpwise's own
 //!   servers use (one epoll driver, work-stealing workers).
+//! - [`Model::IoUring`]: the completion queue Linux has. One ring takes
+//!   connections with a multishot accept and their bytes with multishot
+//!   receives into provided buffers; its reaper thread hands every whole
+//!   request to one queue that any worker drains, and the worker's reply
+//!   goes back out through the ring. A completion port in the full sense:
+//!   completions, not readiness.
 //!
 //! The policy parts ([`Slots`], [`Workload`], [`proto`]) are sans-IO and
 //! unit-tested; [`server`] and [`load`] are the thin glue.
@@ -30,6 +36,7 @@ pub mod load;
 pub mod proto;
 pub mod server;
 mod slots;
+mod uring;
 
 pub use slots::Slots;
 
@@ -49,13 +56,23 @@ pub enum Model {
     },
     /// tokio's multi-thread runtime.
     Tokio,
+    /// io_uring: multishot accept and receive, one shared request queue.
+    IoUring,
+}
+
+/// Whether `model` can run here: io_uring may be missing or disabled.
+pub fn probe(model: Model) -> Result<(), tcpwise_sys::uring::UringError> {
+    match model {
+        Model::IoUring => tcpwise_sys::uring::probe(),
+        _ => Ok(()),
+    }
 }
 
 /// A dispatch model that could not be parsed.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     /// Not a model.
-    #[error("unknown dispatch model '{0}': use shared, segments[:SLOTS] or tokio")]
+    #[error("unknown dispatch model '{0}': use shared, segments[:SLOTS], tokio or io-uring")]
     Unknown(String),
     /// `segments:N` with a bad N.
     #[error("'{0}': the slot count must be a whole number from 1 to 4096")]
@@ -65,11 +82,13 @@ pub enum ModelError {
 impl std::str::FromStr for Model {
     type Err = ModelError;
 
-    /// `shared`, `segments[:N]` (N slots per worker, default 64) or `tokio`.
+    /// `shared`, `segments[:N]` (N slots per worker, default 64), `tokio`
+    /// or `io-uring`.
     fn from_str(s: &str) -> Result<Model, ModelError> {
         match s.split_once(':') {
             None if s == "shared" => Ok(Model::Shared),
             None if s == "tokio" => Ok(Model::Tokio),
+            None if s == "io-uring" || s == "io_uring" => Ok(Model::IoUring),
             None if s == "segments" => Ok(Model::Segments { slots: 64 }),
             Some(("segments", n)) => match n.parse::<usize>() {
                 Ok(v) if (1..=4096).contains(&v) => Ok(Model::Segments { slots: v }),
@@ -88,6 +107,7 @@ impl Model {
             Model::Segments { slots: 64 } => "segments".into(),
             Model::Segments { slots } => format!("segments:{slots}"),
             Model::Tokio => "tokio".into(),
+            Model::IoUring => "io-uring".into(),
         }
     }
 }
@@ -154,7 +174,7 @@ mod tests {
 
     #[test]
     fn models_parse_and_print_back() {
-        for s in ["shared", "segments", "segments:8", "tokio"] {
+        for s in ["shared", "segments", "segments:8", "tokio", "io-uring"] {
             assert_eq!(s.parse::<Model>().unwrap().name(), s);
         }
         assert_eq!("segments:64".parse::<Model>().unwrap().name(), "segments");

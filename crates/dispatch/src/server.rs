@@ -1,4 +1,4 @@
-//! The three dispatch models as real servers (thin glue over epoll, poll
+//! The dispatch models as real servers (thin glue over epoll, poll
 //! and tokio). Each serves the [`crate::proto`] protocol: read a request,
 //! spin its work, write its reply, until the client closes.
 
@@ -113,14 +113,34 @@ pub fn serve(
             "at least one worker",
         ));
     }
+    crate::probe(opts.model).map_err(|e| io::Error::new(io::ErrorKind::Unsupported, e))?;
     raise_fd_limit();
-    let listener = TcpListener::bind(opts.bind)?;
+    let listener = listen(opts.bind)?;
     ready(listener.local_addr()?);
     match opts.model {
         Model::Shared => shared(listener, opts.workers, &stop),
         Model::Segments { slots } => segments(listener, opts.workers, slots, &stop),
         Model::Tokio => tokio_model(listener, opts.workers, &stop),
+        Model::IoUring => crate::uring::serve(listener, opts.workers, &stop),
     }
+}
+
+/// Listen backlog: room for 1024 clients connecting at once (std's
+/// `TcpListener::bind` asks for 128; nginx asks for 511, Go for
+/// `net.core.somaxconn`, which caps this one too).
+pub const BACKLOG: i32 = 1024;
+
+fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    s.set_reuse_address(true)?;
+    if addr.is_ipv6() {
+        // [::] takes IPv4 too, as std's bind does on Linux by default.
+        let _ = s.set_only_v6(false);
+    }
+    s.bind(&addr.into())?;
+    s.listen(BACKLOG)?;
+    Ok(s.into())
 }
 
 /// 1024 clients need more than the usual 1024 descriptors.

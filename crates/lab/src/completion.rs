@@ -1,7 +1,7 @@
 //! MariaDB's completion-port report, on Linux: the same closed-loop
 //! request/response load (sysbench-like: every client sends its next
 //! request when the last reply arrives; 1 % of requests are 100 times
-//! longer, a slow query) against three dispatch models of one server,
+//! longer, a slow query) against four dispatch models of one server,
 //! for 4 to 1024 clients over a LAN-like emulated path. Models are
 //! interleaved within each round so drift hits them alike; the figure per
 //! model and client count is the median over rounds.
@@ -20,8 +20,9 @@ use tcpwise_dispatch::{Model, Workload};
 /// The experiment.
 pub struct Completion;
 
-/// The models compared, all serving side by side in the server namespace.
-const MODELS: [&str; 3] = ["shared", "segments", "tokio"];
+/// The models compared, all serving side by side in the server namespace
+/// (`io-uring` only where io_uring is available).
+const MODELS: [&str; 4] = ["shared", "segments", "tokio", "io-uring"];
 
 /// One load run against one model.
 #[derive(Debug, Clone, Serialize)]
@@ -42,6 +43,8 @@ pub struct Details {
     pub runs: Vec<Run>,
     /// Client counts, in table order.
     pub counts: Vec<usize>,
+    /// The file-I/O table (the report's own workload).
+    pub files: crate::completion_files::FileTable,
 }
 
 /// The seed's sysbench table (transactions/s at 4, 16, 64, 256, 1024 clients).
@@ -77,18 +80,29 @@ impl Experiment for Completion {
         };
         let mut bed = Bed::start(opts, 1_000_000, 1_000_000_000, Vec::new())?;
         let mut ports = Vec::new();
+        let mut no_uring = None;
         for model in MODELS {
             let m: Model = model.parse().expect("known model");
+            if let Err(e) = tcpwise_dispatch::probe(m) {
+                if std::env::var_os("TCPWISE_REQUIRE_IO_URING").is_some() {
+                    return Err(LabError::Usage(format!(
+                        "TCPWISE_REQUIRE_IO_URING=1, but {e}"
+                    )));
+                }
+                no_uring = Some(format!("{model} left out: {e}"));
+                continue;
+            }
             ports.push((model, bed.serve_dispatch(m, 2)?));
         }
+        let models: Vec<&str> = ports.iter().map(|p| p.0).collect();
         let id = progress.step(
             &format!(
                 "completion: {rounds} round(s) x {} client counts x {} models, {secs:?} each, on {}",
                 counts.len(),
-                MODELS.len(),
+                models.len(),
                 bed.desc
             ),
-            (rounds * counts.len() * MODELS.len()) as u64,
+            (rounds * counts.len() * models.len()) as u64,
         );
         let mut runs: Vec<Run> = Vec::new();
         for round in 0..rounds {
@@ -144,7 +158,9 @@ impl Experiment for Completion {
         );
         let _ = writeln!(
             md,
-            "Path: {desc}. Server: 2 worker threads per model, all three running side by side in the server namespace; models `shared` (one epoll set armed one-shot, drained by any worker one event at a time: a completion port), `segments` (each connection bound at accept to one worker, round robin, which waits on at most 64 of its connections at once, like WaitForMultipleObjects; the rest queue for a slot), `tokio` (tokio's work-stealing runtime, what tcpwise's servers use). Load: `tcpwise dispatch load`, closed loop, 16-byte requests, 512-byte replies, server work 50 µs, 1 % of requests 5 ms; {secs:?} measured after {warm:?} warm-up, {rounds} round(s), median over rounds.\n"
+            "Path: {desc}. Server: 2 worker threads per model, all running side by side in the server namespace; models `shared` (one epoll set armed one-shot, drained by any worker one event at a time: a completion port), `segments` (each connection bound at accept to one worker, round robin, which waits on at most 64 of its connections at once, like WaitForMultipleObjects; the rest queue for a slot), `tokio` (tokio's work-stealing runtime, what tcpwise's servers use), `io-uring` (one ring: multishot accept, multishot receive into provided buffers; its thread hands whole requests to one queue any worker drains and sends the replies through the ring: completions rather than readiness){}. Listen backlog {backlog}. Load: `tcpwise dispatch load`, closed loop, 16-byte requests, 512-byte replies, server work 50 µs, 1 % of requests 5 ms; {secs:?} measured after {warm:?} warm-up, {rounds} round(s), median over rounds.\n",
+            no_uring.map(|w| format!(" ({w})")).unwrap_or_default(),
+            backlog = tcpwise_dispatch::server::BACKLOG,
         );
         let hi = counts[counts.len() - 1];
         let mut cols: Vec<String> = vec!["model".into()];
@@ -155,7 +171,8 @@ impl Experiment for Completion {
             table_head(&[cols.clone(), vec![format!("{hi}/peak")]].concat())
         );
         let mut series: Vec<Series> = Vec::new();
-        for (model, color) in MODELS.into_iter().zip([BLUE, RED, RGBColor(0, 140, 0)]) {
+        let colors = [BLUE, RED, RGBColor(0, 140, 0), RGBColor(200, 120, 0)];
+        for (&model, color) in models.iter().zip(colors) {
             let v: Vec<f64> = counts.iter().map(|&c| med(model, c, tps)).collect();
             let peak = v.iter().copied().fold(0.0f64, f64::max);
             let flat = v[v.len() - 1] / peak;
@@ -176,7 +193,7 @@ impl Experiment for Completion {
             let _ = writeln!(md, "| {model} | {} | {flat:.2} |", cells.join(" | "));
         }
         let _ = writeln!(md, "\nLatency p99 by clients, ms:\n\n{}", table_head(&cols));
-        for model in MODELS {
+        for &model in &models {
             let cells: Vec<String> = counts
                 .iter()
                 .map(|&c| {
@@ -205,9 +222,9 @@ impl Experiment for Completion {
             med("tokio", hi, p99) / med("shared", hi, p99),
         );
         let lo = counts[0];
-        let headline = crate::Headline {
+        let mut headline = crate::Headline {
             seed: "sysbench, 4 -> 1024 clients: segments 17,812 -> 6,043 tx/s; completion port 19,217 -> 25,925 (flat)".into(),
-            ours: MODELS
+            ours: models
                 .iter()
                 .map(|m| {
                     format!(
@@ -221,24 +238,32 @@ impl Experiment for Completion {
                 .join("; "),
         };
         progress.done(id, &format!("completion: {}", headline.ours));
+        let files = crate::completion_files::run(opts, progress, &mut summary, &SEED)?;
+        md.push('\n');
+        md.push_str(&files.markdown);
+        if let Some(h) = &files.headline {
+            headline.ours = format!("network: {}; {h}", headline.ours);
+        }
         summary.insert("rtt_ms".into(), rtt_ms.into());
-        let plot = lines(
+        let mut plots = vec![lines(
             "Requests per second by number of clients",
             "log2(clients): 2 = 4, 6 = 64, 10 = 1024",
             "requests/s",
             &series,
-        );
+        )];
+        plots.extend(files.plots);
         Ok(ExperimentResult {
             name: "completion".into(),
             summary,
             details: crate::Details::Completion(Details {
                 runs,
                 counts: counts.to_vec(),
+                files: files.table,
             }),
             paths: vec![path],
             headline,
             markdown: md,
-            plots: vec![plot],
+            plots,
         })
     }
 }

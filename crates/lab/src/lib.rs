@@ -17,6 +17,7 @@
 pub mod buffers;
 pub mod common;
 pub mod completion;
+pub mod completion_files;
 pub mod html;
 pub mod idle_selection;
 pub mod progress;
@@ -62,6 +63,15 @@ pub enum LabError {
         /// Why.
         #[source]
         source: tcpwise_dispatch::load::LoadError,
+    },
+    /// The file-I/O workload failed.
+    #[error("{what}")]
+    Aio {
+        /// Which step.
+        what: String,
+        /// Why.
+        #[source]
+        source: tcpwise_aio::AioError,
     },
     /// A server inside the testbed failed.
     #[error("the {what} server failed")]

@@ -8,6 +8,8 @@
 //! the other crates are `#![forbid(unsafe_code)]`. File descriptors are
 //! returned as [`OwnedFd`], so they close exactly once (the mio style).
 
+pub mod uring;
+
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -617,4 +619,34 @@ pub fn tcp_info(fd: RawFd) -> Option<(TcpInfoRaw, usize)> {
 pub fn default_sigpipe() {
     // SAFETY: installs the default disposition; no handler code runs.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+}
+
+/// Ticks (1/100 s of one CPU) the hypervisor has stolen from this machine
+/// since boot: the `steal` column of `/proc/stat`. Compare two readings to
+/// see whether a measurement was starved.
+pub fn steal_ticks() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    stat.lines()
+        .find(|l| l.starts_with("cpu "))?
+        .split_whitespace()
+        .nth(8)?
+        .parse()
+        .ok()
+}
+
+/// Whether `path` is on a filesystem kept in memory (tmpfs, ramfs): there
+/// `O_DIRECT`, where it is allowed at all, reaches RAM, not a disk.
+pub fn on_memory_fs(path: &std::path::Path) -> io::Result<bool> {
+    use std::os::unix::ffi::OsStrExt;
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in path"))?;
+    // SAFETY: statfs is plain data; zeroed is a valid value to overwrite.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c is a valid NUL-terminated path; st is a valid out pointer.
+    cvt(unsafe { libc::statfs(c.as_ptr(), &mut st) })?;
+    #[allow(clippy::unnecessary_cast)]
+    let t = st.f_type as i64;
+    Ok(t == TMPFS_MAGIC || t == RAMFS_MAGIC)
 }

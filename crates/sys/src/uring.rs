@@ -1,0 +1,730 @@
+//! io_uring, safely.
+//!
+//! The kernel reads and writes an operation's buffer, and uses its file,
+//! between submission and completion, long after the call that queued it
+//! has returned. The `io-uring` crate therefore makes every push `unsafe`.
+//! [`Ring`] makes it safe by owning everything an operation touches until
+//! its completion arrives: the buffer ([`AlignedBuf`], a `Vec` for sends,
+//! the provided-buffer pool for receives) and a reference-counted handle to
+//! the file or socket ([`SharedFd`]), so neither can be freed or reused
+//! while the kernel still holds the operation. Completions hand the buffer
+//! back ([`Event`]). Dropping a ring cancels what is still pending and waits
+//! for it; whatever does not finish within a few seconds is leaked rather
+//! than freed under the kernel's feet.
+//!
+//! Only what tcpwise uses is here: positioned reads and writes (the
+//! file-I/O engine of `tcpwise dispatch aio`), an eventfd doorbell (how one
+//! thread wakes another's ring), and multishot accept + multishot receive
+//! with provided buffers + send (the `io-uring` network dispatch model).
+
+use io_uring::{IoUring, cqueue, opcode, squeue, types};
+use std::alloc::Layout;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+/// A file or socket an operation keeps alive until it completes.
+pub type SharedFd = Arc<dyn AsFd + Send + Sync>;
+
+/// Why io_uring cannot be used here.
+#[derive(Debug, thiserror::Error)]
+pub enum UringError {
+    /// The kernel has no io_uring (older than 5.1, or built without it).
+    #[error("io_uring is unavailable: the kernel does not have it (io_uring_setup: {0})")]
+    NoKernelSupport(io::Error),
+    /// `kernel.io_uring_disabled` forbids it.
+    #[error(
+        "io_uring is disabled by sysctl kernel.io_uring_disabled={setting} (0 enables it; 1 allows only members of kernel.io_uring_group)"
+    )]
+    Disabled {
+        /// The sysctl's value.
+        setting: String,
+    },
+    /// Some other setup failure (memory lock limit, ...).
+    #[error("io_uring setup failed: {0}")]
+    Setup(io::Error),
+}
+
+/// Whether io_uring can be used here, and if not, why.
+pub fn probe() -> Result<(), UringError> {
+    Ring::new(8).map(drop)
+}
+
+/// A zeroed heap buffer aligned to 4096 bytes, as `O_DIRECT` requires.
+pub struct AlignedBuf {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: AlignedBuf uniquely owns its allocation, like a Box<[u8]>.
+unsafe impl Send for AlignedBuf {}
+// SAFETY: shared access only hands out &[u8].
+unsafe impl Sync for AlignedBuf {}
+
+/// Alignment of [`AlignedBuf`].
+pub const ALIGN: usize = 4096;
+
+impl AlignedBuf {
+    /// A zeroed buffer of `len` bytes (`len` > 0).
+    ///
+    /// # Panics
+    /// If `len` is 0 or the allocation fails.
+    pub fn new(len: usize) -> AlignedBuf {
+        assert!(len > 0, "AlignedBuf of 0 bytes");
+        let layout = Layout::from_size_align(len, ALIGN).expect("buffer layout");
+        // SAFETY: the layout has a non-zero size.
+        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+        let Some(ptr) = NonNull::new(raw) else {
+            std::alloc::handle_alloc_error(layout)
+        };
+        AlignedBuf { ptr, len }
+    }
+
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+}
+
+impl std::ops::Deref for AlignedBuf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: ptr is valid for len initialised (zeroed) bytes we own.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl std::ops::DerefMut for AlignedBuf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and &mut self makes the access unique.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        let layout = Layout::from_size_align(self.len, ALIGN).expect("buffer layout");
+        // SAFETY: allocated in `new` with this very layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) }
+    }
+}
+
+impl std::fmt::Debug for AlignedBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AlignedBuf({} bytes)", self.len)
+    }
+}
+
+/// An eventfd one thread rings to wake another thread's ring.
+pub struct Doorbell(OwnedFd);
+
+impl Doorbell {
+    /// A new doorbell.
+    pub fn new() -> io::Result<Arc<Doorbell>> {
+        Ok(Arc::new(Doorbell(crate::eventfd()?)))
+    }
+
+    /// Wakes the ring that has this doorbell armed.
+    pub fn ring(&self) {
+        crate::eventfd_signal(self.0.as_raw_fd());
+    }
+}
+
+/// A completed operation, with what the ring held for it.
+#[derive(Debug)]
+pub enum Event {
+    /// A positioned read ended: bytes read, and the buffer.
+    Read {
+        /// The caller's token.
+        token: u64,
+        /// Bytes read.
+        result: io::Result<usize>,
+        /// The buffer, handed back.
+        buf: AlignedBuf,
+    },
+    /// A positioned write ended.
+    Write {
+        /// The caller's token.
+        token: u64,
+        /// Bytes written.
+        result: io::Result<usize>,
+        /// The buffer, handed back.
+        buf: AlignedBuf,
+    },
+    /// The doorbell rang; arm it again to hear the next ring.
+    Doorbell {
+        /// The caller's token.
+        token: u64,
+    },
+    /// A multishot accept produced a connection (or an error).
+    Accepted {
+        /// The caller's token.
+        token: u64,
+        /// The new connection.
+        result: io::Result<OwnedFd>,
+        /// False when the multishot accept ended and must be re-armed.
+        more: bool,
+    },
+    /// A multishot receive produced data in provided buffer `buf`
+    /// (read it with [`Ring::provided`], then [`Ring::recycle`] it), or
+    /// end of stream (`Ok(None)`), or an error.
+    Received {
+        /// The caller's token.
+        token: u64,
+        /// `(buffer id, length)`, or `None` at end of stream.
+        result: io::Result<Option<(u16, usize)>>,
+        /// False when the multishot receive ended and must be re-armed.
+        more: bool,
+    },
+    /// A send ended; the data handed back.
+    Sent {
+        /// The caller's token.
+        token: u64,
+        /// Bytes sent.
+        result: io::Result<usize>,
+        /// The data that was sent.
+        data: Vec<u8>,
+    },
+}
+
+enum Held {
+    Read(AlignedBuf),
+    Write(AlignedBuf),
+    /// The counter's 8 bytes are only written by the kernel, never read.
+    Doorbell(Arc<Doorbell>, #[allow(dead_code)] Box<[u8; 8]>),
+    Accept,
+    Recv,
+    Send(Vec<u8>),
+    Provide,
+    Cancel,
+}
+
+struct Slot {
+    token: u64,
+    held: Held,
+    /// Keeps the file or socket open while the kernel uses it.
+    _fd: Option<SharedFd>,
+}
+
+/// The provided-buffer pool of multishot receives: `count` buffers of
+/// `size` bytes, group id 0.
+struct Pool {
+    mem: Vec<u8>,
+    size: usize,
+}
+
+/// One io_uring instance and everything its pending operations use.
+pub struct Ring {
+    ring: IoUring,
+    slots: Vec<Option<Slot>>,
+    free: Vec<usize>,
+    in_flight: usize,
+    pool: Option<Pool>,
+}
+
+const GROUP: u16 = 0;
+
+impl Ring {
+    /// A ring with room for `entries` queued submissions (a power of two
+    /// is used) and four times as many completions.
+    pub fn new(entries: u32) -> Result<Ring, UringError> {
+        let ring = IoUring::builder()
+            .setup_cqsize(entries.saturating_mul(4).max(8))
+            .build(entries.max(8))
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::ENOSYS) => UringError::NoKernelSupport(e),
+                Some(libc::EPERM) => UringError::Disabled {
+                    setting: std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+                        .map(|s| s.trim().to_string())
+                        .unwrap_or_else(|_| "?".into()),
+                },
+                _ => UringError::Setup(e),
+            })?;
+        Ok(Ring {
+            ring,
+            slots: Vec::new(),
+            free: Vec::new(),
+            in_flight: 0,
+            pool: None,
+        })
+    }
+
+    /// Operations queued or in the kernel, not yet completed.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    fn slot(&mut self, slot: Slot) -> usize {
+        self.in_flight += 1;
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i] = Some(slot);
+                i
+            }
+            None => {
+                self.slots.push(Some(slot));
+                self.slots.len() - 1
+            }
+        }
+    }
+
+    fn release(&mut self, i: usize) -> Option<Slot> {
+        let s = self.slots.get_mut(i)?.take()?;
+        self.free.push(i);
+        self.in_flight -= 1;
+        Some(s)
+    }
+
+    /// Queues `entry` for slot `i`. The slot already holds everything the
+    /// entry points at.
+    fn push(&mut self, i: usize, entry: squeue::Entry) -> io::Result<()> {
+        let entry = entry.user_data(i as u64);
+        for _ in 0..2 {
+            // SAFETY: every pointer in `entry` points into memory held by
+            // slot `i` (or the pool), which stays allocated and unmoved
+            // until the completion for `i` is reaped (or the ring is
+            // dropped, which waits or leaks); its fd is kept open by the
+            // slot's SharedFd.
+            if unsafe { self.ring.submission().push(&entry) }.is_ok() {
+                return Ok(());
+            }
+            self.ring.submit()?;
+        }
+        self.release(i);
+        Err(io::Error::other("io_uring submission queue full"))
+    }
+
+    /// Reads `buf.len()` bytes at `offset` of `file`.
+    pub fn read_at(
+        &mut self,
+        file: &SharedFd,
+        mut buf: AlignedBuf,
+        offset: u64,
+        token: u64,
+    ) -> io::Result<()> {
+        let (ptr, len) = (buf.as_mut_ptr(), buf.len() as u32);
+        let fd = types::Fd(file.as_fd().as_raw_fd());
+        let i = self.slot(Slot {
+            token,
+            held: Held::Read(buf),
+            _fd: Some(file.clone()),
+        });
+        self.push(i, opcode::Read::new(fd, ptr, len).offset(offset).build())
+    }
+
+    /// Writes all of `buf` at `offset` of `file`.
+    pub fn write_at(
+        &mut self,
+        file: &SharedFd,
+        buf: AlignedBuf,
+        offset: u64,
+        token: u64,
+    ) -> io::Result<()> {
+        let (ptr, len) = (buf.as_ptr(), buf.len() as u32);
+        let fd = types::Fd(file.as_fd().as_raw_fd());
+        let i = self.slot(Slot {
+            token,
+            held: Held::Write(buf),
+            _fd: Some(file.clone()),
+        });
+        self.push(i, opcode::Write::new(fd, ptr, len).offset(offset).build())
+    }
+
+    /// Arms `bell`: an [`Event::Doorbell`] arrives when someone rings it.
+    pub fn arm(&mut self, bell: &Arc<Doorbell>, token: u64) -> io::Result<()> {
+        let mut b = Box::new([0u8; 8]);
+        let ptr = b.as_mut_ptr();
+        let fd = types::Fd(bell.0.as_raw_fd());
+        let i = self.slot(Slot {
+            token,
+            held: Held::Doorbell(bell.clone(), b),
+            _fd: None,
+        });
+        self.push(i, opcode::Read::new(fd, ptr, 8).build())
+    }
+
+    /// Gives the ring a pool of `count` receive buffers of `size` bytes for
+    /// [`Ring::recv_multi`].
+    pub fn provide_buffers(&mut self, count: u16, size: usize) -> io::Result<()> {
+        if self.pool.is_some() {
+            return Err(io::Error::other("the ring already has a buffer pool"));
+        }
+        let mut mem = vec![0u8; usize::from(count) * size];
+        let ptr = mem.as_mut_ptr();
+        self.pool = Some(Pool { mem, size });
+        let i = self.slot(Slot {
+            token: 0,
+            held: Held::Provide,
+            _fd: None,
+        });
+        self.push(
+            i,
+            opcode::ProvideBuffers::new(ptr, size as i32, count, GROUP, 0).build(),
+        )
+    }
+
+    /// The bytes a receive put in provided buffer `bid`.
+    pub fn provided(&self, bid: u16, len: usize) -> &[u8] {
+        match &self.pool {
+            Some(p) => {
+                let start = usize::from(bid) * p.size;
+                &p.mem[start..start + len.min(p.size)]
+            }
+            None => &[],
+        }
+    }
+
+    /// Hands provided buffer `bid` back to the kernel.
+    pub fn recycle(&mut self, bid: u16) -> io::Result<()> {
+        let Some(p) = &mut self.pool else {
+            return Ok(());
+        };
+        let size = p.size;
+        let start = usize::from(bid) * size;
+        let Some(chunk) = p.mem.get_mut(start..start + size) else {
+            return Ok(());
+        };
+        let ptr = chunk.as_mut_ptr();
+        let i = self.slot(Slot {
+            token: 0,
+            held: Held::Provide,
+            _fd: None,
+        });
+        self.push(
+            i,
+            opcode::ProvideBuffers::new(ptr, size as i32, 1, GROUP, bid).build(),
+        )
+    }
+
+    /// Accepts connections on `listener` until cancelled or failed.
+    pub fn accept_multi(&mut self, listener: &SharedFd, token: u64) -> io::Result<()> {
+        let fd = types::Fd(listener.as_fd().as_raw_fd());
+        let i = self.slot(Slot {
+            token,
+            held: Held::Accept,
+            _fd: Some(listener.clone()),
+        });
+        self.push(
+            i,
+            opcode::AcceptMulti::new(fd)
+                .flags(libc::SOCK_CLOEXEC)
+                .build(),
+        )
+    }
+
+    /// Receives on `sock` into the provided buffers until end of stream.
+    pub fn recv_multi(&mut self, sock: &SharedFd, token: u64) -> io::Result<()> {
+        if self.pool.is_none() {
+            return Err(io::Error::other("recv_multi needs provide_buffers first"));
+        }
+        let fd = types::Fd(sock.as_fd().as_raw_fd());
+        let i = self.slot(Slot {
+            token,
+            held: Held::Recv,
+            _fd: Some(sock.clone()),
+        });
+        self.push(i, opcode::RecvMulti::new(fd, GROUP).build())
+    }
+
+    /// Sends `data` on `sock`.
+    pub fn send(&mut self, sock: &SharedFd, data: Vec<u8>, token: u64) -> io::Result<()> {
+        let (ptr, len) = (data.as_ptr(), data.len() as u32);
+        let fd = types::Fd(sock.as_fd().as_raw_fd());
+        let i = self.slot(Slot {
+            token,
+            held: Held::Send(data),
+            _fd: Some(sock.clone()),
+        });
+        self.push(
+            i,
+            opcode::Send::new(fd, ptr, len)
+                .flags(libc::MSG_NOSIGNAL)
+                .build(),
+        )
+    }
+
+    /// Submits what is queued and waits until at least `want` completions
+    /// are ready or `timeout_ms` passed (an interrupted wait returns early).
+    pub fn submit_and_wait(&mut self, want: usize, timeout_ms: u64) -> io::Result<()> {
+        let ts = types::Timespec::new()
+            .sec(timeout_ms / 1000)
+            .nsec((timeout_ms % 1000 * 1_000_000) as u32);
+        let args = types::SubmitArgs::new().timespec(&ts);
+        match self.ring.submitter().submit_with_args(want, &args) {
+            Ok(_) => Ok(()),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME | libc::EINTR | libc::EBUSY | libc::EAGAIN)
+                ) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Submits what is queued without waiting.
+    pub fn submit(&mut self) -> io::Result<()> {
+        match self.ring.submit() {
+            Ok(_) => Ok(()),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EBUSY)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Moves every ready completion into `out`.
+    pub fn reap(&mut self, out: &mut Vec<Event>) {
+        let cqes: Vec<cqueue::Entry> = self.ring.completion().collect();
+        for cqe in cqes {
+            if let Some(ev) = self.complete(&cqe) {
+                out.push(ev);
+            }
+        }
+    }
+
+    fn complete(&mut self, cqe: &cqueue::Entry) -> Option<Event> {
+        let i = cqe.user_data() as usize;
+        let res = cqe.result();
+        let more = cqueue::more(cqe.flags());
+        let result = if res < 0 {
+            Err(io::Error::from_raw_os_error(-res))
+        } else {
+            Ok(res as usize)
+        };
+        // Multishot operations keep their slot while more completions come.
+        let multishot = matches!(self.slots.get(i)?.as_ref()?.held, Held::Accept | Held::Recv);
+        if multishot && more {
+            let token = self.slots[i].as_ref()?.token;
+            return Some(match self.slots[i].as_ref()?.held {
+                Held::Accept => Event::Accepted {
+                    token,
+                    result: result.map(owned_fd),
+                    more,
+                },
+                _ => Event::Received {
+                    token,
+                    result: recv_result(result, cqe.flags()),
+                    more,
+                },
+            });
+        }
+        let slot = self.release(i)?;
+        let token = slot.token;
+        Some(match slot.held {
+            Held::Read(buf) => Event::Read { token, result, buf },
+            Held::Write(buf) => Event::Write { token, result, buf },
+            Held::Doorbell(..) => Event::Doorbell { token },
+            Held::Accept => Event::Accepted {
+                token,
+                result: result.map(owned_fd),
+                more,
+            },
+            Held::Recv => Event::Received {
+                token,
+                result: recv_result(result, cqe.flags()),
+                more,
+            },
+            Held::Send(data) => Event::Sent {
+                token,
+                result,
+                data,
+            },
+            Held::Provide | Held::Cancel => return None,
+        })
+    }
+}
+
+fn owned_fd(fd: usize) -> OwnedFd {
+    // SAFETY: a successful accept completion's result is a new descriptor
+    // that nothing else owns; it is wrapped exactly once, here.
+    unsafe { OwnedFd::from_raw_fd(fd as i32) }
+}
+
+fn recv_result(r: io::Result<usize>, flags: u32) -> io::Result<Option<(u16, usize)>> {
+    let n = r?;
+    match cqueue::buffer_select(flags) {
+        Some(bid) if n > 0 => Ok(Some((bid, n))),
+        // End of stream; a buffer taken anyway is not reported by Linux.
+        _ => Ok(None),
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        // Wake our own doorbell reads and cancel multishot operations, then
+        // wait (bounded) for everything the kernel still holds.
+        let mut cancels = Vec::new();
+        for (i, s) in self.slots.iter().enumerate() {
+            match s.as_ref().map(|s| &s.held) {
+                Some(Held::Doorbell(bell, _)) => bell.ring(),
+                Some(Held::Accept | Held::Recv) => cancels.push(i as u64),
+                _ => {}
+            }
+        }
+        for target in cancels {
+            let i = self.slot(Slot {
+                token: 0,
+                held: Held::Cancel,
+                _fd: None,
+            });
+            let _ = self.push(i, opcode::AsyncCancel::new(target).build());
+        }
+        let deadline = crate::mono_ns() + 5_000_000_000;
+        let mut sink = Vec::new();
+        while self.in_flight > 0 && crate::mono_ns() < deadline {
+            if self.submit_and_wait(1, 100).is_err() {
+                break;
+            }
+            self.reap(&mut sink);
+            for ev in sink.drain(..) {
+                // A doorbell the drop did not ring itself is rung again by
+                // nobody: ring it so its read completes.
+                if let Event::Accepted { result: Ok(fd), .. } = ev {
+                    drop(fd);
+                }
+            }
+            for s in self.slots.iter().flatten() {
+                if let Held::Doorbell(bell, _) = &s.held {
+                    bell.ring();
+                }
+            }
+        }
+        if self.in_flight > 0 {
+            // The kernel may still write into these: never free them.
+            for s in self.slots.drain(..).flatten() {
+                std::mem::forget(s);
+            }
+            if let Some(p) = self.pool.take() {
+                std::mem::forget(p);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn ring_or_skip() -> Option<Ring> {
+        match Ring::new(64) {
+            Ok(r) => Some(r),
+            Err(e) if std::env::var_os("TCPWISE_REQUIRE_IO_URING").is_none() => {
+                eprintln!("skipped: {e}");
+                None
+            }
+            Err(e) => panic!("TCPWISE_REQUIRE_IO_URING=1 but {e}"),
+        }
+    }
+
+    #[test]
+    fn write_then_read_back_through_the_ring() {
+        let Some(mut ring) = ring_or_skip() else {
+            return;
+        };
+        let path = std::env::temp_dir().join(format!("tcpwise-uring-{}", std::process::id()));
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let file: SharedFd = Arc::new(f);
+        let mut buf = AlignedBuf::new(8192);
+        buf[..5].copy_from_slice(b"hello");
+        ring.write_at(&file, buf, 4096, 7).unwrap();
+        let mut evs = Vec::new();
+        while evs.is_empty() {
+            ring.submit_and_wait(1, 1000).unwrap();
+            ring.reap(&mut evs);
+        }
+        assert!(matches!(
+            &evs[0],
+            Event::Write {
+                token: 7,
+                result: Ok(8192),
+                ..
+            }
+        ));
+        ring.read_at(&file, AlignedBuf::new(4096), 4096, 8).unwrap();
+        evs.clear();
+        while evs.is_empty() {
+            ring.submit_and_wait(1, 1000).unwrap();
+            ring.reap(&mut evs);
+        }
+        match &evs[0] {
+            Event::Read {
+                token: 8,
+                result: Ok(4096),
+                buf,
+            } => assert_eq!(&buf[..5], b"hello"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(ring.in_flight(), 0);
+    }
+
+    #[test]
+    fn doorbell_wakes_and_drop_with_pending_ops_is_clean() {
+        let Some(mut ring) = ring_or_skip() else {
+            return;
+        };
+        let bell = Doorbell::new().unwrap();
+        ring.arm(&bell, 3).unwrap();
+        let b2 = bell.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            b2.ring();
+        });
+        let mut evs = Vec::new();
+        for _ in 0..50 {
+            ring.submit_and_wait(1, 100).unwrap();
+            ring.reap(&mut evs);
+            if !evs.is_empty() {
+                break;
+            }
+        }
+        t.join().unwrap();
+        assert!(matches!(evs[..], [Event::Doorbell { token: 3 }]));
+        // Pending doorbell + multishot accept + receive: drop must not hang.
+        ring.arm(&bell, 4).unwrap();
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let l: SharedFd = Arc::new(l);
+        ring.provide_buffers(4, 256).unwrap();
+        ring.accept_multi(&l, 5).unwrap();
+        let mut c = std::net::TcpStream::connect(addr).unwrap();
+        c.write_all(b"ping").unwrap();
+        let mut got = None;
+        let mut evs = Vec::new();
+        for _ in 0..50 {
+            ring.submit_and_wait(1, 100).unwrap();
+            ring.reap(&mut evs);
+            for ev in evs.drain(..) {
+                match ev {
+                    Event::Accepted { result: Ok(fd), .. } => {
+                        let s: SharedFd = Arc::new(fd);
+                        ring.recv_multi(&s, 6).unwrap();
+                    }
+                    Event::Received {
+                        result: Ok(Some((bid, n))),
+                        ..
+                    } => {
+                        got = Some(ring.provided(bid, n).to_vec());
+                        ring.recycle(bid).unwrap();
+                    }
+                    _ => {}
+                }
+            }
+            if got.is_some() {
+                break;
+            }
+        }
+        assert_eq!(got.as_deref(), Some(&b"ping"[..]));
+        let t0 = std::time::Instant::now();
+        drop(ring);
+        assert!(t0.elapsed() < std::time::Duration::from_secs(3));
+    }
+}
