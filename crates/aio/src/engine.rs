@@ -18,9 +18,6 @@ use tcpwise_sys::uring::{AlignedBuf, Doorbell, Event, Ring, SharedFd};
 const BELL: u64 = u64::MAX;
 /// How long an idle thread sleeps before it looks at the clock again.
 const IDLE_MS: u64 = 20;
-/// Room in the shared model's one ring (the completion port has no
-/// per-thread limit; this is only the ring's size).
-const SHARED_RING: usize = 4096;
 
 /// What the engines measured; `lib.rs` turns it into the report.
 pub struct Outcome {
@@ -29,6 +26,7 @@ pub struct Outcome {
     pub latch_waits: u64,
     pub expected: Vec<Option<u64>>,
     pub inflight_peak: u64,
+    pub io_latency: Histogram<u64>,
     pub per_thread: Vec<u64>,
     pub queued_peak: u64,
     pub slot_waits: u64,
@@ -65,6 +63,9 @@ struct Ctx<'a> {
     per_thread: Vec<AtomicU64>,
     inflight: AtomicU64,
     inflight_peak: AtomicU64,
+    /// When each client's one outstanding I/O was submitted.
+    io_started: Vec<AtomicU64>,
+    io_latency: Mutex<Histogram<u64>>,
     queued: AtomicU64,
     queued_peak: AtomicU64,
     slot_waits: AtomicU64,
@@ -115,6 +116,7 @@ impl Ctx<'_> {
     }
 
     fn submitted(&self, p: &Pending) {
+        self.io_started[p.io.client as usize].store(mono_ns(), Ordering::Relaxed);
         let n = self.inflight.fetch_add(1, Ordering::Relaxed) + 1;
         self.inflight_peak.fetch_max(n, Ordering::Relaxed);
         self.queued.fetch_sub(1, Ordering::Relaxed);
@@ -134,8 +136,16 @@ impl Ctx<'_> {
         self.queued_peak.fetch_max(q, Ordering::Relaxed);
     }
 
-    fn completed(&self) {
+    /// The I/O of `client` completed.
+    fn completed(&self, client: u32) {
         self.inflight.fetch_sub(1, Ordering::Relaxed);
+        let took =
+            mono_ns().saturating_sub(self.io_started[client as usize].load(Ordering::Relaxed));
+        let _ = self
+            .io_latency
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .record(took.max(1_000));
     }
 
     /// The transaction's CPU part on a page it read: the write to send.
@@ -255,8 +265,10 @@ impl Ctx<'_> {
             return false;
         }
         *data -= evs.len();
-        for _ in 0..evs.len() {
-            self.completed();
+        for ev in evs.iter() {
+            if let Event::Read { token, .. } | Event::Write { token, .. } = ev {
+                self.completed(Io::from_token(*token, false).client);
+            }
         }
         true
     }
@@ -289,6 +301,10 @@ pub fn run(opts: &Options, file: &DataFile) -> Result<Outcome, AioError> {
         per_thread: (0..threads).map(|_| AtomicU64::new(0)).collect(),
         inflight: AtomicU64::new(0),
         inflight_peak: AtomicU64::new(0),
+        io_started: (0..opts.clients).map(|_| AtomicU64::new(0)).collect(),
+        io_latency: Mutex::new(
+            Histogram::new_with_bounds(1_000, 600_000_000_000, 3).expect("bounds"),
+        ),
         queued: AtomicU64::new(0),
         queued_peak: AtomicU64::new(0),
         slot_waits: AtomicU64::new(0),
@@ -309,7 +325,7 @@ pub fn run(opts: &Options, file: &DataFile) -> Result<Outcome, AioError> {
     match opts.model {
         Model::Sync => sync(&ctx, threads, first),
         Model::Segments { slots } => segments(&ctx, threads, slots, first)?,
-        Model::Shared => shared(&ctx, threads, first)?,
+        Model::Shared { depth } => shared(&ctx, threads, depth, first)?,
     }
     if let Some(e) = ctx.error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(e);
@@ -321,6 +337,10 @@ pub fn run(opts: &Options, file: &DataFile) -> Result<Outcome, AioError> {
         expected: core.expected().to_vec(),
         latency: core.latency,
         inflight_peak: ctx.inflight_peak.into_inner(),
+        io_latency: ctx
+            .io_latency
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner()),
         per_thread: ctx
             .per_thread
             .iter()
@@ -357,20 +377,23 @@ fn sync(ctx: &Ctx<'_>, threads: usize, first: Vec<Io>) {
                     ctx.submitted(&p);
                     let off = page_offset(p.io.page);
                     let read = ctx.file.file.read_exact_at(&mut buf, off).map(|_| PAGE);
+                    ctx.completed(p.io.client);
                     ctx.count(t, 1);
                     let Some(mut w) = ctx.updated(
                         p.io,
                         read,
                         std::mem::replace(&mut buf, AlignedBuf::new(PAGE)),
                     ) else {
-                        ctx.completed();
                         busy.fetch_sub(1, Ordering::Relaxed);
                         continue;
                     };
+                    // The write is queued and submitted at once, by this thread.
+                    ctx.queued(1);
+                    ctx.submitted(&w);
                     let page_buf = w.buf.take().expect("a write has its page");
                     let wrote = ctx.file.file.write_all_at(&page_buf, off).map(|_| PAGE);
+                    ctx.completed(w.io.client);
                     ctx.count(t, 1);
-                    ctx.completed();
                     busy.fetch_sub(1, Ordering::Relaxed);
                     let next = ctx.committed(w.io, wrote, &page_buf);
                     buf = page_buf;
@@ -493,11 +516,11 @@ fn segments(ctx: &Ctx<'_>, threads: usize, slots: usize, first: Vec<Io>) -> Resu
 /// One completion queue: the reaper owns the one ring, submits what the
 /// workers queue and hands every completion to one channel that any
 /// worker drains.
-fn shared(ctx: &Ctx<'_>, threads: usize, first: Vec<Io>) -> Result<(), AioError> {
+fn shared(ctx: &Ctx<'_>, threads: usize, depth: usize, first: Vec<Io>) -> Result<(), AioError> {
     let (sub_tx, sub_rx) = crossbeam_channel::unbounded::<Pending>();
     let (done_tx, done_rx) = crossbeam_channel::unbounded::<Event>();
     let bell = Doorbell::new().map_err(|e| AioError::Config(format!("eventfd: {e}")))?;
-    let mut ring = Ring::new(SHARED_RING as u32)?;
+    let mut ring = Ring::new((depth as u32 + 1).next_power_of_two())?;
     for io in first {
         let _ = sub_tx.send(Pending::new(io, None));
     }
@@ -512,14 +535,7 @@ fn shared(ctx: &Ctx<'_>, threads: usize, first: Vec<Io>) -> Result<(), AioError>
             let mut evs = Vec::new();
             while !ctx.finished() {
                 pending.extend(sub_rx.try_iter());
-                if !ctx.turn(
-                    &mut ring,
-                    &mut pending,
-                    SHARED_RING - 1,
-                    &mut data,
-                    bell,
-                    &mut evs,
-                ) {
+                if !ctx.turn(&mut ring, &mut pending, depth, &mut data, bell, &mut evs) {
                     return;
                 }
                 for ev in evs.drain(..) {

@@ -17,7 +17,9 @@
 //!   reaps it.
 //! - [`Model::Shared`]: one ring; one reaper thread moves its completions
 //!   to one queue that any of the T worker threads drains (MariaDB's
-//!   `tpool` does this on Linux today). The leader/follower variant, where
+//!   `tpool` does this on Linux today). No limit but the ring's size, as
+//!   a completion port has none; `shared:DEPTH` caps the I/Os in flight,
+//!   to tell the discipline apart from the queue depth it allows. The leader/follower variant, where
 //!   whichever thread is free reaps the ring itself, was not built.
 //! - [`Model::Sync`]: T threads doing `pread`/`pwrite`, what a naive
 //!   server does.
@@ -50,7 +52,11 @@ pub use tcpwise_sys::uring::UringError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Model {
     /// One completion queue that any worker drains.
-    Shared,
+    Shared {
+        /// Most I/Os in the ring at once ([`SHARED_DEPTH`] unless told:
+        /// a completion port has no per-thread limit).
+        depth: usize,
+    },
     /// Each I/O bound to one thread's ring with at most `slots` in flight.
     Segments {
         /// I/Os a segment holds at once (64, as WaitForMultipleObjects).
@@ -60,28 +66,37 @@ pub enum Model {
     Sync,
 }
 
+/// The shared ring's default depth: room for every client's I/O.
+pub const SHARED_DEPTH: usize = 4095;
+
 /// A model that could not be parsed.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     /// Not a model.
-    #[error("unknown file-I/O model '{0}': use shared, segments[:SLOTS] or sync")]
+    #[error("unknown file-I/O model '{0}': use shared[:DEPTH], segments[:SLOTS] or sync")]
     Unknown(String),
-    /// `segments:N` with a bad N.
-    #[error("'{0}': the slot count must be a whole number from 1 to 4096")]
+    /// `segments:N` or `shared:N` with a bad N.
+    #[error("'{0}': the slot count (depth) must be a whole number from 1 to 4095")]
     Slots(String),
 }
 
 impl std::str::FromStr for Model {
     type Err = ModelError;
 
-    /// `shared`, `segments[:N]` (default 64) or `sync`.
+    /// `shared[:DEPTH]` (default 4095), `segments[:N]` (default 64) or `sync`.
     fn from_str(s: &str) -> Result<Model, ModelError> {
         match s.split_once(':') {
-            None if s == "shared" => Ok(Model::Shared),
+            None if s == "shared" => Ok(Model::Shared {
+                depth: SHARED_DEPTH,
+            }),
+            Some(("shared", n)) => match n.parse::<usize>() {
+                Ok(v) if (1..=SHARED_DEPTH).contains(&v) => Ok(Model::Shared { depth: v }),
+                _ => Err(ModelError::Slots(s.to_string())),
+            },
             None if s == "sync" => Ok(Model::Sync),
             None if s == "segments" => Ok(Model::Segments { slots: 64 }),
             Some(("segments", n)) => match n.parse::<usize>() {
-                Ok(v) if (1..=4096).contains(&v) => Ok(Model::Segments { slots: v }),
+                Ok(v) if (1..=SHARED_DEPTH).contains(&v) => Ok(Model::Segments { slots: v }),
                 _ => Err(ModelError::Slots(s.to_string())),
             },
             _ => Err(ModelError::Unknown(s.to_string())),
@@ -92,7 +107,10 @@ impl std::str::FromStr for Model {
 impl std::fmt::Display for Model {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Model::Shared => f.write_str("shared"),
+            Model::Shared {
+                depth: SHARED_DEPTH,
+            } => f.write_str("shared"),
+            Model::Shared { depth } => write!(f, "shared:{depth}"),
             Model::Segments { slots: 64 } => f.write_str("segments"),
             Model::Segments { slots } => write!(f, "segments:{slots}"),
             Model::Sync => f.write_str("sync"),
@@ -280,6 +298,10 @@ pub struct AioReport {
     pub max_ms: f64,
     /// Most I/Os in the kernel at once.
     pub inflight_peak: u64,
+    /// Median time one I/O spent in the kernel (submission to completion), ms.
+    pub io_p50_ms: f64,
+    /// 99th percentile of it, ms.
+    pub io_p99_ms: f64,
     /// I/O completions each thread handled.
     pub per_thread_completions: Vec<u64>,
     /// Most I/Os queued for a slot (segments), ring room (shared) or a
@@ -325,8 +347,10 @@ impl std::fmt::Display for AioReport {
         )?;
         writeln!(
             f,
-            "in flight at most {}, queued at most {}, slot waits {} (p99 {:.2} ms), latch waits {}",
+            "in flight at most {} (each I/O p50 {:.2} ms, p99 {:.2} ms in the kernel), queued at most {}, slot waits {} (p99 {:.2} ms), latch waits {}",
             self.inflight_peak,
+            self.io_p50_ms,
+            self.io_p99_ms,
             self.queued_peak,
             self.slot_waits,
             self.slot_wait_p99_ms,
@@ -387,6 +411,8 @@ pub fn run(opts: &Options, file: &DataFile) -> Result<AioReport, AioError> {
         p99_ms: ms(lat.value_at_quantile(0.99)),
         max_ms: ms(lat.max()),
         inflight_peak: out.inflight_peak,
+        io_p50_ms: ms(out.io_latency.value_at_quantile(0.5)),
+        io_p99_ms: ms(out.io_latency.value_at_quantile(0.99)),
         per_thread_completions: out.per_thread,
         queued_peak: out.queued_peak,
         slot_waits: out.slot_waits,
@@ -409,10 +435,19 @@ mod tests {
 
     #[test]
     fn models_and_keys_parse_and_print_back() {
-        for s in ["shared", "segments", "segments:8", "sync"] {
+        for s in ["shared", "shared:256", "segments", "segments:8", "sync"] {
             assert_eq!(s.parse::<Model>().unwrap().to_string(), s);
         }
-        for bad in ["", "iocp", "segments:0", "segments:x", "sync:2", "tokio"] {
+        for bad in [
+            "",
+            "iocp",
+            "segments:0",
+            "segments:x",
+            "sync:2",
+            "tokio",
+            "shared:0",
+            "shared:5000",
+        ] {
             assert!(bad.parse::<Model>().is_err(), "{bad}");
         }
         assert_eq!("zipf:0.99".parse::<Keys>().unwrap(), Keys::Zipf(0.99));
@@ -428,7 +463,7 @@ mod tests {
         assert!(pages_in(1000).is_err());
         assert!(pages_in(16384).is_err());
         let o = Options {
-            model: Model::Shared,
+            model: Model::Shared { depth: 1 },
             clients: 0,
             threads: 4,
             duration: Duration::from_secs(1),
