@@ -28,6 +28,10 @@ pub struct Outcome {
     pub inflight_peak: u64,
     pub io_latency: Histogram<u64>,
     pub per_thread: Vec<u64>,
+    pub per_thread_cpu_ns: Vec<u64>,
+    pub reaper_cpu_ns: Option<u64>,
+    /// From the start of the run until every thread ended.
+    pub wall_ns: u64,
     pub queued_peak: u64,
     pub slot_waits: u64,
     pub slot_wait: Histogram<u64>,
@@ -61,6 +65,8 @@ struct Ctx<'a> {
     file: &'a DataFile,
     fd: SharedFd,
     per_thread: Vec<AtomicU64>,
+    per_thread_cpu: Vec<AtomicU64>,
+    reaper_cpu: AtomicU64,
     inflight: AtomicU64,
     inflight_peak: AtomicU64,
     /// When each client's one outstanding I/O was submitted.
@@ -274,6 +280,16 @@ impl Ctx<'_> {
     }
 }
 
+/// Stores the thread's CPU time when the thread's work ends, however it ends.
+struct CpuOnExit<'a>(&'a AtomicU64);
+
+impl Drop for CpuOnExit<'_> {
+    fn drop(&mut self) {
+        self.0
+            .store(tcpwise_sys::thread_cpu_ns(), Ordering::Relaxed);
+    }
+}
+
 fn page_offset(page: u32) -> u64 {
     u64::from(page) * PAGE as u64
 }
@@ -299,6 +315,8 @@ pub fn run(opts: &Options, file: &DataFile) -> Result<Outcome, AioError> {
         file,
         fd: file.shared(),
         per_thread: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+        per_thread_cpu: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+        reaper_cpu: AtomicU64::new(0),
         inflight: AtomicU64::new(0),
         inflight_peak: AtomicU64::new(0),
         io_started: (0..opts.clients).map(|_| AtomicU64::new(0)).collect(),
@@ -346,6 +364,14 @@ pub fn run(opts: &Options, file: &DataFile) -> Result<Outcome, AioError> {
             .iter()
             .map(|c| c.load(Ordering::Relaxed))
             .collect(),
+        per_thread_cpu_ns: ctx
+            .per_thread_cpu
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .collect(),
+        reaper_cpu_ns: matches!(opts.model, Model::Shared { .. })
+            .then(|| ctx.reaper_cpu.load(Ordering::Relaxed)),
+        wall_ns: mono_ns() - start,
         queued_peak: ctx.queued_peak.into_inner(),
         slot_waits: ctx.slot_waits.into_inner(),
         slot_wait: ctx
@@ -367,6 +393,7 @@ fn sync(ctx: &Ctx<'_>, threads: usize, first: Vec<Io>) {
         for t in 0..threads {
             let (tx, rx, busy) = (tx.clone(), rx.clone(), &busy);
             s.spawn(move || {
+                let _cpu = CpuOnExit(&ctx.per_thread_cpu[t]);
                 let mut buf = AlignedBuf::new(PAGE);
                 while !ctx.finished() {
                     let Ok(p) = rx.recv_timeout(Duration::from_millis(IDLE_MS)) else {
@@ -444,6 +471,7 @@ fn segments(ctx: &Ctx<'_>, threads: usize, slots: usize, first: Vec<Io>) -> Resu
     std::thread::scope(|s| {
         for (t, mut ring) in rings.into_iter().enumerate() {
             s.spawn(move || {
+                let _cpu = CpuOnExit(&ctx.per_thread_cpu[t]);
                 if let Err(e) = ring.arm(&segs[t].bell, BELL) {
                     return ctx.io_error("cannot arm the doorbell of", e);
                 }
@@ -527,6 +555,7 @@ fn shared(ctx: &Ctx<'_>, threads: usize, depth: usize, first: Vec<Io>) -> Result
     let bell = &bell;
     std::thread::scope(|s| {
         s.spawn(move || {
+            let _cpu = CpuOnExit(&ctx.reaper_cpu);
             if let Err(e) = ring.arm(bell, BELL) {
                 return ctx.io_error("cannot arm the doorbell of", e);
             }
@@ -547,6 +576,7 @@ fn shared(ctx: &Ctx<'_>, threads: usize, depth: usize, first: Vec<Io>) -> Result
         for t in 0..threads {
             let (sub_tx, done_rx) = (sub_tx.clone(), done_rx.clone());
             s.spawn(move || {
+                let _cpu = CpuOnExit(&ctx.per_thread_cpu[t]);
                 while !ctx.finished() {
                     let ev = match done_rx.recv_timeout(Duration::from_millis(IDLE_MS)) {
                         Ok(ev) => ev,

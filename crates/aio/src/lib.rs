@@ -304,6 +304,14 @@ pub struct AioReport {
     pub io_p99_ms: f64,
     /// I/O completions each thread handled.
     pub per_thread_completions: Vec<u64>,
+    /// CPU time each of those threads used, ms.
+    pub per_thread_cpu_ms: Vec<u64>,
+    /// The busiest thread's CPU time (the reaper's too) over the run's wall
+    /// time (1.0: one core saturated): whether a thread, rather than the
+    /// disk, was the limit.
+    pub busiest_thread_cpu: f64,
+    /// CPU time of the shared model's reaper thread, ms.
+    pub reaper_cpu_ms: Option<u64>,
     /// Most I/Os queued for a slot (segments), ring room (shared) or a
     /// free thread (sync) at once.
     pub queued_peak: u64,
@@ -358,8 +366,12 @@ impl std::fmt::Display for AioReport {
         )?;
         writeln!(
             f,
-            "completions per thread: {:?}; hypervisor steal {} ticks",
+            "completions per thread: {:?}, CPU ms per thread: {:?}{}; hypervisor steal {} ticks",
             self.per_thread_completions,
+            self.per_thread_cpu_ms,
+            self.reaper_cpu_ms
+                .map(|r| format!(" (reaper {r})"))
+                .unwrap_or_default(),
             self.steal_ticks.map_or("?".into(), |t| t.to_string())
         )?;
         write!(
@@ -414,6 +426,20 @@ pub fn run(opts: &Options, file: &DataFile) -> Result<AioReport, AioError> {
         io_p50_ms: ms(out.io_latency.value_at_quantile(0.5)),
         io_p99_ms: ms(out.io_latency.value_at_quantile(0.99)),
         per_thread_completions: out.per_thread,
+        busiest_thread_cpu: out
+            .per_thread_cpu_ns
+            .iter()
+            .chain(&out.reaper_cpu_ns)
+            .copied()
+            .max()
+            .unwrap_or(0) as f64
+            / out.wall_ns.max(1) as f64,
+        per_thread_cpu_ms: out
+            .per_thread_cpu_ns
+            .iter()
+            .map(|n| n / 1_000_000)
+            .collect(),
+        reaper_cpu_ms: out.reaper_cpu_ns.map(|n| n / 1_000_000),
         queued_peak: out.queued_peak,
         slot_waits: out.slot_waits,
         slot_wait_p99_ms: ms(out.slot_wait.value_at_quantile(0.99)),

@@ -257,11 +257,13 @@ pub fn run(
                 &[
                     "model",
                     "in flight (peak)",
+                    "I/O in kernel p50 / p99 ms",
                     "queued (peak)",
                     "slot waits",
                     "slot wait p99 ms",
                     "latch waits",
                     "p99 ms",
+                    "busiest thread CPU %",
                     "completions per thread"
                 ]
                 .map(String::from)
@@ -282,7 +284,7 @@ pub fn run(
                 .unwrap_or_default();
             let _ = writeln!(
                 md,
-                "| {m} | {:.0} | {:.1} / {:.1} | {:.0} | {:.0} | {:.1} | {:.0} | {:.1} | {spread} |",
+                "| {m} | {:.0} | {:.1} / {:.1} | {:.0} | {:.0} | {:.1} | {:.0} | {:.1} | {:.0} | {spread} |",
                 f(|r| r.inflight_peak as f64),
                 f(|r| r.io_p50_ms),
                 f(|r| r.io_p99_ms),
@@ -291,6 +293,7 @@ pub fn run(
                 f(|r| r.slot_wait_p99_ms),
                 f(|r| r.latch_waits as f64),
                 f(|r| r.p99_ms),
+                f(|r| r.busiest_thread_cpu * 100.0),
             );
         }
         let _ = writeln!(md);
