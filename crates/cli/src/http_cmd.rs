@@ -262,6 +262,10 @@ pub struct ServeArgs {
     /// Log one line per request to stderr, with connection ids.
     #[arg(long)]
     pub access_log: bool,
+    /// Worker threads, each with its own event loop and SO_REUSEPORT listener
+    /// (nginx's worker model). Default: one per CPU this process may run on.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
 }
 
 pub fn serve(a: ServeArgs) -> Result<i32> {
@@ -289,18 +293,22 @@ pub fn serve(a: ServeArgs) -> Result<i32> {
         tls,
         access_log: a.access_log,
     };
-    crate::runtime()?
-        .block_on(async {
-            let (tx, rx) = tokio::sync::watch::channel(false);
-            tokio::spawn(async move {
-                crate::stop_signal().await;
-                let _ = tx.send(true);
-            });
-            tcpwise_http::serve(opts, rx, |addr| {
-                eprintln!("tcpwise serve: listening on {scheme}://{addr}")
-            })
-            .await
-        })
-        .map_err(|e| anyhow::Error::new(e).context(format!("cannot serve on {}", a.bind)))?;
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    // Signals are watched on a thread of their own; they end every worker.
+    std::thread::spawn(move || {
+        rt.block_on(crate::stop_signal());
+        let _ = tx.send(true);
+    });
+    let threads = a.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        usize::from,
+    );
+    tcpwise_http::serve_threads(opts, threads, rx, |addr| {
+        eprintln!("tcpwise serve: {threads} thread(s), listening on {scheme}://{addr}")
+    })
+    .map_err(|e| anyhow::Error::new(e).context(format!("cannot serve on {}", a.bind)))?;
     Ok(0)
 }

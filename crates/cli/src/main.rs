@@ -3,6 +3,7 @@
 //! library crates; errors come back here and are mapped to exit codes in
 //! one place, [`exit_code`].
 
+mod bench_cmd;
 mod dispatch_cmd;
 mod emu_cmd;
 mod http_cmd;
@@ -59,6 +60,19 @@ enum Command {
     /// Run the seed experiments on emulated links and write a report (needs root).
     #[command(after_help = lab_cmd::LAB_HELP)]
     Lab(lab_cmd::LabArgs),
+    /// Load an HTTP server: closed loop like wrk, or open loop at --rate R with
+    /// coordinated-omission correction like wrk2.
+    ///
+    /// Flags as wrk spells them (-c connections, -t threads, -d duration),
+    /// wrk2's -R/--rate, hey's -n, curl's -H/-X/-k/--cacert (the body is
+    /// --data, since -d is the duration).
+    ///
+    /// Examples:
+    ///   tcpwise serve --bind 127.0.0.1:8080 & sleep 0.5
+    ///   tcpwise bench http://127.0.0.1:8080/bytes/100 -c 64 -d 2s
+    ///   tcpwise bench http://127.0.0.1:8080/bytes/100 -c 16 --rate 2000 -d 2s --json
+    #[command(verbatim_doc_comment)]
+    Bench(bench_cmd::BenchArgs),
     /// Serve /bytes/N, /delay/MS/bytes/N, /echo and /health over HTTP/1.1 (keep-alive, optional TLS).
     Serve(http_cmd::ServeArgs),
 }
@@ -113,6 +127,14 @@ pub fn exit_code(e: &anyhow::Error) -> i32 {
         }
         if cause.is::<http_cmd::HttpStatus>() {
             return 22;
+        }
+        if let Some(e) = cause.downcast_ref::<tcpwise_bench::BenchError>() {
+            use tcpwise_bench::BenchError as B;
+            return match e {
+                B::Usage(_) => 2,
+                B::FdLimit { .. } => 3,
+                _ => 1,
+            };
         }
         if cause.is::<tcpwise_aio::UringError>() {
             return 3;
@@ -179,6 +201,7 @@ fn main() {
         Command::Dispatch(cmd) => dispatch_cmd::run(cmd),
         Command::Get(a) => http_cmd::get(a),
         Command::Serve(a) => http_cmd::serve(a),
+        Command::Bench(a) => bench_cmd::run(a),
         Command::Lab(a) => lab_cmd::run(a),
     };
     let code = r.unwrap_or_else(|e| {

@@ -131,16 +131,7 @@ pub fn serve(
 pub const BACKLOG: i32 = 1024;
 
 fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
-    use socket2::{Domain, Socket, Type};
-    let s = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
-    s.set_reuse_address(true)?;
-    if addr.is_ipv6() {
-        // [::] takes IPv4 too, as std's bind does on Linux by default.
-        let _ = s.set_only_v6(false);
-    }
-    s.bind(&addr.into())?;
-    s.listen(BACKLOG)?;
-    Ok(s.into())
+    tcpwise_tcp::listen(addr, BACKLOG, false)
 }
 
 /// 1024 clients need more than the usual 1024 descriptors.

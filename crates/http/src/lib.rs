@@ -26,4 +26,4 @@ pub use client::{
     Client, ClientConfig, ConnReport, FetchError, Header, HttpError, Redirects, Request, Response,
     Timings,
 };
-pub use server::{ServeOptions, serve};
+pub use server::{ServeOptions, serve, serve_threads};

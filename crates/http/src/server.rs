@@ -101,12 +101,76 @@ async fn route(req: Request<Incoming>) -> Response<Out> {
 /// `ready` gets the bound address.
 pub async fn serve(
     opts: ServeOptions,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
     ready: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
-    let listener = TcpListener::bind(opts.bind).await?;
+    let listener = listen(opts.bind, false)?;
     ready(listener.local_addr()?);
+    listener.set_nonblocking(true)?;
     let ids = Arc::new(AtomicU64::new(0));
+    serve_listener(TcpListener::from_std(listener)?, opts, shutdown, ids).await
+}
+
+/// Listen backlog (std asks for 128, which a burst of connections overflows).
+const BACKLOG: i32 = 4096;
+
+fn listen(addr: SocketAddr, reuse_port: bool) -> std::io::Result<std::net::TcpListener> {
+    tcpwise_tcp::listen(addr, BACKLOG, reuse_port)
+}
+
+/// Serves on `threads` threads, each with its own single-threaded tokio
+/// runtime and its own `SO_REUSEPORT` listener on the one port, so the
+/// kernel spreads connections and a request never crosses threads
+/// (nginx's worker model; a work-stealing runtime pays atomics and
+/// cross-thread wake-ups on every request). Blocks until `shutdown` fires
+/// and every thread has finished what it had in flight.
+pub fn serve_threads(
+    opts: ServeOptions,
+    threads: usize,
+    shutdown: watch::Receiver<bool>,
+    ready: impl FnOnce(SocketAddr),
+) -> std::io::Result<()> {
+    let first = listen(opts.bind, true)?;
+    let addr = first.local_addr()?;
+    let mut listeners = vec![first];
+    for _ in 1..threads.max(1) {
+        listeners.push(listen(addr, true)?);
+    }
+    ready(addr);
+    let ids = Arc::new(AtomicU64::new(0));
+    std::thread::scope(|s| {
+        let handles: Vec<_> = listeners
+            .into_iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let (opts, stop, ids) = (opts.clone(), shutdown.clone(), ids.clone());
+                std::thread::Builder::new()
+                    .name(format!("tw-serve-{i}"))
+                    .spawn_scoped(s, move || {
+                        l.set_nonblocking(true)?;
+                        tokio::runtime::Builder::new_current_thread()
+                            .enable_all()
+                            .build()?
+                            .block_on(async {
+                                serve_listener(TcpListener::from_std(l)?, opts, stop, ids).await
+                            })
+                    })
+            })
+            .collect::<Result<_, _>>()?;
+        for h in handles {
+            h.join()
+                .map_err(|_| std::io::Error::other("a server thread panicked"))??;
+        }
+        Ok(())
+    })
+}
+
+async fn serve_listener(
+    listener: TcpListener,
+    opts: ServeOptions,
+    mut shutdown: watch::Receiver<bool>,
+    ids: Arc<AtomicU64>,
+) -> std::io::Result<()> {
     let acceptor = opts.tls.clone().map(tokio_rustls::TlsAcceptor::from);
     let mut tasks = tokio::task::JoinSet::new();
     loop {

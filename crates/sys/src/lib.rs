@@ -650,3 +650,28 @@ pub fn on_memory_fs(path: &std::path::Path) -> io::Result<bool> {
     let t = st.f_type as i64;
     Ok(t == TMPFS_MAGIC || t == RAMFS_MAGIC)
 }
+
+/// Raises the soft `RLIMIT_NOFILE` to at least `need` descriptors if the
+/// hard limit allows (never lowers it); returns (soft, hard) afterwards.
+pub fn fd_limit_for(need: u64) -> (u64, u64) {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: r is a valid rlimit for both calls.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0 {
+            return (0, 0);
+        }
+        if r.rlim_cur < need && r.rlim_cur < r.rlim_max {
+            let want = libc::rlimit {
+                rlim_cur: r.rlim_max.min(need),
+                rlim_max: r.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &want) == 0 {
+                r = want;
+            }
+        }
+    }
+    (r.rlim_cur, r.rlim_max)
+}

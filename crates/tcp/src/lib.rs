@@ -31,3 +31,28 @@ pub use buffer::{AppliedBuffers, BufferError, BufferPolicy};
 pub use burst::BurstMeter;
 pub use info::TcpInfo;
 pub use read_sizer::{ReadSizer, SizedRead};
+
+/// A listening socket the way tcpwise's servers want one: `SO_REUSEADDR`,
+/// `SO_REUSEPORT` if asked (several listeners on one port, one per
+/// thread), dual-stack for `[::]`, and a `backlog` that a burst of
+/// connections does not overflow (std's `TcpListener::bind` asks for 128;
+/// the kernel caps it at `net.core.somaxconn`).
+pub fn listen(
+    addr: std::net::SocketAddr,
+    backlog: i32,
+    reuse_port: bool,
+) -> std::io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    s.set_reuse_address(true)?;
+    if reuse_port {
+        s.set_reuse_port(true)?;
+    }
+    if addr.is_ipv6() {
+        // [::] takes IPv4 too, as std's bind does on Linux by default.
+        let _ = s.set_only_v6(false);
+    }
+    s.bind(&addr.into())?;
+    s.listen(backlog)?;
+    Ok(s.into())
+}

@@ -1,0 +1,331 @@
+//! # tcpwise-bench: a load generator that tells the truth about latency
+//!
+//! `tcpwise bench` loads an HTTP/1.1 server the way wrk and wrk2 do, with
+//! a lean client path: the request is serialised once, responses are
+//! framed with `httparse` and a byte-level chunked decoder ([`response`]),
+//! bodies are counted, never copied, and each thread runs its own
+//! single-threaded tokio runtime with its own connections (no work
+//! stealing, no cross-thread wake-ups), as wrk runs one event loop a thread.
+//!
+//! Two disciplines:
+//! - **closed loop** (default, wrk): each connection sends its next
+//!   request when the last response ended. A stalled server slows the
+//!   senders down, so the stall hides from the percentiles (coordinated
+//!   omission).
+//! - **open loop** (`--rate R`, wrk2): request k of connection i is due at
+//!   `start + i/R + k*C/R` ([`schedule`]), sent then or, when the
+//!   connection was still busy, as soon as it is free; its latency is
+//!   measured **from the time it was due**, so a 1 s stall shows up as up
+//!   to 1 s of latency for every request that should have been sent
+//!   during it, as a user arriving then would have seen.
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod response;
+mod run;
+pub mod schedule;
+
+pub use run::run;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One load run.
+#[derive(Clone)]
+pub struct Options {
+    /// Target (http or https).
+    pub url: url::Url,
+    /// Open connections.
+    pub connections: usize,
+    /// Threads, each with its own share of the connections.
+    pub threads: usize,
+    /// Stop after this long (one of `duration` and `requests` is set).
+    pub duration: Option<Duration>,
+    /// Stop after this many requests.
+    pub requests: Option<u64>,
+    /// Open loop at this many requests per second (all connections together).
+    pub rate: Option<f64>,
+    /// Method.
+    pub method: String,
+    /// Extra headers.
+    pub headers: Vec<(String, String)>,
+    /// Request body.
+    pub body: Option<Vec<u8>>,
+    /// A request with no complete response after this long is an error.
+    pub timeout: Duration,
+    /// TLS configuration for https.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+}
+
+/// Why a run could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// Options that cannot run.
+    #[error("{0}")]
+    Usage(String),
+    /// The target's name does not resolve.
+    #[error("cannot resolve {0}")]
+    Resolve(String, #[source] std::io::Error),
+    /// Not enough file descriptors for the connections.
+    #[error(
+        "-c {conns} needs about {need} file descriptors, but the hard limit is {hard} (raise it: ulimit -Hn, or LimitNOFILE= for a service)"
+    )]
+    FdLimit {
+        /// Connections asked for.
+        conns: usize,
+        /// Descriptors needed.
+        need: u64,
+        /// The hard limit.
+        hard: u64,
+    },
+    /// No request got a response: the first error, as the run saw it.
+    #[error("no request got a response from {url}: {first}")]
+    NothingAnswered {
+        /// The target.
+        url: String,
+        /// The first error.
+        first: String,
+    },
+    /// Starting the threads or runtimes failed.
+    #[error("cannot start the load threads")]
+    Io(#[from] std::io::Error),
+}
+
+impl Options {
+    /// Refuses a run that cannot be made.
+    pub fn validate(&self) -> Result<(), BenchError> {
+        let u = |m: &str| Err(BenchError::Usage(m.to_string()));
+        if !matches!(self.url.scheme(), "http" | "https") {
+            return u("only http:// and https:// URLs can be loaded");
+        }
+        if self.url.host_str().is_none() {
+            return u("the URL has no host");
+        }
+        if self.connections == 0 || self.connections > 1_000_000 {
+            return u("-c must be from 1 to 1000000");
+        }
+        if self.threads == 0 || self.threads > 1024 {
+            return u("-t must be from 1 to 1024");
+        }
+        if self.duration.is_some() == self.requests.is_some() {
+            return u("give one of -d DURATION and -n REQUESTS");
+        }
+        if self
+            .duration
+            .is_some_and(|d| d.is_zero() || d > Duration::from_secs(86400))
+        {
+            return u("-d must be longer than 0 and at most 24h");
+        }
+        if self.requests == Some(0) {
+            return u("-n must be at least 1");
+        }
+        if let Some(r) = self.rate
+            && !(r.is_finite() && r > 0.0 && r <= 10_000_000.0)
+        {
+            return u("--rate must be a number of requests per second above 0 (at most 10000000)");
+        }
+        if self.timeout.is_zero() {
+            return u("--timeout must be longer than 0");
+        }
+        if self.url.scheme() == "https" && self.tls.is_none() {
+            return u("https needs a TLS configuration");
+        }
+        Ok(())
+    }
+
+    /// The request, serialised once.
+    pub fn request_bytes(&self) -> Vec<u8> {
+        let path = match self.url.query() {
+            Some(q) => format!("{}?{q}", self.url.path()),
+            None => self.url.path().to_string(),
+        };
+        let host = match (self.url.host_str(), self.url.port()) {
+            (Some(h), Some(p)) => format!("{h}:{p}"),
+            (Some(h), None) => h.to_string(),
+            _ => String::new(),
+        };
+        let mut r = format!("{} {path} HTTP/1.1\r\nHost: {host}\r\n", self.method);
+        let has = |name: &str| {
+            self.headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case(name))
+        };
+        if !has("user-agent") {
+            r.push_str("User-Agent: tcpwise-bench\r\n");
+        }
+        for (k, v) in &self.headers {
+            r.push_str(&format!("{k}: {v}\r\n"));
+        }
+        if let Some(b) = &self.body
+            && !has("content-length")
+        {
+            r.push_str(&format!("Content-Length: {}\r\n", b.len()));
+        }
+        r.push_str("\r\n");
+        let mut bytes = r.into_bytes();
+        if let Some(b) = &self.body {
+            bytes.extend_from_slice(b);
+        }
+        bytes
+    }
+}
+
+/// Percentiles of one distribution, ms.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Percentiles {
+    /// Median.
+    pub p50_ms: f64,
+    /// 75th.
+    pub p75_ms: f64,
+    /// 90th.
+    pub p90_ms: f64,
+    /// 99th.
+    pub p99_ms: f64,
+    /// 99.9th.
+    pub p999_ms: f64,
+    /// 99.99th.
+    pub p9999_ms: f64,
+    /// Largest.
+    pub max_ms: f64,
+    /// Mean.
+    pub mean_ms: f64,
+}
+
+/// Socket and protocol errors, by kind.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Errors {
+    /// Connections that could not be made (refused, unreachable, TLS).
+    pub connect: u64,
+    /// Reads that failed (reset) or ended early (closed mid-response).
+    pub read: u64,
+    /// Writes that failed.
+    pub write: u64,
+    /// Responses not complete within `--timeout`.
+    pub timeout: u64,
+    /// Responses that were not HTTP.
+    pub parse: u64,
+}
+
+impl Errors {
+    /// All of them.
+    pub fn total(&self) -> u64 {
+        self.connect + self.read + self.write + self.timeout + self.parse
+    }
+
+    fn add(&mut self, o: &Errors) {
+        self.connect += o.connect;
+        self.read += o.read;
+        self.write += o.write;
+        self.timeout += o.timeout;
+        self.parse += o.parse;
+    }
+}
+
+/// What a run measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The target.
+    pub url: String,
+    /// Connections.
+    pub connections: usize,
+    /// Threads.
+    pub threads: usize,
+    /// `closed` or `open`.
+    pub mode: &'static str,
+    /// The open loop's target rate, requests/s.
+    pub target_rate: Option<f64>,
+    /// Measured time, s.
+    pub duration_s: f64,
+    /// Responses completed.
+    pub requests: u64,
+    /// Requests sent (open loop: on or behind schedule).
+    pub sent: u64,
+    /// Responses per second.
+    pub requests_per_s: f64,
+    /// Requests sent per second (open loop: how close to `--rate`).
+    pub achieved_rate: Option<f64>,
+    /// Latency (open loop: from the time each request was due).
+    pub latency: Percentiles,
+    /// Time to the first byte of the response (same origin).
+    pub ttfb: Percentiles,
+    /// Shortcuts for the JSON summary.
+    pub p50_ms: f64,
+    /// 99th percentile latency.
+    pub p99_ms: f64,
+    /// 99.9th percentile latency.
+    pub p999_ms: f64,
+    /// Largest latency.
+    pub max_ms: f64,
+    /// Responses by status code.
+    pub status: BTreeMap<u16, u64>,
+    /// Responses outside 2xx.
+    pub non_2xx: u64,
+    /// Errors, all kinds.
+    pub errors: u64,
+    /// Errors by kind.
+    pub errors_by_kind: Errors,
+    /// The first error seen, for the message.
+    pub first_error: Option<String>,
+    /// Connections opened (reconnects included).
+    pub connects: u64,
+    /// Response bytes read (heads and bodies).
+    pub bytes_read: u64,
+    /// Request bytes written.
+    pub bytes_written: u64,
+    /// Soft RLIMIT_NOFILE during the run.
+    pub fd_limit: u64,
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "{} {}: {} connections, {} threads, {:.2} s{}",
+            self.mode,
+            self.url,
+            self.connections,
+            self.threads,
+            self.duration_s,
+            self.target_rate
+                .map(|r| format!(", target {r:.0} req/s"))
+                .unwrap_or_default()
+        )?;
+        writeln!(
+            f,
+            "{} requests, {:.0} req/s{}; {:.2} MB read",
+            self.requests,
+            self.requests_per_s,
+            self.achieved_rate
+                .map(|r| format!(" (sent {r:.0}/s)"))
+                .unwrap_or_default(),
+            self.bytes_read as f64 / 1e6
+        )?;
+        for (name, p) in [("latency", &self.latency), ("ttfb", &self.ttfb)] {
+            writeln!(
+                f,
+                "{name:8} p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  p99.99 {:.3}  max {:.3} ms",
+                p.p50_ms, p.p90_ms, p.p99_ms, p.p999_ms, p.p9999_ms, p.max_ms
+            )?;
+        }
+        let codes: Vec<String> = self
+            .status
+            .iter()
+            .map(|(c, n)| format!("{c}: {n}"))
+            .collect();
+        let e = &self.errors_by_kind;
+        write!(
+            f,
+            "status {}; non-2xx {}; errors {} (connect {}, read {}, write {}, timeout {}, parse {})",
+            codes.join(", "),
+            self.non_2xx,
+            self.errors,
+            e.connect,
+            e.read,
+            e.write,
+            e.timeout,
+            e.parse
+        )
+    }
+}

@@ -1,0 +1,413 @@
+//! The load itself (thin glue: framing is in [`crate::response`], the
+//! timetable in [`crate::schedule`]). Each thread runs a single-threaded
+//! tokio runtime with a `LocalSet`: its connections are tasks that share
+//! the thread's statistics without locks.
+
+use crate::response::Response;
+use crate::schedule::Schedule;
+use crate::{BenchError, Errors, Options, Percentiles, Report};
+use hdrhistogram::Histogram;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+trait Io: AsyncRead + AsyncWrite + Unpin {}
+impl<T: AsyncRead + AsyncWrite + Unpin> Io for T {}
+
+/// What every connection of a run needs to know.
+struct Shared {
+    addr: SocketAddr,
+    host: String,
+    tls: Option<tokio_rustls::TlsConnector>,
+    request: Vec<u8>,
+    head_only: bool,
+    start: Instant,
+    end: Option<Instant>,
+    /// Requests left to send (`-n`); negative once exhausted.
+    budget: Option<AtomicI64>,
+    rate: Option<f64>,
+    connections: usize,
+    timeout: Duration,
+    done: Arc<AtomicU64>,
+}
+
+/// One thread's statistics.
+struct Stats {
+    latency: Histogram<u64>,
+    ttfb: Histogram<u64>,
+    status: BTreeMap<u16, u64>,
+    errors: Errors,
+    first_error: Option<String>,
+    requests: u64,
+    sent: u64,
+    connects: u64,
+    bytes_read: u64,
+    bytes_written: u64,
+}
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1_000, 3_600_000_000_000, 3).expect("bounds")
+}
+
+impl Stats {
+    fn new() -> Stats {
+        Stats {
+            latency: histogram(),
+            ttfb: histogram(),
+            status: BTreeMap::new(),
+            errors: Errors::default(),
+            first_error: None,
+            requests: 0,
+            sent: 0,
+            connects: 0,
+            bytes_read: 0,
+            bytes_written: 0,
+        }
+    }
+
+    fn error(&mut self, kind: fn(&mut Errors) -> &mut u64, what: String) {
+        *kind(&mut self.errors) += 1;
+        self.first_error.get_or_insert(what);
+    }
+
+    fn merge(&mut self, o: Stats) {
+        let _ = self.latency.add(&o.latency);
+        let _ = self.ttfb.add(&o.ttfb);
+        for (k, v) in o.status {
+            *self.status.entry(k).or_default() += v;
+        }
+        self.errors.add(&o.errors);
+        if self.first_error.is_none() {
+            self.first_error = o.first_error;
+        }
+        self.requests += o.requests;
+        self.sent += o.sent;
+        self.connects += o.connects;
+        self.bytes_read += o.bytes_read;
+        self.bytes_written += o.bytes_written;
+    }
+}
+
+/// Loads the target as `opts` says; `done` counts completed responses as
+/// they come (for a progress bar).
+pub fn run(opts: &Options, done: Arc<AtomicU64>) -> Result<Report, BenchError> {
+    opts.validate()?;
+    let need = opts.connections as u64 + 64;
+    let (soft, hard) = tcpwise_sys::fd_limit_for(need);
+    if soft < need {
+        return Err(BenchError::FdLimit {
+            conns: opts.connections,
+            need,
+            hard,
+        });
+    }
+    let host = opts.url.host_str().unwrap_or_default().to_string();
+    let addr = opts
+        .url
+        .socket_addrs(|| None)
+        .map_err(|e| BenchError::Resolve(host.clone(), e))?
+        .into_iter()
+        .next()
+        .ok_or_else(|| BenchError::Resolve(host.clone(), std::io::Error::other("no address")))?;
+    let start = Instant::now();
+    let shared = Arc::new(Shared {
+        addr,
+        host: host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string(),
+        tls: opts.tls.clone().map(tokio_rustls::TlsConnector::from),
+        request: opts.request_bytes(),
+        head_only: opts.method.eq_ignore_ascii_case("HEAD"),
+        start,
+        end: opts.duration.map(|d| start + d),
+        budget: opts.requests.map(|n| AtomicI64::new(n as i64)),
+        rate: opts.rate,
+        connections: opts.connections,
+        timeout: opts.timeout,
+        done,
+    });
+    let threads = opts.threads.min(opts.connections);
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name(format!("tw-bench-{t}"))
+                .spawn(move || thread_main(t, threads, shared))
+        })
+        .collect::<Result<_, _>>()?;
+    let mut stats = Stats::new();
+    for h in handles {
+        stats.merge(
+            h.join()
+                .map_err(|_| std::io::Error::other("a load thread panicked"))??,
+        );
+    }
+    let elapsed = match shared.end {
+        Some(end) => end.min(Instant::now()) - start,
+        None => start.elapsed(),
+    };
+    if stats.requests == 0 {
+        return Err(BenchError::NothingAnswered {
+            url: opts.url.to_string(),
+            first: stats
+                .first_error
+                .unwrap_or_else(|| "no response in time".into()),
+        });
+    }
+    Ok(report(opts, stats, elapsed, soft))
+}
+
+fn thread_main(t: usize, threads: usize, shared: Arc<Shared>) -> Result<Stats, BenchError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let stats = Rc::new(RefCell::new(Stats::new()));
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async {
+        let tasks: Vec<_> = (t..shared.connections)
+            .step_by(threads)
+            .map(|i| tokio::task::spawn_local(connection(i, shared.clone(), stats.clone())))
+            .collect();
+        for task in tasks {
+            let _ = task.await;
+        }
+    });
+    drop(local);
+    Ok(Rc::try_unwrap(stats)
+        .map(RefCell::into_inner)
+        .unwrap_or_else(|rc| std::mem::replace(&mut rc.borrow_mut(), Stats::new())))
+}
+
+async fn connect(shared: &Shared) -> std::io::Result<Box<dyn Io>> {
+    let s = tokio::net::TcpStream::connect(shared.addr).await?;
+    s.set_nodelay(true)?;
+    match &shared.tls {
+        None => Ok(Box::new(s)),
+        Some(tls) => {
+            let name = rustls_pki_types::ServerName::try_from(shared.host.clone())
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+            Ok(Box::new(tls.connect(name, s).await?))
+        }
+    }
+}
+
+/// How one request ended.
+enum Outcome {
+    Done {
+        status: u16,
+        keep_alive: bool,
+        first_byte: Instant,
+        read: u64,
+    },
+    Failed(fn(&mut Errors) -> &mut u64, String),
+}
+
+async fn exchange(s: &mut Box<dyn Io>, shared: &Shared, buf: &mut Vec<u8>) -> Outcome {
+    if let Err(e) = s.write_all(&shared.request).await {
+        return Outcome::Failed(|e| &mut e.write, format!("write: {e}"));
+    }
+    let mut resp = Response::new(shared.head_only);
+    let mut first_byte = None;
+    let mut read = 0u64;
+    loop {
+        if !buf.is_empty() {
+            match resp.advance(buf) {
+                Ok(a) => {
+                    buf.drain(..a.used);
+                    if a.done {
+                        break;
+                    }
+                }
+                Err(e) => return Outcome::Failed(|e| &mut e.parse, e.to_string()),
+            }
+        }
+        if buf.capacity() - buf.len() < 4096 {
+            buf.reserve(16384);
+        }
+        match s.read_buf(buf).await {
+            Ok(0) if resp.at_eof() => break,
+            Ok(0) => {
+                return Outcome::Failed(|e| &mut e.read, "connection closed mid-response".into());
+            }
+            Ok(n) => {
+                first_byte.get_or_insert_with(Instant::now);
+                read += n as u64;
+            }
+            Err(e) => return Outcome::Failed(|e| &mut e.read, format!("read: {e}")),
+        }
+    }
+    Outcome::Done {
+        status: resp.status.unwrap_or(0),
+        keep_alive: resp.keep_alive && !resp.at_eof(),
+        first_byte: first_byte.unwrap_or_else(Instant::now),
+        read,
+    }
+}
+
+async fn connection(i: usize, shared: Arc<Shared>, stats: Rc<RefCell<Stats>>) {
+    let mut schedule = shared.rate.map(|r| Schedule::new(i, shared.connections, r));
+    let mut stream: Option<Box<dyn Io>> = None;
+    let mut buf = Vec::with_capacity(16384);
+    let far = shared.start + Duration::from_secs(86400 * 365);
+    let end = shared.end.unwrap_or(far);
+    loop {
+        let due = match &mut schedule {
+            Some(s) => {
+                let due = shared.start + Duration::from_nanos(s.next_due());
+                if due >= end {
+                    break;
+                }
+                tokio::time::sleep_until(due.into()).await;
+                due
+            }
+            None => Instant::now(),
+        };
+        if due >= end {
+            break;
+        }
+        if let Some(b) = &shared.budget
+            && b.fetch_sub(1, Ordering::Relaxed) <= 0
+        {
+            break;
+        }
+        if stream.is_none() {
+            let c = tokio::time::timeout_at(
+                end.min(Instant::now() + shared.timeout).into(),
+                connect(&shared),
+            )
+            .await;
+            match c {
+                Ok(Ok(s)) => {
+                    stats.borrow_mut().connects += 1;
+                    stream = Some(s);
+                }
+                Ok(Err(e)) => {
+                    stats.borrow_mut().error(
+                        |e| &mut e.connect,
+                        format!("connect to {}: {e}", shared.addr),
+                    );
+                    // Not a busy loop against a refused port.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+                Err(_) => {
+                    if Instant::now() < end {
+                        stats.borrow_mut().error(
+                            |e| &mut e.timeout,
+                            format!("connect to {}: timed out", shared.addr),
+                        );
+                    }
+                    continue;
+                }
+            }
+        }
+        let Some(s) = stream.as_mut() else { continue };
+        stats.borrow_mut().sent += 1;
+        let deadline = end.min(Instant::now() + shared.timeout);
+        let r = tokio::time::timeout_at(deadline.into(), exchange(s, &shared, &mut buf)).await;
+        let now = Instant::now();
+        let mut st = stats.borrow_mut();
+        st.bytes_written += shared.request.len() as u64;
+        match r {
+            Ok(Outcome::Done {
+                status,
+                keep_alive,
+                first_byte,
+                read,
+            }) => {
+                st.requests += 1;
+                st.bytes_read += read;
+                let _ = st
+                    .latency
+                    .record(((now - due).as_nanos() as u64).max(1_000));
+                let _ = st
+                    .ttfb
+                    .record(((first_byte.max(due) - due).as_nanos() as u64).max(1_000));
+                *st.status.entry(status).or_default() += 1;
+                shared.done.fetch_add(1, Ordering::Relaxed);
+                if !keep_alive {
+                    stream = None;
+                    buf.clear();
+                }
+            }
+            Ok(Outcome::Failed(kind, what)) => {
+                st.error(kind, what);
+                stream = None;
+                buf.clear();
+            }
+            Err(_) => {
+                // Cut by the end of the run: not an error, not a response.
+                if now < end {
+                    st.error(
+                        |e| &mut e.timeout,
+                        format!("no response within {:?}", shared.timeout),
+                    );
+                }
+                stream = None;
+                buf.clear();
+            }
+        }
+    }
+}
+
+fn percentiles(h: &Histogram<u64>) -> Percentiles {
+    let ms = |ns: u64| ns as f64 / 1e6;
+    Percentiles {
+        p50_ms: ms(h.value_at_quantile(0.5)),
+        p75_ms: ms(h.value_at_quantile(0.75)),
+        p90_ms: ms(h.value_at_quantile(0.9)),
+        p99_ms: ms(h.value_at_quantile(0.99)),
+        p999_ms: ms(h.value_at_quantile(0.999)),
+        p9999_ms: ms(h.value_at_quantile(0.9999)),
+        max_ms: ms(h.max()),
+        mean_ms: h.mean() / 1e6,
+    }
+}
+
+fn report(opts: &Options, s: Stats, elapsed: Duration, fd_limit: u64) -> Report {
+    let secs = elapsed.as_secs_f64().max(1e-9);
+    let latency = percentiles(&s.latency);
+    let non_2xx = s
+        .status
+        .iter()
+        .filter(|(c, _)| !(200..300).contains(*c))
+        .map(|(_, n)| n)
+        .sum();
+    Report {
+        url: opts.url.to_string(),
+        connections: opts.connections,
+        threads: opts.threads.min(opts.connections),
+        mode: if opts.rate.is_some() {
+            "open"
+        } else {
+            "closed"
+        },
+        target_rate: opts.rate,
+        duration_s: secs,
+        requests: s.requests,
+        sent: s.sent,
+        requests_per_s: s.requests as f64 / secs,
+        achieved_rate: opts.rate.map(|_| s.sent as f64 / secs),
+        p50_ms: latency.p50_ms,
+        p99_ms: latency.p99_ms,
+        p999_ms: latency.p999_ms,
+        max_ms: latency.max_ms,
+        latency,
+        ttfb: percentiles(&s.ttfb),
+        status: s.status,
+        non_2xx,
+        errors: s.errors.total(),
+        errors_by_kind: s.errors,
+        first_error: s.first_error,
+        connects: s.connects,
+        bytes_read: s.bytes_read,
+        bytes_written: s.bytes_written,
+        fd_limit,
+    }
+}

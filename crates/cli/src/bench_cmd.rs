@@ -1,0 +1,151 @@
+//! `tcpwise bench`: the HTTP load generator (flags as wrk/wrk2 spell them).
+
+use anyhow::Result;
+use clap::Args;
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use tcpwise_http::Header;
+use tcpwise_units::Dur;
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// URL to load (http:// or https://; without a scheme, http).
+    pub url: String,
+    /// Open connections.
+    #[arg(short = 'c', long, default_value_t = 64)]
+    pub connections: usize,
+    /// Threads, each with its own connections and event loop (default: one per CPU).
+    #[arg(short = 't', long)]
+    pub threads: Option<usize>,
+    /// How long to load (wrk's -d). Default 10s unless -n is given.
+    #[arg(short = 'd', long, conflicts_with = "requests")]
+    pub duration: Option<Dur>,
+    /// Stop after this many responses instead (hey's -n).
+    #[arg(short = 'n', long)]
+    pub requests: Option<u64>,
+    /// Open loop at R requests/s in total, latency measured from when each
+    /// request was due (wrk2's -R: coordinated-omission correction).
+    #[arg(short = 'R', long, value_name = "R")]
+    pub rate: Option<f64>,
+    /// Extra header, 'Name: value' (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    pub headers: Vec<Header>,
+    /// Method (default GET, POST with --data).
+    #[arg(short = 'X', long)]
+    pub method: Option<String>,
+    /// Request body, or @FILE (no short form: -d is the duration, as in wrk).
+    #[arg(long, value_name = "DATA")]
+    pub data: Option<String>,
+    /// A request with no complete response after this long counts as a timeout error.
+    #[arg(long, default_value = "10s")]
+    pub timeout: Dur,
+    /// https: accept any server certificate.
+    #[arg(short = 'k', long)]
+    pub insecure: bool,
+    /// https: trust the PEM certificates in FILE too.
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<std::path::PathBuf>,
+    /// Print the report as JSON ({"summary": ...}).
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: BenchArgs) -> Result<i32> {
+    let json = a.json;
+    bench(a).inspect_err(|e| {
+        if json {
+            crate::print_json_error(e);
+        }
+    })
+}
+
+fn bench(a: BenchArgs) -> Result<i32> {
+    let curl = tcpwise_http::curl::CurlArgs {
+        method: a.method.clone(),
+        data: a.data.clone(),
+        headers: a.headers.clone(),
+        ..Default::default()
+    };
+    let req = curl
+        .request(&a.url)
+        .map_err(|e| crate::Usage(format!("{e:#}")))?;
+    let tls = match req.url.scheme() {
+        "https" if a.insecure => Some(tcpwise_http::tls::insecure_client_config()?),
+        "https" => {
+            let extra = match &a.cacert {
+                Some(p) => vec![
+                    std::fs::read(p)
+                        .map_err(|e| crate::Usage(format!("--cacert {}: {e}", p.display())))?,
+                ],
+                None => Vec::new(),
+            };
+            Some(tcpwise_http::tls::client_config(&extra)?)
+        }
+        _ => None,
+    };
+    let duration = match (a.duration, a.requests) {
+        (None, None) => Some(std::time::Duration::from_secs(10)),
+        (d, _) => d.map(Dur::std),
+    };
+    let opts = tcpwise_bench::Options {
+        url: req.url,
+        connections: a.connections,
+        threads: a
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        duration,
+        requests: a.requests,
+        rate: a.rate,
+        method: req.method.to_string(),
+        headers: req.headers,
+        body: (!req.body.is_empty()).then(|| req.body.to_vec()),
+        timeout: a.timeout.std(),
+        tls,
+    };
+    opts.validate()?;
+    let done = Arc::new(AtomicU64::new(0));
+    let bar = (!a.json && std::io::stderr().is_terminal()).then(|| {
+        let (len, unit) = match (opts.requests, opts.duration) {
+            (Some(n), _) => (n, "requests"),
+            (None, d) => (d.map_or(0, |d| d.as_millis() as u64), "ms"),
+        };
+        let b = indicatif::ProgressBar::new(len);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(&format!(
+                "{{bar:40}} {{pos}}/{{len}} {unit} {{msg}}"
+            ))
+            .expect("template"),
+        );
+        b
+    });
+    let report = std::thread::scope(|s| {
+        let worker = s.spawn(|| tcpwise_bench::run(&opts, done.clone()));
+        let t0 = std::time::Instant::now();
+        while !worker.is_finished() {
+            if let Some(b) = &bar {
+                let n = done.load(std::sync::atomic::Ordering::Relaxed);
+                if opts.requests.is_some() {
+                    b.set_position(n);
+                } else {
+                    b.set_position(t0.elapsed().as_millis() as u64);
+                }
+                b.set_message(format!("{n} responses"));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        if let Some(b) = &bar {
+            b.finish_and_clear();
+        }
+        worker
+            .join()
+            .map_err(|_| anyhow::anyhow!("the load thread panicked"))?
+            .map_err(anyhow::Error::from)
+    })?;
+    if a.json {
+        println!("{}", serde_json::json!({ "summary": report }));
+    } else {
+        println!("{report}");
+    }
+    Ok(0)
+}
