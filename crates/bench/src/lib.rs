@@ -270,6 +270,8 @@ pub struct Report {
     pub first_error: Option<String>,
     /// Connections opened (reconnects included).
     pub connects: u64,
+    /// Of the `connections`, how many got at least one response.
+    pub connections_served: u64,
     /// Response bytes read (heads and bodies).
     pub bytes_read: u64,
     /// Request bytes written.
@@ -309,6 +311,11 @@ impl std::fmt::Display for Report {
                 p.p50_ms, p.p90_ms, p.p99_ms, p.p999_ms, p.p9999_ms, p.max_ms
             )?;
         }
+        writeln!(
+            f,
+            "{} of {} connections served, {} connects",
+            self.connections_served, self.connections, self.connects
+        )?;
         let codes: Vec<String> = self
             .status
             .iter()

@@ -46,6 +46,7 @@ struct Stats {
     requests: u64,
     sent: u64,
     connects: u64,
+    served: u64,
     bytes_read: u64,
     bytes_written: u64,
 }
@@ -65,6 +66,7 @@ impl Stats {
             requests: 0,
             sent: 0,
             connects: 0,
+            served: 0,
             bytes_read: 0,
             bytes_written: 0,
         }
@@ -88,6 +90,7 @@ impl Stats {
         self.requests += o.requests;
         self.sent += o.sent;
         self.connects += o.connects;
+        self.served += o.served;
         self.bytes_read += o.bytes_read;
         self.bytes_written += o.bytes_written;
     }
@@ -256,6 +259,7 @@ async fn connection(i: usize, shared: Arc<Shared>, stats: Rc<RefCell<Stats>>) {
     let mut buf = Vec::with_capacity(16384);
     let far = shared.start + Duration::from_secs(86400 * 365);
     let end = shared.end.unwrap_or(far);
+    let mut served = false;
     loop {
         let due = match &mut schedule {
             Some(s) => {
@@ -323,6 +327,10 @@ async fn connection(i: usize, shared: Arc<Shared>, stats: Rc<RefCell<Stats>>) {
             }) => {
                 st.requests += 1;
                 st.bytes_read += read;
+                if !served {
+                    served = true;
+                    st.served += 1;
+                }
                 let _ = st
                     .latency
                     .record(((now - due).as_nanos() as u64).max(1_000));
@@ -406,6 +414,7 @@ fn report(opts: &Options, s: Stats, elapsed: Duration, fd_limit: u64) -> Report 
         errors_by_kind: s.errors,
         first_error: s.first_error,
         connects: s.connects,
+        connections_served: s.served,
         bytes_read: s.bytes_read,
         bytes_written: s.bytes_written,
         fd_limit,

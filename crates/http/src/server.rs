@@ -130,6 +130,8 @@ pub fn serve_threads(
     shutdown: watch::Receiver<bool>,
     ready: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
+    // Thousands of connections need more than the usual 1024 descriptors.
+    tcpwise_sys::raise_fd_limit();
     let first = listen(opts.bind, true)?;
     let addr = first.local_addr()?;
     let mut listeners = vec![first];

@@ -1,0 +1,220 @@
+//! `tcpwise bench` end to end against `tcpwise serve` and python's
+//! http.server: counts that add up, every framing, TLS, an open loop that
+//! shows a stalled server in its percentiles, and bad input that gets one
+//! line and the documented exit code.
+
+mod common;
+use common::*;
+use std::process::Child;
+use std::time::Duration;
+
+struct Killed(Child);
+impl Drop for Killed {
+    fn drop(&mut self) {
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGCONT) };
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `tcpwise serve ARGS` on an ephemeral loopback port: (server, base URL).
+fn serve(extra: &[&str]) -> (Killed, String) {
+    let (child, line) = spawn_announcing(
+        &[
+            &["serve", "--bind", "127.0.0.1:0", "--threads", "1"][..],
+            extra,
+        ]
+        .concat(),
+    );
+    let url = line.rsplit(' ').next().unwrap().to_string();
+    (Killed(child), url)
+}
+
+fn bench(args: &[&str]) -> (Option<i32>, serde_json::Value, String) {
+    let o = tcpwise(&[&["bench"][..], args, &["--json"]].concat());
+    let v = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
+    (o.status.code(), v, stderr(&o))
+}
+
+#[test]
+fn closed_loop_counts_add_up_for_every_framing() {
+    let (_srv, base) = serve(&[]);
+    for (path, method) in [
+        ("/bytes/100", "GET"),
+        ("/bytes/70000?chunked=1", "GET"),
+        ("/bytes/5000", "HEAD"),
+        ("/echo", "POST"),
+    ] {
+        let url = format!("{base}{path}");
+        let mut args = vec![
+            url.as_str(),
+            "-c",
+            "8",
+            "-t",
+            "2",
+            "-d",
+            "400ms",
+            "-X",
+            method,
+        ];
+        if method == "POST" {
+            args.extend(["--data", "hello"]);
+        }
+        let (code, v, err) = bench(&args);
+        assert_eq!(code, Some(0), "{path}: {err}");
+        let s = &v["summary"];
+        let n = s["requests"].as_u64().unwrap();
+        assert!(n > 50, "{path}: {v}");
+        assert_eq!(s["errors"], 0, "{path}: {v}");
+        assert_eq!(s["non_2xx"], 0, "{path}: {v}");
+        assert_eq!(s["status"]["200"].as_u64(), Some(n), "{path}: {v}");
+        for k in ["requests_per_s", "p50_ms", "p99_ms", "p999_ms", "max_ms"] {
+            assert!(s[k].as_f64().unwrap() > 0.0, "{path}: {k} in {v}");
+        }
+        assert!(s["p50_ms"].as_f64() <= s["p99_ms"].as_f64());
+        assert_eq!(s["mode"], "closed");
+        if path.starts_with("/bytes/70000") {
+            // Chunked bodies are framed, not cut: every byte was read.
+            assert!(s["bytes_read"].as_u64().unwrap() >= n * 70000, "{v}");
+        }
+    }
+}
+
+#[test]
+fn a_request_budget_is_exact_and_non_2xx_is_counted() {
+    let (_srv, base) = serve(&[]);
+    let (code, v, err) = bench(&[&format!("{base}/bytes/10"), "-c", "7", "-n", "100"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(v["summary"]["requests"], 100, "{v}");
+    let (code, v, _) = bench(&[&format!("{base}/nope"), "-c", "2", "-n", "10"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(v["summary"]["non_2xx"], 10, "{v}");
+    assert_eq!(v["summary"]["status"]["404"], 10, "{v}");
+}
+
+#[test]
+fn servers_that_close_after_each_response_are_reconnected() {
+    let dir = TempDir::new("bench-py");
+    std::fs::write(dir.0.join("f.txt"), vec![b'a'; 3000]).unwrap();
+    let py = python_http(&dir.0);
+    let url = format!("http://127.0.0.1:{}/f.txt", py.port);
+    let (code, v, err) = bench(&[&url, "-c", "2", "-n", "40"]);
+    assert_eq!(code, Some(0), "{err}");
+    let s = &v["summary"];
+    assert_eq!(s["requests"], 40, "{v}");
+    assert_eq!(s["errors"], 0, "{v}");
+    assert!(
+        s["connects"].as_u64().unwrap() >= 39,
+        "one connection per response: {v}"
+    );
+}
+
+#[test]
+fn https_needs_trust_or_insecure() {
+    let dir = TempDir::new("bench-tls");
+    let cert = dir.0.join("cert.pem");
+    let (_srv, base) = serve(&["--tls", "--cert-out", cert.to_str().unwrap()]);
+    let url = format!("{base}/bytes/100");
+    let (code, _, err) = bench(&[&url, "-c", "2", "-n", "10"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("certificate"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    for extra in [vec!["-k"], vec!["--cacert", cert.to_str().unwrap()]] {
+        let (code, v, err) = bench(&[&[url.as_str(), "-c", "2", "-n", "20"][..], &extra].concat());
+        assert_eq!(code, Some(0), "{extra:?}: {err}");
+        assert_eq!(v["summary"]["requests"], 20);
+    }
+}
+
+#[test]
+fn the_open_loop_shows_a_stalled_server_in_its_percentiles() {
+    let (srv, base) = serve(&[]);
+    let pid = srv.0.id() as i32;
+    let url = format!("{base}/bytes/100");
+    let child = std::process::Command::new(BIN)
+        .args([
+            "bench", &url, "-c", "16", "-t", "1", "--rate", "400", "-d", "3s", "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    std::thread::sleep(Duration::from_millis(800));
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let s = &v["summary"];
+    assert_eq!(s["mode"], "open");
+    // 0.8 s of 3 s stalled: about 27 % of requests were due during it, so
+    // the p99 is most of the stall (wrk2), not a few ms (wrk).
+    assert!(s["p99_ms"].as_f64().unwrap() >= 400.0, "{v}");
+    assert!(s["max_ms"].as_f64().unwrap() >= 700.0, "{v}");
+    // Requests due during the stall go out as soon as it ends: the rate holds.
+    let rate = s["achieved_rate"].as_f64().unwrap();
+    assert!((rate - 400.0).abs() / 400.0 < 0.05, "{v}");
+    assert_eq!(s["errors"], 0, "{v}");
+}
+
+#[test]
+fn thousands_of_connections_are_served() {
+    let (_srv, base) = serve(&[]);
+    let (code, v, err) = bench(&[&format!("{base}/bytes/10"), "-c", "3000", "-d", "2s"]);
+    assert_eq!(code, Some(0), "{err}");
+    let s = &v["summary"];
+    assert_eq!(s["errors"], 0, "{v}");
+    assert!(s["connects"].as_u64().unwrap() >= 3000, "{v}");
+    assert_eq!(s["connections_served"], 3000, "{v}");
+    assert!(s["requests"].as_u64().unwrap() >= 3000, "{v}");
+}
+
+#[test]
+fn bad_input_is_one_line_and_the_right_exit_code() {
+    // A port nothing listens on.
+    let refused = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let refused_url = format!("http://127.0.0.1:{refused}/");
+    for (args, code, needle) in [
+        (vec!["http://[::1"], 2, "is not an http:// or https:// URL"),
+        (vec!["ftp://x/"], 2, "is not an http:// or https:// URL"),
+        (
+            vec!["http://127.0.0.1:1/", "-c", "0"],
+            2,
+            "-c must be from 1",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "--rate", "0"],
+            2,
+            "--rate must be",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-n", "0"],
+            2,
+            "-n must be at least 1",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-d", "1s", "-n", "5"],
+            2,
+            "cannot be used with",
+        ),
+        (
+            vec![refused_url.as_str(), "-d", "300ms"],
+            1,
+            "Connection refused",
+        ),
+    ] {
+        let o = tcpwise(&[&["bench"][..], &args].concat());
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(
+            err.lines().filter(|l| l.contains("error")).count(),
+            1,
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
