@@ -211,6 +211,10 @@ struct Slot {
 struct Pool {
     mem: Vec<u8>,
     size: usize,
+    /// Buffers a receive completion handed to us and not yet recycled:
+    /// only these may be read (the kernel may be writing into the rest)
+    /// or given back (twice-provided memory could take two receives).
+    handed: Vec<bool>,
 }
 
 /// One io_uring instance and everything its pending operations use.
@@ -351,7 +355,11 @@ impl Ring {
         }
         let mut mem = vec![0u8; usize::from(count) * size];
         let ptr = mem.as_mut_ptr();
-        self.pool = Some(Pool { mem, size });
+        self.pool = Some(Pool {
+            mem,
+            size,
+            handed: vec![false; usize::from(count)],
+        });
         let i = self.slot(Slot {
             token: 0,
             held: Held::Provide,
@@ -363,14 +371,15 @@ impl Ring {
         )
     }
 
-    /// The bytes a receive put in provided buffer `bid`.
+    /// The bytes a receive put in provided buffer `bid` (empty unless a
+    /// receive handed `bid` over and it was not recycled since).
     pub fn provided(&self, bid: u16, len: usize) -> &[u8] {
         match &self.pool {
-            Some(p) => {
+            Some(p) if p.handed.get(usize::from(bid)) == Some(&true) => {
                 let start = usize::from(bid) * p.size;
                 &p.mem[start..start + len.min(p.size)]
             }
-            None => &[],
+            _ => &[],
         }
     }
 
@@ -379,6 +388,11 @@ impl Ring {
         let Some(p) = &mut self.pool else {
             return Ok(());
         };
+        match p.handed.get_mut(usize::from(bid)) {
+            Some(h) if *h => *h = false,
+            // Not ours to give back: the kernel still has it.
+            _ => return Ok(()),
+        }
         let size = p.size;
         let start = usize::from(bid) * size;
         let Some(chunk) = p.mem.get_mut(start..start + size) else {
@@ -504,7 +518,7 @@ impl Ring {
                 },
                 _ => Event::Received {
                     token,
-                    result: recv_result(result, cqe.flags()),
+                    result: self.recv_result(result, cqe.flags()),
                     more,
                 },
             });
@@ -522,7 +536,7 @@ impl Ring {
             },
             Held::Recv => Event::Received {
                 token,
-                result: recv_result(result, cqe.flags()),
+                result: self.recv_result(result, cqe.flags()),
                 more,
             },
             Held::Send(data) => Event::Sent {
@@ -541,12 +555,29 @@ fn owned_fd(fd: usize) -> OwnedFd {
     unsafe { OwnedFd::from_raw_fd(fd as i32) }
 }
 
-fn recv_result(r: io::Result<usize>, flags: u32) -> io::Result<Option<(u16, usize)>> {
-    let n = r?;
-    match cqueue::buffer_select(flags) {
-        Some(bid) if n > 0 => Ok(Some((bid, n))),
-        // End of stream; a buffer taken anyway is not reported by Linux.
-        _ => Ok(None),
+impl Ring {
+    /// A receive's result; marks the buffer it filled as ours.
+    fn recv_result(&mut self, r: io::Result<usize>, flags: u32) -> io::Result<Option<(u16, usize)>> {
+        let n = r?;
+        match cqueue::buffer_select(flags) {
+            Some(bid) => {
+                if let Some(h) = self
+                    .pool
+                    .as_mut()
+                    .and_then(|p| p.handed.get_mut(usize::from(bid)))
+                {
+                    *h = true;
+                }
+                if n > 0 {
+                    Ok(Some((bid, n)))
+                } else {
+                    // End of stream with a buffer taken: give it back.
+                    let _ = self.recycle(bid);
+                    Ok(None)
+                }
+            }
+            None => Ok(None),
+        }
     }
 }
 
@@ -714,6 +745,9 @@ mod tests {
                     } => {
                         got = Some(ring.provided(bid, n).to_vec());
                         ring.recycle(bid).unwrap();
+                        // Given back: the kernel may write it again, so
+                        // it is no longer ours to read.
+                        assert!(ring.provided(bid, n).is_empty());
                     }
                     _ => {}
                 }
