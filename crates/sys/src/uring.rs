@@ -557,7 +557,11 @@ fn owned_fd(fd: usize) -> OwnedFd {
 
 impl Ring {
     /// A receive's result; marks the buffer it filled as ours.
-    fn recv_result(&mut self, r: io::Result<usize>, flags: u32) -> io::Result<Option<(u16, usize)>> {
+    fn recv_result(
+        &mut self,
+        r: io::Result<usize>,
+        flags: u32,
+    ) -> io::Result<Option<(u16, usize)>> {
         let n = r?;
         match cqueue::buffer_select(flags) {
             Some(bid) => {
