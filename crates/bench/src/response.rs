@@ -2,7 +2,10 @@
 //! with `httparse`, then the body by its framing (none, `Content-Length`,
 //! chunked, or until the connection closes). The load generator only needs
 //! to know where a response ends and whether the connection stays open;
-//! body bytes are counted, never copied.
+//! body bytes are counted, never copied. The chunked decoder and the
+//! header rules are the server's ([`tcpwise_http::h1`]).
+
+use tcpwise_http::h1::{self, Chunked};
 
 /// Why a response could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -21,23 +24,11 @@ pub enum ParseError {
     Length,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Body {
     Length(u64),
-    Chunked(Chunk),
+    Chunked(Chunked),
     UntilClose,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Chunk {
-    /// Reading the hex size line; the size so far.
-    Size(u64, bool),
-    /// Inside a chunk's data.
-    Data(u64),
-    /// The CRLF after a chunk's data (`true`: CR seen).
-    DataEnd(bool),
-    /// Trailer lines after the last chunk; bytes on the current line.
-    Trailer(usize, bool),
 }
 
 /// Where one response stands.
@@ -98,20 +89,26 @@ impl Response {
             }
         }
         let rest = &buf[used..];
-        let (n, done) = match self.body.expect("head read") {
+        let (n, data, done) = match self.body.as_mut().expect("head read") {
             Body::Length(left) => {
-                let n = (left as usize).min(rest.len());
-                self.body = Some(Body::Length(left - n as u64));
-                (n, left == n as u64)
+                let n = (*left as usize).min(rest.len());
+                *left -= n as u64;
+                (n, n, *left == 0)
             }
-            Body::UntilClose => (rest.len(), false),
-            Body::Chunked(c) => {
-                let (n, state, done) = chunked(c, rest)?;
-                self.body = Some(Body::Chunked(state));
-                (n, done)
+            Body::UntilClose => (rest.len(), rest.len(), false),
+            Body::Chunked(d) => {
+                let (mut n, mut data) = (0, 0);
+                loop {
+                    let p = d.next(&rest[n..]).map_err(|_| ParseError::Chunked)?;
+                    n += p.used;
+                    data += p.data.len();
+                    if p.done || p.used == 0 || n == rest.len() {
+                        break (n, data, p.done);
+                    }
+                }
             }
         };
-        self.body_bytes += n as u64;
+        self.body_bytes += data as u64;
         Ok(Advance {
             used: used + n,
             done,
@@ -147,18 +144,9 @@ impl Response {
             if h.name.eq_ignore_ascii_case("content-length") {
                 length = Some(v.parse::<u64>().map_err(|_| ParseError::Length)?);
             } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-                chunked = v
-                    .rsplit(',')
-                    .next()
-                    .is_some_and(|t| t.trim().eq_ignore_ascii_case("chunked"));
+                chunked = h1::last_token_is(v, "chunked");
             } else if h.name.eq_ignore_ascii_case("connection") {
-                for t in v.split(',') {
-                    if t.trim().eq_ignore_ascii_case("close") {
-                        keep_alive = false;
-                    } else if t.trim().eq_ignore_ascii_case("keep-alive") {
-                        keep_alive = true;
-                    }
-                }
+                keep_alive = h1::connection_keep_alive(v, keep_alive);
             }
         }
         self.status = Some(status);
@@ -166,7 +154,7 @@ impl Response {
         self.body = Some(if self.head_only || status == 204 || status == 304 {
             Body::Length(0)
         } else if chunked {
-            Body::Chunked(Chunk::Size(0, false))
+            Body::Chunked(Chunked::new())
         } else if let Some(l) = length {
             Body::Length(l)
         } else {
@@ -175,53 +163,6 @@ impl Response {
         });
         Ok(Some(n))
     }
-}
-
-/// Runs the chunked decoder over `b`: (bytes used, new state, done).
-fn chunked(mut st: Chunk, b: &[u8]) -> Result<(usize, Chunk, bool), ParseError> {
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        st = match st {
-            Chunk::Size(n, ext) => match c {
-                b'\n' if n == 0 => Chunk::Trailer(0, false),
-                b'\n' => Chunk::Data(n),
-                b'\r' => Chunk::Size(n, ext),
-                b';' => Chunk::Size(n, true),
-                _ if ext => Chunk::Size(n, true),
-                _ => {
-                    let d = (c as char).to_digit(16).ok_or(ParseError::Chunked)?;
-                    if n > u64::MAX >> 8 {
-                        return Err(ParseError::Chunked);
-                    }
-                    Chunk::Size(n * 16 + u64::from(d), false)
-                }
-            },
-            Chunk::Data(left) => {
-                let n = (left as usize).min(b.len() - i);
-                i += n;
-                st = if left == n as u64 {
-                    Chunk::DataEnd(false)
-                } else {
-                    Chunk::Data(left - n as u64)
-                };
-                continue;
-            }
-            Chunk::DataEnd(cr) => match c {
-                b'\r' if !cr => Chunk::DataEnd(true),
-                b'\n' => Chunk::Size(0, false),
-                _ => return Err(ParseError::Chunked),
-            },
-            Chunk::Trailer(len, _) => match c {
-                b'\n' if len == 0 => return Ok((i + 1, Chunk::Trailer(0, false), true)),
-                b'\n' => Chunk::Trailer(0, false),
-                b'\r' => Chunk::Trailer(len, true),
-                _ => Chunk::Trailer(len + 1, false),
-            },
-        };
-        i += 1;
-    }
-    Ok((i, st, false))
 }
 
 #[cfg(test)]

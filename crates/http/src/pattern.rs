@@ -1,10 +1,9 @@
 //! The deterministic body the server sends: byte `i` of every response is
 //! `pattern_byte(i)`, so clients can check bodies without storing them.
+//! The pattern repeats every 251 bytes, so any run of it up to [`FRAME`]
+//! bytes is a slice of one table built once.
 
-use bytes::Bytes;
-use hyper::body::{Body, Frame, SizeHint};
-use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::sync::OnceLock;
 
 /// Byte `i` of every `/bytes/N` body.
 pub fn pattern_byte(i: u64) -> u8 {
@@ -18,55 +17,36 @@ pub fn fill(buf: &mut [u8], at: u64) {
     }
 }
 
-/// A lazily generated pattern body, sized (Content-Length) or chunked.
-#[derive(Debug)]
-pub struct PatternBody {
-    offset: u64,
-    len: u64,
-    sized: bool,
+/// Largest run [`slice`] returns (and the server's write size for bodies).
+pub const FRAME: usize = 64 * 1024;
+
+const PERIOD: u64 = 251;
+
+/// The pattern from offset `at`, `len` bytes (at most [`FRAME`]).
+pub fn slice(at: u64, len: usize) -> &'static [u8] {
+    static TABLE: OnceLock<Vec<u8>> = OnceLock::new();
+    let t = TABLE.get_or_init(|| {
+        let mut v = vec![0; FRAME + PERIOD as usize];
+        fill(&mut v, 0);
+        v
+    });
+    let start = (at % PERIOD) as usize;
+    &t[start..start + len.min(FRAME)]
 }
 
-/// Frame size of generated bodies.
-pub const FRAME: u64 = 64 * 1024;
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl PatternBody {
-    /// `len` bytes; `sized` gives a Content-Length, otherwise chunked.
-    pub fn new(len: u64, sized: bool) -> PatternBody {
-        PatternBody {
-            offset: 0,
-            len,
-            sized,
+    #[test]
+    fn slices_match_the_pattern_anywhere() {
+        for at in [0u64, 1, 250, 251, 1_000_003, 99_999_999_999] {
+            let s = slice(at, FRAME);
+            assert_eq!(s.len(), FRAME);
+            for (k, b) in s.iter().enumerate().step_by(97) {
+                assert_eq!(*b, pattern_byte(at + k as u64), "at {at} + {k}");
+            }
         }
-    }
-}
-
-impl Body for PatternBody {
-    type Data = Bytes;
-    type Error = std::convert::Infallible;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        if self.offset >= self.len {
-            return Poll::Ready(None);
-        }
-        let n = FRAME.min(self.len - self.offset);
-        let mut v = vec![0u8; n as usize];
-        fill(&mut v, self.offset);
-        self.offset += n;
-        Poll::Ready(Some(Ok(Frame::data(Bytes::from(v)))))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.offset >= self.len
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        if self.sized {
-            SizeHint::with_exact(self.len - self.offset)
-        } else {
-            SizeHint::default()
-        }
+        assert_eq!(slice(5, FRAME + 10).len(), FRAME);
     }
 }

@@ -1,0 +1,658 @@
+//! `tcpwise serve`: an HTTP/1.1 origin with keep-alive and pipelining,
+//! plain or TLS. What it answers is [`routes`]; the framing is
+//! [`crate::h1`]; this module is the I/O glue.
+//!
+//! The request path is built like nginx's, because a test origin must not
+//! be the bottleneck of the experiment it serves (see `scripts/bench-serve`):
+//! - one single-threaded tokio runtime per thread, each with its own
+//!   `SO_REUSEPORT` listener, so a request never crosses threads;
+//! - a connection reads into its thread's buffer and parses in place;
+//!   responses to every complete request of a read are written with one
+//!   `write`. A connection owns buffers only while it holds a partial
+//!   request or an unsent response, so a thousand idle keep-alive
+//!   connections cost a few hundred bytes each, not hyper's two buffers;
+//! - a short read clears readiness (tokio does this on Linux), so a
+//!   request costs one `read` and one `write`.
+//!
+//! Long work (a delay, a body over one frame, an echo) leaves the fast path
+//! for async code on the connection's own buffers. It stops gracefully
+//! (finishing responses in flight) when `shutdown` fires.
+
+pub mod routes;
+
+pub use routes::{MAX_BYTES, MAX_DELAY_MS};
+
+use crate::h1::{self, BodyLen, FramingError};
+use crate::pattern;
+use routes::{Body, Reply};
+use std::cell::RefCell;
+use std::future::poll_fn;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::{Pin, pin};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll, ready};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+/// Server configuration.
+#[derive(Clone)]
+pub struct ServeOptions {
+    /// Where to listen.
+    pub bind: SocketAddr,
+    /// TLS config (self-signed from [`crate::tls::self_signed`]).
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// Log one line per request to stderr, with connection ids.
+    pub access_log: bool,
+}
+
+/// Serves until `shutdown` becomes true, then finishes what is in flight.
+/// `ready` gets the bound address.
+pub async fn serve(
+    opts: ServeOptions,
+    shutdown: watch::Receiver<bool>,
+    ready: impl FnOnce(SocketAddr),
+) -> io::Result<()> {
+    let listener = listen(opts.bind, false)?;
+    ready(listener.local_addr()?);
+    listener.set_nonblocking(true)?;
+    let ids = Arc::new(AtomicU64::new(0));
+    serve_listener(TcpListener::from_std(listener)?, opts, shutdown, ids).await
+}
+
+/// Listen backlog (std asks for 128, which a burst of connections overflows).
+const BACKLOG: i32 = 4096;
+
+fn listen(addr: SocketAddr, reuse_port: bool) -> io::Result<std::net::TcpListener> {
+    tcpwise_tcp::listen(addr, BACKLOG, reuse_port)
+}
+
+/// Serves on `threads` threads, each with its own single-threaded tokio
+/// runtime and its own `SO_REUSEPORT` listener on the one port, so the
+/// kernel spreads connections and a request never crosses threads
+/// (nginx's worker model; a work-stealing runtime pays atomics and
+/// cross-thread wake-ups on every request). Blocks until `shutdown` fires
+/// and every thread has finished what it had in flight.
+pub fn serve_threads(
+    opts: ServeOptions,
+    threads: usize,
+    shutdown: watch::Receiver<bool>,
+    ready: impl FnOnce(SocketAddr),
+) -> io::Result<()> {
+    // Thousands of connections need more than the usual 1024 descriptors.
+    tcpwise_sys::raise_fd_limit();
+    let first = listen(opts.bind, true)?;
+    let addr = first.local_addr()?;
+    let mut listeners = vec![first];
+    for _ in 1..threads.max(1) {
+        listeners.push(listen(addr, true)?);
+    }
+    ready(addr);
+    let ids = Arc::new(AtomicU64::new(0));
+    std::thread::scope(|s| {
+        let handles: Vec<_> = listeners
+            .into_iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let (opts, stop, ids) = (opts.clone(), shutdown.clone(), ids.clone());
+                std::thread::Builder::new()
+                    .name(format!("tw-serve-{i}"))
+                    .spawn_scoped(s, move || {
+                        l.set_nonblocking(true)?;
+                        tokio::runtime::Builder::new_current_thread()
+                            .enable_all()
+                            .build()?
+                            .block_on(async {
+                                serve_listener(TcpListener::from_std(l)?, opts, stop, ids).await
+                            })
+                    })
+            })
+            .collect::<Result<_, _>>()?;
+        for h in handles {
+            h.join()
+                .map_err(|_| io::Error::other("a server thread panicked"))??;
+        }
+        Ok(())
+    })
+}
+
+async fn serve_listener(
+    listener: TcpListener,
+    opts: ServeOptions,
+    mut shutdown: watch::Receiver<bool>,
+    ids: Arc<AtomicU64>,
+) -> io::Result<()> {
+    let acceptor = opts.tls.clone().map(tokio_rustls::TlsAcceptor::from);
+    let mut tasks = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            acc = listener.accept() => {
+                let (sock, peer) = match acc {
+                    Ok(x) => x,
+                    Err(e) => { eprintln!("tcpwise serve: accept: {e}"); continue; }
+                };
+                let _ = sock.set_nodelay(true);
+                let id = ids.fetch_add(1, Ordering::Relaxed) + 1;
+                let log = opts.access_log;
+                let acceptor = acceptor.clone();
+                let stop = shutdown.clone();
+                tasks.spawn(async move {
+                    let r = match acceptor {
+                        Some(a) => match a.accept(sock).await {
+                            Ok(tls) => Conn::new(tls, id, peer, log).run(stop).await,
+                            Err(e) => Err(e),
+                        },
+                        None => Conn::new(sock, id, peer, log).run(stop).await,
+                    };
+                    if let Err(e) = r && log {
+                        eprintln!("conn={id} peer={peer} ended: {e}");
+                    }
+                });
+                // Reap finished connections so the set does not grow with churn.
+                while tasks.try_join_next().is_some() {}
+            }
+            _ = shutdown.changed() => break,
+        }
+    }
+    drop(listener);
+    // Let responses in flight finish (each connection got the signal too).
+    let _ = tokio::time::timeout(Duration::from_secs(10), async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+    Ok(())
+}
+
+/// Bytes a connection reads at once (the thread's buffer).
+const READ_BUF: usize = 64 * 1024;
+/// Stop answering pipelined requests of one read once this much is queued.
+const OUT_HIGH: usize = 256 * 1024;
+/// Bodies up to this size are written on the fast path.
+const INLINE_BODY: u64 = 16 * 1024;
+/// How long a closing connection drains what the client still sends, so
+/// our last response is not destroyed by a reset (nginx's lingering close).
+const LINGER: Duration = Duration::from_secs(1);
+
+thread_local! {
+    /// The thread's read buffer and response buffer, lent to one connection
+    /// at a time for the duration of one synchronous step.
+    static BUFS: RefCell<(Vec<u8>, Vec<u8>)> =
+        RefCell::new((vec![0; READ_BUF], Vec::with_capacity(OUT_HIGH)));
+    /// `Date` header value, rebuilt once a second.
+    static DATE: RefCell<(u64, String)> = const { RefCell::new((u64::MAX, String::new())) };
+}
+
+fn with_date<R>(f: impl FnOnce(&[u8]) -> R) -> R {
+    let now = SystemTime::now();
+    let secs = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    DATE.with_borrow_mut(|(at, s)| {
+        if *at != secs {
+            *at = secs;
+            *s = httpdate::fmt_http_date(now);
+        }
+        f(s.as_bytes())
+    })
+}
+
+/// A request whose answer leaves the fast path.
+struct Slow {
+    reply: Reply,
+    method: String,
+    target: String,
+    minor: u8,
+    keep_alive: bool,
+    head: bool,
+    body: BodyLen,
+    expect_continue: bool,
+}
+
+/// What one fast step ended with.
+enum Step {
+    /// Every complete request was answered; read more.
+    Again,
+    /// A request needs the slow path (its head is consumed, its body is not).
+    Slow(Box<Slow>),
+    /// Close once the output is written (`true`: the client may still be
+    /// sending, so drain before closing).
+    Close(bool),
+}
+
+struct Conn<S> {
+    io: S,
+    id: u64,
+    peer: SocketAddr,
+    log: bool,
+    /// Input not yet consumed (a partial request, or requests not yet answered).
+    pending: Vec<u8>,
+    /// `pending` may hold complete requests: answer them before reading.
+    more: bool,
+    /// Output the socket did not take yet.
+    unsent: Vec<u8>,
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
+    fn new(io: S, id: u64, peer: SocketAddr, log: bool) -> Self {
+        Conn {
+            io,
+            id,
+            peer,
+            log,
+            pending: Vec::new(),
+            more: false,
+            unsent: Vec::new(),
+        }
+    }
+
+    async fn run(mut self, stop: watch::Receiver<bool>) -> io::Result<()> {
+        let mut wake = stop.clone();
+        let mut stopped = pin!(wake.changed());
+        loop {
+            let step = tokio::select! {
+                biased;
+                s = poll_fn(|cx| self.poll_step(cx)) => s?,
+                _ = &mut stopped => return Ok(()),
+            };
+            self.flush().await?;
+            match step {
+                Step::Again => {}
+                Step::Slow(s) => {
+                    // Boxed: the slow path's state stays out of every
+                    // connection's task (smaller tasks, fewer cache misses).
+                    if !Box::pin(self.slow(*s)).await? {
+                        return self.close(true).await;
+                    }
+                }
+                Step::Close(drain) => return self.close(drain).await,
+            }
+            if stop.has_changed().unwrap_or(true) {
+                return Ok(());
+            }
+        }
+    }
+
+    /// One synchronous step on the thread's buffers: read (unless complete
+    /// requests are waiting), answer every complete request, write the
+    /// answers once. Pending only while waiting to read.
+    fn poll_step(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<Step>> {
+        BUFS.with_borrow_mut(|(scratch, out)| {
+            let from_scratch = if self.more {
+                None
+            } else {
+                let mut rb = ReadBuf::new(scratch);
+                ready!(Pin::new(&mut self.io).poll_read(cx, &mut rb))?;
+                let n = rb.filled().len();
+                if n == 0 {
+                    return Poll::Ready(Ok(Step::Close(false)));
+                }
+                if self.pending.is_empty() {
+                    Some(n)
+                } else {
+                    self.pending.extend_from_slice(&scratch[..n]);
+                    None
+                }
+            };
+            out.clear();
+            let pend = std::mem::take(&mut self.pending);
+            let input = match from_scratch {
+                Some(n) => &scratch[..n],
+                None => &pend[..],
+            };
+            let (used, step) = with_date(|date| self.answer(input, out, date));
+            // Keep what was not consumed.
+            match from_scratch {
+                Some(n) => self.pending.extend_from_slice(&scratch[used..n]),
+                None => {
+                    self.pending = pend;
+                    self.pending.drain(..used);
+                }
+            }
+            if self.pending.is_empty() && self.pending.capacity() > 0 {
+                self.pending = Vec::new();
+            }
+            if !out.is_empty() {
+                match Pin::new(&mut self.io).poll_write(cx, out) {
+                    Poll::Ready(Ok(k)) => self.unsent.extend_from_slice(&out[k..]),
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    Poll::Pending => self.unsent.extend_from_slice(out),
+                }
+            }
+            Poll::Ready(Ok(step))
+        })
+    }
+
+    /// Answers the complete requests at the front of `input` into `out`:
+    /// (bytes consumed, what next). Sets `self.more` when it stopped with
+    /// complete requests possibly left.
+    fn answer(&mut self, input: &[u8], out: &mut Vec<u8>, date: &[u8]) -> (usize, Step) {
+        let mut at = 0;
+        self.more = false;
+        loop {
+            if out.len() >= OUT_HIGH {
+                self.more = at < input.len();
+                return (at, Step::Again);
+            }
+            let req = match h1::parse_request(&input[at..]) {
+                Ok(Some(r)) => r,
+                Ok(None) => return (at, Step::Again),
+                Err(e) => {
+                    let status = if e == FramingError::HeadTooLarge {
+                        431
+                    } else {
+                        400
+                    };
+                    self.log_line("-", "-", status);
+                    let msg = format!("{e}\n");
+                    put_text(out, status, 1, false, None, &msg, false, date);
+                    return (input.len(), Step::Close(true));
+                }
+            };
+            let reply = routes::route(req.method, req.target);
+            let head = req.method == "HEAD";
+            let body_in = &input[at + req.len..];
+            let body_ready = match req.body {
+                BodyLen::Length(n) => n <= body_in.len() as u64,
+                BodyLen::Chunked => false,
+            };
+            let reply_small = match &reply.body {
+                Body::Pattern { len, .. } => head || *len <= INLINE_BODY,
+                Body::Echo | Body::Text(_) => true,
+            };
+            let inline = reply.delay_ms == 0 && body_ready && reply_small;
+            if !inline {
+                let slow = Slow {
+                    reply,
+                    method: req.method.to_string(),
+                    target: req.target.to_string(),
+                    minor: req.minor,
+                    keep_alive: req.keep_alive,
+                    head,
+                    body: req.body,
+                    expect_continue: req.expect_continue,
+                };
+                return (at + req.len, Step::Slow(Box::new(slow)));
+            }
+            let body_len = match req.body {
+                BodyLen::Length(n) => n as usize,
+                BodyLen::Chunked => unreachable!("chunked bodies take the slow path"),
+            };
+            self.log_line(req.method, req.target, reply.status);
+            let keep = req.keep_alive;
+            match &reply.body {
+                Body::Text(t) => put_text(
+                    out,
+                    reply.status,
+                    req.minor,
+                    keep,
+                    reply.allow,
+                    t,
+                    head,
+                    date,
+                ),
+                Body::Echo => {
+                    let h = h1::ResponseHead {
+                        status: 200,
+                        minor: req.minor,
+                        keep_alive: keep,
+                        body: BodyLen::Length(body_len as u64),
+                        content_type: None,
+                        allow: None,
+                    };
+                    h1::put_response_head(out, &h, date);
+                    if !head {
+                        out.extend_from_slice(&body_in[..body_len]);
+                    }
+                }
+                Body::Pattern { len, chunked } => {
+                    put_pattern_head(out, reply.status, req.minor, keep, *len, *chunked, date);
+                    if !head {
+                        let data = pattern::slice(0, *len as usize);
+                        if *chunked {
+                            h1::put_chunk(out, data);
+                            out.extend_from_slice(h1::LAST_CHUNK);
+                        } else {
+                            out.extend_from_slice(data);
+                        }
+                    }
+                }
+            }
+            at += req.len + body_len;
+            if !keep {
+                return (input.len(), Step::Close(at < input.len()));
+            }
+        }
+    }
+
+    fn log_line(&self, method: &str, target: &str, status: u16) {
+        if self.log {
+            eprintln!(
+                "conn={} peer={} {method} {target} {status}",
+                self.id, self.peer
+            );
+        }
+    }
+
+    /// Writes what the socket did not take, and flushes (TLS).
+    async fn flush(&mut self) -> io::Result<()> {
+        if !self.unsent.is_empty() {
+            self.io.write_all(&self.unsent).await?;
+            self.unsent = Vec::new();
+        }
+        self.io.flush().await
+    }
+
+    async fn send(&mut self, data: &[u8]) -> io::Result<()> {
+        self.io.write_all(data).await
+    }
+
+    /// Answers one request off the fast path; `false`: close afterwards.
+    async fn slow(&mut self, s: Slow) -> io::Result<bool> {
+        let Slow { reply, .. } = &s;
+        if reply.delay_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(reply.delay_ms)).await;
+        }
+        self.log_line(&s.method, &s.target, reply.status);
+        if reply.body == Body::Echo {
+            return self.echo(&s).await;
+        }
+        // A body this route does not read (and that had not all arrived):
+        // answer, then close rather than read it.
+        let keep = s.keep_alive && s.body == BodyLen::Length(0);
+        let mut head = Vec::new();
+        match &reply.body {
+            Body::Text(t) => {
+                with_date(|d| {
+                    put_text(
+                        &mut head,
+                        reply.status,
+                        s.minor,
+                        keep,
+                        reply.allow,
+                        t,
+                        s.head,
+                        d,
+                    )
+                });
+                self.send(&head).await?;
+            }
+            Body::Pattern { len, chunked } => {
+                let (len, chunked) = (*len, *chunked);
+                with_date(|d| {
+                    put_pattern_head(&mut head, reply.status, s.minor, keep, len, chunked, d)
+                });
+                self.send(&head).await?;
+                if !s.head {
+                    self.send_pattern(len, chunked).await?;
+                }
+            }
+            Body::Echo => unreachable!("answered above"),
+        }
+        self.io.flush().await?;
+        self.more = !self.pending.is_empty();
+        Ok(keep)
+    }
+
+    async fn send_pattern(&mut self, len: u64, chunked: bool) -> io::Result<()> {
+        let mut off = 0;
+        let mut framed = Vec::new();
+        while off < len {
+            let n = (len - off).min(pattern::FRAME as u64) as usize;
+            let data = pattern::slice(off, n);
+            if chunked {
+                framed.clear();
+                h1::put_chunk(&mut framed, data);
+                self.send(&framed).await?;
+            } else {
+                self.send(data).await?;
+            }
+            off += n as u64;
+        }
+        if chunked {
+            self.send(h1::LAST_CHUNK).await?;
+        }
+        Ok(())
+    }
+
+    /// Streams the request body back, framed as it came.
+    async fn echo(&mut self, s: &Slow) -> io::Result<bool> {
+        let body = s.body;
+        if s.expect_continue && self.pending.is_empty() {
+            self.send(h1::CONTINUE).await?;
+            self.io.flush().await?;
+        }
+        let mut out = Vec::new();
+        let h = h1::ResponseHead {
+            status: 200,
+            minor: s.minor,
+            keep_alive: s.keep_alive,
+            body,
+            content_type: None,
+            allow: None,
+        };
+        with_date(|d| h1::put_response_head(&mut out, &h, d));
+        self.send(&out).await?;
+        let mut buf = std::mem::take(&mut self.pending);
+        let mut decoder = h1::Chunked::new();
+        let mut left = match body {
+            BodyLen::Length(n) => n,
+            BodyLen::Chunked => u64::MAX,
+        };
+        let mut at = 0;
+        loop {
+            // Pass on what is buffered.
+            while at < buf.len() && left > 0 {
+                match body {
+                    BodyLen::Length(_) => {
+                        let n = (left as usize).min(buf.len() - at);
+                        if !s.head {
+                            self.io.write_all(&buf[at..at + n]).await?;
+                        }
+                        at += n;
+                        left -= n as u64;
+                    }
+                    BodyLen::Chunked => {
+                        let p = decoder.next(&buf[at..]).map_err(io::Error::other)?;
+                        out.clear();
+                        h1::put_chunk(&mut out, &buf[at..][p.data.clone()]);
+                        if p.done {
+                            out.extend_from_slice(h1::LAST_CHUNK);
+                            left = 0;
+                        }
+                        if !s.head {
+                            self.io.write_all(&out).await?;
+                        }
+                        at += p.used;
+                        if p.used == 0 {
+                            break;
+                        }
+                    }
+                }
+            }
+            if left == 0 {
+                break;
+            }
+            buf.drain(..at);
+            at = 0;
+            if buf.capacity() < READ_BUF {
+                buf.reserve(READ_BUF);
+            }
+            let n = self.io.read_buf(&mut buf).await?;
+            if n == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+        }
+        self.io.flush().await?;
+        buf.drain(..at);
+        self.pending = if buf.is_empty() { Vec::new() } else { buf };
+        self.more = !self.pending.is_empty();
+        Ok(s.keep_alive)
+    }
+
+    /// Closes after a final response: TLS `close_notify` or TCP FIN, then
+    /// (`drain`) reads and drops what the client still sends for up to
+    /// [`LINGER`], so the response is not lost to a reset.
+    async fn close(&mut self, drain: bool) -> io::Result<()> {
+        let _ = tokio::time::timeout(LINGER, async {
+            self.io.shutdown().await?;
+            if drain {
+                let mut sink = vec![0u8; 16 * 1024];
+                while self.io.read(&mut sink).await? > 0 {}
+            }
+            Ok::<_, io::Error>(())
+        })
+        .await;
+        Ok(())
+    }
+}
+
+/// Appends a text response (`text/plain`).
+#[allow(clippy::too_many_arguments)]
+fn put_text(
+    out: &mut Vec<u8>,
+    status: u16,
+    minor: u8,
+    keep_alive: bool,
+    allow: Option<&str>,
+    text: &str,
+    head_only: bool,
+    date: &[u8],
+) {
+    let h = h1::ResponseHead {
+        status,
+        minor,
+        keep_alive,
+        body: BodyLen::Length(text.len() as u64),
+        content_type: Some("text/plain; charset=utf-8"),
+        allow,
+    };
+    h1::put_response_head(out, &h, date);
+    if !head_only {
+        out.extend_from_slice(text.as_bytes());
+    }
+}
+
+fn put_pattern_head(
+    out: &mut Vec<u8>,
+    status: u16,
+    minor: u8,
+    keep_alive: bool,
+    len: u64,
+    chunked: bool,
+    date: &[u8],
+) {
+    let h = h1::ResponseHead {
+        status,
+        minor,
+        keep_alive,
+        body: if chunked {
+            BodyLen::Chunked
+        } else {
+            BodyLen::Length(len)
+        },
+        content_type: Some("application/octet-stream"),
+        allow: None,
+    };
+    h1::put_response_head(out, &h, date);
+}

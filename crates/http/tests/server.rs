@@ -1,0 +1,336 @@
+//! `tcpwise serve` on the wire: pipelining, HTTP/1.0, HEAD, chunked and
+//! sized echo (with `Expect: 100-continue`), bodies on routes that take
+//! none, bad and oversized heads, large bodies in every framing, and
+//! graceful shutdown. Raw sockets, so nothing a client library smooths over
+//! hides a framing error.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+use tcpwise_http::h1::{Chunked, MAX_HEAD};
+use tcpwise_http::pattern::pattern_byte;
+
+struct Server {
+    addr: SocketAddr,
+    stop: tokio::sync::watch::Sender<bool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Server {
+    fn start() -> Server {
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        let (atx, arx) = std::sync::mpsc::channel();
+        let opts = tcpwise_http::ServeOptions {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            tls: None,
+            access_log: false,
+        };
+        let thread = std::thread::spawn(move || {
+            tcpwise_http::serve_threads(opts, 1, rx, move |a| atx.send(a).unwrap()).unwrap();
+        });
+        Server {
+            addr: arx.recv().unwrap(),
+            stop: tx,
+            thread: Some(thread),
+        }
+    }
+
+    fn connect(&self) -> TcpStream {
+        let s = TcpStream::connect(self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+    }
+}
+
+/// A response read off the wire.
+#[derive(Debug)]
+struct Resp {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Resp {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Reads one response (`head_only` for HEAD) from `s`, with `buf` holding
+/// bytes already read.
+fn read_response(s: &mut TcpStream, buf: &mut Vec<u8>, head_only: bool) -> Resp {
+    let fill = |s: &mut TcpStream, buf: &mut Vec<u8>| {
+        let mut b = [0u8; 65536];
+        let n = s.read(&mut b).expect("read");
+        assert!(n > 0, "connection closed mid-response: {buf:?}");
+        buf.extend_from_slice(&b[..n]);
+    };
+    let (status, headers, len) = loop {
+        let mut h = [httparse::EMPTY_HEADER; 32];
+        let mut r = httparse::Response::new(&mut h);
+        if let httparse::Status::Complete(n) = r.parse(buf).unwrap() {
+            let hs = r
+                .headers
+                .iter()
+                .map(|h| {
+                    (
+                        h.name.to_string(),
+                        String::from_utf8_lossy(h.value).to_string(),
+                    )
+                })
+                .collect();
+            break (r.code.unwrap(), hs, n);
+        }
+        fill(s, buf);
+    };
+    buf.drain(..len);
+    let mut resp = Resp {
+        status,
+        headers,
+        body: Vec::new(),
+    };
+    if head_only || status == 100 {
+        return resp;
+    }
+    if resp.header("transfer-encoding") == Some("chunked") {
+        let mut d = Chunked::new();
+        loop {
+            let p = d.next(buf).unwrap();
+            resp.body.extend_from_slice(&buf[p.data.clone()]);
+            buf.drain(..p.used);
+            if p.done {
+                return resp;
+            }
+            if buf.is_empty() {
+                fill(s, buf);
+            }
+        }
+    }
+    let n: usize = resp.header("content-length").unwrap().parse().unwrap();
+    while buf.len() < n {
+        fill(s, buf);
+    }
+    resp.body = buf.drain(..n).collect();
+    resp
+}
+
+fn is_pattern(b: &[u8]) -> bool {
+    b.iter()
+        .enumerate()
+        .all(|(i, x)| *x == pattern_byte(i as u64))
+}
+
+/// Reads until the server closes; returns what came.
+fn read_to_close(s: &mut TcpStream, mut buf: Vec<u8>) -> Vec<u8> {
+    s.read_to_end(&mut buf).expect("server closes");
+    buf
+}
+
+#[test]
+fn pipelined_requests_are_answered_in_order_in_any_split() {
+    let srv = Server::start();
+    let wire = b"GET /bytes/10 HTTP/1.1\r\nHost: x\r\n\r\nHEAD /bytes/70000?chunked=1 HTTP/1.1\r\n\r\nPOST /echo HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /health HTTP/1.1\r\n\r\nGET /bytes/100000 HTTP/1.1\r\n\r\nGET /nope HTTP/1.1\r\n\r\n";
+    for step in [1, 7, wire.len()] {
+        let mut s = srv.connect();
+        for piece in wire.chunks(step) {
+            s.write_all(piece).unwrap();
+        }
+        let mut buf = Vec::new();
+        let r = read_response(&mut s, &mut buf, false);
+        assert_eq!((r.status, r.body.len()), (200, 10));
+        assert!(is_pattern(&r.body));
+        let r = read_response(&mut s, &mut buf, true);
+        assert_eq!(
+            r.header("transfer-encoding"),
+            Some("chunked"),
+            "HEAD says how GET frames"
+        );
+        let r = read_response(&mut s, &mut buf, false);
+        assert_eq!(r.body, b"hello");
+        let r = read_response(&mut s, &mut buf, false);
+        assert_eq!(r.body, b"ok\n");
+        let r = read_response(&mut s, &mut buf, false);
+        assert!(r.body.len() == 100_000 && is_pattern(&r.body));
+        let r = read_response(&mut s, &mut buf, false);
+        assert_eq!(r.status, 404);
+        assert!(buf.is_empty(), "nothing after the last response: {buf:?}");
+    }
+}
+
+#[test]
+fn http_1_0_closes_unless_kept_alive_and_connection_close_is_honoured() {
+    let srv = Server::start();
+    let mut s = srv.connect();
+    s.write_all(b"GET /bytes/3 HTTP/1.0\r\n\r\n").unwrap();
+    let out = read_to_close(&mut s, Vec::new());
+    let text = String::from_utf8_lossy(&out);
+    assert!(
+        text.contains("connection: close") && out.ends_with(&[7, 38, 69]),
+        "{text}"
+    );
+
+    let mut s = srv.connect();
+    s.write_all(b"GET /bytes/3 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        .unwrap();
+    let mut buf = Vec::new();
+    let r = read_response(&mut s, &mut buf, false);
+    assert_eq!(r.header("connection"), Some("keep-alive"));
+    s.write_all(b"GET /health HTTP/1.1\r\nConnection: close\r\n\r\nGET /health HTTP/1.1\r\n\r\n")
+        .unwrap();
+    let out = read_to_close(&mut s, buf);
+    let text = String::from_utf8_lossy(&out);
+    assert_eq!(
+        text.matches("HTTP/1.1 200").count(),
+        1,
+        "nothing after close: {text}"
+    );
+}
+
+#[test]
+fn echo_streams_sized_and_chunked_bodies_and_answers_expect_continue() {
+    let srv = Server::start();
+    // A sized body of 3 MB sent after 100 Continue.
+    let body: Vec<u8> = (0..3_000_000u32).map(|i| (i % 253) as u8).collect();
+    let mut s = srv.connect();
+    let head = format!(
+        "PUT /echo HTTP/1.1\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    let mut buf = Vec::new();
+    let r = read_response(&mut s, &mut buf, false);
+    assert_eq!(r.status, 100);
+    let mut w = s.try_clone().unwrap();
+    let sent = body.clone();
+    let writer = std::thread::spawn(move || w.write_all(&sent).unwrap());
+    let r = read_response(&mut s, &mut buf, false);
+    writer.join().unwrap();
+    assert_eq!(r.header("content-length"), Some("3000000"));
+    assert!(r.body == body, "sized echo differs");
+
+    // Chunked in odd pieces, then a request on the same connection.
+    let mut wire = b"POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    for part in body.chunks(77_777) {
+        tcpwise_http::h1::put_chunk(&mut wire, part);
+    }
+    wire.extend_from_slice(b"0\r\nX-Trailer: 1\r\n\r\nGET /health HTTP/1.1\r\n\r\n");
+    let mut w = s.try_clone().unwrap();
+    let writer = std::thread::spawn(move || {
+        for piece in wire.chunks(50_001) {
+            w.write_all(piece).unwrap();
+        }
+    });
+    let r = read_response(&mut s, &mut buf, false);
+    assert_eq!(r.header("transfer-encoding"), Some("chunked"));
+    assert!(r.body == body, "chunked echo differs");
+    let r = read_response(&mut s, &mut buf, false);
+    assert_eq!(r.body, b"ok\n");
+    writer.join().unwrap();
+}
+
+#[test]
+fn bad_heads_get_400_or_431_and_a_close() {
+    let srv = Server::start();
+    for (wire, status) in [
+        (b"\x16\x03\x01\x00\x05hello\r\n\r\n".to_vec(), 400),
+        (
+            b"POST /echo HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n".to_vec(),
+            400,
+        ),
+        (
+            b"POST /echo HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n".to_vec(),
+            400,
+        ),
+        (
+            {
+                let mut v = b"GET / HTTP/1.1\r\nX: ".to_vec();
+                v.resize(MAX_HEAD + 100, b'a');
+                v
+            },
+            431,
+        ),
+    ] {
+        let mut s = srv.connect();
+        s.write_all(&wire).unwrap();
+        let out = read_to_close(&mut s, Vec::new());
+        let text = String::from_utf8_lossy(&out);
+        assert!(
+            text.starts_with(&format!("HTTP/1.1 {status} ")) && text.contains("connection: close"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_body_on_a_route_that_takes_none_is_skipped_or_the_connection_closed() {
+    let srv = Server::start();
+    // Small and all there: skipped, the connection stays usable.
+    let mut s = srv.connect();
+    s.write_all(
+        b"POST /bytes/4 HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET /bytes/2 HTTP/1.1\r\n\r\n",
+    )
+    .unwrap();
+    let mut buf = Vec::new();
+    let r = read_response(&mut s, &mut buf, false);
+    assert_eq!((r.status, r.header("allow")), (405, Some("GET, HEAD")));
+    let r = read_response(&mut s, &mut buf, false);
+    assert_eq!(r.body, [7, 38]);
+    // Large and still arriving: answered, then closed (never read as a request).
+    let mut s = srv.connect();
+    s.write_all(b"GET /bytes/4 HTTP/1.1\r\nContent-Length: 100000\r\n\r\nGET /x")
+        .unwrap();
+    let mut buf = Vec::new();
+    let r = read_response(&mut s, &mut buf, false);
+    assert_eq!(r.body, [7, 38, 69, 100]);
+    assert_eq!(r.header("connection"), Some("close"));
+    assert!(read_to_close(&mut s, buf).is_empty());
+}
+
+#[test]
+fn large_bodies_in_both_framings_are_exact() {
+    let srv = Server::start();
+    let mut s = srv.connect();
+    let mut buf = Vec::new();
+    for (target, len) in [
+        ("/bytes/5000000", 5_000_000),
+        ("/bytes/5000000?chunked=1", 5_000_000),
+        ("/delay/30/bytes/65537", 65_537),
+        ("/bytes/0?chunked=1", 0),
+        ("/bytes/0", 0),
+    ] {
+        s.write_all(format!("GET {target} HTTP/1.1\r\n\r\n").as_bytes())
+            .unwrap();
+        let r = read_response(&mut s, &mut buf, false);
+        assert_eq!(r.body.len(), len, "{target}");
+        assert!(is_pattern(&r.body), "{target}");
+    }
+}
+
+#[test]
+fn shutdown_finishes_a_response_in_flight_and_closes_idle_connections() {
+    let mut srv = Server::start();
+    let mut idle = srv.connect();
+    let mut busy = srv.connect();
+    busy.write_all(b"GET /delay/300/bytes/1000 HTTP/1.1\r\n\r\n")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    srv.stop.send(true).unwrap();
+    let mut buf = Vec::new();
+    let r = read_response(&mut busy, &mut buf, false);
+    assert!(r.status == 200 && r.body.len() == 1000 && is_pattern(&r.body));
+    assert!(read_to_close(&mut busy, buf).is_empty());
+    assert!(read_to_close(&mut idle, Vec::new()).is_empty());
+    srv.thread.take().unwrap().join().unwrap();
+}
