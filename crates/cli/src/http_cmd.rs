@@ -266,6 +266,67 @@ pub struct ServeArgs {
     /// (nginx's worker model). Default: one per CPU this process may run on.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
+    /// Limit: time to receive a request head, from its first byte (from the
+    /// connection's start for the first request); slowloris connections are
+    /// closed after it. TLS handshakes get the same time.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value = "10",
+        help_heading = "Limits"
+    )]
+    pub header_timeout: Seconds,
+    /// Limit: close a keep-alive connection idle this long; also the longest
+    /// a request body or a response may make no progress.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value = "60",
+        help_heading = "Limits"
+    )]
+    pub idle_timeout: Seconds,
+    /// Limit: largest request head (larger: 431 and close).
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "64KiB",
+        help_heading = "Limits"
+    )]
+    pub max_header_size: Bytes,
+    /// Limit: largest /echo request body (larger: 413 and close; a chunked
+    /// body that grows past it is cut off).
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "1GiB",
+        help_heading = "Limits"
+    )]
+    pub max_body: Bytes,
+    /// Limit: largest N of /bytes/N (larger: 400).
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "100GB",
+        help_heading = "Limits"
+    )]
+    pub max_bytes: Bytes,
+    /// Limit: longest MS of /delay/MS (longer: 400).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value = "600",
+        help_heading = "Limits"
+    )]
+    pub max_delay: Seconds,
+    /// Limit: connections open at once (lowered to fit RLIMIT_NOFILE); more
+    /// wait in the listen backlog, and a line on stderr says so.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 16_384,
+        help_heading = "Limits"
+    )]
+    pub max_conns: usize,
 }
 
 pub fn serve(a: ServeArgs) -> Result<i32> {
@@ -288,10 +349,36 @@ pub fn serve(a: ServeArgs) -> Result<i32> {
         None
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
+    for (d, flag) in [
+        (a.header_timeout, "--header-timeout"),
+        (a.idle_timeout, "--idle-timeout"),
+    ] {
+        if d.0 == 0 {
+            return Err(Usage(format!("{flag} must be more than 0")).into());
+        }
+    }
+    if a.max_conns == 0 || a.max_header_size.0 < 64 {
+        return Err(Usage(
+            "--max-conns must be at least 1 and --max-header-size at least 64 bytes".into(),
+        )
+        .into());
+    }
+    let limits = tcpwise_http::Limits {
+        header_timeout: a.header_timeout.std(),
+        idle_timeout: a.idle_timeout.std(),
+        max_head: usize::try_from(a.max_header_size.0).unwrap_or(usize::MAX),
+        max_body: a.max_body.0,
+        max_bytes: a.max_bytes.0,
+        max_delay: a.max_delay.std(),
+        max_conns: a.max_conns,
+    }
+    .fit_fd_limit();
+    let max_conns = limits.max_conns;
     let opts = tcpwise_http::ServeOptions {
         bind: a.bind,
         tls,
         access_log: a.access_log,
+        limits,
     };
     let (tx, rx) = tokio::sync::watch::channel(false);
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -307,7 +394,11 @@ pub fn serve(a: ServeArgs) -> Result<i32> {
         usize::from,
     );
     tcpwise_http::serve_threads(opts, threads, rx, |addr| {
-        eprintln!("tcpwise serve: {threads} thread(s), listening on {scheme}://{addr}")
+        eprintln!(
+            "tcpwise serve: {threads} thread(s), at most {max_conns} connections, header timeout {}, idle timeout {}; listening on {scheme}://{addr}",
+            tcpwise_units::fmt_nanos(a.header_timeout.0),
+            tcpwise_units::fmt_nanos(a.idle_timeout.0)
+        )
     })
     .map_err(|e| anyhow::Error::new(e).context(format!("cannot serve on {}", a.bind)))?;
     Ok(0)

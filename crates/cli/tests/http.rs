@@ -402,3 +402,77 @@ fn serve_finishes_responses_in_flight_on_sigterm_then_exits_zero() {
         "exit status after SIGTERM: {status}"
     );
 }
+
+#[test]
+fn serve_help_lists_every_limit_and_the_limit_log_line_appears() {
+    let o = tcpwise(&["serve", "--help"]);
+    // Unwrapped, each flag's text runs to the next flag.
+    let help = stdout(&o).split_whitespace().collect::<Vec<_>>().join(" ");
+    for (flag, default) in [
+        ("--header-timeout <SECONDS>", "10"),
+        ("--idle-timeout <SECONDS>", "60"),
+        ("--max-header-size <SIZE>", "64KiB"),
+        ("--max-body <SIZE>", "1GiB"),
+        ("--max-bytes <SIZE>", "100GB"),
+        ("--max-delay <SECONDS>", "600"),
+        ("--max-conns <N>", "16384"),
+    ] {
+        let text = help.split(flag).nth(1).unwrap_or("");
+        let text = text.split(" --").next().unwrap_or("");
+        assert!(
+            text.contains("Limit:") && text.contains(&format!("[default: {default}]")),
+            "{flag}: {text}"
+        );
+    }
+    for bad in [
+        &["serve", "--header-timeout", "0"][..],
+        &["serve", "--max-conns", "0"],
+        &["serve", "--max-body", "lots"],
+    ] {
+        let o = tcpwise(bad);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {e}");
+        // One error line naming the flag (clap adds its "--help" hint).
+        let first = e.lines().next().unwrap_or("");
+        assert!(first.contains("error") && first.contains(bad[1]), "{e}");
+    }
+
+    // --max-conns 1: a second connection waits, and stderr says why, once.
+    let mut child = Command::new(BIN)
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--threads",
+            "1",
+            "--max-conns",
+            "1",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let err = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for l in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
+    let _p = Proc(child);
+    let banner = rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+    assert!(banner.contains("at most 1 connections"), "{banner}");
+    let addr = banner.rsplit("http://").next().unwrap().to_string();
+    let _a = std::net::TcpStream::connect(&addr).unwrap();
+    let _b = std::net::TcpStream::connect(&addr).unwrap();
+    let line = rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+    assert!(
+        line.contains("connection limit reached") && line.contains("--max-conns"),
+        "{line}"
+    );
+    assert!(
+        rx.recv_timeout(std::time::Duration::from_millis(300))
+            .is_err(),
+        "said once"
+    );
+}

@@ -14,7 +14,8 @@
 
 use std::ops::Range;
 
-/// Largest request head the server accepts (larger: 431).
+/// Largest head accepted by default (larger: 431 from the server, an
+/// error in the load generator).
 pub const MAX_HEAD: usize = 64 * 1024;
 /// Most header lines in a request head (more: 431).
 pub const MAX_HEADERS: usize = 64;
@@ -25,8 +26,8 @@ pub enum FramingError {
     /// Not an HTTP/1.x head.
     #[error("malformed head: {0}")]
     Head(String),
-    /// The head is larger than [`MAX_HEAD`] or has more than [`MAX_HEADERS`] lines.
-    #[error("head larger than {MAX_HEAD} bytes or {MAX_HEADERS} lines")]
+    /// The head is larger than the limit or has more than [`MAX_HEADERS`] lines.
+    #[error("head larger than the limit, or more than {MAX_HEADERS} lines")]
     HeadTooLarge,
     /// A `Content-Length` that is not one number, or several that differ.
     #[error("bad Content-Length")]
@@ -68,20 +69,21 @@ pub struct RequestHead<'a> {
     pub expect_continue: bool,
 }
 
-/// Parses a request head at the start of `buf`; `Ok(None)` until it is all there.
-pub fn parse_request(buf: &[u8]) -> Result<Option<RequestHead<'_>>, FramingError> {
+/// Parses a request head at the start of `buf`; `Ok(None)` until it is
+/// all there; a head over `max_head` bytes is [`FramingError::HeadTooLarge`].
+pub fn parse_request(buf: &[u8], max_head: usize) -> Result<Option<RequestHead<'_>>, FramingError> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut r = httparse::Request::new(&mut headers);
     let len = match r.parse(buf) {
         Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) if buf.len() > MAX_HEAD => {
+        Ok(httparse::Status::Partial) if buf.len() > max_head => {
             return Err(FramingError::HeadTooLarge);
         }
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(httparse::Error::TooManyHeaders) => return Err(FramingError::HeadTooLarge),
         Err(e) => return Err(FramingError::Head(e.to_string())),
     };
-    if len > MAX_HEAD {
+    if len > max_head {
         return Err(FramingError::HeadTooLarge);
     }
     let minor = r.version.unwrap_or(1);
@@ -386,20 +388,28 @@ mod tests {
 
     #[test]
     fn request_heads_and_their_framing() {
-        let r = parse_request(b"GET /bytes/5?x=1 HTTP/1.1\r\nHost: a\r\n\r\nrest")
-            .unwrap()
-            .unwrap();
+        let r = parse_request(
+            b"GET /bytes/5?x=1 HTTP/1.1\r\nHost: a\r\n\r\nrest",
+            MAX_HEAD,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!((r.method, r.target, r.minor), ("GET", "/bytes/5?x=1", 1));
         assert!(r.keep_alive && r.body == BodyLen::Length(0) && r.len == 38);
-        let r = parse_request(b"GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n")
+        let r = parse_request(
+            b"GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n",
+            MAX_HEAD,
+        )
+        .unwrap()
+        .unwrap();
+        assert!(r.keep_alive && r.minor == 0);
+        let r = parse_request(b"GET / HTTP/1.0\r\n\r\n", MAX_HEAD)
             .unwrap()
             .unwrap();
-        assert!(r.keep_alive && r.minor == 0);
-        let r = parse_request(b"GET / HTTP/1.0\r\n\r\n").unwrap().unwrap();
         assert!(!r.keep_alive);
-        let r = parse_request(b"POST /echo HTTP/1.1\r\nConnection: close\r\nTransfer-Encoding: gzip, chunked\r\nExpect: 100-continue\r\n\r\n").unwrap().unwrap();
+        let r = parse_request(b"POST /echo HTTP/1.1\r\nConnection: close\r\nTransfer-Encoding: gzip, chunked\r\nExpect: 100-continue\r\n\r\n", MAX_HEAD).unwrap().unwrap();
         assert!(!r.keep_alive && r.body == BodyLen::Chunked && r.expect_continue);
-        assert_eq!(parse_request(b"GET / HTTP/1.1\r\nHost"), Ok(None));
+        assert_eq!(parse_request(b"GET / HTTP/1.1\r\nHost", MAX_HEAD), Ok(None));
         for bad in [
             &b"GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"[..],
             b"GET / HTTP/1.1\r\nContent-Length: x\r\n\r\n",
@@ -407,17 +417,27 @@ mod tests {
             b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
             b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
         ] {
-            assert!(parse_request(bad).is_err(), "{bad:?}");
+            assert!(parse_request(bad, MAX_HEAD).is_err(), "{bad:?}");
         }
         let mut big = b"GET / HTTP/1.1\r\nX: ".to_vec();
         big.resize(MAX_HEAD + 1, b'a');
-        assert_eq!(parse_request(&big), Err(FramingError::HeadTooLarge));
+        assert_eq!(
+            parse_request(&big, MAX_HEAD),
+            Err(FramingError::HeadTooLarge)
+        );
+        assert_eq!(
+            parse_request(b"GET / HTTP/1.1\r\nX: 1234\r\n\r\n", 20),
+            Err(FramingError::HeadTooLarge)
+        );
         let mut many = b"GET / HTTP/1.1\r\n".to_vec();
         for _ in 0..=MAX_HEADERS {
             many.extend_from_slice(b"X: y\r\n");
         }
         many.extend_from_slice(b"\r\n");
-        assert_eq!(parse_request(&many), Err(FramingError::HeadTooLarge));
+        assert_eq!(
+            parse_request(&many, MAX_HEAD),
+            Err(FramingError::HeadTooLarge)
+        );
     }
 
     /// Decodes `wire` fed in pieces of `step` bytes: (data, bytes used, done).

@@ -29,4 +29,4 @@ pub use client::{
     Client, ClientConfig, ConnReport, FetchError, Header, HttpError, Redirects, Request, Response,
     Timings,
 };
-pub use server::{ServeOptions, serve, serve_threads};
+pub use server::{Limits, ServeOptions, serve, serve_threads};

@@ -84,6 +84,7 @@ async fn reuses_by_policy_and_reports_why() {
         bind: "127.0.0.1:0".parse().unwrap(),
         tls: None,
         access_log: false,
+        limits: tcpwise_http::Limits::default(),
     };
     let srv = tokio::spawn(tcpwise_http::serve(opts, rx, move |a| {
         let _ = atx.send(a);

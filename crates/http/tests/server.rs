@@ -18,12 +18,17 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
+        Server::with(tcpwise_http::Limits::default())
+    }
+
+    fn with(limits: tcpwise_http::Limits) -> Server {
         let (tx, rx) = tokio::sync::watch::channel(false);
         let (atx, arx) = std::sync::mpsc::channel();
         let opts = tcpwise_http::ServeOptions {
             bind: "127.0.0.1:0".parse().unwrap(),
             tls: None,
             access_log: false,
+            limits,
         };
         let thread = std::thread::spawn(move || {
             tcpwise_http::serve_threads(opts, 1, rx, move |a| atx.send(a).unwrap()).unwrap();
@@ -333,4 +338,150 @@ fn shutdown_finishes_a_response_in_flight_and_closes_idle_connections() {
     assert!(read_to_close(&mut busy, buf).is_empty());
     assert!(read_to_close(&mut idle, Vec::new()).is_empty());
     srv.thread.take().unwrap().join().unwrap();
+}
+
+fn limits() -> tcpwise_http::Limits {
+    tcpwise_http::Limits::default()
+}
+
+#[test]
+fn slowloris_connections_are_closed_after_the_header_timeout_and_do_not_delay_others() {
+    let srv = Server::with(tcpwise_http::Limits {
+        header_timeout: Duration::from_millis(1500),
+        ..limits()
+    });
+    let t0 = std::time::Instant::now();
+    // 300 connections trickling one header byte every 200 ms, and one that
+    // sends nothing at all.
+    let mut slow: Vec<TcpStream> = (0..300).map(|_| srv.connect()).collect();
+    let mut silent = srv.connect();
+    let head = b"GET /bytes/1 HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    let mut closed = vec![None; slow.len()];
+    for (k, byte) in head.iter().enumerate() {
+        for (i, s) in slow.iter_mut().enumerate() {
+            if closed[i].is_none() && s.write_all(&[*byte]).is_err() {
+                closed[i] = Some(t0.elapsed());
+            }
+        }
+        if k == 3 {
+            // A normal client is answered while they trickle.
+            let mut s = srv.connect();
+            s.write_all(b"GET /health HTTP/1.1\r\n\r\n").unwrap();
+            let r = read_response(&mut s, &mut Vec::new(), false);
+            assert_eq!(r.body, b"ok\n");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        if t0.elapsed() > Duration::from_secs(4) {
+            break;
+        }
+    }
+    // The server closed every trickling connection after about 1.5 s: a read
+    // sees the end (or a reset), never a response.
+    for s in slow.iter_mut().chain(std::iter::once(&mut silent)) {
+        let mut b = [0u8; 64];
+        match s.read(&mut b) {
+            Ok(0) | Err(_) => {}
+            Ok(n) => panic!("a slowloris connection got {:?}", &b[..n]),
+        }
+    }
+    let elapsed = t0.elapsed();
+    assert!(elapsed >= Duration::from_millis(1500), "{elapsed:?}");
+}
+
+#[test]
+fn idle_keep_alive_connections_are_closed_after_the_idle_timeout() {
+    let srv = Server::with(tcpwise_http::Limits {
+        idle_timeout: Duration::from_millis(400),
+        ..limits()
+    });
+    let mut s = srv.connect();
+    let t0 = std::time::Instant::now();
+    let mut buf = Vec::new();
+    for _ in 0..3 {
+        // Requests 250 ms apart keep it open (each restarts the idle clock).
+        s.write_all(b"GET /health HTTP/1.1\r\n\r\n").unwrap();
+        assert_eq!(read_response(&mut s, &mut buf, false).status, 200);
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    // Closed about 400 ms after the last answer (at about 500 ms), not
+    // 400 ms after the first.
+    assert!(read_to_close(&mut s, buf).is_empty());
+    assert!(
+        t0.elapsed() >= Duration::from_millis(850),
+        "{:?}",
+        t0.elapsed()
+    );
+}
+
+#[test]
+fn echo_bodies_over_the_limit_get_413_or_are_cut_off() {
+    let srv = Server::with(tcpwise_http::Limits {
+        max_body: 1000,
+        max_head: 200,
+        ..limits()
+    });
+    // Declared too large: 413 without reading it, then a close.
+    let mut s = srv.connect();
+    s.write_all(b"POST /echo HTTP/1.1\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\r\n")
+        .unwrap();
+    let out = read_to_close(&mut s, Vec::new());
+    let text = String::from_utf8_lossy(&out);
+    assert!(
+        text.starts_with("HTTP/1.1 413 ") && !text.contains("100 Continue"),
+        "{text}"
+    );
+    // At the limit: echoed.
+    let mut s = srv.connect();
+    let mut wire = b"POST /echo HTTP/1.1\r\nContent-Length: 1000\r\n\r\n".to_vec();
+    wire.extend_from_slice(&[b'x'; 1000]);
+    s.write_all(&wire).unwrap();
+    assert_eq!(
+        read_response(&mut s, &mut Vec::new(), false).body.len(),
+        1000
+    );
+    // Chunked, growing past it: the response is cut off and the connection closed.
+    let mut s = srv.connect();
+    let mut wire = b"POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    for _ in 0..3 {
+        tcpwise_http::h1::put_chunk(&mut wire, &[b'y'; 600]);
+    }
+    s.write_all(&wire).unwrap();
+    let out = read_to_close(&mut s, Vec::new());
+    assert!(
+        !out.ends_with(b"0\r\n\r\n"),
+        "a cut-off body must not look complete"
+    );
+    // A head over --max-header-size: 431.
+    let mut s = srv.connect();
+    let mut wire = b"GET /health HTTP/1.1\r\nX: ".to_vec();
+    wire.resize(300, b'a');
+    s.write_all(&wire).unwrap();
+    let out = read_to_close(&mut s, Vec::new());
+    assert!(out.starts_with(b"HTTP/1.1 431 "));
+}
+
+#[test]
+fn at_the_connection_limit_new_connections_wait_until_one_closes() {
+    let srv = Server::with(tcpwise_http::Limits {
+        max_conns: 2,
+        ..limits()
+    });
+    let mut a = srv.connect();
+    let mut b = srv.connect();
+    let mut buf = Vec::new();
+    for s in [&mut a, &mut b] {
+        s.write_all(b"GET /health HTTP/1.1\r\n\r\n").unwrap();
+        assert_eq!(read_response(s, &mut buf, false).status, 200);
+    }
+    // The third connects (the kernel's backlog) but is not answered...
+    let mut c = srv.connect();
+    c.write_all(b"GET /health HTTP/1.1\r\n\r\n").unwrap();
+    c.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut byte = [0u8; 1];
+    assert!(c.read(&mut byte).is_err(), "answered over the limit");
+    // ... until one of the two closes.
+    drop(a);
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    assert_eq!(read_response(&mut c, &mut buf, false).status, 200);
 }

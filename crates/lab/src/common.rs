@@ -207,6 +207,7 @@ impl Bed {
                 bind: ANY.parse().expect("valid"),
                 tls: None,
                 access_log: false,
+                limits: tcpwise_http::Limits::default(),
             };
             tcpwise_http::serve(opts, stop, move |a| {
                 let _ = ready.send(a);

@@ -512,19 +512,30 @@ pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> usize {
 }
 
 /// Raises the soft `RLIMIT_NOFILE` to the hard limit (at most 65536):
-/// 1024 clients need more than the usual 1024 descriptors.
-pub fn raise_fd_limit() {
+/// 1024 clients need more than the usual 1024 descriptors. Returns the
+/// soft limit now in force.
+pub fn raise_fd_limit() -> u64 {
     let mut r = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
     // SAFETY: r is a valid rlimit for both calls.
     unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
-            r.rlim_cur = r.rlim_max.min(1 << 16);
-            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0 {
+            return 1024;
+        }
+        if r.rlim_cur < r.rlim_max {
+            let want = r.rlim_max.min(1 << 16).max(r.rlim_cur);
+            let raised = libc::rlimit {
+                rlim_cur: want,
+                rlim_max: r.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                r.rlim_cur = want;
+            }
         }
     }
+    r.rlim_cur
 }
 
 /// `struct tcp_info` as Linux lays it out (include/uapi/linux/tcp.h, up

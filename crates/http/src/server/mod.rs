@@ -20,6 +20,15 @@
 
 pub mod routes;
 
+/// A line on stderr; a closed stderr (a parent that stopped reading) must
+/// not take the server down, as `eprintln!` would by panicking.
+macro_rules! log {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub use routes::{MAX_BYTES, MAX_DELAY_MS};
 
 use crate::h1::{self, BodyLen, FramingError};
@@ -36,7 +45,8 @@ use std::task::{Context, Poll, ready};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpListener;
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, watch};
+use tokio::time::Instant;
 
 /// Server configuration.
 #[derive(Clone)]
@@ -47,6 +57,62 @@ pub struct ServeOptions {
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// Log one line per request to stderr, with connection ids.
     pub access_log: bool,
+    /// Limits against clients that would exhaust the server.
+    pub limits: Limits,
+}
+
+/// What one client may take. The defaults are nginx's where it has one
+/// (`client_header_timeout`, `keepalive_timeout` order of magnitude), and
+/// otherwise large enough for any experiment and small enough that no
+/// request can exhaust memory, descriptors or tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Time to receive a whole request head, counted from its first byte
+    /// (from the connection's start for its first request). Slowloris
+    /// connections, trickling a byte at a time, are closed after it.
+    pub header_timeout: Duration,
+    /// An idle keep-alive connection is closed after this long; also the
+    /// longest a request body or a response may make no progress.
+    pub idle_timeout: Duration,
+    /// Largest request head (larger: 431 and close).
+    pub max_head: usize,
+    /// Largest `/echo` body (larger: 413 and close).
+    pub max_body: u64,
+    /// Largest N of `/bytes/N` (larger: 400).
+    pub max_bytes: u64,
+    /// Longest MS of `/delay/MS` (longer: 400).
+    pub max_delay: Duration,
+    /// Connections open at once; more wait in the listen backlog (logged).
+    pub max_conns: usize,
+}
+
+impl Limits {
+    /// Raises `RLIMIT_NOFILE` as far as it goes and lowers `max_conns` to
+    /// what it then allows (less 64 descriptors for listeners and files).
+    pub fn fit_fd_limit(self) -> Limits {
+        let fds = tcpwise_sys::raise_fd_limit();
+        let fit = usize::try_from(fds)
+            .unwrap_or(usize::MAX)
+            .saturating_sub(64);
+        Limits {
+            max_conns: self.max_conns.min(fit.max(1)),
+            ..self
+        }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_head: h1::MAX_HEAD,
+            max_body: 1 << 30,
+            max_bytes: routes::MAX_BYTES,
+            max_delay: Duration::from_millis(routes::MAX_DELAY_MS),
+            max_conns: 16_384,
+        }
+    }
 }
 
 /// Serves until `shutdown` becomes true, then finishes what is in flight.
@@ -59,8 +125,27 @@ pub async fn serve(
     let listener = listen(opts.bind, false)?;
     ready(listener.local_addr()?);
     listener.set_nonblocking(true)?;
-    let ids = Arc::new(AtomicU64::new(0));
-    serve_listener(TcpListener::from_std(listener)?, opts, shutdown, ids).await
+    let shared = Shared::new(&opts);
+    serve_listener(TcpListener::from_std(listener)?, opts, shutdown, shared).await
+}
+
+/// What the threads of one server share: connection ids and the
+/// connection limit.
+#[derive(Clone)]
+struct Shared {
+    ids: Arc<AtomicU64>,
+    conns: Arc<Semaphore>,
+}
+
+impl Shared {
+    fn new(opts: &ServeOptions) -> Shared {
+        Shared {
+            ids: Arc::new(AtomicU64::new(0)),
+            conns: Arc::new(Semaphore::new(
+                opts.limits.max_conns.clamp(1, Semaphore::MAX_PERMITS),
+            )),
+        }
+    }
 }
 
 /// Listen backlog (std asks for 128, which a burst of connections overflows).
@@ -91,13 +176,13 @@ pub fn serve_threads(
         listeners.push(listen(addr, true)?);
     }
     ready(addr);
-    let ids = Arc::new(AtomicU64::new(0));
+    let shared = Shared::new(&opts);
     std::thread::scope(|s| {
         let handles: Vec<_> = listeners
             .into_iter()
             .enumerate()
             .map(|(i, l)| {
-                let (opts, stop, ids) = (opts.clone(), shutdown.clone(), ids.clone());
+                let (opts, stop, shared) = (opts.clone(), shutdown.clone(), shared.clone());
                 std::thread::Builder::new()
                     .name(format!("tw-serve-{i}"))
                     .spawn_scoped(s, move || {
@@ -106,7 +191,7 @@ pub fn serve_threads(
                             .enable_all()
                             .build()?
                             .block_on(async {
-                                serve_listener(TcpListener::from_std(l)?, opts, stop, ids).await
+                                serve_listener(TcpListener::from_std(l)?, opts, stop, shared).await
                             })
                     })
             })
@@ -123,32 +208,61 @@ async fn serve_listener(
     listener: TcpListener,
     opts: ServeOptions,
     mut shutdown: watch::Receiver<bool>,
-    ids: Arc<AtomicU64>,
+    shared: Shared,
 ) -> io::Result<()> {
     let acceptor = opts.tls.clone().map(tokio_rustls::TlsAcceptor::from);
+    let lim = opts.limits;
     let mut tasks = tokio::task::JoinSet::new();
+    let mut at_limit = false;
     loop {
+        // A connection slot first: at the limit, new connections wait in
+        // the listen backlog (nginx's `worker_connections`), said once per episode.
+        let permit = match shared.conns.clone().try_acquire_owned() {
+            Ok(p) => {
+                at_limit = false;
+                p
+            }
+            Err(_) => {
+                if !std::mem::replace(&mut at_limit, true) {
+                    log!(
+                        "tcpwise serve: connection limit reached ({} open, --max-conns); new connections wait in the listen backlog until one closes",
+                        lim.max_conns
+                    );
+                }
+                tokio::select! {
+                    p = shared.conns.clone().acquire_owned() => p.map_err(io::Error::other)?,
+                    _ = shutdown.changed() => break,
+                }
+            }
+        };
         tokio::select! {
             acc = listener.accept() => {
                 let (sock, peer) = match acc {
                     Ok(x) => x,
-                    Err(e) => { eprintln!("tcpwise serve: accept: {e}"); continue; }
+                    Err(e) => {
+                        log!("tcpwise serve: accept: {e}");
+                        // Out of descriptors: back off instead of spinning.
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue;
+                    }
                 };
                 let _ = sock.set_nodelay(true);
-                let id = ids.fetch_add(1, Ordering::Relaxed) + 1;
+                let id = shared.ids.fetch_add(1, Ordering::Relaxed) + 1;
                 let log = opts.access_log;
                 let acceptor = acceptor.clone();
                 let stop = shutdown.clone();
                 tasks.spawn(async move {
+                    let _permit = permit;
                     let r = match acceptor {
-                        Some(a) => match a.accept(sock).await {
-                            Ok(tls) => Conn::new(tls, id, peer, log).run(stop).await,
-                            Err(e) => Err(e),
+                        Some(a) => match tokio::time::timeout(lim.header_timeout, a.accept(sock)).await {
+                            Ok(Ok(tls)) => Conn::new(tls, id, peer, log, lim).run(stop).await,
+                            Ok(Err(e)) => Err(e),
+                            Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, "TLS handshake took longer than --header-timeout")),
                         },
-                        None => Conn::new(sock, id, peer, log).run(stop).await,
+                        None => Conn::new(sock, id, peer, log, lim).run(stop).await,
                     };
                     if let Err(e) = r && log {
-                        eprintln!("conn={id} peer={peer} ended: {e}");
+                        log!("conn={id} peer={peer} ended: {e}");
                     }
                 });
                 // Reap finished connections so the set does not grow with churn.
@@ -231,10 +345,18 @@ struct Conn<S> {
     more: bool,
     /// Output the socket did not take yet.
     unsent: Vec<u8>,
+    lim: Limits,
+    /// When the wait for the current request head began: the connection's
+    /// start, the end of the last answer, or the first byte of a partial head.
+    since: Instant,
+    /// A partial head is pending (the header timeout runs).
+    in_head: bool,
+    /// Requests answered.
+    answered: u64,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
-    fn new(io: S, id: u64, peer: SocketAddr, log: bool) -> Self {
+    fn new(io: S, id: u64, peer: SocketAddr, log: bool, lim: Limits) -> Self {
         Conn {
             io,
             id,
@@ -243,17 +365,54 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             pending: Vec::new(),
             more: false,
             unsent: Vec::new(),
+            lim,
+            since: Instant::now(),
+            in_head: true,
+            answered: 0,
+        }
+    }
+
+    /// When the current wait times out.
+    fn deadline(&self) -> Instant {
+        if self.in_head || self.answered == 0 {
+            self.since + self.lim.header_timeout
+        } else {
+            self.since + self.lim.idle_timeout
         }
     }
 
     async fn run(mut self, stop: watch::Receiver<bool>) -> io::Result<()> {
         let mut wake = stop.clone();
         let mut stopped = pin!(wake.changed());
+        // One lazy timer per connection: requests move `since` without
+        // touching it; when it fires early it is re-armed to the deadline.
+        // Only a partial head can bring the deadline forward (re-armed below).
+        let mut armed = self.deadline();
+        let timer = tokio::time::sleep_until(armed);
+        let mut timer = pin!(timer);
         loop {
+            let answered = self.answered;
             let step = tokio::select! {
                 biased;
                 s = poll_fn(|cx| self.poll_step(cx)) => s?,
                 _ = &mut stopped => return Ok(()),
+                _ = &mut timer => {
+                    let due = self.deadline();
+                    if Instant::now() >= due {
+                        let what = if self.in_head || self.answered == 0 {
+                            "request head not complete within --header-timeout"
+                        } else {
+                            "idle longer than --idle-timeout"
+                        };
+                        if self.log {
+                            log!("conn={} peer={} closed: {what}", self.id, self.peer);
+                        }
+                        return Ok(());
+                    }
+                    armed = due;
+                    timer.as_mut().reset(due);
+                    continue;
+                }
             };
             self.flush().await?;
             match step {
@@ -269,6 +428,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             }
             if stop.has_changed().unwrap_or(true) {
                 return Ok(());
+            }
+            // The header timeout runs from a partial head's first byte and
+            // restarts with every answered request; idle time runs from the
+            // last answer.
+            let was_in_head = self.in_head;
+            self.in_head = !self.pending.is_empty();
+            if answered != self.answered || !self.in_head || !was_in_head {
+                self.since = Instant::now();
+            }
+            if self.deadline() < armed {
+                armed = self.deadline();
+                timer.as_mut().reset(armed);
             }
         }
     }
@@ -334,7 +505,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                 self.more = at < input.len();
                 return (at, Step::Again);
             }
-            let req = match h1::parse_request(&input[at..]) {
+            let req = match h1::parse_request(&input[at..], self.lim.max_head) {
                 Ok(Some(r)) => r,
                 Ok(None) => return (at, Step::Again),
                 Err(e) => {
@@ -343,13 +514,22 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                     } else {
                         400
                     };
-                    self.log_line("-", "-", status);
+                    self.answering("-", "-", status);
                     let msg = format!("{e}\n");
                     put_text(out, status, 1, false, None, &msg, false, date);
                     return (input.len(), Step::Close(true));
                 }
             };
-            let reply = routes::route(req.method, req.target);
+            let mut reply = routes::route(req.method, req.target, &self.lim);
+            if let (Body::Echo, BodyLen::Length(n)) = (&reply.body, req.body)
+                && n > self.lim.max_body
+            {
+                let max = self.lim.max_body;
+                reply = Reply::text(
+                    413,
+                    format!("/echo takes bodies up to {max} bytes (--max-body)\n"),
+                );
+            }
             let head = req.method == "HEAD";
             let body_in = &input[at + req.len..];
             let body_ready = match req.body {
@@ -378,7 +558,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                 BodyLen::Length(n) => n as usize,
                 BodyLen::Chunked => unreachable!("chunked bodies take the slow path"),
             };
-            self.log_line(req.method, req.target, reply.status);
+            self.answering(req.method, req.target, reply.status);
             let keep = req.keep_alive;
             match &reply.body {
                 Body::Text(t) => put_text(
@@ -425,11 +605,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         }
     }
 
-    fn log_line(&self, method: &str, target: &str, status: u16) {
+    fn answering(&mut self, method: &str, target: &str, status: u16) {
+        self.answered += 1;
         if self.log {
-            eprintln!(
+            log!(
                 "conn={} peer={} {method} {target} {status}",
-                self.id, self.peer
+                self.id,
+                self.peer
             );
         }
     }
@@ -437,14 +619,44 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
     /// Writes what the socket did not take, and flushes (TLS).
     async fn flush(&mut self) -> io::Result<()> {
         if !self.unsent.is_empty() {
-            self.io.write_all(&self.unsent).await?;
-            self.unsent = Vec::new();
+            let unsent = std::mem::take(&mut self.unsent);
+            self.send(&unsent).await?;
         }
         self.io.flush().await
     }
 
+    /// Writes all of `data` (and flushes TLS); a client that takes nothing
+    /// for `--idle-timeout` is dropped.
     async fn send(&mut self, data: &[u8]) -> io::Result<()> {
-        self.io.write_all(data).await
+        let io = &mut self.io;
+        match tokio::time::timeout(self.lim.idle_timeout, async {
+            io.write_all(data).await?;
+            io.flush().await
+        })
+        .await
+        {
+            Ok(r) => r,
+            Err(_) => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client read nothing for --idle-timeout",
+            )),
+        }
+    }
+
+    /// Reads more into `buf`; a client that sends nothing for
+    /// `--idle-timeout` is dropped, and one that closes early is an error.
+    async fn receive(&mut self, buf: &mut Vec<u8>) -> io::Result<()> {
+        match tokio::time::timeout(self.lim.idle_timeout, self.io.read_buf(buf)).await {
+            Ok(Ok(0)) => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the client closed in the middle of a request body",
+            )),
+            Ok(r) => r.map(drop),
+            Err(_) => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the request body stalled for --idle-timeout",
+            )),
+        }
     }
 
     /// Answers one request off the fast path; `false`: close afterwards.
@@ -453,7 +665,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         if reply.delay_ms > 0 {
             tokio::time::sleep(Duration::from_millis(reply.delay_ms)).await;
         }
-        self.log_line(&s.method, &s.target, reply.status);
+        self.answering(&s.method, &s.target, reply.status);
         if reply.body == Body::Echo {
             return self.echo(&s).await;
         }
@@ -540,6 +752,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             BodyLen::Chunked => u64::MAX,
         };
         let mut at = 0;
+        let mut echoed = 0u64;
         loop {
             // Pass on what is buffered.
             while at < buf.len() && left > 0 {
@@ -547,7 +760,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                     BodyLen::Length(_) => {
                         let n = (left as usize).min(buf.len() - at);
                         if !s.head {
-                            self.io.write_all(&buf[at..at + n]).await?;
+                            self.send(&buf[at..at + n]).await?;
                         }
                         at += n;
                         left -= n as u64;
@@ -560,8 +773,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                             out.extend_from_slice(h1::LAST_CHUNK);
                             left = 0;
                         }
+                        echoed += p.data.len() as u64;
+                        if echoed > self.lim.max_body {
+                            return Err(io::Error::other(format!(
+                                "chunked /echo body over --max-body {} (response cut short)",
+                                self.lim.max_body
+                            )));
+                        }
                         if !s.head {
-                            self.io.write_all(&out).await?;
+                            self.send(&out).await?;
                         }
                         at += p.used;
                         if p.used == 0 {
@@ -578,12 +798,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             if buf.capacity() < READ_BUF {
                 buf.reserve(READ_BUF);
             }
-            let n = self.io.read_buf(&mut buf).await?;
-            if n == 0 {
-                return Err(io::ErrorKind::UnexpectedEof.into());
-            }
+            self.receive(&mut buf).await?;
         }
-        self.io.flush().await?;
         buf.drain(..at);
         self.pending = if buf.is_empty() { Vec::new() } else { buf };
         self.more = !self.pending.is_empty();

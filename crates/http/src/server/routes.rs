@@ -7,11 +7,12 @@
 //! - `/echo`: the request body back, framed as it came;
 //! - `/health`: `ok`.
 
+use super::Limits;
 use std::borrow::Cow;
 
-/// Largest body `/bytes/N` serves (100 GB).
+/// Largest body `/bytes/N` serves by default (100 GB).
 pub const MAX_BYTES: u64 = 100_000_000_000;
-/// Longest `/delay/MS` (10 minutes).
+/// Longest `/delay/MS` by default (10 minutes).
 pub const MAX_DELAY_MS: u64 = 600_000;
 
 /// The body of a reply.
@@ -44,7 +45,8 @@ pub struct Reply {
 }
 
 impl Reply {
-    fn text(status: u16, msg: impl Into<Cow<'static, str>>) -> Reply {
+    /// A short text reply.
+    pub fn text(status: u16, msg: impl Into<Cow<'static, str>>) -> Reply {
         Reply {
             status,
             body: Body::Text(msg.into()),
@@ -54,12 +56,11 @@ impl Reply {
     }
 }
 
-fn parse_n(s: &str) -> Option<u64> {
-    s.parse::<u64>().ok().filter(|n| *n <= MAX_BYTES)
-}
-
-/// The reply to `method target`.
-pub fn route(method: &str, target: &str) -> Reply {
+/// The reply to `method target`; an N or MS over the limits is a 400
+/// (never an allocation or a task parked for a day).
+pub fn route(method: &str, target: &str, lim: &Limits) -> Reply {
+    let (max_n, max_ms) = (lim.max_bytes, lim.max_delay.as_millis() as u64);
+    let parse_n = |s: &str| s.parse::<u64>().ok().filter(|n| *n <= max_n);
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let chunked = query.split('&').any(|kv| kv == "chunked=1");
     let get = matches!(method, "GET" | "HEAD");
@@ -76,13 +77,10 @@ pub fn route(method: &str, target: &str) -> Reply {
         (["health", ..], 1) => Reply::text(200, "ok\n"),
         (["bytes", n, ..], 2) => match parse_n(n) {
             Some(n) => bytes(n),
-            None => Reply::text(400, format!("/bytes/N takes N from 0 to {MAX_BYTES}\n")),
+            None => Reply::text(400, format!("/bytes/N takes N from 0 to {max_n}\n")),
         },
         (["delay", ms, "bytes", n], 4) => {
-            match (
-                ms.parse::<u64>().ok().filter(|m| *m <= MAX_DELAY_MS),
-                parse_n(n),
-            ) {
+            match (ms.parse::<u64>().ok().filter(|m| *m <= max_ms), parse_n(n)) {
                 (Some(ms), Some(n)) => Reply {
                     delay_ms: ms,
                     ..bytes(n)
@@ -124,14 +122,15 @@ mod tests {
 
     #[test]
     fn routes() {
+        let lim = Limits::default();
         assert_eq!(
-            route("GET", "/bytes/100").body,
+            route("GET", "/bytes/100", &lim).body,
             Body::Pattern {
                 len: 100,
                 chunked: false
             }
         );
-        let r = route("HEAD", "/delay/20/bytes/5?a=b&chunked=1");
+        let r = route("HEAD", "/delay/20/bytes/5?a=b&chunked=1", &lim);
         assert_eq!((r.status, r.delay_ms), (200, 20));
         assert_eq!(
             r.body,
@@ -140,12 +139,15 @@ mod tests {
                 chunked: true
             }
         );
-        assert_eq!(route("POST", "/echo").body, Body::Echo);
-        assert_eq!(route("GET", "/health").body, Body::Text("ok\n".into()));
-        assert_eq!(route("GET", "/bytes/100000000001").status, 400);
-        assert_eq!(route("GET", "/bytes/x").status, 400);
-        assert_eq!(route("GET", "/delay/600001/bytes/1").status, 400);
-        let r = route("POST", "/bytes/1");
+        assert_eq!(route("POST", "/echo", &lim).body, Body::Echo);
+        assert_eq!(
+            route("GET", "/health", &lim).body,
+            Body::Text("ok\n".into())
+        );
+        assert_eq!(route("GET", "/bytes/100000000001", &lim).status, 400);
+        assert_eq!(route("GET", "/bytes/x", &lim).status, 400);
+        assert_eq!(route("GET", "/delay/600001/bytes/1", &lim).status, 400);
+        let r = route("POST", "/bytes/1", &lim);
         assert_eq!((r.status, r.allow), (405, Some("GET, HEAD")));
         for t in [
             "/",
@@ -155,7 +157,7 @@ mod tests {
             "/delay/1/bytes",
             "/health/x",
         ] {
-            assert_eq!(route("GET", t).status, 404, "{t}");
+            assert_eq!(route("GET", t, &lim).status, 404, "{t}");
         }
     }
 }
