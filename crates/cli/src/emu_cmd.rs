@@ -9,7 +9,7 @@ use tcpwise_emu::forwarder::{Faults, ForwarderOptions};
 use tcpwise_emu::netns::Sysctl;
 use tcpwise_emu::path::{PathSpec, summarize};
 use tcpwise_emu::selftest::{self, SelftestOptions};
-use tcpwise_emu::session::{Outcome, Session, server_stdio};
+use tcpwise_emu::session::{Outcome, RunAs, Session, server_stdio};
 use tcpwise_emu::{DirectionStats, EmuError, Role, TestbedConfig, Topology};
 use tcpwise_units::Dur;
 
@@ -57,6 +57,11 @@ pub struct Common {
     /// Do not print the per-direction summary on exit.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Under sudo, run CMD (and --server) as root instead of as the user who
+    /// invoked sudo (SUDO_UID/SUDO_GID, supplementary groups dropped, the
+    /// default, as Mahimahi does). The forwarder always keeps root.
+    #[arg(long)]
+    pub as_root: bool,
     /// Make the forwarder panic after N packets (tests of the teardown).
     #[arg(long, hide = true, value_name = "N")]
     pub inject_panic_after: Option<u64>,
@@ -187,8 +192,10 @@ fn shell(a: ShellArgs) -> Result<i32> {
             "tcpwise emu shell needs root: its far end is this host's own network namespace (run it with sudo, or use 'tcpwise emu pair', which works rootless where the kernel allows)".into(),
         ).into());
     }
+    let who = run_as(&a.common)?;
     let cfg = config(&a.common, Topology::Shell, Vec::new())?;
-    let s = Session::start(&cfg, tcpwise_emu::session::watch_signals())?;
+    let mut s = Session::start(&cfg, tcpwise_emu::session::watch_signals())?;
+    s.run_as(who);
     if let Some(n) = s.signalled() {
         let _ = s.finish();
         return Ok(128 + n);
@@ -210,10 +217,30 @@ fn shell(a: ShellArgs) -> Result<i32> {
     finish(s, &a.common, &cfg, outcome)
 }
 
+/// Who CMD runs as: the sudo user unless --as-root (said on stderr unless -q).
+fn run_as(c: &Common) -> Result<Option<RunAs>> {
+    if c.as_root {
+        return Ok(None);
+    }
+    let who = RunAs::from_sudo_env()?;
+    if let Some(w) = &who
+        && !c.quiet
+    {
+        eprintln!(
+            "tcpwise emu: commands run as uid {} gid {} (SUDO_UID/SUDO_GID; --as-root keeps root); the forwarder keeps root",
+            w.uid, w.gid
+        );
+    }
+    Ok(who)
+}
+
 fn pair(a: PairArgs) -> Result<i32> {
+    // Before a rootless user namespace is entered (there is no sudo user then).
+    let who = run_as(&a.common)?;
     tcpwise_emu::rootless::enter_if_unprivileged()?;
     let cfg = config(&a.common, Topology::Pair, pairs(&a.server_sysctl))?;
-    let s = Session::start(&cfg, tcpwise_emu::session::watch_signals())?;
+    let mut s = Session::start(&cfg, tcpwise_emu::session::watch_signals())?;
+    s.run_as(who);
     let argv = ["sh".to_string(), "-c".into(), a.server.clone()];
     let mut server = match s.spawn(Role::Server, &argv, false, server_stdio) {
         Ok(p) => p,

@@ -655,3 +655,89 @@ fn lab_refuses_bad_requests_before_setting_anything_up() {
         assert!(!out.exists(), "{args:?} created the output directory");
     }
 }
+
+#[test]
+fn under_sudo_commands_run_as_the_invoking_user_and_the_forwarder_keeps_root() {
+    if !netns_ok("sudo_drop") {
+        return;
+    }
+    let run = |args: &[&str]| {
+        let child = Command::new(BIN)
+            .args(args)
+            .env("SUDO_UID", "65534")
+            .env("SUDO_GID", "65534")
+            .env("SUDO_USER", "nobody")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let o = child.wait_with_output().unwrap();
+        assert!(
+            leftovers(pid).is_empty(),
+            "left behind: {:?}",
+            leftovers(pid)
+        );
+        o
+    };
+    // shell: CMD as 65534, no supplementary groups, the sudo user's env.
+    let o = run(&[
+        "emu",
+        "shell",
+        "--rtt",
+        "10ms",
+        "--",
+        "sh",
+        "-c",
+        "id -u; id -G; echo $USER",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "65534\n65534\nnobody\n");
+    assert!(
+        stderr(&o).contains("commands run as uid 65534 gid 65534"),
+        "{}",
+        stderr(&o)
+    );
+    // --as-root keeps root.
+    let o = run(&[
+        "emu",
+        "shell",
+        "--rtt",
+        "10ms",
+        "-q",
+        "--as-root",
+        "--",
+        "id",
+        "-u",
+    ]);
+    assert_eq!(stdout(&o), "0\n", "{}", stderr(&o));
+    // pair: the server and the client both run as 65534 (the server writes
+    // its uid where the client, in the other namespace, cannot: stderr is
+    // ours; so it answers over HTTP instead).
+    let o = run(&[
+        "emu",
+        "pair",
+        "-q",
+        "--rtt",
+        "10ms",
+        "--server",
+        "mkdir -p /tmp/tw-uid-$$ && cd /tmp/tw-uid-$$ && id -u > uid && exec python3 -m http.server 8000 >/dev/null 2>&1",
+        "--",
+        "sh",
+        "-c",
+        "id -u; curl -s http://$TCPWISE_PEER:8000/uid",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "65534\n65534\n", "{}", stderr(&o));
+    let _ = Command::new("sh")
+        .args(["-c", "rm -rf /tmp/tw-uid-*"])
+        .status();
+    // A SUDO_UID that is not a number: one line, exit 2, nothing set up.
+    let o = Command::new(BIN)
+        .args(["emu", "shell", "--", "true"])
+        .env("SUDO_UID", "abc")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("SUDO_UID=\"abc\""), "{}", stderr(&o));
+}

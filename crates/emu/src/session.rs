@@ -101,13 +101,75 @@ pub fn status_code(s: ExitStatus) -> i32 {
 pub struct Session {
     tb: Testbed,
     signals: Signals,
+    run_as: Option<RunAs>,
+}
+
+/// Who the commands of a session run as, when not root: the user who
+/// invoked `sudo`, as Mahimahi does. Only the forwarder needs root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunAs {
+    /// User id.
+    pub uid: u32,
+    /// Group id (supplementary groups are dropped).
+    pub gid: u32,
+    /// Login name (`SUDO_USER`), for `USER` and `LOGNAME`.
+    pub user: Option<String>,
+    /// Home directory from `/etc/passwd`, for `HOME`.
+    pub home: Option<String>,
+}
+
+impl RunAs {
+    /// From `SUDO_UID`/`SUDO_GID` when we run as root under sudo; `None`
+    /// when not root, not under sudo, or sudo came from root itself.
+    pub fn from_sudo_env() -> Result<Option<RunAs>, EmuError> {
+        if sys::euid() != 0 {
+            return Ok(None);
+        }
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let (Some(u), g) = (var("SUDO_UID"), var("SUDO_GID")) else {
+            return Ok(None);
+        };
+        let parse = |k: &str, v: &str| {
+            v.parse::<u32>()
+                .map_err(|_| EmuError::Config(format!("{k}={v:?} is not a user or group id")))
+        };
+        let uid = parse("SUDO_UID", &u)?;
+        let gid = match g {
+            Some(g) => parse("SUDO_GID", &g)?,
+            None => uid,
+        };
+        if uid == 0 {
+            return Ok(None);
+        }
+        let home = std::fs::read_to_string("/etc/passwd").ok().and_then(|p| {
+            p.lines().find_map(|l| {
+                let f: Vec<&str> = l.split(':').collect();
+                (f.len() >= 7 && f[2] == uid.to_string()).then(|| f[5].to_string())
+            })
+        });
+        Ok(Some(RunAs {
+            uid,
+            gid,
+            user: var("SUDO_USER"),
+            home,
+        }))
+    }
 }
 
 impl Session {
     /// Builds the testbed of `cfg`.
     pub fn start(cfg: &TestbedConfig, signals: Signals) -> Result<Session, EmuError> {
         let tb = Testbed::start(cfg)?;
-        Ok(Session { tb, signals })
+        Ok(Session {
+            tb,
+            signals,
+            run_as: None,
+        })
+    }
+
+    /// Commands spawned from now on run as `who` (`None`: as we do).
+    pub fn run_as(&mut self, who: Option<RunAs>) {
+        self.run_as = who;
     }
 
     /// The testbed.
@@ -138,6 +200,17 @@ impl Session {
         cmd.args(argv.iter().skip(1));
         prepare(&mut cmd);
         sys::exec_in_own_group(&mut cmd, foreground);
+        if let Some(r) = &self.run_as {
+            // After the namespace switch and the process group (registered
+            // above): those need root.
+            sys::exec_as(&mut cmd, r.uid, r.gid);
+            if let Some(u) = &r.user {
+                cmd.env("USER", u).env("LOGNAME", u);
+            }
+            if let Some(h) = &r.home {
+                cmd.env("HOME", h);
+            }
+        }
         let child = cmd.spawn().map_err(|e| EmuError::Spawn {
             program: program.clone(),
             source: if e.kind() == std::io::ErrorKind::NotFound {

@@ -485,3 +485,13 @@ fn at_the_connection_limit_new_connections_wait_until_one_closes() {
     c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     assert_eq!(read_response(&mut c, &mut buf, false).status, 200);
 }
+
+#[test]
+fn the_fuzz_entry_answers_pipelined_reads_like_the_socket_path() {
+    let wire = b"GET /health HTTP/1.1\r\n\r\nGET /bytes/3 HTTP/1.1\r\n\r\nGET /he";
+    let out = tcpwise_http::server::fuzz_request_path([&wire[..10], &wire[10..]], limits());
+    let text = String::from_utf8_lossy(&out);
+    assert_eq!(text.matches("HTTP/1.1 200 OK").count(), 2, "{text}");
+    let out = tcpwise_http::server::fuzz_request_path([&b"BAD\r\n\r\n"[..]], limits());
+    assert!(out.starts_with(b"HTTP/1.1 400 "));
+}

@@ -7,7 +7,7 @@ use crate::server::DATA_PREFIX;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tcpwise_tcp::{AppliedBuffers, BufferPolicy, ReadSizer, SizedRead, TcpInfo};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -326,7 +326,8 @@ pub async fn run_client(
     w.write_all(&line).await?;
     let mut reply = String::new();
     let wrong = |why: String| PerfError::WrongProtocol(addr.to_string(), why);
-    match tokio::time::timeout_at(setup_deadline, r.read_line(&mut reply)).await {
+    match tokio::time::timeout_at(setup_deadline, crate::proto::read_line(&mut r, &mut reply)).await
+    {
         Err(_) => {
             return Err(wrong(format!(
                 "no answer to the test header within {:.1} s",
@@ -388,7 +389,7 @@ pub async fn run_client(
         let mut line = String::new();
         loop {
             line.clear();
-            match r.read_line(&mut line).await {
+            match crate::proto::read_line(&mut r, &mut line).await {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {
                     if let Ok(m) = serde_json::from_str::<ServerMsg>(line.trim()) {

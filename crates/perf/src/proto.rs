@@ -8,6 +8,54 @@ use tcpwise_tcp::{AppliedBuffers, ReadSizer, TcpInfo};
 pub const MAGIC: &str = "tcpwise-perf/1";
 /// Default port.
 pub const DEFAULT_PORT: u16 = 5301;
+/// Longest control line either side reads (a header or a sample is well
+/// under 4 KiB): a peer that never sends a newline costs 64 KiB, not memory
+/// without bound.
+pub const MAX_LINE: u64 = 64 * 1024;
+/// Prefix of a data connection (then the 8-byte token).
+pub const DATA_PREFIX: &[u8; 4] = b"TWPD";
+/// Longest test a server accepts (an hour).
+pub const MAX_DURATION_MS: u64 = 3_600_000;
+
+/// Parses and checks a client's header line; `Err` is the reason the
+/// server refuses it with.
+pub fn check_header(line: &str) -> Result<Header, String> {
+    let header: Header =
+        serde_json::from_str(line.trim()).map_err(|e| format!("bad header: {e}"))?;
+    if header.magic != MAGIC {
+        return Err(format!(
+            "protocol {} not supported; this server speaks {MAGIC}",
+            header.magic
+        ));
+    }
+    if header.interval_ms == 0 || header.duration_ms > MAX_DURATION_MS {
+        return Err("interval must be positive and tests at most an hour long".into());
+    }
+    Ok(header)
+}
+
+/// The test token of a data connection's 12-byte hello, if it is one.
+pub fn parse_hello(hello: &[u8]) -> Option<u64> {
+    let (prefix, token) = hello.split_at_checked(4)?;
+    (prefix == DATA_PREFIX && token.len() == 8)
+        .then(|| u64::from_be_bytes(token.try_into().expect("8 bytes")))
+}
+
+/// Reads one control line into `line`, at most [`MAX_LINE`] bytes.
+pub async fn read_line<R>(r: &mut R, line: &mut String) -> std::io::Result<usize>
+where
+    R: tokio::io::AsyncBufRead + Unpin,
+{
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+    let n = (&mut *r).take(MAX_LINE).read_line(line).await?;
+    if n as u64 >= MAX_LINE && !line.ends_with('\n') {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "a control line longer than 64 KiB",
+        ));
+    }
+    Ok(n)
+}
 
 /// The client's request.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -76,4 +124,37 @@ pub enum ServerMsg {
     Sample(Sample),
     /// The test ended on the server.
     Done(Sample),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn control_lines_are_bounded_and_headers_checked() {
+        let mut line = String::new();
+        let mut ok = tokio::io::BufReader::new(&b"{\"a\":1}\nrest"[..]);
+        assert_eq!(read_line(&mut ok, &mut line).await.unwrap(), 8);
+        let endless = vec![b'x'; 3 * MAX_LINE as usize];
+        let mut r = tokio::io::BufReader::new(&endless[..]);
+        let mut line = String::new();
+        let e = read_line(&mut r, &mut line).await.unwrap_err();
+        assert!(e.to_string().contains("64 KiB") && line.len() as u64 <= MAX_LINE);
+        assert!(check_header("{}").unwrap_err().starts_with("bad header"));
+        let h = |magic: &str, interval: u64| {
+            format!(
+                "{{\"magic\":\"{magic}\",\"reverse\":false,\"duration_ms\":1000,\"bytes\":null,\"interval_ms\":{interval},\"server_rcvbuf\":null,\"server_sndbuf\":null,\"server_read_sizing\":null}}"
+            )
+        };
+        assert!(check_header(&h(MAGIC, 100)).is_ok());
+        assert!(
+            check_header(&h("iperf", 100))
+                .unwrap_err()
+                .contains("not supported")
+        );
+        assert!(check_header(&h(MAGIC, 0)).is_err());
+        assert_eq!(parse_hello(b"TWPD\0\0\0\0\0\0\0\x05"), Some(5));
+        assert_eq!(parse_hello(b"XWPD\0\0\0\0\0\0\0\x05"), None);
+        assert_eq!(parse_hello(b"TWPD"), None);
+    }
 }

@@ -1,19 +1,18 @@
 //! `tcpwise perf server`: accepts tests, one control and one data
 //! connection each, any number at once (tokio tasks).
 
-use crate::proto::{Accept, Header, MAGIC, Sample, ServerMsg};
+use crate::proto::{self, Accept, MAGIC, Sample, ServerMsg};
 use crate::{PerfError, client};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tcpwise_tcp::BufferPolicy;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
-/// Prefix of a data connection (then the 8-byte token).
-pub const DATA_PREFIX: &[u8; 4] = b"TWPD";
+pub use crate::proto::DATA_PREFIX;
 
 /// Server configuration.
 #[derive(Debug, Clone)]
@@ -80,13 +79,12 @@ async fn handle(mut sock: TcpStream, pending: Pending) -> Result<Option<String>,
     if first[0] == DATA_PREFIX[0] {
         let mut hello = [0u8; 12];
         sock.read_exact(&mut hello).await?;
-        if &hello[..4] != DATA_PREFIX {
+        let Some(token) = proto::parse_hello(&hello) else {
             return Err(PerfError::WrongProtocol(
                 "client".into(),
                 "bad data prefix".into(),
             ));
-        }
-        let token = u64::from_be_bytes(hello[4..].try_into().expect("8 bytes"));
+        };
         let waiter = pending.lock().expect("lock").remove(&token);
         match waiter {
             Some(w) => {
@@ -126,38 +124,16 @@ async fn control(sock: TcpStream, pending: Pending) -> Result<String, PerfError>
     let (r, mut w) = sock.into_split();
     let mut r = BufReader::new(r);
     let mut line = String::new();
-    tokio::time::timeout(Duration::from_secs(10), r.read_line(&mut line))
+    tokio::time::timeout(Duration::from_secs(10), proto::read_line(&mut r, &mut line))
         .await
         .map_err(|_| PerfError::WrongProtocol("client".into(), "no header within 10 s".into()))??;
-    let header: Header = match serde_json::from_str(line.trim()) {
+    let header = match proto::check_header(&line) {
         Ok(h) => h,
-        Err(e) => {
-            send(&mut w, &refuse(&format!("bad header: {e}"))).await?;
-            return Err(PerfError::WrongProtocol(
-                "client".into(),
-                format!("bad header: {e}"),
-            ));
+        Err(why) => {
+            send(&mut w, &refuse(&why)).await?;
+            return Err(PerfError::WrongProtocol("client".into(), why));
         }
     };
-    if header.magic != MAGIC {
-        send(
-            &mut w,
-            &refuse(&format!(
-                "protocol {} not supported; this server speaks {MAGIC}",
-                header.magic
-            )),
-        )
-        .await?;
-        return Err(PerfError::WrongProtocol("client".into(), header.magic));
-    }
-    if header.interval_ms == 0 || header.duration_ms > 3_600_000 {
-        send(
-            &mut w,
-            &refuse("interval must be positive and tests at most an hour long"),
-        )
-        .await?;
-        return Err(PerfError::Config("bad test parameters".into()));
-    }
     let token = rand_token();
     let (tx, rx) = oneshot::channel();
     pending.lock().expect("lock").insert(token, tx);

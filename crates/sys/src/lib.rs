@@ -442,6 +442,26 @@ pub fn exec_in_netns(cmd: &mut std::process::Command, fd: RawFd) {
     }
 }
 
+/// Makes `cmd` run as `uid`/`gid` with no supplementary groups, switching
+/// between fork and exec after every hook registered before this one (the
+/// namespace switch needs root). Mahimahi drops privileges the same way.
+pub fn exec_as(cmd: &mut std::process::Command, uid: u32, gid: u32) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setgroups, setgid and setuid are async-signal-safe and touch
+    // no memory of ours (a null list with length 0 is valid).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setgroups(0, std::ptr::null()) != 0
+                || libc::setgid(gid) != 0
+                || libc::setuid(uid) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Makes `cmd` the leader of its own process group and, with
 /// `foreground`, the terminal's foreground group, so Ctrl-C at an
 /// interactive prompt reaches the command rather than tearing down around it.

@@ -61,6 +61,46 @@ pub struct ServeOptions {
     pub limits: Limits,
 }
 
+/// The request path without a socket, for the fuzz target: feeds `pieces`
+/// as successive reads and returns everything answered on the fast path
+/// (stopping where a request would leave it). Asserts the buffers stay
+/// bounded: pending input by the head limit plus one read, output of one
+/// step by the pipelining bound plus one inline response.
+#[doc(hidden)]
+pub fn fuzz_request_path<'a>(
+    pieces: impl IntoIterator<Item = &'a [u8]>,
+    limits: Limits,
+) -> Vec<u8> {
+    let (io, _peer) = tokio::io::duplex(64);
+    let mut c = Conn::new(io, 0, SocketAddr::from(([0, 0, 0, 0], 0)), false, limits);
+    let mut all = Vec::new();
+    let mut out = Vec::new();
+    let mut feed = pieces.into_iter();
+    loop {
+        let data = if c.more { None } else { feed.next() };
+        if data.is_none() && !c.more {
+            return all;
+        }
+        let len = data.map_or(0, <[u8]>::len);
+        out.clear();
+        let step = c.consume(data, &mut out);
+        assert!(
+            c.pending.len() <= limits.max_head + len + READ_BUF,
+            "pending {}",
+            c.pending.len()
+        );
+        assert!(
+            out.len() <= OUT_HIGH + INLINE_BODY as usize + 4096,
+            "out {}",
+            out.len()
+        );
+        all.extend_from_slice(&out);
+        if !matches!(step, Step::Again) {
+            return all;
+        }
+    }
+}
+
 /// What one client may take. The defaults are nginx's where it has one
 /// (`client_header_timeout`, `keepalive_timeout` order of magnitude), and
 /// otherwise large enough for any experiment and small enough that no
@@ -449,7 +489,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
     /// answers once. Pending only while waiting to read.
     fn poll_step(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<Step>> {
         BUFS.with_borrow_mut(|(scratch, out)| {
-            let from_scratch = if self.more {
+            let n = if self.more {
                 None
             } else {
                 let mut rb = ReadBuf::new(scratch);
@@ -458,31 +498,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                 if n == 0 {
                     return Poll::Ready(Ok(Step::Close(false)));
                 }
-                if self.pending.is_empty() {
-                    Some(n)
-                } else {
-                    self.pending.extend_from_slice(&scratch[..n]);
-                    None
-                }
+                Some(n)
             };
             out.clear();
-            let pend = std::mem::take(&mut self.pending);
-            let input = match from_scratch {
-                Some(n) => &scratch[..n],
-                None => &pend[..],
-            };
-            let (used, step) = with_date(|date| self.answer(input, out, date));
-            // Keep what was not consumed.
-            match from_scratch {
-                Some(n) => self.pending.extend_from_slice(&scratch[used..n]),
-                None => {
-                    self.pending = pend;
-                    self.pending.drain(..used);
-                }
-            }
-            if self.pending.is_empty() && self.pending.capacity() > 0 {
-                self.pending = Vec::new();
-            }
+            let step = self.consume(n.map(|n| &scratch[..n]), out);
             if !out.is_empty() {
                 match Pin::new(&mut self.io).poll_write(cx, out) {
                     Poll::Ready(Ok(k)) => self.unsent.extend_from_slice(&out[k..]),
@@ -492,6 +511,33 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             }
             Poll::Ready(Ok(step))
         })
+    }
+
+    /// Takes newly read bytes (`None`: none, answer what is pending) and
+    /// answers every complete request into `out`; keeps the rest.
+    fn consume(&mut self, data: Option<&[u8]>, out: &mut Vec<u8>) -> Step {
+        let mut pend = std::mem::take(&mut self.pending);
+        let direct = match data {
+            // The common case: nothing pending, parse the read in place.
+            Some(d) if pend.is_empty() => Some(d),
+            Some(d) => {
+                pend.extend_from_slice(d);
+                None
+            }
+            None => None,
+        };
+        let input = direct.unwrap_or(&pend);
+        let (used, step) = with_date(|date| self.answer(input, out, date));
+        match direct {
+            Some(d) => self.pending.extend_from_slice(&d[used..]),
+            None => {
+                pend.drain(..used);
+                if !pend.is_empty() {
+                    self.pending = pend;
+                }
+            }
+        }
+        step
     }
 
     /// Answers the complete requests at the front of `input` into `out`:

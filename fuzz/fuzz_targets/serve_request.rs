@@ -1,0 +1,43 @@
+//! `tcpwise serve`'s request path: any bytes, cut into any reads, are
+//! answered or refused (400/431/413 and a close), never a panic, and the
+//! connection's buffers stay bounded (asserted inside
+//! `fuzz_request_path`). Also the framing underneath: request heads and
+//! the chunked decoder on their own.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use tcpwise_http::h1::{Chunked, parse_request};
+
+fuzz_target!(|data: &[u8]| {
+    // The first byte picks the read size (1..=256) and a small head limit
+    // half the time, so limits are hit too.
+    let Some((&k, rest)) = data.split_first() else {
+        return;
+    };
+    let step = usize::from(k % 128) + 1;
+    let limits = tcpwise_http::Limits {
+        max_head: if k & 0x80 != 0 { 200 } else { tcpwise_http::h1::MAX_HEAD },
+        max_body: 300,
+        max_bytes: 100_000,
+        ..Default::default()
+    };
+    let out = tcpwise_http::server::fuzz_request_path(rest.chunks(step), limits);
+    // Whatever was answered starts like a response.
+    assert!(out.is_empty() || out.starts_with(b"HTTP/1.1 "), "{:?}", &out[..out.len().min(40)]);
+
+    let _ = parse_request(rest, 1024);
+    let mut d = Chunked::new();
+    let mut at = 0;
+    while at < rest.len() {
+        match d.next(&rest[at..]) {
+            Ok(p) => {
+                assert!(p.used <= rest.len() - at && p.data.end <= p.used);
+                if p.done || p.used == 0 {
+                    break;
+                }
+                at += p.used;
+            }
+            Err(_) => break,
+        }
+    }
+});
