@@ -80,6 +80,10 @@ pub struct ClientArgs {
     /// The path's bottleneck rate, if known: the diagnosis then gives its BDP.
     #[arg(long, value_name = "RATE")]
     pub path_rate: Option<Rate>,
+    /// Fail when no data moves for this long (a dead path; TCP alone would
+    /// retransmit for about 15 minutes). iperf3's --rcv-timeout.
+    #[arg(long, value_name = "SECONDS", default_value = "30")]
+    pub stall_timeout: Seconds,
     /// Print one JSON object (intervals and summary) instead of text (iperf3's -J).
     #[arg(short = 'J', long)]
     pub json: bool,
@@ -131,6 +135,7 @@ fn client(a: ClientArgs) -> Result<i32> {
         read_sizing: a.read_sizing,
         path_rate_bps: a.path_rate.map(|r| r.0 as f64),
         congestion: a.congestion.clone(),
+        stall_timeout: a.stall_timeout.std(),
         ..ClientOptions::default()
     };
     opts.validate()?;

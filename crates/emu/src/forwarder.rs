@@ -109,13 +109,18 @@ impl DirectionStats {
     pub fn summary_line(&self) -> String {
         let l = &self.link;
         format!(
-            "{:>4}: {} pkts {:.1} MB delivered, dropped {} (queue {}, loss {}), peak queue {:.1} KB/{} pkts, lateness p50 {:.0}µs p99 {:.0}µs max {:.0}µs, cpu {}",
+            "{:>4}: {} pkts {:.1} MB delivered, dropped {} (queue {}, loss {}{}), peak queue {:.1} KB/{} pkts, lateness p50 {:.0}µs p99 {:.0}µs max {:.0}µs, cpu {}",
             self.direction,
             l.delivered_packets,
             l.delivered_bytes as f64 / 1e6,
-            l.dropped_queue + l.dropped_loss,
+            l.dropped_queue + l.dropped_loss + l.dropped_outage,
             l.dropped_queue,
             l.dropped_loss,
+            if l.dropped_outage > 0 {
+                format!(", outage {}", l.dropped_outage)
+            } else {
+                String::new()
+            },
             l.peak_queue_bytes as f64 / 1e3,
             l.peak_queue_packets,
             self.lateness.p50_us,

@@ -6,6 +6,7 @@ use crate::EmuError;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
+use tcpwise_link::outage::{Outage, Outages};
 use tcpwise_link::{Capacity, Jitter, LinkConfig, LossModel, Nanos, QueueLimit, Trace};
 
 use tcpwise_units::{parse_duration, parse_rate};
@@ -67,6 +68,10 @@ pub struct PathSpec {
     /// Seed of the loss and jitter RNG (same seed, same run).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Blackhole the link for DURATION starting AT after it comes up, both
+    /// directions or :up / :down only; repeatable (a link flap): 3s@10s, 500ms@2s:down.
+    #[arg(long, value_name = "DURATION@AT[:up|:down]")]
+    pub outage: Vec<Outage>,
 }
 
 impl PathSpec {
@@ -184,7 +189,7 @@ impl PathSpec {
         };
         let up_cap = cap(self.up_rate, &self.up_trace, "up")?;
         let down_cap = cap(self.down_rate, &self.down_trace, "down")?;
-        let mk = |delay, capacity: Capacity, loss: Option<LossModel>, seed| {
+        let mk = |delay, capacity: Capacity, loss: Option<LossModel>, seed, up: bool| {
             let queue = self
                 .queue
                 .unwrap_or_else(|| QueueLimit::default_for(capacity.mean_bps(), rtt));
@@ -195,6 +200,7 @@ impl PathSpec {
                 queue,
                 loss: loss.or(self.loss).unwrap_or_default(),
                 seed,
+                outages: Outages::for_direction(&self.outage, up),
             }
         };
         let up = mk(
@@ -202,12 +208,14 @@ impl PathSpec {
             up_cap,
             self.up_loss,
             self.seed.wrapping_mul(2).wrapping_add(1),
+            true,
         );
         let down = mk(
             down_delay,
             down_cap,
             self.down_loss,
             self.seed.wrapping_mul(2).wrapping_add(2),
+            false,
         );
         Ok((up, down))
     }

@@ -24,6 +24,7 @@
 #![forbid(unsafe_code)]
 
 pub mod loss;
+pub mod outage;
 pub mod trace;
 
 pub use loss::LossModel;
@@ -174,6 +175,8 @@ pub struct LinkConfig {
     pub loss: LossModel,
     /// RNG seed (loss and jitter).
     pub seed: u64,
+    /// Blackhole windows of this direction.
+    pub outages: outage::Outages,
 }
 
 impl Default for LinkConfig {
@@ -185,6 +188,7 @@ impl Default for LinkConfig {
             queue: QueueLimit::Bytes(MIN_DEFAULT_QUEUE_BYTES),
             loss: LossModel::None,
             seed: 1,
+            outages: outage::Outages::default(),
         }
     }
 }
@@ -197,6 +201,8 @@ pub enum DropCause {
     Queue,
     /// Random loss.
     Loss,
+    /// An outage window (blackhole).
+    Outage,
 }
 
 /// A packet the link refused, handed back so its buffer can be reused.
@@ -223,6 +229,9 @@ pub struct LinkStats {
     pub dropped_queue: u64,
     /// Packets dropped by random loss.
     pub dropped_loss: u64,
+    /// Packets dropped in outage windows.
+    #[serde(default)]
+    pub dropped_outage: u64,
     /// Largest queue seen, bytes.
     pub peak_queue_bytes: u64,
     /// Largest queue seen, packets.
@@ -380,6 +389,7 @@ pub struct Link<T> {
     line: VecDeque<InFlight<T>>,
     last_deliver: Nanos,
     stats: LinkStats,
+    start: Nanos,
 }
 
 impl<T> Link<T> {
@@ -394,6 +404,7 @@ impl<T> Link<T> {
             line: VecDeque::new(),
             last_deliver: 0,
             stats: LinkStats::default(),
+            start,
             cfg,
         }
     }
@@ -448,6 +459,15 @@ impl<T> Link<T> {
         self.advance(now);
         self.stats.offered_packets += 1;
         self.stats.offered_bytes += u64::from(size);
+        if !self.cfg.outages.is_empty()
+            && self.cfg.outages.blackholed(now.saturating_sub(self.start))
+        {
+            self.stats.dropped_outage += 1;
+            return Err(Dropped {
+                cause: DropCause::Outage,
+                item,
+            });
+        }
         if self.loss.lose(&self.cfg.loss, &mut self.rng) {
             self.stats.dropped_loss += 1;
             return Err(Dropped {

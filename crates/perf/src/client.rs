@@ -38,6 +38,9 @@ pub struct ClientOptions {
     pub connect_timeout: Duration,
     /// Congestion control of both ends (`-C`), or the namespace default.
     pub congestion: Option<String>,
+    /// Give up when no data moves for this long (a dead path: TCP alone
+    /// would retransmit for about 15 minutes); iperf3's `--rcv-timeout`.
+    pub stall_timeout: Duration,
 }
 
 impl Default for ClientOptions {
@@ -55,6 +58,7 @@ impl Default for ClientOptions {
             path_rate_bps: None,
             connect_timeout: Duration::from_secs(5),
             congestion: None,
+            stall_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -414,13 +418,29 @@ pub async fn run_client(
     let mut st = Joiner::new(opts.reverse);
     let mut remote_buffers = AppliedBuffers::default();
     let mut remote_done: Option<Sample> = None;
+    let stall = opts.stall_timeout;
+    let mut progress = (0u64, tokio::time::Instant::now());
     let pump = async {
         loop {
             tokio::select! {
                 s = srx.recv() => match s {
-                    Some(s) => { st.local.push(s); }
+                    Some(s) => {
+                        if s.bytes > progress.0 {
+                            progress = (s.bytes, tokio::time::Instant::now());
+                        }
+                        st.local.push(s);
+                    }
                     None => break,
                 },
+                _ = tokio::time::sleep_until(progress.1 + stall) => {
+                    return Err(PerfError::Unreachable(
+                        addr.to_string(),
+                        format!(
+                            "no data moved for {:.0} s (--stall-timeout): the path is down or the peer stopped",
+                            stall.as_secs_f64()
+                        ),
+                    ));
+                }
                 m = mrx.recv() => match m {
                     Some(ServerMsg::Sample(s)) => st.remote.push(s),
                     Some(ServerMsg::Buffers { applied }) => remote_buffers = applied,
@@ -430,15 +450,17 @@ pub async fn run_client(
             }
             st.emit(&mut on_interval);
         }
+        Ok(())
     };
-    let joined = tokio::time::timeout_at(data_deadline, async { tokio::join!(local, pump) });
-    let Ok((local_last, ())) = joined.await else {
+    // A stall ends the pump with an error, and the transfer is dropped with it.
+    let joined = tokio::time::timeout_at(data_deadline, async { tokio::try_join!(local, pump) });
+    let Ok(joined) = joined.await else {
         return Err(PerfError::Unreachable(
             addr.to_string(),
             "the transfer did not finish in time: the peer stopped reading or sending".into(),
         ));
     };
-    let local_last = local_last?;
+    let (local_last, ()) = joined?;
     // The server's last words.
     let deadline = data_deadline
         .min(tokio::time::Instant::now() + Duration::from_secs(15))
