@@ -268,6 +268,7 @@ fn run_with_seed(seed: u64) -> Vec<(Nanos, u32)> {
             queue: QueueLimit::Bytes(100_000),
             loss: LossModel::Bernoulli { p: 0.05 },
             seed,
+            ..LinkConfig::default()
         },
         0,
     );
@@ -377,4 +378,37 @@ proptest! {
             prop_assert!(*deadline >= sent + delay);
         }
     }
+}
+
+#[test]
+fn an_outage_drops_what_arrives_in_its_window_and_delivers_what_left_before() {
+    use crate::outage::{Outage, Outages};
+    let o: Outage = "1s@2s".parse().unwrap();
+    let start = 5_000 * MS;
+    let mut l: Link<u32> = Link::new(
+        LinkConfig {
+            delay: 50 * MS,
+            outages: Outages::for_direction(&[o], true),
+            ..LinkConfig::default()
+        },
+        start,
+    );
+    let mut delivered = Vec::new();
+    // One packet every 100 ms for 4 s of link time.
+    for i in 0..40u32 {
+        let now = start + u64::from(i) * 100 * MS;
+        let r = l.enqueue(now, 1500, i);
+        let in_window = (20..30).contains(&i);
+        assert_eq!(r.is_err(), in_window, "packet {i}");
+        if let Err(d) = r {
+            assert_eq!(d.cause, DropCause::Outage);
+        }
+        while let Some((_, p)) = l.dequeue(now + 60 * MS) {
+            delivered.push(p);
+        }
+    }
+    assert_eq!(l.stats().dropped_outage, 10);
+    assert_eq!(delivered.len(), 30);
+    // A packet that entered just before the window still arrives inside it.
+    assert!(delivered.contains(&19));
 }
