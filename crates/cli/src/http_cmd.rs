@@ -64,6 +64,15 @@ pub struct GetArgs {
     /// Exit 22 on HTTP status 400 or above.
     #[arg(short = 'f', long = "fail")]
     pub fail: bool,
+    /// Give up connecting after this long (per connection, curl's exit 28): 10, 2.5, 500ms.
+    #[arg(long, value_name = "SECONDS", default_value = "10")]
+    pub connect_timeout: Seconds,
+    /// Accept any server certificate (curl's -k): for self-signed test origins only.
+    #[arg(short = 'k', long)]
+    pub insecure: bool,
+    /// Fail (curl's exit 63) when a body grows past SIZE, e.g. an endless chunked body.
+    #[arg(long, value_name = "SIZE")]
+    pub max_filesize: Option<Bytes>,
     /// Give up after this long (whole run): 10, 2.5, 500ms.
     #[arg(short = 'm', long = "max-time", value_name = "SECONDS")]
     pub max_time: Option<Seconds>,
@@ -145,7 +154,9 @@ pub fn get(a: GetArgs) -> Result<i32> {
         read_sizing: a.read_sizing,
         buffers,
         extra_ca,
-        ..ClientConfig::default()
+        connect_timeout: a.connect_timeout.std(),
+        insecure: a.insecure,
+        max_body: a.max_filesize.map(|b| b.0),
     });
     let redirects = Redirects {
         follow: a.location,

@@ -114,10 +114,17 @@ pub fn exit_code(e: &anyhow::Error) -> i32 {
             return match e {
                 HttpError::Url { .. } | HttpError::Buffer(_) | HttpError::TlsSetup(_) => 2,
                 HttpError::Dns { .. } => 6,
+                HttpError::Connect { source, .. }
+                    if source.kind() == std::io::ErrorKind::TimedOut =>
+                {
+                    28
+                }
                 HttpError::Connect { .. } => 7,
                 HttpError::Protocol { .. } => 8,
                 HttpError::Sink(_) => 23,
                 HttpError::Tls { .. } => 35,
+                HttpError::Certificate { .. } => 60,
+                HttpError::TooLarge { .. } => 63,
                 HttpError::TooManyRedirects { .. } => 47,
                 HttpError::Body { .. } => 56,
             };

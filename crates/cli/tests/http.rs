@@ -15,14 +15,6 @@ impl Drop for Proc {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// `tcpwise serve` on an ephemeral port; returns (process, base URL).
 fn serve(extra: &[&str]) -> (Proc, String) {
     let mut args = vec!["serve", "--bind", "127.0.0.1:0"];

@@ -36,6 +36,11 @@ pub struct ClientConfig {
     pub connect_timeout: Duration,
     /// Extra trusted CA certificates (PEM), for `--cacert`.
     pub extra_ca: Vec<Vec<u8>>,
+    /// Accept any server certificate (`-k`; handshake signatures are
+    /// still checked).
+    pub insecure: bool,
+    /// Largest body to accept (`--max-filesize`); more is an error.
+    pub max_body: Option<u64>,
 }
 
 impl Default for ClientConfig {
@@ -48,6 +53,8 @@ impl Default for ClientConfig {
             buffers: BufferPolicy::Auto,
             connect_timeout: Duration::from_secs(10),
             extra_ca: Vec::new(),
+            insecure: false,
+            max_body: None,
         }
     }
 }
@@ -125,6 +132,25 @@ pub enum HttpError {
     /// Writing the body to its destination failed.
     #[error("cannot write the response body")]
     Sink(#[source] std::io::Error),
+    /// The server's certificate is not trusted (expired, another name,
+    /// self-signed, unknown issuer): curl's 60.
+    #[error(
+        "the certificate of {target} is not trusted: {why} (--cacert FILE trusts its issuer; -k skips the check)"
+    )]
+    Certificate {
+        /// host:port.
+        target: String,
+        /// rustls's reason.
+        why: String,
+    },
+    /// The body grew past `--max-filesize` (curl's 63).
+    #[error("the body of {target} is larger than --max-filesize {max} bytes")]
+    TooLarge {
+        /// host:port.
+        target: String,
+        /// The limit.
+        max: u64,
+    },
     /// Socket buffers.
     #[error(transparent)]
     Buffer(#[from] tcpwise_tcp::BufferError),
@@ -541,7 +567,11 @@ impl Client {
         if let Some(c) = g.as_ref() {
             return Ok(c.clone());
         }
-        let c = crate::tls::client_config(&self.inner.cfg.extra_ca)?;
+        let c = if self.inner.cfg.insecure {
+            crate::tls::insecure_client_config()?
+        } else {
+            crate::tls::client_config(&self.inner.cfg.extra_ca)?
+        };
         *g = Some(c.clone());
         Ok(c)
     }
@@ -590,7 +620,7 @@ impl Client {
                     last = std::io::Error::new(
                         std::io::ErrorKind::TimedOut,
                         format!(
-                            "{addr}: no answer within {:.0} s",
+                            "{addr}: no answer within {:.1} s (--connect-timeout)",
                             self.inner.cfg.connect_timeout.as_secs_f64()
                         ),
                     )
@@ -615,9 +645,24 @@ impl Client {
             let tls = tokio_rustls::TlsConnector::from(self.tls_config()?)
                 .connect(name, stream)
                 .await
-                .map_err(|source| HttpError::Tls {
-                    target: target.clone(),
-                    source,
+                .map_err(|source| {
+                    let cert = source
+                        .get_ref()
+                        .and_then(|e| e.downcast_ref::<rustls::Error>())
+                        .and_then(|e| match e {
+                            rustls::Error::InvalidCertificate(c) => Some(format!("{c:?}")),
+                            _ => None,
+                        });
+                    match cert {
+                        Some(why) => HttpError::Certificate {
+                            target: target.clone(),
+                            why,
+                        },
+                        None => HttpError::Tls {
+                            target: target.clone(),
+                            source,
+                        },
+                    }
                 })?;
             t.tls_ms = Some(start.elapsed().as_secs_f64() * 1e3);
             Transport::Tls(Box::new(tls))
@@ -735,6 +780,14 @@ impl Client {
                 got += d.len() as u64;
                 conn.burst.record(now, d.len() as u64, rtt_ns);
                 per_rtt.record(now, before, got);
+                if let Some(max) = self.inner.cfg.max_body
+                    && got > max
+                {
+                    return Err(HttpError::TooLarge {
+                        target: target.clone(),
+                        max,
+                    });
+                }
                 sink(d).map_err(HttpError::Sink)?;
             }
         }

@@ -48,8 +48,24 @@ pub fn client_config(extra: &[Vec<u8>]) -> Result<Arc<rustls::ClientConfig>, Tls
 
 /// A self-signed certificate for `names`, as (server config, PEM certificate).
 pub fn self_signed(names: &[String]) -> Result<(Arc<rustls::ServerConfig>, String), TlsSetupError> {
+    self_signed_between(names, None)
+}
+
+/// A calendar date: year, month, day.
+pub type Ymd = (i32, u8, u8);
+
+/// As [`self_signed`], valid only between two dates: an expired
+/// certificate for tests of clients.
+pub fn self_signed_between(
+    names: &[String],
+    validity: Option<(Ymd, Ymd)>,
+) -> Result<(Arc<rustls::ServerConfig>, String), TlsSetupError> {
     let key = rcgen::KeyPair::generate()?;
-    let params = rcgen::CertificateParams::new(names.to_vec())?;
+    let mut params = rcgen::CertificateParams::new(names.to_vec())?;
+    if let Some(((y0, m0, d0), (y1, m1, d1))) = validity {
+        params.not_before = rcgen::date_time_ymd(y0, m0, d0);
+        params.not_after = rcgen::date_time_ymd(y1, m1, d1);
+    }
     let cert = params.self_signed(&key)?;
     let pem = cert.pem();
     let der = CertificateDer::from(cert.der().to_vec());

@@ -185,3 +185,67 @@ async fn nginx_closing_idle_connections_causes_no_error() {
         "the dead connection was not handed out as alive"
     );
 }
+
+/// An HTTPS origin with `cfg` on an ephemeral port: (address, stop).
+async fn tls_origin(
+    cfg: std::sync::Arc<rustls::ServerConfig>,
+) -> (std::net::SocketAddr, tokio::sync::watch::Sender<bool>) {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let (atx, arx) = tokio::sync::oneshot::channel();
+    let opts = tcpwise_http::ServeOptions {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        tls: Some(cfg),
+        access_log: false,
+        limits: tcpwise_http::Limits::default(),
+    };
+    tokio::spawn(tcpwise_http::serve(opts, rx, move |a| {
+        let _ = atx.send(a);
+    }));
+    (arx.await.unwrap(), tx)
+}
+
+#[tokio::test]
+async fn untrusted_certificates_are_refused_with_the_reason_and_insecure_is_explicit() {
+    use tcpwise_http::tls::self_signed_between;
+    let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+    let (fresh, fresh_pem) = self_signed_between(&names, None).unwrap();
+    let (expired, expired_pem) =
+        self_signed_between(&names, Some(((2020, 1, 1), (2021, 1, 1)))).unwrap();
+    let (other, other_pem) = self_signed_between(&["example.org".to_string()], None).unwrap();
+    for (cfg, pem, trusted, why) in [
+        (fresh.clone(), fresh_pem.clone(), false, "UnknownIssuer"),
+        (expired, expired_pem, true, "Expired"),
+        (other, other_pem, true, "NotValidForName"),
+        (fresh, fresh_pem, true, ""),
+    ] {
+        let (addr, _stop) = tls_origin(cfg).await;
+        let url = url::Url::parse(&format!("https://127.0.0.1:{}/health", addr.port())).unwrap();
+        let extra_ca = if trusted {
+            vec![pem.into_bytes()]
+        } else {
+            Vec::new()
+        };
+        let c = Client::new(ClientConfig {
+            extra_ca: extra_ca.clone(),
+            ..ClientConfig::default()
+        });
+        let r = c.request(&Request::get(url.clone()), |_| Ok(())).await;
+        if why.is_empty() {
+            assert_eq!(r.unwrap().status, 200);
+            continue;
+        }
+        match r {
+            Err(tcpwise_http::HttpError::Certificate { why: w, .. }) => {
+                assert!(w.contains(why), "{why}: {w}")
+            }
+            other => panic!("{why}: {other:?}"),
+        }
+        // -k: accepted, explicitly.
+        let k = Client::new(ClientConfig {
+            insecure: true,
+            ..ClientConfig::default()
+        });
+        let r = k.request(&Request::get(url), |_| Ok(())).await.unwrap();
+        assert_eq!(r.status, 200, "{why} with -k");
+    }
+}

@@ -215,3 +215,12 @@ pub fn perf_testbed(rtt: &str, rate: &str, script: &str) -> Output {
         script,
     ])
 }
+
+/// A loopback port nothing listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}

@@ -1,0 +1,38 @@
+"""Servers that misbehave, for crates/cli/tests/hostile.rs.
+
+Usage: hostile_server.py MODE PORT [LOG]; LOG gets one line per request
+line received (close-on-reuse), so a test can count what was sent twice.
+"""
+import socket, sys, threading, time
+mode, port = sys.argv[1], int(sys.argv[2])
+log = open(sys.argv[3], "a", buffering=1) if len(sys.argv) > 3 else None
+ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); ls.bind(("127.0.0.1", port)); ls.listen(64)
+print("listening", flush=True)
+def handle(c):
+    try:
+        if mode == "silent":
+            time.sleep(30)
+        elif mode == "trickle":
+            c.recv(65536)
+            for b in b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + b"x"*100:
+                c.send(bytes([b])); time.sleep(1)
+        elif mode == "endless-header":
+            c.recv(65536); c.send(b"HTTP/1.1 200 OK\r\n")
+            while True: c.send(b"X-A: " + b"a"*1000 + b"\r\n")
+        elif mode == "endless-chunked":
+            c.recv(65536); c.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            while True: c.send(b"10000\r\n" + b"z"*65536 + b"\r\n")
+        elif mode == "close-on-reuse":
+            # answers the first request, then closes just as the client reuses it
+            data = c.recv(65536)
+            if log: log.write(data.split(b"\r\n")[0].decode() + "\n")
+            c.send(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            data = c.recv(65536)  # the reuse: closed without an answer
+            if log and data: log.write(data.split(b"\r\n")[0].decode() + " (dropped)\n")
+            c.close(); return
+    except OSError:
+        pass
+    c.close()
+while True:
+    c, _ = ls.accept()
+    threading.Thread(target=handle, args=(c,), daemon=True).start()
