@@ -21,10 +21,12 @@ Exit status (curl's numbers where curl has one):
   8   the server's response was not valid HTTP
   22  HTTP status 400 or above with --fail
   23  could not write the body (disk, pipe)
-  28  --max-time elapsed
-  35  TLS failed
+  28  --max-time or --connect-timeout elapsed
+  35  the TLS handshake failed
   47  too many redirects
-  56  the connection failed while receiving the body";
+  56  the connection failed while receiving the body
+  60  the server's certificate is not trusted (expired, another name, unknown issuer)
+  63  the body grew past --max-filesize";
 
 #[derive(Debug, Args)]
 pub struct GetArgs {
