@@ -107,6 +107,19 @@ pub struct SelftestArgs {
     /// Length of the bulk download (at least 1s).
     #[arg(long, default_value = "5s", value_name = "TIME")]
     pub bulk: Dur,
+    /// Parallel bulk downloads (2 shows whether a fair queue, fq-codel,
+    /// keeps the RTT probes' flow apart from the bulk ones).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub flows: u32,
+    /// Congestion control of the test's sockets, both ends (TCP_CONGESTION),
+    /// e.g. cubic: a namespace may only default to what the host allows
+    /// (net.ipv4.tcp_allowed_congestion_control), a socket may use any
+    /// available one. BBR keeps its own queue short and hides bufferbloat.
+    #[arg(short = 'C', long, value_name = "ALGO")]
+    pub congestion: Option<String>,
+    /// Sysctl for both namespaces, repeatable, e.g. net.ipv4.tcp_ecn=1.
+    #[arg(long = "sysctl", value_name = "KEY=VALUE")]
+    pub sysctl: Vec<Sysctl>,
     /// Print the report as JSON on stdout instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -278,10 +291,15 @@ fn run_selftest(a: SelftestArgs) -> Result<i32> {
     tcpwise_emu::rootless::enter_if_unprivileged()?;
     let sig = tcpwise_emu::session::watch_signals();
     let (up, down) = a.link.or_selftest_default().resolve()?;
+    let mut testbed = TestbedConfig::pair(up, down);
+    testbed.client_sysctls = pairs(&a.sysctl);
+    testbed.server_sysctls = pairs(&a.sysctl);
     let opts = SelftestOptions {
-        testbed: TestbedConfig::pair(up, down),
+        testbed,
         rtt_samples: a.samples as usize,
         bulk: Duration::from_nanos(a.bulk.0.max(1_000_000_000)),
+        flows: a.flows as usize,
+        congestion: a.congestion.clone(),
     };
     let quiet = a.json;
     let progress = |s: &str| {

@@ -109,15 +109,25 @@ impl DirectionStats {
     pub fn summary_line(&self) -> String {
         let l = &self.link;
         format!(
-            "{:>4}: {} pkts {:.1} MB delivered, dropped {} (queue {}, loss {}{}), peak queue {:.1} KB/{} pkts, lateness p50 {:.0}µs p99 {:.0}µs max {:.0}µs, cpu {}",
+            "{:>4}: {} pkts {:.1} MB delivered, dropped {} (queue {}, loss {}{}{}){}, peak queue {:.1} KB/{} pkts, lateness p50 {:.0}µs p99 {:.0}µs max {:.0}µs, cpu {}",
             self.direction,
             l.delivered_packets,
             l.delivered_bytes as f64 / 1e6,
-            l.dropped_queue + l.dropped_loss + l.dropped_outage,
+            l.dropped_queue + l.dropped_loss + l.dropped_outage + l.dropped_aqm,
             l.dropped_queue,
             l.dropped_loss,
+            if l.dropped_aqm > 0 {
+                format!(", aqm {}", l.dropped_aqm)
+            } else {
+                String::new()
+            },
             if l.dropped_outage > 0 {
                 format!(", outage {}", l.dropped_outage)
+            } else {
+                String::new()
+            },
+            if l.marked_ce > 0 {
+                format!(", marked CE {}", l.marked_ce)
             } else {
                 String::new()
             },
@@ -287,11 +297,21 @@ impl Loop {
             let mut buf = self.pool.pop().unwrap_or_default();
             buf.clear();
             buf.extend_from_slice(&self.scratch[..n]);
-            if let Err(d) = self.link.enqueue(now, n as u32, buf) {
+            let (flow, ecn) = crate::ip::classify(&buf);
+            if let Err(d) = self.link.enqueue_flow(now, n as u32, flow, ecn, buf) {
                 self.recycle(d.item);
             }
+            self.recycle_dropped();
         }
         Ok(())
+    }
+
+    /// Takes back what the queue dropped (AQM, drop-head) for reuse.
+    fn recycle_dropped(&mut self) {
+        let dropped: Vec<Vec<u8>> = self.link.drain_dropped().map(|d| d.item).collect();
+        for b in dropped {
+            self.recycle(b);
+        }
     }
 
     fn recycle(&mut self, buf: Vec<u8>) {
@@ -304,9 +324,13 @@ impl Loop {
     fn deliver(&mut self) {
         loop {
             let now = sys::mono_ns();
-            let Some((deadline, buf)) = self.link.dequeue(now) else {
+            let Some((deadline, mut buf, ce)) = self.link.dequeue_ce(now) else {
+                self.recycle_dropped();
                 return;
             };
+            if ce {
+                crate::ip::set_ce(&mut buf);
+            }
             let late = now.saturating_sub(deadline).max(1);
             let _ = self.lateness.record(late);
             let ph = self.phase.load(Ordering::Relaxed).min(MAX_PHASES - 1);

@@ -23,6 +23,7 @@ pub use tcpwise_sys as sys;
 
 pub mod clean;
 pub mod forwarder;
+pub mod ip;
 pub mod netns;
 pub mod path;
 pub mod rootless;

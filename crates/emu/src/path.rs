@@ -7,6 +7,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tcpwise_link::outage::{Outage, Outages};
+use tcpwise_link::queue::{LimitSpec, QueueSpec};
 use tcpwise_link::{Capacity, Jitter, LinkConfig, LossModel, Nanos, QueueLimit, Trace};
 
 use tcpwise_units::{parse_duration, parse_rate};
@@ -50,9 +51,20 @@ pub struct PathSpec {
     /// Bytes of framing added to each packet when serialising at --rate.
     #[arg(long, default_value_t = 0, value_name = "BYTES")]
     pub overhead: u32,
-    /// Drop-tail queue per direction: 256KB, 64KiB or 1000pkt [default: one BDP, at least 64KB].
-    #[arg(long, value_name = "LIMIT")]
-    pub queue: Option<QueueLimit>,
+    /// Queue per direction: a size (drop-tail: 256KB, 64KiB, 1000pkt) or
+    /// KIND[:key=value,...] with KIND droptail, drophead, codel (target=5ms,
+    /// interval=100ms), pie (target=15ms, tupdate=15ms) or fq-codel (target,
+    /// interval, flows=1024, quantum=1514); every kind takes limit= (400KB,
+    /// 1000pkt, 2bdp), the AQMs ecn (mark CE instead of dropping).
+    /// [default: droptail, limit one BDP, at least 64KB]
+    #[arg(long, value_name = "QUEUE")]
+    pub queue: Option<QueueSpec>,
+    /// Queue of the client-to-server direction only (as --queue).
+    #[arg(long, value_name = "QUEUE")]
+    pub up_queue: Option<QueueSpec>,
+    /// Queue of the server-to-client direction only (as --queue).
+    #[arg(long, value_name = "QUEUE")]
+    pub down_queue: Option<QueueSpec>,
     /// Random loss in both directions: 1%, 0.01, or ge:P,R[,H,K] (Gilbert-Elliott, netem's gemodel order).
     #[arg(long, value_name = "LOSS")]
     pub loss: Option<LossModel>,
@@ -122,7 +134,7 @@ pub struct DirectionSummary {
     pub rate_mbit: Option<f64>,
     /// Trace file, if trace-driven.
     pub trace: Option<String>,
-    /// Queue limit as text.
+    /// Queue discipline and limit as text (`codel 400000 B`).
     pub queue: String,
     /// Queue limit in bytes (packets × 1500 for packet limits).
     pub queue_bytes: u64,
@@ -190,14 +202,24 @@ impl PathSpec {
         let up_cap = cap(self.up_rate, &self.up_trace, "up")?;
         let down_cap = cap(self.down_rate, &self.down_trace, "down")?;
         let mk = |delay, capacity: Capacity, loss: Option<LossModel>, seed, up: bool| {
-            let queue = self
-                .queue
-                .unwrap_or_else(|| QueueLimit::default_for(capacity.mean_bps(), rtt));
+            let spec = if up { self.up_queue } else { self.down_queue }
+                .or(self.queue)
+                .unwrap_or_default();
+            let bdp = QueueLimit::default_for(capacity.mean_bps(), rtt);
+            let queue = match spec.limit {
+                None => bdp,
+                Some(LimitSpec::Fixed(l)) => l,
+                Some(LimitSpec::Bdp(m)) => {
+                    let b = capacity.mean_bps().map_or(0.0, |r| r * rtt as f64 / 8e9);
+                    QueueLimit::Bytes(((b * m).ceil() as u64).max(1500))
+                }
+            };
             LinkConfig {
                 delay,
                 jitter: self.jitter,
                 capacity,
                 queue,
+                qdisc: spec,
                 loss: loss.or(self.loss).unwrap_or_default(),
                 seed,
                 outages: Outages::for_direction(&self.outage, up),
@@ -247,9 +269,15 @@ pub fn summarize(up: &LinkConfig, down: &LinkConfig) -> PathSummary {
             Capacity::Trace { trace, .. } => Some(trace.name.clone()),
             _ => None,
         },
-        queue: match c.queue {
-            QueueLimit::Bytes(b) => format!("{b} B"),
-            QueueLimit::Packets(p) => format!("{p} pkt"),
+        queue: {
+            let limit = match c.queue {
+                QueueLimit::Bytes(b) => format!("{b} B"),
+                QueueLimit::Packets(p) => format!("{p} pkt"),
+            };
+            match c.qdisc.name() {
+                "droptail" => limit,
+                k => format!("{k}{} {limit}", if c.qdisc.ecn { "+ecn" } else { "" }),
+            }
         },
         queue_bytes: match c.queue {
             QueueLimit::Bytes(b) => b,

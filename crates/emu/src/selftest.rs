@@ -38,6 +38,25 @@ pub struct SelftestOptions {
     pub rtt_samples: usize,
     /// Length of the bulk download.
     pub bulk: Duration,
+    /// Parallel bulk downloads (FQ-CoDel's isolation shows with 2).
+    pub flows: usize,
+    /// Congestion control of every test socket (`TCP_CONGESTION` on both
+    /// ends), or the namespaces' default. Per socket, because a namespace
+    /// may only default to an algorithm the host allows.
+    pub congestion: Option<String>,
+}
+
+fn set_congestion(s: &impl std::os::fd::AsFd, algo: Option<&str>) -> Result<(), EmuError> {
+    if let Some(a) = algo {
+        socket2::SockRef::from(s)
+            .set_tcp_congestion(a.as_bytes())
+            .map_err(|e| {
+                EmuError::Config(format!(
+                    "congestion control {a:?}: {e} (see net.ipv4.tcp_available_congestion_control)"
+                ))
+            })?;
+    }
+    Ok(())
 }
 
 /// Summary statistics of RTT samples, ms.
@@ -174,10 +193,16 @@ fn serve(mut s: TcpStream) {
     }
 }
 
-fn connect(tb: &Testbed, kind: u8, arg: u64) -> Result<TcpStream, EmuError> {
+fn connect(
+    tb: &Testbed,
+    kind: u8,
+    arg: u64,
+    congestion: Option<&str>,
+) -> Result<TcpStream, EmuError> {
     let addr = SocketAddr::from((tb.peer_v4(), PORT));
     let ns = tb.netns(crate::Role::Client).expect("client exists");
     let mut s = ns.run(move || TcpStream::connect_timeout(&addr, Duration::from_secs(10)))??;
+    set_congestion(&s, congestion)?;
     s.set_nodelay(true)?;
     let mut hello = [0u8; 9];
     hello[0] = kind;
@@ -215,6 +240,8 @@ pub fn run(
     let server_ns = tb.netns(crate::Role::Server).expect("pair has a server");
     let bind = SocketAddr::from((tb.peer_v4(), PORT));
     let listener = server_ns.run(move || TcpListener::bind(bind))??;
+    // Accepted sockets inherit the listener's algorithm.
+    set_congestion(&listener, opts.congestion.as_deref())?;
     let stop = Arc::new(AtomicBool::new(false));
     let stop2 = stop.clone();
     let server = std::thread::spawn(move || server_loop(listener, stop2));
@@ -307,7 +334,7 @@ fn measure(
         "idle RTT: {} round trips of {MSG}-byte messages",
         opts.rtt_samples
     ));
-    let mut echo = connect(tb, b'E', 0)?;
+    let mut echo = connect(tb, b'E', 0, opts.congestion.as_deref())?;
 
     for _ in 0..3 {
         round_trip(&mut echo)?; // warm-up: first segments, route caches
@@ -330,8 +357,24 @@ fn measure(
     ));
     let ms = opts.bulk.as_millis() as u64;
     tb.mark_phase(2);
-    let mut bulk = connect(tb, b'B', ms)?;
+    let mut bulk = connect(tb, b'B', ms, opts.congestion.as_deref())?;
     bulk.set_read_timeout(Some(Duration::from_millis(200)))?;
+    // Further bulk flows count into `others`; the first is read here.
+    let others = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let mut extra = Vec::new();
+    for _ in 1..opts.flows.max(1) {
+        let mut s = connect(tb, b'B', ms, opts.congestion.as_deref())?;
+        let others = others.clone();
+        extra.push(std::thread::spawn(move || {
+            let mut buf = vec![0u8; 256 * 1024];
+            while let Ok(n) = s.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                others.fetch_add(n as u64, Ordering::Relaxed);
+            }
+        }));
+    }
     let done = Arc::new(AtomicBool::new(false));
     let done2 = done.clone();
     let pinger = std::thread::spawn(move || {
@@ -373,7 +416,10 @@ fn measure(
             }
         };
         total += n as u64;
-        marks.push((start.elapsed().as_secs_f64(), total));
+        marks.push((
+            start.elapsed().as_secs_f64(),
+            total + others.load(Ordering::Relaxed),
+        ));
         if start.elapsed()
             > opts.bulk + Duration::from_secs(30) + Duration::from_millis(4 * path.rtt_ms as u64)
         {
@@ -383,6 +429,10 @@ fn measure(
     done.store(true, Ordering::Relaxed);
     tb.mark_phase(3);
     drop(bulk);
+    for t in extra {
+        let _ = t.join();
+    }
+    let total = total + others.load(Ordering::Relaxed);
     let loaded = pinger.join().unwrap_or_default();
     outcome?;
     let elapsed = marks.last().map_or(0.0, |m| m.0);
@@ -530,14 +580,16 @@ impl std::fmt::Display for SelftestReport {
             )?;
             writeln!(
                 f,
-                "forwarder {:<5} lateness p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs over {} packets; drops queue {} loss {}; peak queue {:.1} KB; cpu {:.1}% of a core",
+                "forwarder {:<5} lateness p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs over {} packets; drops queue {} aqm {} loss {}, CE marks {}; peak queue {:.1} KB; cpu {:.1}% of a core",
                 d.direction,
                 d.lateness.p50_us,
                 d.lateness.p99_us,
                 d.lateness.max_us,
                 d.lateness.samples,
                 d.link.dropped_queue,
+                d.link.dropped_aqm,
                 d.link.dropped_loss,
+                d.link.marked_ce,
                 d.link.peak_queue_bytes as f64 / 1e3,
                 d.cpu_percent()
             )?;

@@ -1,8 +1,9 @@
 //! # tcpwise-link: one direction of an emulated network path, sans IO
 //!
 //! A [`Link`] models what a packet meets between two hosts in one direction:
-//! random loss at the entrance, a drop-tail queue, a serialiser that drains
-//! the queue at a fixed rate or along a Mahimahi capacity trace, and a
+//! outages and random loss at the entrance, a queue discipline, a
+//! serialiser that drains the queue at a fixed rate or along a Mahimahi
+//! capacity trace, and a
 //! propagation delay with optional jitter that never reorders packets.
 //!
 //! It never reads a clock, touches a socket or sleeps: the caller passes
@@ -16,8 +17,11 @@
 //! - a packet admitted at `t` is delivered no earlier than
 //!   `t + serialisation + delay`, and the serialiser is work-conserving, so
 //!   a rate link delivers exactly `rate` bits per second while busy;
-//! - the queue counts every admitted byte not yet fully serialised, and a
-//!   packet that would push it past the limit is dropped (drop-tail);
+//! - the queue counts every admitted byte waiting for the serialiser (the
+//!   packet being serialised has left it, as in a Linux qdisc or
+//!   Mahimahi); what happens when it is full, or before, is the queue
+//!   discipline's choice ([`queue`]: drop-tail by default, drop-head,
+//!   CoDel, PIE, FQ-CoDel), made when the serialiser takes the next packet;
 //! - the same configuration, seed and inputs give the same outputs.
 
 #![deny(missing_docs)]
@@ -25,9 +29,11 @@
 
 pub mod loss;
 pub mod outage;
+pub mod queue;
 pub mod trace;
 
 pub use loss::LossModel;
+pub use queue::{Ecn, QueueSpec};
 pub use trace::{Trace, TraceError};
 
 use rand::SeedableRng;
@@ -169,8 +175,10 @@ pub struct LinkConfig {
     pub jitter: Option<Jitter>,
     /// Serialisation.
     pub capacity: Capacity,
-    /// Drop-tail queue limit.
+    /// Queue limit.
     pub queue: QueueLimit,
+    /// Queue discipline (drop-tail by default).
+    pub qdisc: QueueSpec,
     /// Random loss at the entrance.
     pub loss: LossModel,
     /// RNG seed (loss and jitter).
@@ -186,6 +194,7 @@ impl Default for LinkConfig {
             jitter: None,
             capacity: Capacity::Unlimited,
             queue: QueueLimit::Bytes(MIN_DEFAULT_QUEUE_BYTES),
+            qdisc: QueueSpec::default(),
             loss: LossModel::None,
             seed: 1,
             outages: outage::Outages::default(),
@@ -203,6 +212,8 @@ pub enum DropCause {
     Loss,
     /// An outage window (blackhole).
     Outage,
+    /// The queue's AQM (CoDel, PIE) chose to drop it.
+    Aqm,
 }
 
 /// A packet the link refused, handed back so its buffer can be reused.
@@ -232,7 +243,13 @@ pub struct LinkStats {
     /// Packets dropped in outage windows.
     #[serde(default)]
     pub dropped_outage: u64,
-    /// Largest queue seen, bytes.
+    /// Packets the queue's AQM dropped (CoDel, PIE).
+    #[serde(default)]
+    pub dropped_aqm: u64,
+    /// Packets marked CE instead of dropped (`ecn`).
+    #[serde(default)]
+    pub marked_ce: u64,
+    /// Largest queue seen, bytes (waiting for the serialiser).
     pub peak_queue_bytes: u64,
     /// Largest queue seen, packets.
     pub peak_queue_packets: u64,
@@ -242,6 +259,7 @@ struct InFlight<T> {
     departure: Nanos,
     deliver: Nanos,
     size: u32,
+    ce: bool,
     item: T,
 }
 
@@ -308,7 +326,9 @@ impl Serializer {
                 busy_bits,
                 free_at,
             } => {
-                if now >= *free_at {
+                // A packet that starts the moment the last one ends
+                // continues the busy period (no rounding per packet).
+                if now > *free_at {
                     *busy_start = now;
                     *busy_bits = 0;
                 }
@@ -382,25 +402,35 @@ pub struct Link<T> {
     rng: ChaCha8Rng,
     loss: loss::LossState,
     serializer: Serializer,
-    /// Admitted, not yet fully serialised at the last `advance`.
-    queue: VecDeque<InFlight<T>>,
-    queue_bytes: u64,
-    /// Serialised, travelling the delay line.
+    /// Admitted, waiting for the serialiser.
+    qdisc: Box<dyn queue::Qdisc<T>>,
+    /// Effects of the queue not yet taken into the statistics.
+    fx: queue::Effects<T>,
+    /// Packets the queue dropped, for the caller to take back.
+    dropped: Vec<Dropped<T>>,
+    /// When the queue last became non-empty.
+    nonempty_since: Nanos,
+    /// When the serialiser can start the next packet.
+    ser_free: Nanos,
+    /// Taken by the serialiser: departure and delivery known.
     line: VecDeque<InFlight<T>>,
     last_deliver: Nanos,
     stats: LinkStats,
     start: Nanos,
 }
 
-impl<T> Link<T> {
+impl<T: Send + 'static> Link<T> {
     /// A link whose clock (and trace) starts at `start`.
     pub fn new(cfg: LinkConfig, start: Nanos) -> Link<T> {
         Link {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             loss: loss::LossState::default(),
             serializer: Serializer::new(&cfg.capacity, start),
-            queue: VecDeque::new(),
-            queue_bytes: 0,
+            qdisc: cfg.qdisc.build(cfg.queue, cfg.seed),
+            fx: queue::Effects::default(),
+            dropped: Vec::new(),
+            nonempty_since: start,
+            ser_free: start,
             line: VecDeque::new(),
             last_deliver: 0,
             stats: LinkStats::default(),
@@ -408,7 +438,9 @@ impl<T> Link<T> {
             cfg,
         }
     }
+}
 
+impl<T> Link<T> {
     /// The configuration.
     pub fn config(&self) -> &LinkConfig {
         &self.cfg
@@ -422,17 +454,77 @@ impl<T> Link<T> {
     /// Bytes and packets currently queued (admitted, not fully serialised).
     pub fn queued(&mut self, now: Nanos) -> (u64, usize) {
         self.advance(now);
-        (self.queue_bytes, self.queue.len())
-    }
-
-    fn advance(&mut self, now: Nanos) {
-        while let Some(front) = self.queue.front() {
-            if front.departure > now {
+        let (mut bytes, mut packets) = (self.qdisc.bytes(), self.qdisc.packets());
+        for p in self.line.iter().rev() {
+            if p.departure <= now {
                 break;
             }
-            let p = self.queue.pop_front().expect("front exists");
-            self.queue_bytes -= u64::from(p.size);
-            self.line.push_back(p);
+            bytes += u64::from(p.size);
+            packets += 1;
+        }
+        (bytes, packets)
+    }
+
+    /// Packets the queue dropped since the last call (AQM drops at
+    /// dequeue, drop-head evictions), for the caller to count or recycle.
+    pub fn drain_dropped(&mut self) -> std::vec::Drain<'_, Dropped<T>> {
+        self.dropped.drain(..)
+    }
+
+    /// Moves the queue's drops and marks into the statistics.
+    fn take_effects(&mut self) {
+        self.stats.marked_ce += std::mem::take(&mut self.fx.marked);
+        let dropped = std::mem::take(&mut self.fx.dropped);
+        for (why, item) in dropped {
+            let cause = self.count_queue_drop(why);
+            self.dropped.push(Dropped { cause, item });
+        }
+    }
+
+    /// Counts a drop by the queue under its cause.
+    fn count_queue_drop(&mut self, why: queue::QueueDrop) -> DropCause {
+        match why {
+            queue::QueueDrop::Overflow => {
+                self.stats.dropped_queue += 1;
+                DropCause::Queue
+            }
+            queue::QueueDrop::Aqm => {
+                self.stats.dropped_aqm += 1;
+                DropCause::Aqm
+            }
+        }
+    }
+
+    /// Hands the serialiser every packet it starts by `now`, each at the
+    /// time it starts (so an AQM sees its true sojourn).
+    fn advance(&mut self, now: Nanos) {
+        while self.qdisc.packets() > 0 && self.ser_free != NEVER {
+            let t = self.ser_free.max(self.nonempty_since);
+            if t > now {
+                break;
+            }
+            let got = self.qdisc.dequeue(t, &mut self.fx);
+            self.take_effects();
+            let Some(p) = got else {
+                break;
+            };
+            let departure = self.serializer.departure(t, p.size);
+            let deliver = if departure == NEVER {
+                NEVER
+            } else {
+                let d = departure as i128 + self.cfg.delay as i128 + i128::from(self.jitter());
+                // No reordering: never before the packet ahead, never before it left.
+                (d.max(departure as i128) as Nanos).max(self.last_deliver)
+            };
+            self.last_deliver = deliver;
+            self.ser_free = departure;
+            self.line.push_back(InFlight {
+                departure,
+                deliver,
+                size: p.size,
+                ce: p.ecn == Ecn::Ce,
+                item: p.item,
+            });
         }
     }
 
@@ -454,8 +546,23 @@ impl<T> Link<T> {
         }
     }
 
-    /// Offers a packet of `size` bytes at `now`.
+    /// Offers a packet of `size` bytes at `now` (not ECN-capable, flow 0).
     pub fn enqueue(&mut self, now: Nanos, size: u32, item: T) -> Result<(), Dropped<T>> {
+        self.enqueue_flow(now, size, 0, Ecn::NotEct, item)
+    }
+
+    /// Offers a packet of `size` bytes at `now`, of flow hash `flow` (for
+    /// fair queueing) with ECN codepoint `ecn` (for marking). `Err` hands
+    /// back the packet itself when it is not admitted; packets it pushes
+    /// out of the queue come from [`Link::drain_dropped`].
+    pub fn enqueue_flow(
+        &mut self,
+        now: Nanos,
+        size: u32,
+        flow: u64,
+        ecn: Ecn,
+        item: T,
+    ) -> Result<(), Dropped<T>> {
         self.advance(now);
         self.stats.offered_packets += 1;
         self.stats.offered_bytes += u64::from(size);
@@ -475,51 +582,76 @@ impl<T> Link<T> {
                 item,
             });
         }
-        let full = match self.cfg.queue {
-            QueueLimit::Bytes(b) => self.queue_bytes + u64::from(size) > b,
-            QueueLimit::Packets(n) => self.queue.len() as u64 + 1 > n,
+        let was_empty = self.qdisc.packets() == 0;
+        let p = queue::Packet {
+            arrival: now,
+            size,
+            flow,
+            ecn,
+            item,
         };
-        // An unlimited link never holds a queue, so its limit never applies.
-        if full && !matches!(self.serializer, Serializer::Unlimited) {
-            self.stats.dropped_queue += 1;
+        // An unlimited link never holds a queue, so no limit applies: it
+        // takes the packet at once.
+        if matches!(self.serializer, Serializer::Unlimited) {
+            let departure = now;
+            let d = departure as i128 + self.cfg.delay as i128 + i128::from(self.jitter());
+            let deliver = (d.max(departure as i128) as Nanos).max(self.last_deliver);
+            self.last_deliver = deliver;
+            self.line.push_back(InFlight {
+                departure,
+                deliver,
+                size,
+                ce: ecn == Ecn::Ce,
+                item: p.item,
+            });
+            return Ok(());
+        }
+        let r = self.qdisc.enqueue(now, p, &mut self.fx);
+        self.take_effects();
+        if let Err((why, p)) = r {
+            let cause = self.count_queue_drop(why);
             return Err(Dropped {
-                cause: DropCause::Queue,
-                item,
+                cause,
+                item: p.item,
             });
         }
-        let departure = self.serializer.departure(now, size);
-        let deliver = if departure == NEVER {
-            NEVER
-        } else {
-            let d = departure as i128 + self.cfg.delay as i128 + i128::from(self.jitter());
-            // No reordering: never before the packet ahead, never before it left.
-            (d.max(departure as i128) as Nanos).max(self.last_deliver)
-        };
-        self.last_deliver = deliver;
-        self.queue_bytes += u64::from(size);
-        self.queue.push_back(InFlight {
-            departure,
-            deliver,
-            size,
-            item,
-        });
-        self.stats.peak_queue_bytes = self.stats.peak_queue_bytes.max(self.queue_bytes);
-        self.stats.peak_queue_packets = self.stats.peak_queue_packets.max(self.queue.len() as u64);
-        if departure <= now {
-            self.advance(now);
+        if was_empty {
+            self.nonempty_since = now;
         }
+        self.advance(now);
+        // The backlog the limit bounds: waiting, not being serialised.
+        let (b, n) = (self.qdisc.bytes(), self.qdisc.packets());
+        self.stats.peak_queue_bytes = self.stats.peak_queue_bytes.max(b);
+        self.stats.peak_queue_packets = self.stats.peak_queue_packets.max(n as u64);
         Ok(())
     }
 
     /// When the next packet is due out, if any will ever be.
+    ///
+    /// The serialiser picks from the queue lazily, at whichever call comes
+    /// first, but always as of the moment it became free, so the choice is
+    /// exact. The packet it is sending sits at the end of the line (its
+    /// delivery lies ahead), and nothing picked later can be due before the
+    /// line's front, so the front's deadline is the next event; only an
+    /// empty line with a waiting queue (no delay at all) needs a wake-up
+    /// just to pick.
     pub fn next_deadline(&self) -> Option<Nanos> {
-        let d = self.line.front().or_else(|| self.queue.front())?.deliver;
-        (d != NEVER).then_some(d)
+        match self.line.front() {
+            Some(p) => (p.deliver != NEVER).then_some(p.deliver),
+            None => (self.qdisc.packets() > 0 && self.ser_free != NEVER)
+                .then(|| self.ser_free.max(self.nonempty_since)),
+        }
     }
 
     /// Hands out the next packet due at or before `now`, with its deadline
     /// (the caller measures its own lateness against it).
     pub fn dequeue(&mut self, now: Nanos) -> Option<(Nanos, T)> {
+        self.dequeue_ce(now).map(|(d, item, _)| (d, item))
+    }
+
+    /// As [`Link::dequeue`], also saying whether the queue marked it CE
+    /// (the caller rewrites its IP header).
+    pub fn dequeue_ce(&mut self, now: Nanos) -> Option<(Nanos, T, bool)> {
         self.advance(now);
         if self.line.front()?.deliver > now {
             return None;
@@ -527,7 +659,7 @@ impl<T> Link<T> {
         let p = self.line.pop_front()?;
         self.stats.delivered_packets += 1;
         self.stats.delivered_bytes += u64::from(p.size);
-        Some((p.deliver, p.item))
+        Some((p.deliver, p.item, p.ce))
     }
 }
 
