@@ -351,6 +351,29 @@ fn bad_input_gets_one_line_and_nonzero_exit() {
             ],
             "per-namespace",
         ),
+        (
+            &["emu", "shell", "--queue", "red", "--", "true"],
+            "droptail, drophead, codel, pie or fq-codel",
+        ),
+        (
+            &[
+                "emu",
+                "shell",
+                "--queue",
+                "codel:tupdate=15ms",
+                "--",
+                "true",
+            ],
+            "does not take",
+        ),
+        (
+            &["emu", "selftest", "--down-queue", "droptail:ecn"],
+            "does not take",
+        ),
+        (
+            &["emu", "shell", "--outage", "3s", "--", "true"],
+            "DURATION@AT",
+        ),
     ];
     for (args, needle) in cases {
         let o = tcpwise(args);
