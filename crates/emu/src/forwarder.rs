@@ -108,29 +108,38 @@ impl DirectionStats {
     /// One line for stderr.
     pub fn summary_line(&self) -> String {
         let l = &self.link;
+        // Causes and effects that are not zero, in a fixed order.
+        let extra = |v: &[(&str, u64)]| -> String {
+            v.iter()
+                .filter(|(_, n)| *n > 0)
+                .map(|(k, n)| format!(", {k} {n}"))
+                .collect()
+        };
         format!(
-            "{:>4}: {} pkts {:.1} MB delivered, dropped {} (queue {}, loss {}{}{}){}, peak queue {:.1} KB/{} pkts, lateness p50 {:.0}µs p99 {:.0}µs max {:.0}µs, cpu {}",
+            "{:>4}: {} pkts {:.1} MB delivered, dropped {} (queue {}, loss {}{}){}, peak queue {:.1} KB/{} pkts, lateness p50 {:.0}µs p99 {:.0}µs max {:.0}µs, cpu {}",
             self.direction,
             l.delivered_packets,
             l.delivered_bytes as f64 / 1e6,
-            l.dropped_queue + l.dropped_loss + l.dropped_outage + l.dropped_aqm,
+            l.dropped_queue
+                + l.dropped_loss
+                + l.dropped_outage
+                + l.dropped_aqm
+                + l.dropped_onoff
+                + l.dropped_police,
             l.dropped_queue,
             l.dropped_loss,
-            if l.dropped_aqm > 0 {
-                format!(", aqm {}", l.dropped_aqm)
-            } else {
-                String::new()
-            },
-            if l.dropped_outage > 0 {
-                format!(", outage {}", l.dropped_outage)
-            } else {
-                String::new()
-            },
-            if l.marked_ce > 0 {
-                format!(", marked CE {}", l.marked_ce)
-            } else {
-                String::new()
-            },
+            extra(&[
+                ("aqm", l.dropped_aqm),
+                ("outage", l.dropped_outage),
+                ("off", l.dropped_onoff),
+                ("policed", l.dropped_police),
+            ]),
+            extra(&[
+                ("marked CE", l.marked_ce),
+                ("reordered", l.reordered),
+                ("duplicated", l.duplicated),
+                ("corrupted", l.corrupted),
+            ]),
             l.peak_queue_bytes as f64 / 1e3,
             l.peak_queue_packets,
             self.lateness.p50_us,
@@ -324,12 +333,19 @@ impl Loop {
     fn deliver(&mut self) {
         loop {
             let now = sys::mono_ns();
-            let Some((deadline, mut buf, ce)) = self.link.dequeue_ce(now) else {
+            let Some(d) = self.link.dequeue_full(now) else {
                 self.recycle_dropped();
                 return;
             };
-            if ce {
+            let (deadline, mut buf) = (d.deadline, d.item);
+            if d.ce {
                 crate::ip::set_ce(&mut buf);
+            }
+            if let Some(r) = d.corrupt {
+                crate::ip::flip_bit(&mut buf, r);
+            }
+            if d.duplicate && sys::write_all(self.output.as_raw_fd(), &buf).is_err() {
+                self.write_errors += 1;
             }
             let late = now.saturating_sub(deadline).max(1);
             let _ = self.lateness.record(late);

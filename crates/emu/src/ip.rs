@@ -59,6 +59,23 @@ pub fn set_ce(p: &mut [u8]) {
     }
 }
 
+/// Flips one bit after the IP header (chosen by `r`), so the transport
+/// checksum fails at the receiver, as netem's `corrupt`. A packet with
+/// nothing after its header is left alone.
+pub fn flip_bit(p: &mut [u8], r: u32) {
+    let hdr = match p.first().map(|b| b >> 4) {
+        Some(4) => usize::from(p[0] & 0x0f) * 4,
+        Some(6) => 40,
+        _ => return,
+    };
+    let rest = p.len().saturating_sub(hdr);
+    if hdr < 20 || rest == 0 {
+        return;
+    }
+    let bit = r as usize % (rest * 8);
+    p[hdr + bit / 8] ^= 1 << (bit % 8);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,5 +129,11 @@ mod tests {
         set_ce(&mut v6);
         assert_eq!(classify(&v6).1, Ecn::Ce);
         assert_eq!(classify(&[0x45, 0]), (0, Ecn::NotEct));
+        let orig = v4(0, 1000);
+        let mut c = orig.clone();
+        flip_bit(&mut c, 12345);
+        let diff: Vec<usize> = (0..40).filter(|&i| c[i] != orig[i]).collect();
+        assert_eq!(diff.len(), 1);
+        assert!(diff[0] >= 20, "never the IP header");
     }
 }

@@ -6,9 +6,14 @@ use crate::EmuError;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
+use tcpwise_link::impair::Impairments;
+use tcpwise_link::impair::netem::Params as NetemParams;
+use tcpwise_link::impair::onoff::Params as OnOffParams;
+use tcpwise_link::impair::police::Params as PoliceParams;
 use tcpwise_link::outage::{Outage, Outages};
 use tcpwise_link::queue::{LimitSpec, QueueSpec};
 use tcpwise_link::{Capacity, Jitter, LinkConfig, LossModel, Nanos, QueueLimit, Trace};
+use tcpwise_units::Fraction;
 
 use tcpwise_units::{parse_duration, parse_rate};
 
@@ -80,6 +85,37 @@ pub struct PathSpec {
     /// Seed of the loss and jitter RNG (same seed, same run).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Intermittent link, both directions (mm-onoff): exponential on and off
+    /// periods of these means; packets arriving while off are dropped: 5s,500ms.
+    #[arg(long, value_name = "MEAN_ON,MEAN_OFF")]
+    pub onoff: Option<OnOffParams>,
+    /// As --onoff, client to server only.
+    #[arg(long, value_name = "MEAN_ON,MEAN_OFF")]
+    pub up_onoff: Option<OnOffParams>,
+    /// As --onoff, server to client only.
+    #[arg(long, value_name = "MEAN_ON,MEAN_OFF")]
+    pub down_onoff: Option<OnOffParams>,
+    /// Token-bucket policer, both directions: drops what exceeds RATE with
+    /// BURST of credit, no queue (an ISP's policer): 10mbit,64KB.
+    #[arg(long, value_name = "RATE,BURST")]
+    pub police: Option<PoliceParams>,
+    /// As --police, client to server only.
+    #[arg(long, value_name = "RATE,BURST")]
+    pub up_police: Option<PoliceParams>,
+    /// As --police, server to client only.
+    #[arg(long, value_name = "RATE,BURST")]
+    pub down_police: Option<PoliceParams>,
+    /// Share of packets that skip the delay line and overtake earlier ones
+    /// (netem's reorder), both directions: 5%.
+    #[arg(long, value_name = "P")]
+    pub reorder: Option<Fraction>,
+    /// Share of packets delivered twice (netem's duplicate), both directions.
+    #[arg(long, value_name = "P")]
+    pub duplicate: Option<Fraction>,
+    /// Share of packets with one bit flipped after the IP header (netem's
+    /// corrupt; the receiver's checksum drops them), both directions.
+    #[arg(long, value_name = "P")]
+    pub corrupt: Option<Fraction>,
     /// Blackhole the link for DURATION starting AT after it comes up, both
     /// directions or :up / :down only; repeatable (a link flap): 3s@10s, 500ms@2s:down.
     #[arg(long, value_name = "DURATION@AT[:up|:down]")]
@@ -223,6 +259,15 @@ impl PathSpec {
                 loss: loss.or(self.loss).unwrap_or_default(),
                 seed,
                 outages: Outages::for_direction(&self.outage, up),
+                impairments: Impairments {
+                    onoff: if up { self.up_onoff } else { self.down_onoff }.or(self.onoff),
+                    police: if up { self.up_police } else { self.down_police }.or(self.police),
+                    netem: NetemParams {
+                        reorder: self.reorder.map_or(0.0, |f| f.0),
+                        duplicate: self.duplicate.map_or(0.0, |f| f.0),
+                        corrupt: self.corrupt.map_or(0.0, |f| f.0),
+                    },
+                },
             }
         };
         let up = mk(

@@ -27,6 +27,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod impair;
 pub mod loss;
 pub mod outage;
 pub mod queue;
@@ -185,6 +186,8 @@ pub struct LinkConfig {
     pub seed: u64,
     /// Blackhole windows of this direction.
     pub outages: outage::Outages,
+    /// On/off, policer, reorder, duplicate, corrupt.
+    pub impairments: impair::Impairments,
 }
 
 impl Default for LinkConfig {
@@ -198,6 +201,7 @@ impl Default for LinkConfig {
             loss: LossModel::None,
             seed: 1,
             outages: outage::Outages::default(),
+            impairments: impair::Impairments::default(),
         }
     }
 }
@@ -214,6 +218,10 @@ pub enum DropCause {
     Outage,
     /// The queue's AQM (CoDel, PIE) chose to drop it.
     Aqm,
+    /// The on/off process had the link off.
+    OnOff,
+    /// Over the policer's rate.
+    Police,
 }
 
 /// A packet the link refused, handed back so its buffer can be reused.
@@ -249,6 +257,21 @@ pub struct LinkStats {
     /// Packets marked CE instead of dropped (`ecn`).
     #[serde(default)]
     pub marked_ce: u64,
+    /// Packets dropped while the on/off process had the link off.
+    #[serde(default)]
+    pub dropped_onoff: u64,
+    /// Packets dropped by the policer.
+    #[serde(default)]
+    pub dropped_police: u64,
+    /// Delivered packets that skipped the delay line (reordered).
+    #[serde(default)]
+    pub reordered: u64,
+    /// Delivered packets delivered twice.
+    #[serde(default)]
+    pub duplicated: u64,
+    /// Delivered packets with a bit flipped.
+    #[serde(default)]
+    pub corrupted: u64,
     /// Largest queue seen, bytes (waiting for the serialiser).
     pub peak_queue_bytes: u64,
     /// Largest queue seen, packets.
@@ -260,7 +283,23 @@ struct InFlight<T> {
     deliver: Nanos,
     size: u32,
     ce: bool,
+    tags: impair::Verdict,
     item: T,
+}
+
+/// A packet handed out by [`Link::dequeue_full`].
+#[derive(Debug)]
+pub struct Delivery<T> {
+    /// When it was due (the caller measures its lateness against it).
+    pub deadline: Nanos,
+    /// The packet.
+    pub item: T,
+    /// The queue marked it CE: rewrite its ECN field.
+    pub ce: bool,
+    /// Deliver it twice.
+    pub duplicate: bool,
+    /// Flip one bit after the IP header; this random number picks which.
+    pub corrupt: Option<u32>,
 }
 
 /// Serialiser state.
@@ -414,6 +453,10 @@ pub struct Link<T> {
     ser_free: Nanos,
     /// Taken by the serialiser: departure and delivery known.
     line: VecDeque<InFlight<T>>,
+    /// Reordered packets: they skip the delay, so they overtake `line`.
+    express: VecDeque<InFlight<T>>,
+    /// Impairments at the entrance, in order.
+    impair: Vec<Box<dyn impair::Impairment>>,
     last_deliver: Nanos,
     stats: LinkStats,
     start: Nanos,
@@ -432,6 +475,8 @@ impl<T: Send + 'static> Link<T> {
             nonempty_since: start,
             ser_free: start,
             line: VecDeque::new(),
+            express: VecDeque::new(),
+            impair: cfg.impairments.build(start),
             last_deliver: 0,
             stats: LinkStats::default(),
             start,
@@ -509,22 +554,37 @@ impl<T> Link<T> {
                 break;
             };
             let departure = self.serializer.departure(t, p.size);
-            let deliver = if departure == NEVER {
-                NEVER
-            } else {
-                let d = departure as i128 + self.cfg.delay as i128 + i128::from(self.jitter());
-                // No reordering: never before the packet ahead, never before it left.
-                (d.max(departure as i128) as Nanos).max(self.last_deliver)
-            };
-            self.last_deliver = deliver;
             self.ser_free = departure;
-            self.line.push_back(InFlight {
-                departure,
-                deliver,
-                size: p.size,
-                ce: p.ecn == Ecn::Ce,
-                item: p.item,
-            });
+            self.send(departure, p);
+        }
+    }
+
+    /// Puts a serialised packet on the wire: after the delay, in order, or
+    /// (reordered) at once, overtaking the others.
+    fn send(&mut self, departure: Nanos, p: queue::Packet<T>) {
+        let reorder = p.tags.reorder && departure != NEVER;
+        let deliver = if departure == NEVER {
+            NEVER
+        } else if reorder {
+            departure
+        } else {
+            let d = departure as i128 + self.cfg.delay as i128 + i128::from(self.jitter());
+            // No reordering: never before the packet ahead, never before it left.
+            (d.max(departure as i128) as Nanos).max(self.last_deliver)
+        };
+        let f = InFlight {
+            departure,
+            deliver,
+            size: p.size,
+            ce: p.ecn == Ecn::Ce,
+            tags: p.tags,
+            item: p.item,
+        };
+        if reorder {
+            self.express.push_back(f);
+        } else {
+            self.last_deliver = deliver;
+            self.line.push_back(f);
         }
     }
 
@@ -582,28 +642,36 @@ impl<T> Link<T> {
                 item,
             });
         }
+        let mut tags = impair::Verdict::default();
+        for i in &mut self.impair {
+            tags = tags.and(i.arrive(now, size, &mut self.rng));
+        }
+        if let Some(d) = tags.drop {
+            let cause = match d {
+                impair::Dropper::OnOff => {
+                    self.stats.dropped_onoff += 1;
+                    DropCause::OnOff
+                }
+                impair::Dropper::Police => {
+                    self.stats.dropped_police += 1;
+                    DropCause::Police
+                }
+            };
+            return Err(Dropped { cause, item });
+        }
         let was_empty = self.qdisc.packets() == 0;
         let p = queue::Packet {
             arrival: now,
             size,
             flow,
             ecn,
+            tags,
             item,
         };
         // An unlimited link never holds a queue, so no limit applies: it
         // takes the packet at once.
         if matches!(self.serializer, Serializer::Unlimited) {
-            let departure = now;
-            let d = departure as i128 + self.cfg.delay as i128 + i128::from(self.jitter());
-            let deliver = (d.max(departure as i128) as Nanos).max(self.last_deliver);
-            self.last_deliver = deliver;
-            self.line.push_back(InFlight {
-                departure,
-                deliver,
-                size,
-                ce: ecn == Ecn::Ce,
-                item: p.item,
-            });
+            self.send(now, p);
             return Ok(());
         }
         let r = self.qdisc.enqueue(now, p, &mut self.fx);
@@ -636,30 +704,46 @@ impl<T> Link<T> {
     /// empty line with a waiting queue (no delay at all) needs a wake-up
     /// just to pick.
     pub fn next_deadline(&self) -> Option<Nanos> {
-        match self.line.front() {
+        let line = match self.line.front() {
             Some(p) => (p.deliver != NEVER).then_some(p.deliver),
             None => (self.qdisc.packets() > 0 && self.ser_free != NEVER)
                 .then(|| self.ser_free.max(self.nonempty_since)),
+        };
+        match (line, self.express.front().map(|p| p.deliver)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
     /// Hands out the next packet due at or before `now`, with its deadline
     /// (the caller measures its own lateness against it).
     pub fn dequeue(&mut self, now: Nanos) -> Option<(Nanos, T)> {
-        self.dequeue_ce(now).map(|(d, item, _)| (d, item))
+        self.dequeue_full(now).map(|d| (d.deadline, d.item))
     }
 
-    /// As [`Link::dequeue`], also saying whether the queue marked it CE
-    /// (the caller rewrites its IP header).
-    pub fn dequeue_ce(&mut self, now: Nanos) -> Option<(Nanos, T, bool)> {
+    /// As [`Link::dequeue`], with what the caller must do to the packet:
+    /// mark it CE, send it twice, flip a bit.
+    pub fn dequeue_full(&mut self, now: Nanos) -> Option<Delivery<T>> {
         self.advance(now);
-        if self.line.front()?.deliver > now {
-            return None;
-        }
-        let p = self.line.pop_front()?;
+        let due = |q: &VecDeque<InFlight<T>>| q.front().map(|p| p.deliver).filter(|d| *d <= now);
+        let p = match (due(&self.line), due(&self.express)) {
+            (Some(a), Some(b)) if b < a => self.express.pop_front(),
+            (Some(_), _) => self.line.pop_front(),
+            (None, Some(_)) => self.express.pop_front(),
+            (None, None) => None,
+        }?;
         self.stats.delivered_packets += 1;
         self.stats.delivered_bytes += u64::from(p.size);
-        Some((p.deliver, p.item, p.ce))
+        self.stats.reordered += u64::from(p.tags.reorder);
+        self.stats.duplicated += u64::from(p.tags.duplicate);
+        self.stats.corrupted += u64::from(p.tags.corrupt.is_some());
+        Some(Delivery {
+            deadline: p.deliver,
+            item: p.item,
+            ce: p.ce,
+            duplicate: p.tags.duplicate,
+            corrupt: p.tags.corrupt,
+        })
     }
 }
 

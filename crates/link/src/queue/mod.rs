@@ -47,6 +47,8 @@ pub struct Packet<T> {
     pub flow: u64,
     /// Its ECN codepoint; `Ce` after a mark here.
     pub ecn: Ecn,
+    /// What the impairments decided for it at the entrance.
+    pub tags: crate::impair::Verdict,
     /// The caller's packet.
     pub item: T,
 }
