@@ -374,6 +374,14 @@ fn bad_input_gets_one_line_and_nonzero_exit() {
             &["emu", "shell", "--outage", "3s", "--", "true"],
             "DURATION@AT",
         ),
+        (
+            &["emu", "shell", "--reorder", "150%", "--", "true"],
+            "out of range",
+        ),
+        (
+            &["emu", "shell", "--police", "10mbit", "--", "true"],
+            "RATE,BURST",
+        ),
     ];
     for (args, needle) in cases {
         let o = tcpwise(args);
@@ -396,6 +404,25 @@ fn bad_input_gets_one_line_and_nonzero_exit() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("line 3"), "{}", stderr(&o));
     assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    // A schedule out of order, or with an unknown key: line and column.
+    for (text, needle) in [
+        ("2s rate=10mbit\n1s rate=5mbit\n", "line 2, column 1"),
+        ("0s rate=10mbit speed=3\n", "line 1, column 16"),
+    ] {
+        let f = dir.0.join("sched");
+        std::fs::write(&f, text).unwrap();
+        let o = tcpwise(&[
+            "emu",
+            "shell",
+            "--schedule",
+            f.to_str().unwrap(),
+            "--",
+            "true",
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{}", stderr(&o));
+        assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    }
 }
 
 #[test]

@@ -12,6 +12,7 @@ use tcpwise_link::impair::onoff::Params as OnOffParams;
 use tcpwise_link::impair::police::Params as PoliceParams;
 use tcpwise_link::outage::{Outage, Outages};
 use tcpwise_link::queue::{LimitSpec, QueueSpec};
+use tcpwise_link::schedule::Schedule;
 use tcpwise_link::{Capacity, Jitter, LinkConfig, LossModel, Nanos, QueueLimit, Trace};
 use tcpwise_units::Fraction;
 
@@ -116,6 +117,12 @@ pub struct PathSpec {
     /// corrupt; the receiver's checksum drops them), both directions.
     #[arg(long, value_name = "P")]
     pub corrupt: Option<Fraction>,
+    /// Parameters over time: a file of lines `AT key=value...` (rate, delay
+    /// one-way, loss; each also up-KEY/down-KEY), e.g. `0s rate=50mbit`,
+    /// `5s rate=5mbit delay=80ms loss=1%`, applied at those offsets from the
+    /// link's start; the statistics record when each took effect.
+    #[arg(long, value_name = "FILE")]
+    pub schedule: Option<PathBuf>,
     /// Blackhole the link for DURATION starting AT after it comes up, both
     /// directions or :up / :down only; repeatable (a link flap): 3s@10s, 500ms@2s:down.
     #[arg(long, value_name = "DURATION@AT[:up|:down]")]
@@ -235,6 +242,16 @@ impl PathSpec {
                 (None, None) => Ok(Capacity::Unlimited),
             }
         };
+        let schedule = match &self.schedule {
+            None => Schedule::default(),
+            Some(p) => {
+                let text = std::fs::read_to_string(p).map_err(|e| {
+                    EmuError::Config(format!("cannot read schedule {}: {e}", p.display()))
+                })?;
+                Schedule::parse(&text)
+                    .map_err(|e| EmuError::Config(format!("schedule {}: {e}", p.display())))?
+            }
+        };
         let up_cap = cap(self.up_rate, &self.up_trace, "up")?;
         let down_cap = cap(self.down_rate, &self.down_trace, "down")?;
         let mk = |delay, capacity: Capacity, loss: Option<LossModel>, seed, up: bool| {
@@ -259,6 +276,11 @@ impl PathSpec {
                 loss: loss.or(self.loss).unwrap_or_default(),
                 seed,
                 outages: Outages::for_direction(&self.outage, up),
+                schedule: if up {
+                    schedule.up.clone()
+                } else {
+                    schedule.down.clone()
+                },
                 impairments: Impairments {
                     onoff: if up { self.up_onoff } else { self.down_onoff }.or(self.onoff),
                     police: if up { self.up_police } else { self.down_police }.or(self.police),

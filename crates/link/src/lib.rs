@@ -31,6 +31,7 @@ pub mod impair;
 pub mod loss;
 pub mod outage;
 pub mod queue;
+pub mod schedule;
 pub mod trace;
 
 pub use loss::LossModel;
@@ -188,6 +189,8 @@ pub struct LinkConfig {
     pub outages: outage::Outages,
     /// On/off, policer, reorder, duplicate, corrupt.
     pub impairments: impair::Impairments,
+    /// Changes over time (`--schedule`), in time order.
+    pub schedule: Vec<schedule::Step>,
 }
 
 impl Default for LinkConfig {
@@ -202,6 +205,7 @@ impl Default for LinkConfig {
             seed: 1,
             outages: outage::Outages::default(),
             impairments: impair::Impairments::default(),
+            schedule: Vec::new(),
         }
     }
 }
@@ -272,10 +276,24 @@ pub struct LinkStats {
     /// Delivered packets with a bit flipped.
     #[serde(default)]
     pub corrupted: u64,
+    /// When each schedule line took effect.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schedule_applied: Vec<ScheduleApplied>,
     /// Largest queue seen, bytes (waiting for the serialiser).
     pub peak_queue_bytes: u64,
     /// Largest queue seen, packets.
     pub peak_queue_packets: u64,
+}
+
+/// A schedule line that took effect.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct ScheduleApplied {
+    /// Its line in the schedule file.
+    pub line: usize,
+    /// Its offset, ns from the link's start.
+    pub at_ns: u64,
+    /// How long after its offset it took effect, ns.
+    pub late_ns: u64,
 }
 
 struct InFlight<T> {
@@ -457,6 +475,8 @@ pub struct Link<T> {
     express: VecDeque<InFlight<T>>,
     /// Impairments at the entrance, in order.
     impair: Vec<Box<dyn impair::Impairment>>,
+    /// The next schedule step to apply.
+    next_step: usize,
     last_deliver: Nanos,
     stats: LinkStats,
     start: Nanos,
@@ -477,6 +497,7 @@ impl<T: Send + 'static> Link<T> {
             line: VecDeque::new(),
             express: VecDeque::new(),
             impair: cfg.impairments.build(start),
+            next_step: 0,
             last_deliver: 0,
             stats: LinkStats::default(),
             start,
@@ -540,14 +561,60 @@ impl<T> Link<T> {
         }
     }
 
+    /// When the next schedule step is due, if any.
+    fn next_step_at(&self) -> Option<Nanos> {
+        self.cfg
+            .schedule
+            .get(self.next_step)
+            .map(|s| self.start.saturating_add(s.at))
+    }
+
+    /// Applies the schedule steps due by `t`.
+    fn apply_due(&mut self, t: Nanos) {
+        while let Some(at) = self.next_step_at().filter(|at| *at <= t) {
+            let step = self.cfg.schedule[self.next_step].clone();
+            self.next_step += 1;
+            for c in &step.changes {
+                match *c {
+                    schedule::Change::Rate(bps) => {
+                        let from = self.ser_free.max(at);
+                        let overhead = match self.serializer {
+                            Serializer::Rate { overhead, .. } => overhead,
+                            _ => 0,
+                        };
+                        self.serializer = Serializer::Rate {
+                            bps,
+                            overhead,
+                            busy_start: from,
+                            busy_bits: 0,
+                            free_at: from,
+                        };
+                    }
+                    schedule::Change::Delay(d) => self.cfg.delay = d,
+                    schedule::Change::Loss(m) => {
+                        self.cfg.loss = m;
+                        self.loss = loss::LossState::default();
+                    }
+                }
+            }
+            self.stats.schedule_applied.push(ScheduleApplied {
+                line: step.line,
+                at_ns: step.at,
+                late_ns: t - at,
+            });
+        }
+    }
+
     /// Hands the serialiser every packet it starts by `now`, each at the
-    /// time it starts (so an AQM sees its true sojourn).
+    /// time it starts (so an AQM sees its true sojourn), under the
+    /// schedule's parameters of that time.
     fn advance(&mut self, now: Nanos) {
         while self.qdisc.packets() > 0 && self.ser_free != NEVER {
             let t = self.ser_free.max(self.nonempty_since);
             if t > now {
                 break;
             }
+            self.apply_due(t);
             let got = self.qdisc.dequeue(t, &mut self.fx);
             self.take_effects();
             let Some(p) = got else {
@@ -557,6 +624,7 @@ impl<T> Link<T> {
             self.ser_free = departure;
             self.send(departure, p);
         }
+        self.apply_due(now);
     }
 
     /// Puts a serialised packet on the wire: after the delay, in order, or
@@ -709,10 +777,14 @@ impl<T> Link<T> {
             None => (self.qdisc.packets() > 0 && self.ser_free != NEVER)
                 .then(|| self.ser_free.max(self.nonempty_since)),
         };
-        match (line, self.express.front().map(|p| p.deliver)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            line,
+            self.express.front().map(|p| p.deliver),
+            self.next_step_at(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Hands out the next packet due at or before `now`, with its deadline

@@ -416,3 +416,60 @@ fn an_outage_drops_what_arrives_in_its_window_and_delivers_what_left_before() {
     // A packet that entered just before the window still arrives inside it.
     assert!(delivered.contains(&19));
 }
+
+#[test]
+fn a_schedule_changes_the_rate_at_its_offset() {
+    use crate::schedule::Schedule;
+    let sched = Schedule::parse("1s rate=10mbit\n3s rate=50mbit delay=30ms\n").unwrap();
+    let start = 7 * MS;
+    let mut l: Link<Nanos> = Link::new(
+        LinkConfig {
+            delay: 10 * MS,
+            capacity: Capacity::Rate {
+                bits_per_sec: 50_000_000,
+                overhead: 0,
+            },
+            queue: QueueLimit::Bytes(10_000_000),
+            schedule: sched.down,
+            ..LinkConfig::default()
+        },
+        start,
+    );
+    // Offered at 60 Mbit/s for 4 s: the link is always busy.
+    let mut out = Vec::new();
+    for i in 0..20_000u64 {
+        let now = start + i * 200_000;
+        let _ = l.enqueue(now, 1500, now);
+        while let Some((t, sent)) = l.dequeue(now) {
+            out.push((t - start, sent));
+        }
+    }
+    let bytes_between = |a: u64, b: u64| {
+        out.iter()
+            .filter(|(t, _)| (a * MS..b * MS).contains(t))
+            .count() as f64
+            * 1500.0
+            * 8.0
+            / ((b - a) as f64 / 1e3)
+    };
+    let (before, during) = (bytes_between(200, 900), bytes_between(1_200, 2_900));
+    assert!((before - 50e6).abs() < 0.5e6, "{before}");
+    assert!((during - 10e6).abs() < 0.2e6, "{during}");
+    let applied = &l.stats().schedule_applied;
+    assert_eq!(applied.len(), 2);
+    assert_eq!((applied[0].line, applied[0].at_ns), (1, 1_000 * MS));
+    // Applied by the first call at or after its offset (here every 0.2 ms).
+    assert!(applied.iter().all(|a| a.late_ns <= 200_000), "{applied:?}");
+    // The forwarder is woken for it.
+    let mut idle: Link<u8> = Link::new(
+        LinkConfig {
+            schedule: Schedule::parse("2s delay=5ms\n").unwrap().up,
+            ..LinkConfig::default()
+        },
+        0,
+    );
+    assert_eq!(idle.next_deadline(), Some(2_000 * MS));
+    assert!(idle.dequeue(2_000 * MS).is_none());
+    assert_eq!(idle.stats().schedule_applied[0].late_ns, 0);
+    assert_eq!(idle.next_deadline(), None);
+}
