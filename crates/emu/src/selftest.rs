@@ -479,6 +479,12 @@ pub fn steady_goodput(marks: &[(f64, u64)], elapsed: f64) -> f64 {
             0.0
         };
     }
+    if v.len() < 3 {
+        // A median of one or two seconds is not robust: a reader that
+        // stalls across a second's boundary moves bytes from one second
+        // into the next. The mean over the same whole seconds is.
+        return (at(last as f64) - at(first as f64)) as f64 * 8.0 / (last - first) as f64 / 1e6;
+    }
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
@@ -614,6 +620,18 @@ mod tests {
         }
         let g = steady_goodput(&marks, 10.0);
         assert!((g - 8.0).abs() < 1e-9, "{g}");
+        // Two whole seconds: a stall across the boundary at 2 s (reads at
+        // 1.9 and 2.1) must not make either second count double.
+        let marks = [
+            (0.5, 0),
+            (1.0, 125_000),
+            (1.9, 237_500),
+            (2.1, 262_500),
+            (3.0, 375_000),
+            (3.3, 412_500),
+        ];
+        let g = steady_goodput(&marks, 3.3);
+        assert!((g - 1.0).abs() < 1e-9, "{g}");
         assert_eq!(RttStats::from_samples(vec![3.0, 1.0, 2.0]).p50_ms, 2.0);
     }
 }
