@@ -126,7 +126,7 @@ impl Response {
         let mut r = httparse::Response::new(&mut headers);
         let n = match r.parse(buf) {
             Ok(httparse::Status::Complete(n)) => n,
-            Ok(httparse::Status::Partial) if buf.len() > 64 * 1024 => {
+            Ok(httparse::Status::Partial) if buf.len() > h1::MAX_HEAD => {
                 return Err(ParseError::HeadTooLarge);
             }
             Ok(httparse::Status::Partial) => return Ok(None),

@@ -12,16 +12,6 @@ use std::time::Instant;
 
 const MB10: usize = 10_000_000;
 
-fn pattern_sha(n: usize) -> String {
-    let dir = TempDir::new("fpat");
-    let p = dir.0.join("p");
-    let v: Vec<u8> = (0..n as u64)
-        .map(|i| (i.wrapping_mul(31).wrapping_add(7) % 251) as u8)
-        .collect();
-    std::fs::write(&p, v).unwrap();
-    sha256_of(&p)
-}
-
 /// Runs both transfers across `fault` (emu flags); returns what each printed.
 fn across(name: &str, rtt: &str, rate: &str, fault: &[&str]) {
     let dir = TempDir::new(name);
@@ -62,7 +52,7 @@ fn across(name: &str, rtt: &str, rate: &str, fault: &[&str]) {
     if get_rc.trim() == "get=0" {
         assert_eq!(
             sha256_of(&body),
-            pattern_sha(MB10),
+            sha_of_pattern(MB10),
             "{name}: get body differs"
         );
     } else {

@@ -24,18 +24,6 @@ fn serve(extra: &[&str]) -> (Proc, String) {
     (Proc(child), base)
 }
 
-fn sha_of_pattern(n: usize) -> String {
-    let dir = TempDir::new(&format!("pat{n}"));
-    let p = dir.0.join("p");
-    let v: Vec<u8> = (0..n as u64).map(tcpwise_pattern).collect();
-    std::fs::write(&p, v).unwrap();
-    sha256_of(&p)
-}
-
-fn tcpwise_pattern(i: u64) -> u8 {
-    (i.wrapping_mul(31).wrapping_add(7) % 251) as u8
-}
-
 fn sha_stdout(o: &std::process::Output) -> String {
     let dir = TempDir::new("sha");
     let p = dir.0.join("b");

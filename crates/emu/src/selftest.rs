@@ -48,13 +48,8 @@ pub struct SelftestOptions {
 
 fn set_congestion(s: &impl std::os::fd::AsFd, algo: Option<&str>) -> Result<(), EmuError> {
     if let Some(a) = algo {
-        socket2::SockRef::from(s)
-            .set_tcp_congestion(a.as_bytes())
-            .map_err(|e| {
-                EmuError::Config(format!(
-                    "congestion control {a:?}: {e} (see net.ipv4.tcp_available_congestion_control)"
-                ))
-            })?;
+        tcpwise_tcp::set_congestion(&socket2::SockRef::from(s), a)
+            .map_err(|e| EmuError::Config(e.to_string()))?;
     }
     Ok(())
 }

@@ -386,6 +386,15 @@ fn slowloris_connections_are_closed_after_the_header_timeout_and_do_not_delay_ot
     }
     let elapsed = t0.elapsed();
     assert!(elapsed >= Duration::from_millis(1500), "{elapsed:?}");
+    // Not closed early: a write fails only after the server closed, so the
+    // first failure of each comes after the 1.5 s header timeout.
+    for c in closed.iter().flatten() {
+        assert!(*c >= Duration::from_millis(1500), "closed after {c:?}");
+    }
+    assert!(
+        closed.iter().any(Option::is_some),
+        "the writes saw the closes"
+    );
 }
 
 #[test]

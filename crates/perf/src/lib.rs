@@ -28,14 +28,7 @@ pub use client::{ClientOptions, run_client};
 /// Sets the congestion control of a socket (`TCP_CONGESTION`), with an
 /// error that lists what this namespace offers.
 pub fn set_congestion(sock: &socket2::SockRef<'_>, algo: &str) -> Result<(), PerfError> {
-    sock.set_tcp_congestion(algo.as_bytes()).map_err(|e| {
-        let available = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
-            .unwrap_or_default();
-        PerfError::Config(format!(
-            "congestion control '{algo}' is not available here ({e}): net.ipv4.tcp_available_congestion_control lists {}",
-            available.trim()
-        ))
-    })
+    tcpwise_tcp::set_congestion(sock, algo).map_err(|e| PerfError::Config(e.to_string()))
 }
 pub use diagnose::{Interval, PerfReport, Summary};
 pub use server::{ServerOptions, run_server};

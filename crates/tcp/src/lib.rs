@@ -32,6 +32,38 @@ pub use burst::BurstMeter;
 pub use info::TcpInfo;
 pub use read_sizer::{ReadSizer, SizedRead};
 
+/// An algorithm the kernel would not set.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "congestion control '{algo}' is not available here ({source}): net.ipv4.tcp_available_congestion_control lists {available}"
+)]
+pub struct CongestionError {
+    /// What was asked for.
+    pub algo: String,
+    /// What this namespace offers.
+    pub available: String,
+    /// The kernel's refusal.
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Sets the congestion control of a socket (`TCP_CONGESTION`). Per socket,
+/// any available algorithm works, where a namespace may only default to
+/// one the host allows (`net.ipv4.tcp_allowed_congestion_control`).
+pub fn set_congestion(sock: &socket2::SockRef<'_>, algo: &str) -> Result<(), CongestionError> {
+    sock.set_tcp_congestion(algo.as_bytes())
+        .map_err(|source| CongestionError {
+            algo: algo.to_string(),
+            available: std::fs::read_to_string(
+                "/proc/sys/net/ipv4/tcp_available_congestion_control",
+            )
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
+            source,
+        })
+}
+
 /// A listening socket the way tcpwise's servers want one: `SO_REUSEADDR`,
 /// `SO_REUSEPORT` if asked (several listeners on one port, one per
 /// thread), dual-stack for `[::]`, and a `backlog` that a burst of

@@ -224,3 +224,15 @@ pub fn free_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// sha256 of the first `n` bytes of `tcpwise serve`'s body pattern
+/// (byte i is (31 i + 7) mod 251), for checking bodies end to end.
+pub fn sha_of_pattern(n: usize) -> String {
+    let dir = TempDir::new(&format!("pat{n}"));
+    let p = dir.0.join("p");
+    let v: Vec<u8> = (0..n as u64)
+        .map(|i| (i.wrapping_mul(31).wrapping_add(7) % 251) as u8)
+        .collect();
+    std::fs::write(&p, v).unwrap();
+    sha256_of(&p)
+}
