@@ -21,7 +21,10 @@ enum Op {
 struct Case {
     delay_us: u32,
     jitter_us: u16,
-    normal: bool,
+    /// Jitter distribution: uniform, normal, pareto, paretonormal.
+    dist: u8,
+    /// Correlation of jitter (and of loss, when odd), percent.
+    corr_percent: u8,
     rate_kbit: u32,
     overhead: u8,
     queue: u32,
@@ -38,10 +41,16 @@ fuzz_target!(|c: Case| {
         delay: u64::from(c.delay_us) * 1000,
         jitter: (c.jitter_us > 0).then(|| {
             let j = u64::from(c.jitter_us) * 1000;
-            if c.normal {
-                Jitter::Normal(j)
-            } else {
-                Jitter::Uniform(j)
+            use tcpwise_link::jitter::Dist;
+            Jitter {
+                dist: [
+                    Dist::Uniform,
+                    Dist::Normal,
+                    Dist::Pareto,
+                    Dist::ParetoNormal,
+                ][usize::from(c.dist % 4)],
+                amount: j,
+                correlation: f64::from(c.corr_percent % 100) / 100.0,
             }
         }),
         capacity: if c.rate_kbit == 0 {
@@ -59,9 +68,14 @@ fuzz_target!(|c: Case| {
         },
         loss: if c.loss_permille == 0 {
             LossModel::None
-        } else {
+        } else if c.corr_percent % 2 == 0 {
             LossModel::Bernoulli {
                 p: f64::from(c.loss_permille % 1001) / 1000.0,
+            }
+        } else {
+            LossModel::Correlated {
+                p: f64::from(c.loss_permille % 1001) / 1000.0,
+                rho: f64::from(c.corr_percent % 100) / 100.0,
             }
         },
         seed: c.seed,

@@ -8,7 +8,10 @@ use tcpwise_perf::proto::{self, Accept, ServerMsg};
 
 fuzz_target!(|data: &[u8]| {
     if let Some(t) = proto::parse_hello(data) {
-        assert!(data.starts_with(proto::DATA_PREFIX) && data.len() == 12, "token {t}");
+        assert!(
+            data.starts_with(proto::DATA_PREFIX) && data.len() == 12,
+            "token {t}"
+        );
     }
     let text = String::from_utf8_lossy(data);
     for line in text.split('\n') {

@@ -16,14 +16,22 @@ fuzz_target!(|data: &[u8]| {
     };
     let step = usize::from(k % 128) + 1;
     let limits = tcpwise_http::Limits {
-        max_head: if k & 0x80 != 0 { 200 } else { tcpwise_http::h1::MAX_HEAD },
+        max_head: if k & 0x80 != 0 {
+            200
+        } else {
+            tcpwise_http::h1::MAX_HEAD
+        },
         max_body: 300,
         max_bytes: 100_000,
         ..Default::default()
     };
     let out = tcpwise_http::server::fuzz_request_path(rest.chunks(step), limits);
     // Whatever was answered starts like a response.
-    assert!(out.is_empty() || out.starts_with(b"HTTP/1.1 "), "{:?}", &out[..out.len().min(40)]);
+    assert!(
+        out.is_empty() || out.starts_with(b"HTTP/1.1 "),
+        "{:?}",
+        &out[..out.len().min(40)]
+    );
 
     let _ = parse_request(rest, 1024);
     let mut d = Chunked::new();

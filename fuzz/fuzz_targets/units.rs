@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tcpwise_units::{parse_duration, parse_fraction, parse_rate, parse_size};
 use tcpwise_link::{LossModel, QueueLimit};
+use tcpwise_units::{parse_duration, parse_fraction, parse_rate, parse_size};
 
 fuzz_target!(|s: &str| {
     let _ = parse_duration(s);

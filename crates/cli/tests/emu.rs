@@ -379,6 +379,22 @@ fn bad_input_gets_one_line_and_nonzero_exit() {
             "out of range",
         ),
         (
+            &["emu", "shell", "--down-corrupt", "101%", "--", "true"],
+            "out of range",
+        ),
+        (
+            &["emu", "shell", "--jitter", "lognormal:2ms", "--", "true"],
+            "pareto",
+        ),
+        (
+            &["emu", "shell", "--up-jitter", "2ms,100%", "--", "true"],
+            "correlation",
+        ),
+        (
+            &["emu", "shell", "--loss", "1%,100%", "--", "true"],
+            "correlation",
+        ),
+        (
             &["emu", "shell", "--police", "10mbit", "--", "true"],
             "RATE,BURST",
         ),
@@ -490,14 +506,30 @@ fn selftest_measures_rtt_rate_and_queue_within_bounds() {
         steady <= ceiling * 1.03 && steady >= ceiling * 0.5,
         "{steady} vs {ceiling}"
     );
-    // RTT + 64 KB / 10 Mbit/s = 81.2 ms; scheduling noise allowed on top.
+    // RTT + (64 KB + the packet in service + a 128-byte probe each way)
+    // / 10 Mbit/s = 82.6 ms; scheduling noise allowed on top.
     let bound = r["loaded_rtt_bound_ms"].as_f64().unwrap();
-    assert!((bound - 81.2).abs() < 0.1, "{bound}");
+    assert!((bound - 82.605).abs() < 0.01, "{bound}");
     // The queue limit itself is exact in the stats; RTT samples are timed
     // (a VM can stall for 10+ ms), so only their median is bounded here.
     // The maximum is a figure for `tcpwise emu selftest`, not a test.
     let peak = r["directions"][1]["peak_queue_bytes"].as_u64().unwrap();
     assert!(peak <= 64_000 && peak > 40_000, "peak queue {peak}");
+    // Time in the queue is on the link's clock, so exact: at most the
+    // queue plus the rest of the packet in service (52.4 ms), 1 % for the
+    // histogram's two significant digits.
+    let sojourn = &r["directions"][1]["sojourn"];
+    let max = sojourn["max_us"].as_u64().unwrap();
+    assert!(max <= 53_000 && max > 20_000, "{sojourn}");
+    assert!(sojourn["samples"].as_u64().unwrap() > 1000, "{sojourn}");
+    // The UDP probes: sent every 50 ms through the bulk download.
+    let sent = r["udp_probes_sent"].as_u64().unwrap();
+    let udp = r["loaded_rtt_udp"]["p50_ms"].as_f64().unwrap();
+    assert!(sent >= 30, "{sent} probes");
+    assert!(
+        (30.0..=bound + 5.0).contains(&udp),
+        "UDP probes: median {udp}"
+    );
     let loaded = r["loaded_rtt"]["p50_ms"].as_f64().unwrap();
     assert!(
         loaded <= bound + 5.0,
@@ -790,4 +822,56 @@ fn under_sudo_commands_run_as_the_invoking_user_and_the_forwarder_keeps_root() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("SUDO_UID=\"abc\""), "{}", stderr(&o));
+}
+
+#[test]
+fn selftest_checks_per_direction_impairments() {
+    if !netns_ok("selftest_impairments") {
+        return;
+    }
+    let r = selftest(&[
+        "--rtt",
+        "20ms",
+        "--rate",
+        "50mbit",
+        "--down-reorder",
+        "5%",
+        "--up-duplicate",
+        "2%",
+        "--down-jitter",
+        "pareto:1ms,25%",
+        "--samples",
+        "20",
+        "--bulk",
+        "3s",
+    ]);
+    let checks = r["impairments"].as_array().unwrap();
+    let names: Vec<String> = checks
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {}",
+                c["what"].as_str().unwrap(),
+                c["direction"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        ["duplicate up", "reorder down"],
+        "only what was configured, where"
+    );
+    for c in checks {
+        let (p, n) = (c["configured"].as_f64().unwrap(), c["of"].as_u64().unwrap());
+        let m = c["measured"].as_f64().unwrap();
+        assert!(n > 2000, "{c}");
+        // 4.5 SD: a seeded run repeats its draws, but which packets meet
+        // them depends on timing.
+        let sd = (p * (1.0 - p) / n as f64).sqrt();
+        assert!((m - p).abs() < 4.5 * sd, "{c}");
+    }
+    assert_eq!(r["directions"][0]["reordered"].as_u64(), Some(0));
+    assert_eq!(r["directions"][1]["duplicated"].as_u64(), Some(0));
+    assert_eq!(r["path"]["down"]["jitter"].as_str(), Some("pareto:1ms,25%"));
+    assert!(r["path"]["up"]["jitter"].is_null());
 }

@@ -392,7 +392,7 @@ fn run(
     let failure = event_loop(&mut lp, stop).err().map(|e| e.to_string());
     DirectionStats {
         direction,
-        link: lp.link.stats().clone(),
+        link: lp.link.report(),
         write_errors: lp.write_errors,
         lateness: Lateness::from_hist(&lp.lateness),
         phase_lateness: lp.phases.iter().map(Lateness::from_hist).collect(),

@@ -62,7 +62,11 @@ pub struct PathSpec {
     /// interval=100ms), pie (target=15ms, tupdate=15ms) or fq-codel (target,
     /// interval, flows=1024, quantum=1514); every kind takes limit= (400KB,
     /// 1000pkt, 2bdp), the AQMs ecn (mark CE instead of dropping).
-    /// [default: droptail, limit one BDP, at least 64KB]
+    /// [default: droptail, limit one BDP, at least 64KB; on a trace link,
+    /// 2 s of the trace's mean rate, at least 1MB: cellular networks are
+    /// over-buffered, a loss-based TCP adds seconds to the RTT before a
+    /// drop (Jiang et al., "Tackling Bufferbloat in 3G/4G Networks", IMC
+    /// 2012), where Mahimahi's default queue is unbounded]
     #[arg(long, value_name = "QUEUE")]
     pub queue: Option<QueueSpec>,
     /// Queue of the client-to-server direction only (as --queue).
@@ -71,7 +75,9 @@ pub struct PathSpec {
     /// Queue of the server-to-client direction only (as --queue).
     #[arg(long, value_name = "QUEUE")]
     pub down_queue: Option<QueueSpec>,
-    /// Random loss in both directions: 1%, 0.01, or ge:P,R[,H,K] (Gilbert-Elliott, netem's gemodel order).
+    /// Random loss in both directions: 1%, 0.01, 1%,25% (correlated with the
+    /// last packet's fate, mean kept), or ge:P,R[,H,K] (Gilbert-Elliott,
+    /// netem's gemodel order).
     #[arg(long, value_name = "LOSS")]
     pub loss: Option<LossModel>,
     /// Loss client to server.
@@ -80,9 +86,20 @@ pub struct PathSpec {
     /// Loss server to client.
     #[arg(long, value_name = "LOSS")]
     pub down_loss: Option<LossModel>,
-    /// Delay jitter, never reordering: 2ms (uniform +-2ms) or normal:2ms (SD).
+    /// Delay jitter in both directions, never reordering: [KIND:]AMOUNT[,CORR]
+    /// with KIND uniform (+-AMOUNT, the default), normal, pareto or
+    /// paretonormal (AMOUNT is their SD; pareto's tail is late packets), and
+    /// CORR the correlation of successive packets, keeping the
+    /// distribution (netem's correlation shrinks it): 2ms, normal:2ms,
+    /// pareto:5ms,25%.
     #[arg(long, value_name = "JITTER")]
     pub jitter: Option<Jitter>,
+    /// Jitter client to server only (as --jitter).
+    #[arg(long, value_name = "JITTER")]
+    pub up_jitter: Option<Jitter>,
+    /// Jitter server to client only (as --jitter).
+    #[arg(long, value_name = "JITTER")]
+    pub down_jitter: Option<Jitter>,
     /// Seed of the loss and jitter RNG (same seed, same run).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -110,13 +127,31 @@ pub struct PathSpec {
     /// (netem's reorder), both directions: 5%.
     #[arg(long, value_name = "P")]
     pub reorder: Option<Fraction>,
+    /// As --reorder, client to server only.
+    #[arg(long, value_name = "P")]
+    pub up_reorder: Option<Fraction>,
+    /// As --reorder, server to client only.
+    #[arg(long, value_name = "P")]
+    pub down_reorder: Option<Fraction>,
     /// Share of packets delivered twice (netem's duplicate), both directions.
     #[arg(long, value_name = "P")]
     pub duplicate: Option<Fraction>,
+    /// As --duplicate, client to server only.
+    #[arg(long, value_name = "P")]
+    pub up_duplicate: Option<Fraction>,
+    /// As --duplicate, server to client only.
+    #[arg(long, value_name = "P")]
+    pub down_duplicate: Option<Fraction>,
     /// Share of packets with one bit flipped after the IP header (netem's
     /// corrupt; the receiver's checksum drops them), both directions.
     #[arg(long, value_name = "P")]
     pub corrupt: Option<Fraction>,
+    /// As --corrupt, client to server only.
+    #[arg(long, value_name = "P")]
+    pub up_corrupt: Option<Fraction>,
+    /// As --corrupt, server to client only.
+    #[arg(long, value_name = "P")]
+    pub down_corrupt: Option<Fraction>,
     /// Parameters over time: a file of lines `AT key=value...` (rate, delay
     /// one-way, loss; each also up-KEY/down-KEY), e.g. `0s rate=50mbit`,
     /// `5s rate=5mbit delay=80ms loss=1%`, applied at those offsets from the
@@ -183,8 +218,10 @@ pub struct DirectionSummary {
     pub queue_bytes: u64,
     /// Mean loss probability.
     pub loss: f64,
-    /// Jitter, ms (uniform half-width or normal SD).
+    /// Jitter, ms (uniform half-width, or SD).
     pub jitter_ms: Option<f64>,
+    /// Jitter as given (`pareto:5ms,25%`).
+    pub jitter: Option<String>,
 }
 
 impl PathSpec {
@@ -258,7 +295,12 @@ impl PathSpec {
             let spec = if up { self.up_queue } else { self.down_queue }
                 .or(self.queue)
                 .unwrap_or_default();
-            let bdp = QueueLimit::default_for(capacity.mean_bps(), rtt);
+            let bdp = match &capacity {
+                Capacity::Trace { trace, .. } => {
+                    QueueLimit::default_for_trace(trace.mean_rate_bps())
+                }
+                c => QueueLimit::default_for(c.mean_bps(), rtt),
+            };
             let queue = match spec.limit {
                 None => bdp,
                 Some(LimitSpec::Fixed(l)) => l,
@@ -269,7 +311,7 @@ impl PathSpec {
             };
             LinkConfig {
                 delay,
-                jitter: self.jitter,
+                jitter: if up { self.up_jitter } else { self.down_jitter }.or(self.jitter),
                 capacity,
                 queue,
                 qdisc: spec,
@@ -284,10 +326,16 @@ impl PathSpec {
                 impairments: Impairments {
                     onoff: if up { self.up_onoff } else { self.down_onoff }.or(self.onoff),
                     police: if up { self.up_police } else { self.down_police }.or(self.police),
-                    netem: NetemParams {
-                        reorder: self.reorder.map_or(0.0, |f| f.0),
-                        duplicate: self.duplicate.map_or(0.0, |f| f.0),
-                        corrupt: self.corrupt.map_or(0.0, |f| f.0),
+                    netem: {
+                        let pick =
+                            |both: Option<Fraction>, u: Option<Fraction>, d: Option<Fraction>| {
+                                if up { u } else { d }.or(both).map_or(0.0, |f| f.0)
+                            };
+                        NetemParams {
+                            reorder: pick(self.reorder, self.up_reorder, self.down_reorder),
+                            duplicate: pick(self.duplicate, self.up_duplicate, self.down_duplicate),
+                            corrupt: pick(self.corrupt, self.up_corrupt, self.down_corrupt),
+                        }
                     },
                 },
             }
@@ -314,14 +362,18 @@ impl PathSpec {
 /// (settings that are legal but probably not what was meant).
 pub fn warnings(up: &LinkConfig, down: &LinkConfig) -> Vec<String> {
     let mut w = Vec::new();
-    if let Some(Jitter::Uniform(j) | Jitter::Normal(j)) = up.jitter {
-        let owd = up.delay.min(down.delay);
+    for c in [up, down] {
+        let Some(Jitter { amount: j, .. }) = c.jitter else {
+            continue;
+        };
+        let owd = c.delay;
         if j > owd {
             w.push(format!(
                 "--jitter {} is larger than the one-way delay {}: delays are clamped at zero and packets keep their order, so the spread will not be the one asked for",
                 tcpwise_units::fmt_nanos(j),
                 tcpwise_units::fmt_nanos(owd)
             ));
+            break;
         }
     }
     w
@@ -351,9 +403,8 @@ pub fn summarize(up: &LinkConfig, down: &LinkConfig) -> PathSummary {
             QueueLimit::Packets(p) => p * 1500,
         },
         loss: c.loss.mean_loss(),
-        jitter_ms: c.jitter.map(|j| match j {
-            Jitter::Uniform(n) | Jitter::Normal(n) => n as f64 / 1e6,
-        }),
+        jitter_ms: c.jitter.map(|j| j.amount as f64 / 1e6),
+        jitter: c.jitter.map(|j| j.to_string()),
     };
     PathSummary {
         rtt_ms: (up.delay + down.delay) as f64 / 1e6,
@@ -386,8 +437,15 @@ impl std::fmt::Display for PathSummary {
                 self.down.loss * 100.0
             )?;
         }
-        if let Some(j) = self.down.jitter_ms {
-            write!(f, ", jitter {j:.1} ms")?;
+        match (&self.up.jitter, &self.down.jitter) {
+            (Some(u), Some(d)) if u == d => write!(f, ", jitter {d}")?,
+            (None, None) => {}
+            (u, d) => write!(
+                f,
+                ", jitter {}/{}",
+                u.as_deref().unwrap_or("none"),
+                d.as_deref().unwrap_or("none")
+            )?,
         }
         Ok(())
     }

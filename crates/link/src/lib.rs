@@ -28,19 +28,20 @@
 #![forbid(unsafe_code)]
 
 pub mod impair;
+pub mod jitter;
 pub mod loss;
 pub mod outage;
 pub mod queue;
 pub mod schedule;
 pub mod trace;
 
+pub use jitter::Jitter;
 pub use loss::LossModel;
 pub use queue::{Ecn, QueueSpec};
 pub use trace::{Trace, TraceError};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Normal};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -88,35 +89,6 @@ impl Capacity {
     }
 }
 
-/// Random variation added to the delay of each packet.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Jitter {
-    /// Uniform in `[-amount, +amount]`.
-    Uniform(Nanos),
-    /// Normal with standard deviation `amount`.
-    Normal(Nanos),
-}
-
-impl std::str::FromStr for Jitter {
-    type Err = units::UnitError;
-
-    /// Parses `2ms` (uniform +-2 ms), `uniform:2ms` or `normal:2ms` (SD).
-    fn from_str(s: &str) -> Result<Jitter, units::UnitError> {
-        let (kind, amount) = s.split_once(':').unwrap_or(("uniform", s));
-        let ns = units::parse_duration(amount)?;
-        match kind {
-            "uniform" => Ok(Jitter::Uniform(ns)),
-            "normal" => Ok(Jitter::Normal(ns)),
-            _ => Err(units::UnitError::BadUnit {
-                unit: kind.to_string(),
-                input: s.to_string(),
-                expected: "a jitter such as 2ms, uniform:2ms or normal:2ms",
-            }),
-        }
-    }
-}
-
 /// Where the drop-tail queue draws the line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -135,6 +107,24 @@ impl QueueLimit {
         QueueLimit::Bytes((bdp.ceil() as u64).max(MIN_DEFAULT_QUEUE_BYTES))
     }
 }
+
+impl QueueLimit {
+    /// The default on a trace link: 2 s of the trace's mean rate, at least
+    /// [`TRACE_MIN_DEFAULT_QUEUE_BYTES`]. Cellular networks buffer deeply
+    /// (a loss-based TCP adds seconds to the RTT before its first drop:
+    /// Jiang et al., "Tackling Bufferbloat in 3G/4G Networks", IMC 2012),
+    /// so a BDP-sized queue would drop where the network being replayed
+    /// does not; Mahimahi's default is unbounded.
+    pub fn default_for_trace(mean_rate_bps: f64) -> QueueLimit {
+        let b = (mean_rate_bps * TRACE_QUEUE_SECONDS / 8.0).ceil() as u64;
+        QueueLimit::Bytes(b.max(TRACE_MIN_DEFAULT_QUEUE_BYTES))
+    }
+}
+
+/// Seconds of the mean rate a trace link's default queue holds.
+pub const TRACE_QUEUE_SECONDS: f64 = 2.0;
+/// Smallest default queue of a trace link.
+pub const TRACE_MIN_DEFAULT_QUEUE_BYTES: u64 = 1_000_000;
 
 impl std::str::FromStr for QueueLimit {
     type Err = units::UnitError;
@@ -283,6 +273,28 @@ pub struct LinkStats {
     pub peak_queue_bytes: u64,
     /// Largest queue seen, packets.
     pub peak_queue_packets: u64,
+    /// Time packets waited in the queue before the serialiser took them
+    /// (filled by [`Link::report`]).
+    #[serde(default)]
+    pub sojourn: Sojourn,
+    /// IP bytes delivered in each whole second since the link started
+    /// (by due time), as `mm-throughput-graph` bins them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delivered_bytes_per_s: Vec<u64>,
+}
+
+/// Queueing delay of the packets the serialiser took, µs (2 significant
+/// digits).
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct Sojourn {
+    /// Packets measured.
+    pub samples: u64,
+    /// Median.
+    pub p50_us: u64,
+    /// 99th percentile.
+    pub p99_us: u64,
+    /// Largest.
+    pub max_us: u64,
 }
 
 /// A schedule line that took effect.
@@ -458,6 +470,9 @@ pub struct Link<T> {
     cfg: LinkConfig,
     rng: ChaCha8Rng,
     loss: loss::LossState,
+    jit: jitter::JitterState,
+    /// Time in the queue of each packet the serialiser took, µs.
+    sojourn: hdrhistogram::Histogram<u64>,
     serializer: Serializer,
     /// Admitted, waiting for the serialiser.
     qdisc: Box<dyn queue::Qdisc<T>>,
@@ -488,6 +503,9 @@ impl<T: Send + 'static> Link<T> {
         Link {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             loss: loss::LossState::default(),
+            jit: jitter::JitterState::default(),
+            sojourn: hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 2)
+                .expect("static bounds"),
             serializer: Serializer::new(&cfg.capacity, start),
             qdisc: cfg.qdisc.build(cfg.queue, cfg.seed),
             fx: queue::Effects::default(),
@@ -512,9 +530,31 @@ impl<T> Link<T> {
         &self.cfg
     }
 
-    /// Counters so far.
+    /// Counters so far (without the sojourn percentiles: see
+    /// [`Link::report`]).
     pub fn stats(&self) -> &LinkStats {
         &self.stats
+    }
+
+    /// Counters so far with the queue's sojourn percentiles filled in.
+    pub fn report(&self) -> LinkStats {
+        let h = &self.sojourn;
+        let mut s = self.stats.clone();
+        s.sojourn = Sojourn {
+            samples: h.len(),
+            p50_us: if h.is_empty() {
+                0
+            } else {
+                h.value_at_quantile(0.5)
+            },
+            p99_us: if h.is_empty() {
+                0
+            } else {
+                h.value_at_quantile(0.99)
+            },
+            max_us: h.max(),
+        };
+        s
     }
 
     /// Bytes and packets currently queued (admitted, not fully serialised).
@@ -620,6 +660,7 @@ impl<T> Link<T> {
             let Some(p) = got else {
                 break;
             };
+            self.sojourn.saturating_record((t - p.arrival) / 1_000);
             let departure = self.serializer.departure(t, p.size);
             self.ser_free = departure;
             self.send(departure, p);
@@ -657,20 +698,9 @@ impl<T> Link<T> {
     }
 
     fn jitter(&mut self) -> i64 {
-        match self.cfg.jitter {
+        match &self.cfg.jitter {
             None => 0,
-            Some(Jitter::Uniform(a)) => {
-                let a = a as i64;
-                if a == 0 {
-                    0
-                } else {
-                    rand::Rng::random_range(&mut self.rng, -a..=a)
-                }
-            }
-            Some(Jitter::Normal(sd)) => match Normal::new(0.0, sd as f64) {
-                Ok(n) => n.sample(&mut self.rng).round() as i64,
-                Err(_) => 0,
-            },
+            Some(j) => self.jit.sample(j, &mut self.rng),
         }
     }
 
@@ -806,6 +836,12 @@ impl<T> Link<T> {
         }?;
         self.stats.delivered_packets += 1;
         self.stats.delivered_bytes += u64::from(p.size);
+        let sec = (p.deliver.saturating_sub(self.start) / 1_000_000_000) as usize;
+        let per_s = &mut self.stats.delivered_bytes_per_s;
+        if per_s.len() <= sec {
+            per_s.resize(sec + 1, 0);
+        }
+        per_s[sec] += u64::from(p.size);
         self.stats.reordered += u64::from(p.tags.reorder);
         self.stats.duplicated += u64::from(p.tags.duplicate);
         self.stats.corrupted += u64::from(p.tags.corrupt.is_some());

@@ -16,6 +16,16 @@ pub enum LossModel {
         /// Loss probability.
         p: f64,
     },
+    /// Each packet lost with probability `p`, correlated with the last
+    /// packet's fate by `rho` (netem's `loss P CORR`, but keeping the mean:
+    /// lost after a loss with `p + rho·(1-p)`, after a delivery with
+    /// `p·(1-rho)`; netem's own correlation lowers the loss rate).
+    Correlated {
+        /// Long-run loss probability.
+        p: f64,
+        /// Lag-1 correlation of successive packets' fates.
+        rho: f64,
+    },
     /// Two-state Gilbert–Elliott model with netem's `gemodel` parameters.
     GilbertElliott {
         /// Probability of moving from Good to Bad, per packet.
@@ -32,7 +42,7 @@ pub enum LossModel {
 impl std::str::FromStr for LossModel {
     type Err = tcpwise_units::UnitError;
 
-    /// Parses `1%`, `0.01`, `0` or `ge:P,R[,H[,K]]` (netem's gemodel order:
+    /// Parses `1%`, `0.01`, `0`, `1%,25%` (correlated) or `ge:P,R[,H[,K]]` (netem's gemodel order:
     /// Good→Bad, Bad→Good, loss in Bad (default 100%), loss in Good (default 0%)).
     fn from_str(s: &str) -> Result<LossModel, tcpwise_units::UnitError> {
         use tcpwise_units::parse_fraction;
@@ -63,6 +73,22 @@ impl std::str::FromStr for LossModel {
                 loss_good,
             });
         }
+        if let Some((p, rho)) = s.split_once(',') {
+            let (p, rho) = (parse_fraction(p)?, parse_fraction(rho)?);
+            if rho >= 1.0 {
+                return Err(tcpwise_units::UnitError::Range {
+                    input: s.to_string(),
+                    why: "a loss correlation of 100% would lose all or nothing: give less than 100%",
+                });
+            }
+            return Ok(if p == 0.0 {
+                LossModel::None
+            } else if rho == 0.0 {
+                LossModel::Bernoulli { p }
+            } else {
+                LossModel::Correlated { p, rho }
+            });
+        }
         let p = parse_fraction(s)?;
         Ok(if p == 0.0 {
             LossModel::None
@@ -77,7 +103,7 @@ impl LossModel {
     pub fn mean_loss(&self) -> f64 {
         match *self {
             LossModel::None => 0.0,
-            LossModel::Bernoulli { p } => p,
+            LossModel::Bernoulli { p } | LossModel::Correlated { p, .. } => p,
             LossModel::GilbertElliott {
                 p,
                 r,
@@ -107,6 +133,15 @@ impl LossState {
         match *model {
             LossModel::None => false,
             LossModel::Bernoulli { p } => rng.random::<f64>() < p,
+            LossModel::Correlated { p, rho } => {
+                let q = if self.bad {
+                    p + rho * (1.0 - p)
+                } else {
+                    p * (1.0 - rho)
+                };
+                self.bad = rng.random::<f64>() < q;
+                self.bad
+            }
             LossModel::GilbertElliott {
                 p,
                 r,
@@ -152,6 +187,23 @@ mod tests {
         assert!("ge:1%".parse::<LossModel>().is_err());
         assert!("ge:1%,2%,3%,4%,5%".parse::<LossModel>().is_err());
         assert!("lots".parse::<LossModel>().is_err());
+    }
+
+    #[test]
+    fn correlated_loss_keeps_its_mean() {
+        let m: LossModel = "2%,50%".parse().unwrap();
+        assert_eq!(m, LossModel::Correlated { p: 0.02, rho: 0.5 });
+        assert!("2%,100%".parse::<LossModel>().is_err());
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        let mut st = LossState::default();
+        let n = 400_000;
+        let v: Vec<bool> = (0..n).map(|_| st.lose(&m, &mut rng)).collect();
+        let frac = v.iter().filter(|l| **l).count() as f64 / n as f64;
+        assert!((frac - 0.02).abs() < 0.002, "{frac}");
+        // After a loss, the next is lost with p + rho(1-p) = 0.51.
+        let after: Vec<bool> = v.windows(2).filter(|w| w[0]).map(|w| w[1]).collect();
+        let cond = after.iter().filter(|l| **l).count() as f64 / after.len() as f64;
+        assert!((cond - 0.51).abs() < 0.03, "{cond}");
     }
 
     #[test]

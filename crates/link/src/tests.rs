@@ -263,7 +263,7 @@ fn run_with_seed(seed: u64) -> Vec<(Nanos, u32)> {
     let mut l: Link<u32> = Link::new(
         LinkConfig {
             delay: 20 * MS,
-            jitter: Some(Jitter::Normal(3 * MS)),
+            jitter: Some(Jitter::normal(3 * MS)),
             capacity: Capacity::Rate {
                 bits_per_sec: 20_000_000,
                 overhead: 0,
@@ -289,7 +289,7 @@ fn same_seed_same_run() {
 
 #[test]
 fn jitter_never_reorders() {
-    for jitter in [Jitter::Uniform(10 * MS), Jitter::Normal(10 * MS)] {
+    for jitter in [Jitter::uniform(10 * MS), Jitter::normal(10 * MS)] {
         let mut l: Link<u32> = Link::new(
             LinkConfig {
                 delay: 20 * MS,
@@ -472,4 +472,45 @@ fn a_schedule_changes_the_rate_at_its_offset() {
     assert!(idle.dequeue(2_000 * MS).is_none());
     assert_eq!(idle.stats().schedule_applied[0].late_ns, 0);
     assert_eq!(idle.next_deadline(), None);
+}
+
+#[test]
+fn sojourn_and_bytes_per_second_are_on_the_link_clock() {
+    // 10 Mbit/s = 1250 bytes per ms: ten packets at once wait 0..9 ms.
+    let mut l = rate_link(10_000_000, 5 * MS, QueueLimit::Bytes(1_000_000));
+    for i in 0..10 {
+        l.enqueue(0, 1250, i).unwrap();
+    }
+    // And one more in the next second.
+    l.enqueue(1500 * MS, 1250, 10).unwrap();
+    let out = drain(&mut l);
+    assert_eq!(out.len(), 11);
+    let r = l.report();
+    assert_eq!(r.sojourn.samples, 11);
+    // Two significant digits (and a little): 9 ms reads as 9.0xx ms.
+    assert!(
+        (9_000..=9_100).contains(&r.sojourn.max_us),
+        "{:?}",
+        r.sojourn
+    );
+    assert!(
+        (4_000..=5_000).contains(&r.sojourn.p50_us),
+        "{:?}",
+        r.sojourn
+    );
+    assert_eq!(r.delivered_bytes_per_s, vec![12_500, 1_250]);
+    // stats() leaves the percentiles to report().
+    assert_eq!(l.stats().sojourn, Sojourn::default());
+}
+
+#[test]
+fn trace_default_queue_is_two_seconds_of_the_mean_rate() {
+    assert_eq!(
+        QueueLimit::default_for_trace(12e6),
+        QueueLimit::Bytes(3_000_000)
+    );
+    assert_eq!(
+        QueueLimit::default_for_trace(1e6),
+        QueueLimit::Bytes(TRACE_MIN_DEFAULT_QUEUE_BYTES)
+    );
 }
