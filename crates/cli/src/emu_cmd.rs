@@ -8,6 +8,7 @@ use std::time::Duration;
 use tcpwise_emu::forwarder::{Faults, ForwarderOptions};
 use tcpwise_emu::netns::Sysctl;
 use tcpwise_emu::path::{PathSpec, summarize};
+use tcpwise_emu::record::RecordArgs;
 use tcpwise_emu::selftest::{self, SelftestOptions};
 use tcpwise_emu::session::{Outcome, RunAs, Session, server_stdio};
 use tcpwise_emu::{DirectionStats, EmuError, Role, TestbedConfig, Topology};
@@ -39,7 +40,30 @@ pub enum EmuCommand {
     /// Times round trips of 100-byte TCP messages, a bulk download and RTT under
     /// load over a pair testbed, and prints configured vs measured with the
     /// forwarder's lateness. Default path: --rtt 40ms --rate 100mbit.
+    ///
+    /// Under load, numbered UDP probes (every 50 ms) are held to the queue's
+    /// bound, RTT + (queue + MTU)/rate: a dropped probe counts as lost, where
+    /// a TCP echo would wait for TCP's loss recovery (its figure is printed
+    /// beside, not held to the bound). Loss, reorder, duplicate and corrupt
+    /// are checked against their binomial 99.9 % interval; on/off and policer
+    /// drops, AQM drops, CE marks and the time packets spent in the queue are
+    /// counted per direction. Queue disciplines compared (--queue KIND, -C
+    /// cubic, --flows 2): scripts/aqm-table and the README's table.
+    ///
+    /// Example: tcpwise emu selftest --rtt 40ms --rate 20mbit --queue codel:limit=400KB -C cubic
+    #[command(verbatim_doc_comment)]
     Selftest(SelftestArgs),
+    /// Draw what a link did, from the logs `--log DIR` wrote (or Mahimahi's own).
+    ///
+    /// One picture per direction: throughput against capacity in bins (as
+    /// mm-throughput-graph) and each packet's time in the link at its departure
+    /// (as mm-delay-graph), with drops and CE marks; the figures
+    /// mm-throughput-graph prints go to stderr. -o FILE.svg or FILE.html.
+    ///
+    /// Example: tcpwise emu pair --rtt 40ms --rate 20mbit --log run1 --server 'tcpwise perf server' \
+    ///            -- sh -c 'tcpwise perf client -R $TCPWISE_PEER' && tcpwise emu plot run1 -o run1.html
+    #[command(verbatim_doc_comment)]
+    Plot(PlotArgs),
     /// Remove tw-* namespaces and devices whose owning process is gone.
     Clean,
 }
@@ -48,6 +72,8 @@ pub enum EmuCommand {
 pub struct Common {
     #[command(flatten)]
     pub link: PathSpec,
+    #[command(flatten)]
+    pub record: RecordArgs,
     /// Sysctl for the client namespace (net.* keys), repeatable.
     #[arg(long = "client-sysctl", value_name = "KEY=VALUE")]
     pub client_sysctl: Vec<Sysctl>,
@@ -98,9 +124,24 @@ pub struct PairArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// Directory holding up.log and/or down.log (or a single log file).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Output: FILE.svg or FILE.html.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Throughput bin (mm-throughput-graph's MS_PER_BIN).
+    #[arg(long, default_value = "100ms", value_name = "TIME")]
+    pub bin: Dur,
+}
+
+#[derive(Debug, Args)]
 pub struct SelftestArgs {
     #[command(flatten)]
     pub link: PathSpec,
+    #[command(flatten)]
+    pub record: RecordArgs,
     /// Idle round trips to time.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     pub samples: u32,
@@ -130,6 +171,7 @@ pub fn run(cmd: EmuCommand) -> Result<i32> {
         EmuCommand::Shell(a) => shell(a),
         EmuCommand::Pair(a) => pair(a),
         EmuCommand::Selftest(a) => run_selftest(a),
+        EmuCommand::Plot(a) => plot(a),
         EmuCommand::Clean => {
             tcpwise_emu::testbed::check_privileges()?;
             let removed = tcpwise_emu::clean::clean_stale()?;
@@ -144,12 +186,71 @@ pub fn run(cmd: EmuCommand) -> Result<i32> {
     }
 }
 
+fn plot(a: PlotArgs) -> Result<i32> {
+    use tcpwise_emu::plot::{LinkLog, PlotOptions};
+    let ext = a.output.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if ext != "svg" && ext != "html" {
+        return Err(crate::Usage(format!(
+            "-o {}: give a .svg or .html file",
+            a.output.display()
+        ))
+        .into());
+    }
+    let (up, down) = if a.dir.is_file() {
+        (None, Some(LinkLog::load(&a.dir)?))
+    } else {
+        let load = |n: &str| {
+            let p = a.dir.join(n);
+            p.exists().then(|| LinkLog::load(&p)).transpose()
+        };
+        let (u, d) = (load("up.log")?, load("down.log")?);
+        if u.is_none() && d.is_none() {
+            return Err(crate::Usage(format!(
+                "{}: no up.log or down.log here (write them with --log DIR)",
+                a.dir.display()
+            ))
+            .into());
+        }
+        (u, d)
+    };
+    let bin_ms = (a.bin.0 / 1_000_000).max(1);
+    let mut summary = Vec::new();
+    for (n, l) in [("up", &up), ("down", &down)] {
+        if let Some(l) = l {
+            let s = tcpwise_emu::plot::summary(n, l);
+            eprintln!("tcpwise emu plot: {s}");
+            summary.push(s);
+        }
+    }
+    let svg = tcpwise_emu::plot::svg(up.as_ref(), down.as_ref(), &PlotOptions { bin_ms });
+    let out = if ext == "html" {
+        tcpwise_emu::plot::html(&svg, &summary.join("\n"))
+    } else {
+        svg
+    };
+    std::fs::write(&a.output, out)
+        .with_context(|| format!("cannot write {}", a.output.display()))?;
+    eprintln!("tcpwise emu plot: wrote {}", a.output.display());
+    Ok(0)
+}
+
+/// An unwritable --log/--pcap DIR fails first: before privileges are
+/// checked and before anything is set up.
+fn check_record(r: &RecordArgs) -> Result<()> {
+    let o = r.options();
+    if o.any() {
+        o.open()?;
+    }
+    Ok(())
+}
+
 fn pairs(v: &[Sysctl]) -> Vec<(String, String)> {
     v.iter().map(|s| (s.0.clone(), s.1.clone())).collect()
 }
 
 fn config(c: &Common, topology: Topology, server: Vec<(String, String)>) -> Result<TestbedConfig> {
     let (up, down) = c.link.resolve()?;
+    let record = c.record.options();
     for w in tcpwise_emu::path::warnings(&up, &down) {
         eprintln!("tcpwise: warning: {w}");
     }
@@ -165,6 +266,7 @@ fn config(c: &Common, topology: Topology, server: Vec<(String, String)>) -> Resu
     cfg.topology = topology;
     cfg.client_sysctls = pairs(&c.client_sysctl);
     cfg.server_sysctls = server;
+    cfg.record = record;
     cfg.forwarder = ForwarderOptions {
         // The edge reads the environment; the library takes it in code.
         realtime: std::env::var_os("TCPWISE_NO_RT").is_none(),
@@ -200,6 +302,7 @@ fn report_stats(stats: &[DirectionStats; 2], c: &Common, cfg: &TestbedConfig) ->
 }
 
 fn shell(a: ShellArgs) -> Result<i32> {
+    check_record(&a.common.record)?;
     if tcpwise_emu::sys::euid() != 0 {
         return Err(EmuError::Privileges(
             "tcpwise emu shell needs root: its far end is this host's own network namespace (run it with sudo, or use 'tcpwise emu pair', which works rootless where the kernel allows)".into(),
@@ -248,6 +351,7 @@ fn run_as(c: &Common) -> Result<Option<RunAs>> {
 }
 
 fn pair(a: PairArgs) -> Result<i32> {
+    check_record(&a.common.record)?;
     // Before a rootless user namespace is entered (there is no sudo user then).
     let who = run_as(&a.common)?;
     tcpwise_emu::rootless::enter_if_unprivileged()?;
@@ -288,12 +392,14 @@ fn pair(a: PairArgs) -> Result<i32> {
 }
 
 fn run_selftest(a: SelftestArgs) -> Result<i32> {
+    check_record(&a.record)?;
     tcpwise_emu::rootless::enter_if_unprivileged()?;
     let sig = tcpwise_emu::session::watch_signals();
     let (up, down) = a.link.or_selftest_default().resolve()?;
     let mut testbed = TestbedConfig::pair(up, down);
     testbed.client_sysctls = pairs(&a.sysctl);
     testbed.server_sysctls = pairs(&a.sysctl);
+    testbed.record = a.record.options();
     let opts = SelftestOptions {
         testbed,
         rtt_samples: a.samples as usize,

@@ -395,6 +395,23 @@ fn bad_input_gets_one_line_and_nonzero_exit() {
             "correlation",
         ),
         (
+            &["emu", "shell", "--pcap", "/proc/tcpwise-no", "--", "true"],
+            "cannot create /proc/tcpwise-no",
+        ),
+        (
+            &["emu", "selftest", "--log", "/dev/null/x"],
+            "cannot create /dev/null/x",
+        ),
+        (
+            &["emu", "plot", "/nonexistent-tcpwise", "-o", "x.svg"],
+            "no up.log or down.log",
+        ),
+        (
+            &["emu", "plot", "/etc/hostname", "-o", "x.svg"],
+            "not a Mahimahi link log",
+        ),
+        (&["emu", "plot", "/etc", "-o", "x.png"], ".svg or .html"),
+        (
             &["emu", "shell", "--police", "10mbit", "--", "true"],
             "RATE,BURST",
         ),
@@ -874,4 +891,104 @@ fn selftest_checks_per_direction_impairments() {
     assert_eq!(r["directions"][1]["duplicated"].as_u64(), Some(0));
     assert_eq!(r["path"]["down"]["jitter"].as_str(), Some("pareto:1ms,25%"));
     assert!(r["path"]["up"]["jitter"].is_null());
+}
+
+#[test]
+fn log_and_pcap_record_what_the_stats_count_and_plot_draws_them() {
+    if !netns_ok("record") || !tool_ok("record", "tcpdump") {
+        return;
+    }
+    let dir = TempDir::new("record");
+    let rec = dir.0.join("rec");
+    let stats = dir.0.join("stats.json");
+    let bin = env!("CARGO_BIN_EXE_tcpwise");
+    let o = tcpwise(&[
+        "emu",
+        "pair",
+        "-q",
+        "--rtt",
+        "20ms",
+        "--rate",
+        "20mbit",
+        "--queue",
+        "codel:limit=100KB",
+        "--log",
+        rec.to_str().unwrap(),
+        "--pcap",
+        rec.to_str().unwrap(),
+        "--stats-json",
+        stats.to_str().unwrap(),
+        "--server",
+        &format!("exec {bin} perf server"),
+        "--",
+        "sh",
+        "-c",
+        &format!("{bin} perf client -R -n 3MB -C cubic $TCPWISE_PEER"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    for (i, d) in ["up", "down"].iter().enumerate() {
+        let st = &s["directions"][i];
+        let delivered = st["delivered_packets"].as_u64().unwrap();
+        let bytes = st["delivered_bytes"].as_u64().unwrap();
+        // tcpdump reads the capture: one record per delivered packet.
+        let td = std::process::Command::new("tcpdump")
+            .args(["-nn", "-r"])
+            .arg(rec.join(format!("{d}.pcap")))
+            .output()
+            .unwrap();
+        assert!(
+            td.status.success(),
+            "{}",
+            String::from_utf8_lossy(&td.stderr)
+        );
+        let lines = String::from_utf8_lossy(&td.stdout).lines().count() as u64;
+        assert_eq!(
+            lines, delivered,
+            "{d}: tcpdump records vs delivered packets"
+        );
+        // The log's departures add up to the delivered bytes; every line
+        // is one Mahimahi's scripts accept (or a comment they skip).
+        let log = std::fs::read_to_string(rec.join(format!("{d}.log"))).unwrap();
+        assert!(
+            log.lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("# base timestamp: ")
+        );
+        let mut departed = 0;
+        for l in log.lines().filter(|l| !l.starts_with('#')) {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            assert!(matches!(f[1], "+" | "#" | "-"), "{l}");
+            assert!(
+                f[0].parse::<u64>().is_ok() && f[2].parse::<u64>().is_ok(),
+                "{l}"
+            );
+            if f[1] == "-" {
+                departed += f[2].parse::<u64>().unwrap();
+                assert!(f[3].parse::<u64>().is_ok(), "{l}");
+            }
+        }
+        assert_eq!(departed, bytes, "{d}: departures vs delivered bytes");
+    }
+    let out = dir.0.join("link.svg");
+    let o = tcpwise(&[
+        "emu",
+        "plot",
+        rec.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let svg = std::fs::read_to_string(&out).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("queueing delay"));
+    // mm-throughput-graph's figures: capacity over the log's span.
+    let err = stderr(&o);
+    let cap: f64 = err
+        .split("down: capacity ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!((cap - 20.0).abs() < 0.2, "{err}");
 }

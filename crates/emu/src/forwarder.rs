@@ -225,13 +225,14 @@ impl Forwarder {
         link: Link<Vec<u8>>,
         phase: Phase,
         opts: ForwarderOptions,
+        rec: Option<crate::record::Recorder>,
     ) -> std::io::Result<Forwarder> {
         let stop = sys::eventfd()?;
         let stop_raw = stop.as_raw_fd();
         let dir = direction.to_string();
         let handle = std::thread::Builder::new()
             .name(format!("tw-fwd-{direction}"))
-            .spawn(move || run(dir, ends, link, stop_raw, phase, opts))?;
+            .spawn(move || run(dir, ends, link, stop_raw, phase, opts, rec))?;
         Ok(Forwarder {
             stop,
             handle: Some(handle),
@@ -290,6 +291,7 @@ struct Loop {
     write_errors: u64,
     forwarded: u64,
     faults: Faults,
+    rec: Option<crate::record::Recorder>,
 }
 
 impl Loop {
@@ -307,7 +309,13 @@ impl Loop {
             buf.clear();
             buf.extend_from_slice(&self.scratch[..n]);
             let (flow, ecn) = crate::ip::classify(&buf);
+            if let Some(r) = &mut self.rec {
+                r.arrive(now, n as u32);
+            }
             if let Err(d) = self.link.enqueue_flow(now, n as u32, flow, ecn, buf) {
+                if let Some(r) = &mut self.rec {
+                    r.drop(now, n as u32, d.cause);
+                }
                 self.recycle(d.item);
             }
             self.recycle_dropped();
@@ -317,9 +325,17 @@ impl Loop {
 
     /// Takes back what the queue dropped (AQM, drop-head) for reuse.
     fn recycle_dropped(&mut self) {
-        let dropped: Vec<Vec<u8>> = self.link.drain_dropped().map(|d| d.item).collect();
-        for b in dropped {
-            self.recycle(b);
+        let dropped: Vec<_> = self.link.drain_dropped().collect();
+        let now = if dropped.is_empty() {
+            0
+        } else {
+            sys::mono_ns()
+        };
+        for d in dropped {
+            if let Some(r) = &mut self.rec {
+                r.drop(now, d.item.len() as u32, d.cause);
+            }
+            self.recycle(d.item);
         }
     }
 
@@ -344,8 +360,15 @@ impl Loop {
             if let Some(r) = d.corrupt {
                 crate::ip::flip_bit(&mut buf, r);
             }
-            if d.duplicate && sys::write_all(self.output.as_raw_fd(), &buf).is_err() {
-                self.write_errors += 1;
+            if let Some(r) = &mut self.rec {
+                r.depart(d.arrival, d.departure, buf.len() as u32, d.ce);
+            }
+            if d.duplicate {
+                if sys::write_all(self.output.as_raw_fd(), &buf).is_err() {
+                    self.write_errors += 1;
+                } else if let Some(r) = &mut self.rec {
+                    r.packet(sys::mono_ns(), &buf);
+                }
             }
             let late = now.saturating_sub(deadline).max(1);
             let _ = self.lateness.record(late);
@@ -353,6 +376,8 @@ impl Loop {
             let _ = self.phases[ph].record(late);
             if sys::write_all(self.output.as_raw_fd(), &buf).is_err() {
                 self.write_errors += 1;
+            } else if let Some(r) = &mut self.rec {
+                r.packet(sys::mono_ns(), &buf);
             }
             self.recycle(buf);
             self.forwarded += 1;
@@ -368,6 +393,7 @@ fn run(
     stop: i32,
     phase: Phase,
     opts: ForwarderOptions,
+    rec: Option<crate::record::Recorder>,
 ) -> DirectionStats {
     let hist = || Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
     sys::set_timer_slack_1ns();
@@ -388,8 +414,17 @@ fn run(
         write_errors: 0,
         forwarded: 0,
         faults: opts.faults,
+        rec,
     };
-    let failure = event_loop(&mut lp, stop).err().map(|e| e.to_string());
+    let mut failure = event_loop(&mut lp, stop).err().map(|e| e.to_string());
+    if let Some(r) = &mut lp.rec {
+        if let Some(buf) = r.capacity_buf() {
+            lp.link.capacity_until(sys::mono_ns(), buf);
+        }
+        if let Some(e) = r.finish() {
+            failure.get_or_insert(e);
+        }
+    }
     DirectionStats {
         direction,
         link: lp.link.report(),
@@ -414,6 +449,12 @@ fn event_loop(lp: &mut Loop, stop: i32) -> std::io::Result<()> {
     loop {
         lp.read_batch()?;
         lp.deliver();
+        if let Some(r) = &mut lp.rec {
+            if let Some(buf) = r.capacity_buf() {
+                lp.link.capacity_until(sys::mono_ns(), buf);
+            }
+            r.flush();
+        }
         if let Some(deadline) = lp.link.next_deadline() {
             let now = sys::mono_ns();
             if now - window > SPIN_WINDOW_NS {

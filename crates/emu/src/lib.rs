@@ -26,6 +26,8 @@ pub mod forwarder;
 pub mod ip;
 pub mod netns;
 pub mod path;
+pub mod plot;
+pub mod record;
 pub mod rootless;
 pub mod selftest;
 pub mod session;

@@ -56,6 +56,8 @@ pub struct TestbedConfig {
     pub server_sysctls: Vec<(String, String)>,
     /// How the forwarders run (real-time priority, injected faults).
     pub forwarder: ForwarderOptions,
+    /// Link logs and packet captures (`--log`, `--pcap`).
+    pub record: crate::record::RecordOptions,
 }
 
 impl TestbedConfig {
@@ -68,6 +70,7 @@ impl TestbedConfig {
             client_sysctls: Vec::new(),
             server_sysctls: Vec::new(),
             forwarder: ForwarderOptions::default(),
+            record: Default::default(),
         }
     }
 }
@@ -171,6 +174,12 @@ impl Testbed {
     /// Builds a testbed; on any failure everything made so far is removed.
     pub fn start(cfg: &TestbedConfig) -> Result<Testbed, EmuError> {
         check_privileges()?;
+        // Files first: an unwritable --log/--pcap is one error, nothing set up.
+        let [up_files, down_files] = if cfg.record.any() {
+            cfg.record.open()?.map(Some)
+        } else {
+            [None, None]
+        };
         let pid = std::process::id();
         let n = SERIAL.fetch_add(1, Ordering::Relaxed);
         let client = Netns::create(&format!("tw-{pid}-c{n}"))?;
@@ -235,6 +244,10 @@ impl Testbed {
             Link::new(cfg.up.clone(), start),
             phase.clone(),
             cfg.forwarder,
+            up_files
+                .map(|f| crate::record::Recorder::start(f, start))
+                .transpose()
+                .map_err(|e| EmuError::os("cannot start the record writer", e))?,
         )
         .map_err(|e| EmuError::os("cannot start forwarder", e))?;
         let down = Forwarder::spawn(
@@ -246,6 +259,10 @@ impl Testbed {
             Link::new(cfg.down.clone(), start),
             phase.clone(),
             cfg.forwarder,
+            down_files
+                .map(|f| crate::record::Recorder::start(f, start))
+                .transpose()
+                .map_err(|e| EmuError::os("cannot start the record writer", e))?,
         )
         .map_err(|e| EmuError::os("cannot start forwarder", e))?;
         Ok(Testbed {

@@ -309,6 +309,7 @@ pub struct ScheduleApplied {
 }
 
 struct InFlight<T> {
+    arrival: Nanos,
     departure: Nanos,
     deliver: Nanos,
     size: u32,
@@ -322,6 +323,11 @@ struct InFlight<T> {
 pub struct Delivery<T> {
     /// When it was due (the caller measures its lateness against it).
     pub deadline: Nanos,
+    /// When it arrived at the link.
+    pub arrival: Nanos,
+    /// When the serialiser finished it (it then spent the delay on the
+    /// wire): Mahimahi's departure from `mm-link`.
+    pub departure: Nanos,
     /// The packet.
     pub item: T,
     /// The queue marked it CE: rewrite its ECN field.
@@ -492,6 +498,10 @@ pub struct Link<T> {
     impair: Vec<Box<dyn impair::Impairment>>,
     /// The next schedule step to apply.
     next_step: usize,
+    /// The next whole millisecond whose capacity [`Link::capacity_until`]
+    /// reports, and the millibits carried into it.
+    cap_ms: u64,
+    cap_carry: u64,
     last_deliver: Nanos,
     stats: LinkStats,
     start: Nanos,
@@ -500,7 +510,7 @@ pub struct Link<T> {
 impl<T: Send + 'static> Link<T> {
     /// A link whose clock (and trace) starts at `start`.
     pub fn new(cfg: LinkConfig, start: Nanos) -> Link<T> {
-        Link {
+        let mut l = Link {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             loss: loss::LossState::default(),
             jit: jitter::JitterState::default(),
@@ -516,11 +526,16 @@ impl<T: Send + 'static> Link<T> {
             express: VecDeque::new(),
             impair: cfg.impairments.build(start),
             next_step: 0,
+            cap_ms: 0,
+            cap_carry: 0,
             last_deliver: 0,
             stats: LinkStats::default(),
             start,
             cfg,
-        }
+        };
+        // Lines at offset 0 are the link's starting configuration.
+        l.apply_due(start);
+        l
     }
 }
 
@@ -569,6 +584,48 @@ impl<T> Link<T> {
             packets += 1;
         }
         (bytes, packets)
+    }
+
+    /// The link's capacity in each whole millisecond that ended by `now`
+    /// and was not reported before, as (ms since the start, bytes): what
+    /// Mahimahi logs as delivery opportunities (`t # bytes`). A rate link
+    /// gives its rate's bytes (the rate of the moment, if a schedule
+    /// changes it), a trace link 1500 bytes per opportunity, an unlimited
+    /// link nothing.
+    pub fn capacity_until(&mut self, now: Nanos, out: &mut Vec<(u64, u64)>) {
+        let done_ms = now.saturating_sub(self.start) / 1_000_000;
+        while self.cap_ms < done_ms {
+            let ms = self.cap_ms;
+            self.cap_ms += 1;
+            let bytes = match &self.serializer {
+                Serializer::Unlimited => {
+                    self.cap_ms = done_ms;
+                    return;
+                }
+                Serializer::Rate { bps, .. } => {
+                    // `bps` bits per second are `bps` millibits per ms;
+                    // what does not make a whole byte carries over.
+                    let millibits = bps + self.cap_carry;
+                    self.cap_carry = millibits % 8000;
+                    millibits / 8000
+                }
+                Serializer::Trace {
+                    trace,
+                    once,
+                    exhausted,
+                    ..
+                } => {
+                    if *exhausted || (*once && ms >= trace.period_ms()) {
+                        0
+                    } else {
+                        trace.count_at(ms) as u64 * u64::from(trace::OPPORTUNITY_BYTES)
+                    }
+                }
+            };
+            if bytes > 0 {
+                out.push((ms, bytes));
+            }
+        }
     }
 
     /// Packets the queue dropped since the last call (AQM drops at
@@ -682,6 +739,7 @@ impl<T> Link<T> {
             (d.max(departure as i128) as Nanos).max(self.last_deliver)
         };
         let f = InFlight {
+            arrival: p.arrival,
             departure,
             deliver,
             size: p.size,
@@ -847,6 +905,8 @@ impl<T> Link<T> {
         self.stats.corrupted += u64::from(p.tags.corrupt.is_some());
         Some(Delivery {
             deadline: p.deliver,
+            arrival: p.arrival,
+            departure: p.departure,
             item: p.item,
             ce: p.ce,
             duplicate: p.tags.duplicate,

@@ -514,3 +514,38 @@ fn trace_default_queue_is_two_seconds_of_the_mean_rate() {
         QueueLimit::Bytes(TRACE_MIN_DEFAULT_QUEUE_BYTES)
     );
 }
+
+#[test]
+fn capacity_is_reported_per_millisecond() {
+    // 12 Mbit/s = 1500 bytes per ms; 10 Mbit/s carries 1250 exactly; an
+    // odd rate carries its fraction so the sum stays exact.
+    for (bps, per_ms) in [(12_000_000u64, 1500u64), (10_000_000, 1250)] {
+        let mut l = rate_link(bps, 0, QueueLimit::Bytes(100_000));
+        let mut out = Vec::new();
+        l.capacity_until(10 * MS + 1, &mut out);
+        assert_eq!(out.len(), 10);
+        assert!(out.iter().all(|&(_, b)| b == per_ms), "{out:?}");
+        assert_eq!(out[9].0, 9);
+        l.capacity_until(10 * MS + 5, &mut out);
+        assert_eq!(out.len(), 10, "nothing twice");
+    }
+    let mut l = rate_link(1_000_001, 0, QueueLimit::Bytes(100_000));
+    let mut out = Vec::new();
+    l.capacity_until(8_000 * MS, &mut out);
+    let total: u64 = out.iter().map(|x| x.1).sum();
+    assert_eq!(total, 1_000_001, "8 s of 1,000,001 bit/s");
+    // A trace: opportunities at 1, 1, 3 ms of a 3 ms period repeat, and
+    // the period's end falls on the next cycle's 0.
+    let t = Trace::parse("1\n1\n3\n", "t").unwrap();
+    let cfg = LinkConfig {
+        capacity: Capacity::Trace {
+            trace: Arc::new(t),
+            once: false,
+        },
+        ..LinkConfig::default()
+    };
+    let mut l: Link<u32> = Link::new(cfg, 0);
+    let mut out = Vec::new();
+    l.capacity_until(7 * MS, &mut out);
+    assert_eq!(out, vec![(1, 3000), (3, 1500), (4, 3000), (6, 1500)]);
+}

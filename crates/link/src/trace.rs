@@ -152,6 +152,16 @@ impl Trace {
         self.ms[idx]
     }
 
+    /// Opportunities at `ms` milliseconds after the start, over repeats
+    /// (an opportunity at the period's end falls on the next cycle's 0).
+    pub fn count_at(&self, ms: u64) -> usize {
+        let p = self.period_ms();
+        let count =
+            |v: u64| self.ms.partition_point(|&t| t <= v) - self.ms.partition_point(|&t| t < v);
+        let (c, m) = (ms / p, ms % p);
+        count(m) + if m == 0 && c > 0 { count(p) } else { 0 }
+    }
+
     /// Index of the first opportunity with timestamp >= `ms` within a
     /// period, or `None` if there is none in this period.
     pub(crate) fn first_at_or_after(&self, ms: u64) -> Option<usize> {
