@@ -8,7 +8,7 @@ use std::time::Duration;
 use tcpwise_emu::forwarder::{Faults, ForwarderOptions};
 use tcpwise_emu::netns::Sysctl;
 use tcpwise_emu::path::{PathSpec, summarize};
-use tcpwise_emu::record::RecordArgs;
+use tcpwise_emu::record::{ConfigArgs, RecordArgs};
 use tcpwise_emu::selftest::{self, SelftestOptions};
 use tcpwise_emu::session::{Outcome, RunAs, Session, server_stdio};
 use tcpwise_emu::{DirectionStats, EmuError, Role, TestbedConfig, Topology};
@@ -23,7 +23,7 @@ pub enum EmuCommand {
     /// Without CMD, runs $SHELL. Exit status is CMD's.
     ///
     /// Example: tcpwise emu shell --rtt 100ms --rate 50mbit -- sh -c 'iperf3 -c $TCPWISE_PEER -R'
-    #[command(verbatim_doc_comment)]
+    #[command(verbatim_doc_comment, args_override_self = true)]
     Shell(ShellArgs),
     /// Run a server command and a client command in two namespaces joined by the emulated link.
     ///
@@ -33,7 +33,7 @@ pub enum EmuCommand {
     ///
     /// Example: tcpwise emu pair --rtt 250ms --rate 8mbit --server 'python3 -m http.server 8000' \
     ///            -- sh -c 'curl -s http://$TCPWISE_PEER:8000/ >/dev/null'
-    #[command(verbatim_doc_comment)]
+    #[command(verbatim_doc_comment, args_override_self = true)]
     Pair(PairArgs),
     /// Measure the emulator against its own configuration on this machine.
     ///
@@ -51,7 +51,7 @@ pub enum EmuCommand {
     /// cubic, --flows 2): scripts/aqm-table and the README's table.
     ///
     /// Example: tcpwise emu selftest --rtt 40ms --rate 20mbit --queue codel:limit=400KB -C cubic
-    #[command(verbatim_doc_comment)]
+    #[command(verbatim_doc_comment, args_override_self = true)]
     Selftest(SelftestArgs),
     /// Draw what a link did, from the logs `--log DIR` wrote (or Mahimahi's own).
     ///
@@ -74,6 +74,8 @@ pub struct Common {
     pub link: PathSpec,
     #[command(flatten)]
     pub record: RecordArgs,
+    #[command(flatten)]
+    pub config: ConfigArgs,
     /// Sysctl for the client namespace (net.* keys), repeatable.
     #[arg(long = "client-sysctl", value_name = "KEY=VALUE")]
     pub client_sysctl: Vec<Sysctl>,
@@ -142,6 +144,8 @@ pub struct SelftestArgs {
     pub link: PathSpec,
     #[command(flatten)]
     pub record: RecordArgs,
+    #[command(flatten)]
+    pub config: ConfigArgs,
     /// Idle round trips to time.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     pub samples: u32,
@@ -166,7 +170,17 @@ pub struct SelftestArgs {
     pub json: bool,
 }
 
-pub fn run(cmd: EmuCommand) -> Result<i32> {
+pub fn run(cmd: EmuCommand, m: Option<&clap::ArgMatches>) -> Result<i32> {
+    let print = match &cmd {
+        EmuCommand::Shell(a) => a.common.config.print_config,
+        EmuCommand::Pair(a) => a.common.config.print_config,
+        EmuCommand::Selftest(a) => a.config.print_config,
+        _ => false,
+    };
+    if print && let Some((_, sub)) = m.and_then(|m| m.subcommand()) {
+        print!("{}", tcpwise_emu::config::effective(sub));
+        return Ok(0);
+    }
     match cmd {
         EmuCommand::Shell(a) => shell(a),
         EmuCommand::Pair(a) => pair(a),

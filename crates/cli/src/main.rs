@@ -10,7 +10,7 @@ mod http_cmd;
 mod lab_cmd;
 mod perf_cmd;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use tcpwise_dispatch::load::LoadError;
 use tcpwise_emu::EmuError;
 use tcpwise_http::HttpError;
@@ -201,9 +201,18 @@ pub async fn stop_signal() {
 
 fn main() {
     tcpwise_emu::sys::default_sigpipe();
-    let cli = Cli::parse();
+    // `emu ... --config FILE`: the file's flags go in before the user's.
+    let argv = match tcpwise_emu::config::expand(std::env::args_os().collect()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("tcpwise: error: {e}");
+            std::process::exit(2);
+        }
+    };
+    let matches = Cli::command().get_matches_from(argv);
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let r = match cli.command {
-        Command::Emu(cmd) => emu_cmd::run(cmd),
+        Command::Emu(cmd) => emu_cmd::run(cmd, matches.subcommand_matches("emu")),
         Command::Perf(cmd) => perf_cmd::run(cmd),
         Command::Dispatch(cmd) => dispatch_cmd::run(cmd),
         Command::Get(a) => http_cmd::get(a),

@@ -992,3 +992,71 @@ fn log_and_pcap_record_what_the_stats_count_and_plot_draws_them() {
         .unwrap_or_else(|| panic!("{err}"));
     assert!((cap - 20.0).abs() < 0.2, "{err}");
 }
+
+#[test]
+fn config_file_round_trips_and_unknown_keys_are_refused() {
+    // --print-config sets nothing up: no privileges needed.
+    let dir = TempDir::new("config");
+    let f = dir.0.join("bed.toml");
+    std::fs::write(
+        &f,
+        "rtt = \"40ms\"\nqueue = \"codel:limit=400KB\"\noutage = [\"1s@30s\"]\n[down]\nrate = \"20mbit\"\n",
+    )
+    .unwrap();
+    let o = tcpwise(&[
+        "emu",
+        "pair",
+        "--config",
+        f.to_str().unwrap(),
+        "--rtt",
+        "80ms",
+        "--server",
+        "true",
+        "--print-config",
+        "--",
+        "true",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let printed = stdout(&o);
+    // The command line overrides the file; everything else comes through.
+    for line in [
+        "rtt = \"80ms\"",
+        "down-rate = \"20mbit\"",
+        "queue = \"codel:limit=400KB\"",
+        "outage = [\"1s@30s\"]",
+        "seed = 1",
+    ] {
+        assert!(printed.contains(line), "{line} in {printed}");
+    }
+    // What was printed reads back to itself.
+    let g = dir.0.join("printed.toml");
+    std::fs::write(&g, &printed).unwrap();
+    let o = tcpwise(&[
+        "emu",
+        "selftest",
+        "--config",
+        g.to_str().unwrap(),
+        "--print-config",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), printed);
+    // An unknown key: one line, exit 2, before anything else.
+    std::fs::write(&f, "rtt = \"40ms\"\n[down]\nbandwidth = \"1mbit\"\n").unwrap();
+    let o = tcpwise(&[
+        "emu",
+        "pair",
+        "--config",
+        f.to_str().unwrap(),
+        "--server",
+        "true",
+        "--",
+        "true",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("unknown key 'down-bandwidth'"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let o = tcpwise(&["emu", "selftest", "--config", "/nonexistent/bed.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot read config"), "{}", stderr(&o));
+}

@@ -22,6 +22,7 @@
 pub use tcpwise_sys as sys;
 
 pub mod clean;
+pub mod config;
 pub mod forwarder;
 pub mod ip;
 pub mod netns;

@@ -383,7 +383,7 @@ fn draw_delay<DB: DrawingBackend>(
 /// Both directions' SVG wrapped in an HTML page with the figures beside it.
 pub fn html(svg: &str, summary: &str) -> String {
     format!(
-        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>tcpwise emu plot</title>\n<style>body{{font-family:sans-serif;max-width:1040px;margin:1em auto}}pre{{background:#f4f4f4;padding:.5em}}</style></head>\n<body><h1>tcpwise emu plot</h1>\n<pre>{}</pre>\n{svg}\n</body></html>\n",
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>tcpwise emu plot</title>\n<style>body{{font-family:sans-serif;max-width:1040px;margin:1em auto}}pre{{background:#f4f4f4;padding:.5em;white-space:pre-wrap}}</style></head>\n<body><h1>tcpwise emu plot</h1>\n<pre>{}</pre>\n{svg}\n</body></html>\n",
         summary.replace('&', "&amp;").replace('<', "&lt;")
     )
 }

@@ -58,6 +58,23 @@ pub struct RecordArgs {
     pub pcap: Option<PathBuf>,
 }
 
+/// `--config` and `--print-config` (read before the other flags are
+/// parsed: see [`crate::config`]).
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = "Testbed file")]
+pub struct ConfigArgs {
+    /// Read link and record flags from a TOML file: keys are the flags
+    /// without dashes (rtt = "40ms", queue = "codel:limit=400KB"; [up] and
+    /// [down] tables for the per-direction ones); flags given on the command
+    /// line override it; an unknown key is an error.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Print the effective link and record flags as such a file and exit
+    /// without setting anything up.
+    #[arg(long)]
+    pub print_config: bool,
+}
+
 impl RecordArgs {
     /// As options, with the command line that produced them.
     pub fn options(&self) -> RecordOptions {

@@ -1,0 +1,276 @@
+//! A testbed in a file: `--config FILE` (TOML) holds link flags, and
+//! `--print-config` writes the effective ones, so a run can be handed to
+//! someone else and repeated.
+//!
+//! Why keys are the flags themselves: a config file is then nothing but
+//! flags written down, read by the same parsers with the same errors, and
+//! it can never drift from `--help`. A key is a link or record flag
+//! without its dashes (`rtt = "100ms"`, `down-rate = "20mbit"`,
+//! `queue = "codel:limit=400KB"`), or sits in an `[up]`/`[down]` table for
+//! its `up-`/`down-` form (`[down]` `rate = "20mbit"`). Repeatable flags
+//! (`outage`) take an array, switches (`trace-once`) a boolean. Flags on
+//! the command line override the file's. Any other key is refused, naming
+//! the file and the key, before anything is set up.
+
+use crate::EmuError;
+use clap::{ArgAction, Args, Command};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::Path;
+
+/// What a key takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Switch,
+    Many,
+    One,
+}
+
+/// The keys a config may hold (long flag names, in `--help` order), and
+/// the clap ids they parse into.
+fn keys() -> Vec<(String, String, Kind)> {
+    let cmd = crate::record::RecordArgs::augment_args(crate::path::PathSpec::augment_args(
+        Command::new("config"),
+    ));
+    cmd.get_arguments()
+        .filter_map(|a| {
+            let long = a.get_long()?.to_string();
+            let kind = match a.get_action() {
+                ArgAction::SetTrue => Kind::Switch,
+                ArgAction::Append => Kind::Many,
+                _ => Kind::One,
+            };
+            Some((long, a.get_id().to_string(), kind))
+        })
+        .collect()
+}
+
+/// The config file's keys as flags, in key order.
+pub fn to_args(text: &str, file: &Path) -> Result<Vec<OsString>, EmuError> {
+    let bad = |what: String| EmuError::Config(format!("config {}: {what}", file.display()));
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| bad(e.message().to_string()))?;
+    let keys: BTreeMap<String, Kind> = keys().into_iter().map(|(l, _, k)| (l, k)).collect();
+    let mut out = Vec::new();
+    let one = |key: String, v: &toml::Value, out: &mut Vec<OsString>| -> Result<(), EmuError> {
+        let key = key.replace('_', "-");
+        let Some(&kind) = keys.get(&key) else {
+            return Err(bad(format!(
+                "unknown key '{key}' (keys are the link flags without dashes: rtt, rate, down-rate, queue, loss, jitter, ...; see tcpwise emu pair --help)"
+            )));
+        };
+        let flag = OsString::from(format!("--{key}"));
+        let scalar = |v: &toml::Value| -> Result<String, EmuError> {
+            match v {
+                toml::Value::String(s) => Ok(s.clone()),
+                toml::Value::Integer(i) => Ok(i.to_string()),
+                toml::Value::Float(f) => Ok(f.to_string()),
+                _ => Err(bad(format!(
+                    "'{key}' takes a string or a number, as its flag does"
+                ))),
+            }
+        };
+        match (kind, v) {
+            (Kind::Switch, toml::Value::Boolean(b)) => {
+                if *b {
+                    out.push(flag);
+                }
+            }
+            (Kind::Switch, _) => return Err(bad(format!("'{key}' is a switch: true or false"))),
+            (Kind::Many, toml::Value::Array(items)) => {
+                for i in items {
+                    out.push(flag.clone());
+                    out.push(scalar(i)?.into());
+                }
+            }
+            (_, v) => {
+                out.push(flag);
+                out.push(scalar(v)?.into());
+            }
+        }
+        Ok(())
+    };
+    for (k, v) in &table {
+        match (k.as_str(), v) {
+            ("up" | "down", toml::Value::Table(t)) => {
+                for (k2, v2) in t {
+                    one(format!("{k}-{k2}"), v2, &mut out)?;
+                }
+            }
+            _ => one(k.clone(), v, &mut out)?,
+        }
+    }
+    Ok(out)
+}
+
+/// Reads FILE and returns its flags.
+pub fn load(file: &Path) -> Result<Vec<OsString>, EmuError> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| EmuError::Config(format!("cannot read config {}: {e}", file.display())))?;
+    to_args(&text, file)
+}
+
+/// Puts `--config FILE`'s flags right after the subcommand of an
+/// `emu shell|pair|selftest` command line (so the user's own flags, later,
+/// override them). Other command lines come back as they were.
+pub fn expand(argv: Vec<OsString>) -> Result<Vec<OsString>, EmuError> {
+    let is_emu = argv.get(1).is_some_and(|a| a == "emu")
+        && argv
+            .get(2)
+            .is_some_and(|a| a == "shell" || a == "pair" || a == "selftest");
+    if !is_emu {
+        return Ok(argv);
+    }
+    // Up to `--`: what follows is the user's command.
+    let end = argv.iter().position(|a| a == "--").unwrap_or(argv.len());
+    let mut files = Vec::new();
+    let mut rest = Vec::new();
+    let mut i = 0;
+    while i < argv.len() {
+        let a = &argv[i];
+        if i < end && i > 2 {
+            if a == "--config" {
+                let Some(f) = argv.get(i + 1).filter(|_| i + 1 < end) else {
+                    return Err(EmuError::Config("--config needs a FILE".into()));
+                };
+                files.push(f.clone());
+                i += 2;
+                continue;
+            }
+            if let Some(f) = a.to_str().and_then(|s| s.strip_prefix("--config=")) {
+                files.push(f.into());
+                i += 1;
+                continue;
+            }
+        }
+        rest.push(a.clone());
+        i += 1;
+    }
+    if files.is_empty() {
+        return Ok(rest);
+    }
+    let mut out: Vec<OsString> = rest[..3].to_vec();
+    for f in &files {
+        out.extend(load(Path::new(f))?);
+    }
+    out.extend_from_slice(&rest[3..]);
+    Ok(out)
+}
+
+/// The effective link and record flags of a parsed command as a config
+/// file: every flag given (on the command line or by `--config`) and the
+/// defaults that move a figure (seed, overhead).
+pub fn effective(m: &clap::ArgMatches) -> String {
+    use clap::parser::ValueSource;
+    let mut t = toml::Table::new();
+    for (long, id, kind) in keys() {
+        // Every key is an argument of shell, pair and selftest alike.
+        let Some(src) = m.value_source(&id) else {
+            continue;
+        };
+        if src == ValueSource::DefaultValue && kind == Kind::Switch {
+            continue;
+        }
+        let Some(raw) = m.get_raw(&id) else { continue };
+        let vals: Vec<String> = raw.map(|v| v.to_string_lossy().into_owned()).collect();
+        let v = match kind {
+            Kind::Switch => toml::Value::Boolean(vals.first().is_some_and(|v| v == "true")),
+            Kind::Many => toml::Value::Array(vals.into_iter().map(toml::Value::String).collect()),
+            Kind::One => match vals.first() {
+                Some(v) => match v.parse::<i64>() {
+                    Ok(i) => toml::Value::Integer(i),
+                    Err(_) => toml::Value::String(v.clone()),
+                },
+                None => continue,
+            },
+        };
+        t.insert(long, v);
+    }
+    format!(
+        "# tcpwise emu testbed (--config FILE reads it back; flags given after it override it)\n{}",
+        toml::to_string(&t).unwrap_or_default()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_become_flags_and_unknown_keys_are_refused() {
+        let f = Path::new("t.toml");
+        let a = to_args(
+            "rtt = \"40ms\"\nseed = 7\ntrace-once = false\nqueue = \"codel:limit=400KB\"\noutage = [\"1s@2s\", \"1s@5s:down\"]\n[down]\nrate = \"20mbit\"\n",
+            f,
+        )
+        .unwrap();
+        let s: Vec<String> = a.iter().map(|x| x.to_string_lossy().into_owned()).collect();
+        assert_eq!(
+            s,
+            [
+                "--down-rate",
+                "20mbit",
+                "--outage",
+                "1s@2s",
+                "--outage",
+                "1s@5s:down",
+                "--queue",
+                "codel:limit=400KB",
+                "--rtt",
+                "40ms",
+                "--seed",
+                "7"
+            ]
+        );
+        let e = to_args("rtt = \"1ms\"\nbandwidth = \"1mbit\"\n", f)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("config t.toml: unknown key 'bandwidth'"), "{e}");
+        let e = to_args("trace-once = \"yes\"\n", f)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("switch"), "{e}");
+        let e = to_args("rtt = [1]\n", f).unwrap_err().to_string();
+        assert!(e.contains("string or a number"), "{e}");
+        assert!(to_args("rtt = \n", f).is_err());
+        // Underscores as in Rust field names are the same keys.
+        assert_eq!(to_args("up_delay = \"5ms\"\n", f).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn expand_puts_the_file_first_and_leaves_the_command_alone() {
+        let dir = std::env::temp_dir().join(format!("tcpwise-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("bed.toml");
+        std::fs::write(&f, "rtt = \"40ms\"\n").unwrap();
+        let argv = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        let out = expand(argv(&[
+            "tcpwise",
+            "emu",
+            "pair",
+            "--rate",
+            "1mbit",
+            "--config",
+            f.to_str().unwrap(),
+            "--server",
+            "x",
+            "--",
+            "prog",
+            "--config",
+            "kept",
+        ]))
+        .unwrap();
+        assert_eq!(
+            out,
+            argv(&[
+                "tcpwise", "emu", "pair", "--rtt", "40ms", "--rate", "1mbit", "--server", "x",
+                "--", "prog", "--config", "kept"
+            ])
+        );
+        let same = argv(&["tcpwise", "get", "--config", "x"]);
+        assert_eq!(expand(same.clone()).unwrap(), same);
+        assert!(expand(argv(&["tcpwise", "emu", "pair", "--config"])).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
