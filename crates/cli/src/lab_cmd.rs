@@ -61,6 +61,10 @@ pub struct LabArgs {
     /// Override every experiment's rate.
     #[arg(long, value_name = "RATE")]
     pub rate: Option<Rate>,
+    /// Link logs and packet captures of every testbed, one numbered
+    /// subdirectory each (captures of a full lab run take gigabytes).
+    #[command(flatten)]
+    pub record: tcpwise_emu::record::RecordArgs,
 }
 
 fn at_least_one(s: &str) -> Result<usize, crate::Usage> {
@@ -85,10 +89,22 @@ pub fn run(a: LabArgs) -> Result<i32> {
         runs: a.runs,
         rtt: a.rtt.map(|d| d.0),
         rate: a.rate.map(|r| r.0),
+        record: a.record.options(),
         cancel,
     };
     // Bad requests are refused before anything is set up or written.
     tcpwise_lab::select(&opts, &a.experiments)?;
+    if opts.record.any() {
+        opts.record.open()?; // an unwritable DIR: one line, exit 2
+        for d in [&opts.record.log_dir, &opts.record.pcap_dir]
+            .into_iter()
+            .flatten()
+        {
+            for f in ["up.log", "down.log", "up.pcap", "down.pcap"] {
+                let _ = std::fs::remove_file(d.join(f)); // the probe's files
+            }
+        }
+    }
     tcpwise_emu::testbed::check_privileges()?;
     tcpwise_lab::prepare_out(&opts)?;
     let progress = Bars::new();

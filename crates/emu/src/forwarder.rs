@@ -38,6 +38,41 @@ pub const SPIN_SHORT_NS: u64 = 0;
 pub const SPIN_BUDGET_NS: u64 = 15_000_000;
 /// The budget's accounting window (so spinning takes at most ~15 % of a core).
 pub const SPIN_WINDOW_NS: u64 = 100_000_000;
+/// How often a forwarder recounts the testbeds on the machine.
+const SHARE_EVERY_NS: u64 = 500_000_000;
+
+/// This forwarder's share of the spin budget: the machine's cores divided
+/// among every running forwarder, at most 1. Spinning at SCHED_FIFO takes a
+/// core from everything else (the TCP endpoints, and equal-priority
+/// forwarders, which wait until the spinner blocks), so 16 testbeds each
+/// spinning 15 % of a core would ask 2 cores for 4.8 and every one of
+/// them would miss its deadlines and its rate. Split, the whole machine
+/// spins at most 15 % of each core, however many testbeds run, and a
+/// forwarder beyond its share waits on its timer (one wake-up late, which
+/// its lateness report shows).
+///
+/// Testbeds are counted by their client namespaces in `/run/netns`
+/// (`tw-<pid>-c<n>`, one per testbed, two forwarders each), so separate
+/// `tcpwise emu` processes and the lab's parallel testbeds see each other
+/// with no shared state to leak. Rootless testbeds (no named namespace)
+/// count only themselves.
+pub fn spin_share() -> f64 {
+    let testbeds = std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| {
+                    let n = e.file_name();
+                    let n = n.to_string_lossy();
+                    n.starts_with("tw-") && n.split('-').nth(2).is_some_and(|r| r.starts_with('c'))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+        .max(1);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cores as f64 / (2 * testbeds) as f64).min(1.0)
+}
+
 /// Packets read per wake-up before deliveries are looked at again.
 const READ_BATCH: usize = 64;
 
@@ -446,6 +481,7 @@ fn event_loop(lp: &mut Loop, stop: i32) -> std::io::Result<()> {
     let mut ready = Vec::with_capacity(8);
     let mut armed: u64 = 0;
     let (mut window, mut spent) = (sys::mono_ns(), 0u64);
+    let (mut budget, mut counted) = (0u64, 0u64);
     loop {
         lp.read_batch()?;
         lp.deliver();
@@ -460,16 +496,24 @@ fn event_loop(lp: &mut Loop, stop: i32) -> std::io::Result<()> {
             if now - window > SPIN_WINDOW_NS {
                 (window, spent) = (now, 0);
             }
-            let margin = if spent < SPIN_BUDGET_NS {
+            if counted == 0 || now - counted > SHARE_EVERY_NS {
+                budget = (SPIN_BUDGET_NS as f64 * spin_share()) as u64;
+                counted = now;
+            }
+            let margin = if spent < budget {
                 SPIN_LONG_NS
             } else {
                 SPIN_SHORT_NS
             };
             if deadline <= now + margin {
                 // Close enough: spin to the deadline, still taking input.
+                // Yielding on each turn lets another forwarder of equal
+                // SCHED_FIFO priority on this core (another testbed's) run
+                // instead of waiting up to a whole margin behind the
+                // spinner; alone on a core, it returns at once.
                 while sys::mono_ns() < deadline {
                     lp.read_batch()?;
-                    std::hint::spin_loop();
+                    std::thread::yield_now();
                 }
                 spent += sys::mono_ns() - now;
                 continue;

@@ -99,6 +99,22 @@ pub struct RecordOptions {
 }
 
 impl RecordOptions {
+    /// The same options for one of many testbeds (the lab's): each
+    /// directory gets a numbered subdirectory `NNN-TAG`.
+    pub fn for_testbed(&self, tag: &str) -> RecordOptions {
+        static SERIAL: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        if !self.any() {
+            return self.clone();
+        }
+        let n = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let sub = |d: &Option<PathBuf>| d.as_ref().map(|d| d.join(format!("{n:03}-{tag}")));
+        RecordOptions {
+            log_dir: sub(&self.log_dir),
+            pcap_dir: sub(&self.pcap_dir),
+            command: self.command.clone(),
+        }
+    }
+
     /// Whether anything is recorded.
     pub fn any(&self) -> bool {
         self.log_dir.is_some() || self.pcap_dir.is_some()

@@ -115,6 +115,11 @@ impl Bed {
         let desc = tcpwise_emu::path::summarize(&up, &down).to_string();
         let mut cfg = TestbedConfig::pair(up, down);
         cfg.server_sysctls = server_sysctls.clone();
+        cfg.record = opts.record.for_testbed(&format!(
+            "rtt{}ms-{}mbit",
+            rtt as f64 / 1e6,
+            rate as f64 / 1e6
+        ));
         let tb = Testbed::start(&cfg)?;
         let sys: Vec<String> = server_sysctls
             .iter()

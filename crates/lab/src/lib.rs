@@ -111,6 +111,9 @@ pub struct LabOptions {
     pub rtt: Option<Nanos>,
     /// Override the experiments' rate, bit/s.
     pub rate: Option<u64>,
+    /// `--log DIR` / `--pcap DIR`: each testbed records into its own
+    /// subdirectory (`NNN-rttXms-Ymbit`).
+    pub record: tcpwise_emu::record::RecordOptions,
     /// Set by a signal handler.
     pub cancel: Arc<AtomicBool>,
 }
