@@ -260,9 +260,14 @@ pub struct MaxTime(pub f64);
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, default_value = "[::]:8080")]
+    /// Address to listen on: PORT (all addresses, IPv4 and IPv6),
+    /// HOST:PORT (a name is resolved: localhost:8080), IPv4:PORT or
+    /// [IPv6]:PORT.
+    #[arg(long, default_value = "[::]:8080", value_parser = parse_bind, value_name = "ADDR")]
     pub bind: SocketAddr,
+    /// Port on all addresses: the same as --bind PORT.
+    #[arg(short = 'p', long, conflicts_with = "bind", value_name = "PORT")]
+    pub port: Option<u16>,
     /// Serve HTTPS with a fresh self-signed certificate.
     #[arg(long)]
     pub tls: bool,
@@ -272,9 +277,22 @@ pub struct ServeArgs {
     /// With --tls: extra names for the certificate (localhost and the bind address are always in).
     #[arg(long = "tls-name", value_name = "NAME")]
     pub tls_names: Vec<String>,
-    /// Log one line per request to stderr, with connection ids.
+    /// Log one line per request to stderr in nginx's combined format,
+    /// followed by the request time in seconds ($request_time).
     #[arg(long)]
     pub access_log: bool,
+    /// Serve the files and directory listings under DIR (as python3 -m
+    /// http.server does) instead of /bytes, /delay, /echo and /health:
+    /// Content-Type from the extension, ETag/Last-Modified with 304s,
+    /// single and multiple Range requests (206, 416), HEAD. No path leaves
+    /// DIR: a `..` segment (however encoded) or a symlink out is a 403.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Compress responses (text, /bytes, files and listings) with gzip for
+    /// HTTP/1.1 clients whose Accept-Encoding allows it, streamed in
+    /// chunks; ETags become weak, ranges and 304s stay uncompressed.
+    #[arg(long)]
+    pub gzip: bool,
     /// Worker threads, each with its own event loop and SO_REUSEPORT listener
     /// (nginx's worker model). Default: one per CPU this process may run on.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
@@ -342,7 +360,34 @@ pub struct ServeArgs {
     pub max_conns: usize,
 }
 
-pub fn serve(a: ServeArgs) -> Result<i32> {
+/// `--bind`: `PORT`, `HOST:PORT` (resolved), `IPv4:PORT` or `[IPv6]:PORT`.
+fn parse_bind(s: &str) -> std::result::Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(p) = s.parse::<u16>() {
+        return Ok(SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, p)));
+    }
+    if let Ok(a) = s.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    if s.parse::<std::net::IpAddr>().is_ok() || !s.contains(':') {
+        return Err(format!(
+            "'{s}' has no port: give PORT, HOST:PORT, IPv4:PORT or [IPv6]:PORT"
+        ));
+    }
+    match s.to_socket_addrs() {
+        Ok(mut it) => it
+            .next()
+            .ok_or_else(|| format!("'{s}' resolves to no address")),
+        Err(e) => Err(format!(
+            "cannot resolve '{s}': {e} (give PORT, HOST:PORT, IPv4:PORT or [IPv6]:PORT)"
+        )),
+    }
+}
+
+pub fn serve(mut a: ServeArgs) -> Result<i32> {
+    if let Some(p) = a.port {
+        a.bind = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, p));
+    }
     if a.tls_names.len() + usize::from(a.cert_out.is_some()) > 0 && !a.tls {
         return Err(Usage("--cert-out and --tls-name need --tls".into()).into());
     }
@@ -387,11 +432,20 @@ pub fn serve(a: ServeArgs) -> Result<i32> {
     }
     .fit_fd_limit();
     let max_conns = limits.max_conns;
+    let root = match &a.root {
+        None => None,
+        Some(d) => Some(std::sync::Arc::new(
+            tcpwise_http::server::files::Root::new(d)
+                .map_err(|e| Usage(format!("--root {}: {e}", d.display())))?,
+        )),
+    };
     let opts = tcpwise_http::ServeOptions {
         bind: a.bind,
         tls,
         access_log: a.access_log,
         limits,
+        root,
+        gzip: a.gzip,
     };
     let (tx, rx) = tokio::sync::watch::channel(false);
     let rt = tokio::runtime::Builder::new_current_thread()

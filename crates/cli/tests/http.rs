@@ -457,3 +457,389 @@ fn serve_help_lists_every_limit_and_the_limit_log_line_appears() {
         "said once"
     );
 }
+
+/// A tree with text, binary, nested, spaced and empty files.
+fn file_tree(root: &std::path::Path) {
+    std::fs::create_dir_all(root.join("docs/deep/er")).unwrap();
+    std::fs::create_dir_all(root.join("empty dir")).unwrap();
+    std::fs::write(root.join("hello.txt"), "hello, world\n").unwrap();
+    std::fs::write(root.join("page.html"), "<h1>page</h1>\n").unwrap();
+    std::fs::write(root.join("docs/blob.bin"), blob(300_000, 5)).unwrap();
+    std::fs::write(root.join("docs/deep/er/notes & more.txt"), "x & y\n").unwrap();
+    std::fs::write(root.join("docs/deep/zero"), b"").unwrap();
+}
+
+/// Every file under `dir`, relative, with its contents.
+fn files_under(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(base: &std::path::Path, d: &std::path::Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for e in std::fs::read_dir(d).unwrap().map(Result::unwrap) {
+            let p = e.path();
+            if p.is_dir() {
+                walk(base, &p, out);
+            } else {
+                let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(dir, dir, &mut v);
+    v.sort();
+    v
+}
+
+#[test]
+fn serve_root_is_a_file_origin_for_curl_and_wget_and_never_leaves_its_root() {
+    if !tool_ok("serve_root", "curl") || !tool_ok("serve_root", "wget") {
+        return;
+    }
+    let dir = TempDir::new("root");
+    let www = dir.0.join("www");
+    file_tree(&www);
+    std::fs::write(dir.0.join("secret.txt"), "outside the root\n").unwrap();
+    std::os::unix::fs::symlink(&dir.0, www.join("up")).unwrap();
+    let (_s, base) = serve(&["--root", www.to_str().unwrap()]);
+    let curl = |args: &[&str]| {
+        Command::new("curl")
+            .args(["-sS", "--max-time", "10"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // curl -r: one range, several (multipart), past the end (416).
+    let o = curl(&["-r", "0-4", &format!("{base}/hello.txt")]);
+    assert_eq!(o.stdout, b"hello");
+    let o = curl(&["-i", "-r", "0-0,7-11", &format!("{base}/hello.txt")]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.starts_with("HTTP/1.1 206"), "{text}");
+    assert!(text.contains("multipart/byteranges; boundary="), "{text}");
+    assert!(
+        text.contains("content-range: bytes 7-11/13\r\n\r\nworld\r\n"),
+        "{text}"
+    );
+    let o = curl(&[
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        "-r",
+        "100-",
+        &format!("{base}/hello.txt"),
+    ]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "416");
+    // A large file's middle, byte-exact.
+    let o = curl(&["-r", "100000-199999", &format!("{base}/docs/blob.bin")]);
+    assert_eq!(o.stdout, blob(300_000, 5)[100_000..200_000]);
+    // ETag and Last-Modified give 304s.
+    let o = curl(&["-sI", &format!("{base}/page.html")]);
+    let head = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(head.contains("content-type: text/html"), "{head}");
+    let etag = head
+        .lines()
+        .find_map(|l| l.strip_prefix("etag: "))
+        .unwrap()
+        .trim()
+        .to_string();
+    let o = curl(&[
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        "-H",
+        &format!("If-None-Match: {etag}"),
+        &format!("{base}/page.html"),
+    ]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "304");
+    let o = curl(&[
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        "-z",
+        "Sat, 01 Jan 2050 00:00:00 GMT",
+        &format!("{base}/page.html"),
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "304",
+        "If-Modified-Since in the future"
+    );
+    // wget -r mirrors the tree byte-identically, through the listings, as
+    // it mirrors the same tree from python3 -m http.server.
+    let mirror = |url: &str, into: &std::path::Path| {
+        let o = Command::new("wget")
+            .args([
+                "-q",
+                "-r",
+                "-np",
+                "-nH",
+                "-R",
+                "index.html*",
+                "-e",
+                "robots=off",
+                "-P",
+            ])
+            .arg(into)
+            .arg(url)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success() || o.status.code() == Some(8),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        files_under(into)
+    };
+    let ours = mirror(&format!("{base}/docs/"), &dir.0.join("m1"));
+    let py = python_http(&www);
+    let theirs = mirror(
+        &format!("http://127.0.0.1:{}/docs/", py.port),
+        &dir.0.join("m2"),
+    );
+    drop(py);
+    let want: Vec<(String, Vec<u8>)> = files_under(&www.join("docs"))
+        .into_iter()
+        .map(|(p, b)| (format!("docs/{p}"), b))
+        .collect();
+    assert_eq!(ours, want, "wget -r from tcpwise serve --root");
+    assert_eq!(theirs, want, "wget -r from python3 -m http.server");
+    // Hostile paths, sent as they are (curl would clean them up): each one
+    // refused, and nothing from outside the root in any answer.
+    let hostile = [
+        "/../secret.txt",
+        "/..",
+        "/docs/../../secret.txt",
+        "/%2e%2e/secret.txt",
+        "/%2E%2E/secret.txt",
+        "/.%2e/secret.txt",
+        "/%2e./secret.txt",
+        "/..%2fsecret.txt",
+        "/%2e%2e%2fsecret.txt",
+        "/docs/%2e%2e/%2e%2e/secret.txt",
+        "/up/secret.txt",
+        "/up/",
+        "/up",
+        "//etc/passwd",
+        "/%2fetc%2fpasswd",
+        "/./../secret.txt",
+        "/docs/./../..//secret.txt",
+        "/%00",
+        "/hello.txt%00.html",
+        "/%c0%ae%c0%ae/secret.txt",
+        "/..%5c..%5csecret.txt",
+        "/%252e%252e/secret.txt",
+        "http://x/../secret.txt",
+        "../secret.txt",
+        "*",
+    ];
+    let addr = base.trim_start_matches("http://").to_string();
+    for t in hostile {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        write!(
+            s,
+            "GET {t} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut resp = Vec::new();
+        s.read_to_end(&mut resp).unwrap();
+        let resp = String::from_utf8_lossy(&resp);
+        let status: u16 = resp
+            .split(' ')
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        assert!(matches!(status, 400 | 403 | 404), "{t}: {resp}");
+        assert!(
+            !resp.contains("outside the root") && !resp.contains("root:x:0"),
+            "{t}: {resp}"
+        );
+    }
+    eprintln!("serve --root: {} hostile paths refused", hostile.len());
+}
+
+#[test]
+fn serve_binds_a_port_a_name_or_a_bracketed_v6_address() {
+    for args in [
+        &["serve", "-p", "0"][..],
+        &["serve", "--bind", "0"],
+        &["serve", "--bind", "localhost:0"],
+        &["serve", "--bind", "[::1]:0"],
+    ] {
+        let (child, line) = spawn_announcing(args);
+        let _p = Proc(child);
+        assert!(line.contains("http://"), "{args:?}: {line}");
+        let base = line.rsplit(' ').next().unwrap();
+        // Reachable where it says it listens.
+        let host = base.trim_start_matches("http://");
+        let url = if host.starts_with("[::]") || host.starts_with("0.0.0.0") {
+            format!(
+                "http://127.0.0.1:{}/health",
+                host.rsplit(':').next().unwrap()
+            )
+        } else {
+            format!("{base}/health")
+        };
+        let o = tcpwise(&["get", "-s", &url]);
+        assert_eq!(stdout(&o), "ok\n", "{args:?} {url}: {}", stderr(&o));
+    }
+    for (bad, needle) in [
+        (&["serve", "--bind", "127.0.0.1"][..], "no port"),
+        (
+            &["serve", "--bind", "nonexistent.invalid:80"],
+            "cannot resolve",
+        ),
+        (
+            &["serve", "-p", "0", "--bind", "[::]:1"],
+            "cannot be used with",
+        ),
+        (&["serve", "--tls-name", "x"], "need --tls"),
+        (
+            &["serve", "--root", "/nonexistent-tcpwise"],
+            "--root /nonexistent-tcpwise",
+        ),
+    ] {
+        let o = tcpwise(bad);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{bad:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn access_log_is_nginx_combined_with_the_request_time() {
+    if !tool_ok("access_log", "curl") {
+        return;
+    }
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tcpwise"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--access-log"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut banner = String::new();
+    err.read_line(&mut banner).unwrap();
+    let _p = Proc(child);
+    let base = banner.trim().rsplit(' ').next().unwrap().to_string();
+    for (path, agent) in [
+        ("/bytes/5", "agent \"x\""),
+        ("/delay/20/bytes/3", "b"),
+        ("/nope", "c"),
+    ] {
+        let o = Command::new("curl")
+            .args([
+                "-s",
+                "-o",
+                "/dev/null",
+                "-A",
+                agent,
+                "-e",
+                "http://ref/",
+                &format!("{base}{path}"),
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+    }
+    let lines: Vec<String> = (0..3)
+        .map(|_| {
+            let mut l = String::new();
+            err.read_line(&mut l).unwrap();
+            l.trim_end().to_string()
+        })
+        .collect();
+    // 127.0.0.1 - - [23/Nov/2026:04:34:36 +0000] "GET /bytes/5 HTTP/1.1" 200 5 "http://ref/" "agent \x22x\x22" 0.000
+    let want = [
+        (
+            "\"GET /bytes/5 HTTP/1.1\" 200 5 \"http://ref/\" \"agent \\x22x\\x22\" ",
+            false,
+        ),
+        (
+            "\"GET /delay/20/bytes/3 HTTP/1.1\" 200 3 \"http://ref/\" \"b\" ",
+            true,
+        ),
+        ("\"GET /nope HTTP/1.1\" 404 ", false),
+    ];
+    for (l, (mid, slow)) in lines.iter().zip(want) {
+        assert!(l.starts_with("127.0.0.1 - - ["), "{l}");
+        let (time, rest) = l["127.0.0.1 - - [".len()..].split_once("] ").unwrap();
+        assert_eq!(time.len(), "23/Nov/2026:04:34:36 +0000".len(), "{l}");
+        assert!(
+            time.ends_with(" +0000") && time.as_bytes()[2] == b'/',
+            "{l}"
+        );
+        assert!(rest.starts_with(mid), "{l}");
+        let secs: f64 = rest.rsplit(' ').next().unwrap().parse().unwrap();
+        if slow {
+            assert!(secs >= 0.019, "the 20 ms delay is in the request time: {l}");
+        }
+    }
+}
+
+#[test]
+fn gzip_for_clients_that_accept_it_byte_exact_after_curl_decodes_it() {
+    if !tool_ok("gzip", "curl") {
+        return;
+    }
+    let dir = TempDir::new("gzip");
+    let www = dir.0.join("www");
+    file_tree(&www);
+    let (_a, base) = serve(&["--gzip"]);
+    let (_b, fbase) = serve(&["--gzip", "--root", www.to_str().unwrap()]);
+    let curl = |args: &[&str]| {
+        Command::new("curl")
+            .args(["-sS", "--max-time", "10"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // curl --compressed asks for it and decodes it: the same bytes.
+    let o = curl(&["--compressed", &format!("{base}/bytes/300000")]);
+    assert_eq!(sha_stdout(&o), sha_of_pattern(300_000));
+    let o = curl(&["--compressed", &format!("{fbase}/docs/blob.bin")]);
+    assert_eq!(o.stdout, blob(300_000, 5));
+    let o = curl(&["--compressed", &format!("{fbase}/docs/")]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("blob.bin"));
+    // On the wire it is gzip, and smaller for repetitive data.
+    let o = curl(&[
+        "-D",
+        "-",
+        "-o",
+        "/dev/null",
+        "-H",
+        "Accept-Encoding: gzip",
+        "-w",
+        "%{size_download}",
+        &format!("{base}/bytes/300000"),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("content-encoding: gzip") && text.contains("vary: accept-encoding"),
+        "{text}"
+    );
+    let size: u64 = text.rsplit('\n').next().unwrap().trim().parse().unwrap();
+    assert!(
+        size < 30_000,
+        "300 kB of a 251-byte pattern compressed to {size}"
+    );
+    // Not asked (or q=0): identity, with its length.
+    for h in ["Accept-Encoding: identity", "Accept-Encoding: gzip;q=0"] {
+        let o = curl(&[
+            "-D",
+            "-",
+            "-o",
+            "/dev/null",
+            "-H",
+            h,
+            &format!("{base}/bytes/1000"),
+        ]);
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            !text.contains("content-encoding") && text.contains("content-length: 1000"),
+            "{h}: {text}"
+        );
+    }
+    // Ranges stay uncompressed.
+    let o = curl(&["--compressed", "-r", "0-4", &format!("{fbase}/hello.txt")]);
+    assert_eq!(o.stdout, b"hello");
+}

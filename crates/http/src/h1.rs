@@ -67,6 +67,15 @@ pub struct RequestHead<'a> {
     pub body: BodyLen,
     /// `Expect: 100-continue`.
     pub expect_continue: bool,
+    /// `Range`, `If-Range`, `If-None-Match`, `If-Modified-Since`, as sent
+    /// (what `serve --root` answers by).
+    pub cond: [Option<&'a str>; 4],
+    /// `Referer` and `User-Agent` (for the access log).
+    pub referer: Option<&'a str>,
+    /// `User-Agent`.
+    pub user_agent: Option<&'a str>,
+    /// `Accept-Encoding` allows gzip (a `gzip` or `*` token whose q is not 0).
+    pub accept_gzip: bool,
 }
 
 /// Parses a request head at the start of `buf`; `Ok(None)` until it is
@@ -91,6 +100,8 @@ pub fn parse_request(buf: &[u8], max_head: usize) -> Result<Option<RequestHead<'
     let mut length: Option<u64> = None;
     let mut coding = false;
     let mut expect_continue = false;
+    let mut cond: [Option<&str>; 4] = [None; 4];
+    let (mut referer, mut user_agent, mut accept_gzip) = (None, None, false);
     for h in r.headers.iter() {
         let v = std::str::from_utf8(h.value).unwrap_or("").trim();
         if h.name.eq_ignore_ascii_case("content-length") {
@@ -108,6 +119,17 @@ pub fn parse_request(buf: &[u8], max_head: usize) -> Result<Option<RequestHead<'
             keep_alive = connection_keep_alive(v, keep_alive);
         } else if h.name.eq_ignore_ascii_case("expect") {
             expect_continue = v.eq_ignore_ascii_case("100-continue");
+        } else if let Some(i) = ["range", "if-range", "if-none-match", "if-modified-since"]
+            .iter()
+            .position(|n| h.name.eq_ignore_ascii_case(n))
+        {
+            cond[i] = std::str::from_utf8(h.value).ok().map(str::trim);
+        } else if h.name.eq_ignore_ascii_case("referer") {
+            referer = std::str::from_utf8(h.value).ok().map(str::trim);
+        } else if h.name.eq_ignore_ascii_case("user-agent") {
+            user_agent = std::str::from_utf8(h.value).ok().map(str::trim);
+        } else if h.name.eq_ignore_ascii_case("accept-encoding") {
+            accept_gzip |= accepts_gzip(v);
         }
     }
     if coding && length.is_some() {
@@ -125,7 +147,26 @@ pub fn parse_request(buf: &[u8], max_head: usize) -> Result<Option<RequestHead<'
             BodyLen::Length(length.unwrap_or(0))
         },
         expect_continue,
+        cond,
+        referer,
+        user_agent,
+        accept_gzip,
     }))
+}
+
+/// Whether an `Accept-Encoding` value allows gzip: a `gzip` (or `*`)
+/// token without `q=0`.
+pub fn accepts_gzip(value: &str) -> bool {
+    value.split(',').any(|item| {
+        let mut parts = item.split(';');
+        let name = parts.next().unwrap_or("").trim();
+        let q = parts
+            .filter_map(|p| p.trim().strip_prefix("q="))
+            .filter_map(|q| q.trim().parse::<f64>().ok())
+            .next()
+            .unwrap_or(1.0);
+        (name.eq_ignore_ascii_case("gzip") || name == "*") && q > 0.0
+    })
 }
 
 /// Whether the last comma-separated token of a header value is `token`.
@@ -314,10 +355,15 @@ pub fn reason(status: u16) -> &'static str {
     match status {
         100 => "Continue",
         200 => "OK",
+        206 => "Partial Content",
+        301 => "Moved Permanently",
+        304 => "Not Modified",
         400 => "Bad Request",
+        403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
         413 => "Content Too Large",
+        416 => "Range Not Satisfiable",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
         501 => "Not Implemented",

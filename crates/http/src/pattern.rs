@@ -34,6 +34,28 @@ pub fn slice(at: u64, len: usize) -> &'static [u8] {
     &t[start..start + len.min(FRAME)]
 }
 
+/// The first `len` bytes of the pattern as a reader.
+pub struct Reader {
+    off: u64,
+    len: u64,
+}
+
+impl Reader {
+    /// `len` bytes from the start.
+    pub fn new(len: u64) -> Reader {
+        Reader { off: 0, len }
+    }
+}
+
+impl std::io::Read for Reader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = (self.len - self.off).min(buf.len().min(FRAME) as u64) as usize;
+        buf[..n].copy_from_slice(slice(self.off, n));
+        self.off += n as u64;
+        Ok(n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

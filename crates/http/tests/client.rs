@@ -85,6 +85,8 @@ async fn reuses_by_policy_and_reports_why() {
         tls: None,
         access_log: false,
         limits: tcpwise_http::Limits::default(),
+        root: None,
+        gzip: false,
     };
     let srv = tokio::spawn(tcpwise_http::serve(opts, rx, move |a| {
         let _ = atx.send(a);
@@ -197,6 +199,8 @@ async fn tls_origin(
         tls: Some(cfg),
         access_log: false,
         limits: tcpwise_http::Limits::default(),
+        root: None,
+        gzip: false,
     };
     tokio::spawn(tcpwise_http::serve(opts, rx, move |a| {
         let _ = atx.send(a);

@@ -29,6 +29,8 @@ impl Server {
             tls: None,
             access_log: false,
             limits,
+            root: None,
+            gzip: false,
         };
         let thread = std::thread::spawn(move || {
             tcpwise_http::serve_threads(opts, 1, rx, move |a| atx.send(a).unwrap()).unwrap();

@@ -213,6 +213,8 @@ impl Bed {
                 tls: None,
                 access_log: false,
                 limits: tcpwise_http::Limits::default(),
+                root: None,
+                gzip: false,
             };
             tcpwise_http::serve(opts, stop, move |a| {
                 let _ = ready.send(a);

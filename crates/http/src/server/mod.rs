@@ -18,6 +18,7 @@
 //! for async code on the connection's own buffers. It stops gracefully
 //! (finishing responses in flight) when `shutdown` fires.
 
+pub mod files;
 pub mod routes;
 
 /// A line on stderr; a closed stderr (a parent that stopped reading) must
@@ -59,6 +60,10 @@ pub struct ServeOptions {
     pub access_log: bool,
     /// Limits against clients that would exhaust the server.
     pub limits: Limits,
+    /// `--root DIR`: serve its files and listings instead of the routes.
+    pub root: Option<Arc<files::Root>>,
+    /// `--gzip`: compress responses for clients that accept gzip.
+    pub gzip: bool,
 }
 
 /// The request path without a socket, for the fuzz target: feeds `pieces`
@@ -291,15 +296,17 @@ async fn serve_listener(
                 let log = opts.access_log;
                 let acceptor = acceptor.clone();
                 let stop = shutdown.clone();
+                let root = opts.root.clone();
+                let gzip = opts.gzip;
                 tasks.spawn(async move {
                     let _permit = permit;
                     let r = match acceptor {
                         Some(a) => match tokio::time::timeout(lim.header_timeout, a.accept(sock)).await {
-                            Ok(Ok(tls)) => Conn::new(tls, id, peer, log, lim).run(stop).await,
+                            Ok(Ok(tls)) => Conn::new(tls, id, peer, log, lim).with_root(root, gzip).run(stop).await,
                             Ok(Err(e)) => Err(e),
                             Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, "TLS handshake took longer than --header-timeout")),
                         },
-                        None => Conn::new(sock, id, peer, log, lim).run(stop).await,
+                        None => Conn::new(sock, id, peer, log, lim).with_root(root, gzip).run(stop).await,
                     };
                     if let Err(e) = r && log {
                         log!("conn={id} peer={peer} ended: {e}");
@@ -351,6 +358,42 @@ fn with_date<R>(f: impl FnOnce(&[u8]) -> R) -> R {
     })
 }
 
+/// One access-log line's fields.
+struct Logged<'a> {
+    request: &'a str,
+    minor: u8,
+    status: u16,
+    bytes: Option<u64>,
+    agent: (&'a str, &'a str),
+    started: Option<Instant>,
+}
+
+/// nginx's `$time_local` in UTC: `23/Nov/2026:04:34:06 +0000`.
+fn access_time(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{day:02}/{}/{year}:{:02}:{:02}:{:02} +0000",
+        MONTHS[(month - 1) as usize],
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
 /// A request whose answer leaves the fast path.
 struct Slow {
     reply: Reply,
@@ -361,6 +404,14 @@ struct Slow {
     head: bool,
     body: BodyLen,
     expect_continue: bool,
+    /// The headers a file answer depends on (`--root`).
+    cond: files::Conditional,
+    /// `Referer` and `User-Agent`, kept only for the access log.
+    agent: Option<(String, String)>,
+    /// When its head was complete.
+    started: Instant,
+    /// Compress the answer (`--gzip`, and the client accepts it).
+    gzip: bool,
 }
 
 /// What one fast step ended with.
@@ -393,6 +444,10 @@ struct Conn<S> {
     in_head: bool,
     /// Requests answered.
     answered: u64,
+    /// `--root`: files instead of the routes.
+    root: Option<Arc<files::Root>>,
+    /// `--gzip`.
+    gzip: bool,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
@@ -409,7 +464,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             since: Instant::now(),
             in_head: true,
             answered: 0,
+            root: None,
+            gzip: false,
         }
+    }
+
+    fn with_root(mut self, root: Option<Arc<files::Root>>, gzip: bool) -> Self {
+        self.root = root;
+        self.gzip = gzip;
+        self
     }
 
     /// When the current wait times out.
@@ -560,13 +623,30 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                     } else {
                         400
                     };
-                    self.answering("-", "-", status);
                     let msg = format!("{e}\n");
+                    self.answering(&Logged {
+                        request: "-",
+                        minor: 1,
+                        status,
+                        bytes: Some(msg.len() as u64),
+                        agent: ("-", "-"),
+                        started: None,
+                    });
                     put_text(out, status, 1, false, None, &msg, false, date);
                     return (input.len(), Step::Close(true));
                 }
             };
-            let mut reply = routes::route(req.method, req.target, &self.lim);
+            let mut reply = if self.root.is_some() {
+                // Every file answer reads the disk: the slow path.
+                Reply {
+                    status: 200,
+                    body: Body::File,
+                    delay_ms: 0,
+                    allow: None,
+                }
+            } else {
+                routes::route(req.method, req.target, &self.lim)
+            };
             if let (Body::Echo, BodyLen::Length(n)) = (&reply.body, req.body)
                 && n > self.lim.max_body
             {
@@ -585,8 +665,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             let reply_small = match &reply.body {
                 Body::Pattern { len, .. } => head || *len <= INLINE_BODY,
                 Body::Echo | Body::Text(_) => true,
+                Body::File => false,
             };
-            let inline = reply.delay_ms == 0 && body_ready && reply_small;
+            // Compression streams in chunks: an HTTP/1.1 client only.
+            let gzip = self.gzip
+                && req.accept_gzip
+                && req.minor == 1
+                && matches!(
+                    reply.body,
+                    Body::Text(_) | Body::Pattern { .. } | Body::File
+                );
+            let inline = reply.delay_ms == 0 && body_ready && reply_small && !gzip;
             if !inline {
                 let slow = Slow {
                     reply,
@@ -597,6 +686,23 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                     head,
                     body: req.body,
                     expect_continue: req.expect_continue,
+                    agent: self.log.then(|| {
+                        (
+                            req.referer.unwrap_or("-").to_string(),
+                            req.user_agent.unwrap_or("-").to_string(),
+                        )
+                    }),
+                    started: Instant::now(),
+                    gzip,
+                    cond: {
+                        let c = |i: usize| req.cond[i].map(String::from);
+                        files::Conditional {
+                            range: c(0),
+                            if_range: c(1),
+                            if_none_match: c(2),
+                            if_modified_since: c(3),
+                        }
+                    },
                 };
                 return (at + req.len, Step::Slow(Box::new(slow)));
             }
@@ -604,7 +710,26 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                 BodyLen::Length(n) => n as usize,
                 BodyLen::Chunked => unreachable!("chunked bodies take the slow path"),
             };
-            self.answering(req.method, req.target, reply.status);
+            if self.log {
+                let bytes = match &reply.body {
+                    _ if head => 0,
+                    Body::Text(t) => t.len() as u64,
+                    Body::Pattern { len, .. } => *len,
+                    Body::Echo => body_len as u64,
+                    Body::File => 0,
+                };
+                let request = format!("{} {}", req.method, req.target);
+                self.answering(&Logged {
+                    request: &request,
+                    minor: req.minor,
+                    status: reply.status,
+                    bytes: Some(bytes),
+                    agent: (req.referer.unwrap_or("-"), req.user_agent.unwrap_or("-")),
+                    started: None,
+                });
+            } else {
+                self.answered += 1;
+            }
             let keep = req.keep_alive;
             match &reply.body {
                 Body::Text(t) => put_text(
@@ -623,7 +748,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                         minor: req.minor,
                         keep_alive: keep,
                         body: BodyLen::Length(body_len as u64),
-                        content_type: None,
+                        content_type: Some("application/octet-stream"),
                         allow: None,
                     };
                     h1::put_response_head(out, &h, date);
@@ -631,6 +756,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                         out.extend_from_slice(&body_in[..body_len]);
                     }
                 }
+                Body::File => unreachable!("file answers take the slow path"),
                 Body::Pattern { len, chunked } => {
                     put_pattern_head(out, reply.status, req.minor, keep, *len, *chunked, date);
                     if !head {
@@ -651,15 +777,43 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         }
     }
 
-    fn answering(&mut self, method: &str, target: &str, status: u16) {
+    /// Counts an answer and, with `--access-log`, writes its line in
+    /// nginx's `combined` format followed by the request time in seconds
+    /// (nginx's `$request_time`), quotes in strings escaped as nginx does.
+    fn answering(&mut self, l: &Logged) {
         self.answered += 1;
         if self.log {
+            let q = |s: &str| s.replace('"', "\\x22");
+            let secs = l.started.map_or(0.0, |t| t.elapsed().as_secs_f64());
             log!(
-                "conn={} peer={} {method} {target} {status}",
-                self.id,
-                self.peer
+                "{} - - [{}] \"{} HTTP/1.{}\" {} {} \"{}\" \"{}\" {secs:.3}",
+                self.peer.ip(),
+                access_time(SystemTime::now()),
+                q(l.request),
+                l.minor,
+                l.status,
+                l.bytes.map_or_else(|| "-".to_string(), |b| b.to_string()),
+                q(l.agent.0),
+                q(l.agent.1)
             );
         }
+    }
+
+    /// `answering` for a request off the fast path.
+    fn answering_slow(&mut self, s: &Slow, status: u16, bytes: Option<u64>) {
+        let request = format!("{} {}", s.method, s.target);
+        let agent = s
+            .agent
+            .as_ref()
+            .map_or(("-", "-"), |(r, u)| (r.as_str(), u.as_str()));
+        self.answering(&Logged {
+            request: &request,
+            minor: s.minor,
+            status,
+            bytes: if s.head { Some(0) } else { bytes },
+            agent,
+            started: Some(s.started),
+        });
     }
 
     /// Writes what the socket did not take, and flushes (TLS).
@@ -708,10 +862,22 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
     /// Answers one request off the fast path; `false`: close afterwards.
     async fn slow(&mut self, s: Slow) -> io::Result<bool> {
         let Slow { reply, .. } = &s;
+        if reply.body == Body::File {
+            return self.file(&s).await;
+        }
         if reply.delay_ms > 0 {
             tokio::time::sleep(Duration::from_millis(reply.delay_ms)).await;
         }
-        self.answering(&s.method, &s.target, reply.status);
+        let bytes = match &reply.body {
+            Body::Text(t) => Some(t.len() as u64),
+            Body::Pattern { len, .. } => Some(*len),
+            Body::Echo => match s.body {
+                BodyLen::Length(n) => Some(n),
+                BodyLen::Chunked => None,
+            },
+            Body::File => None,
+        };
+        self.answering_slow(&s, reply.status, bytes);
         if reply.body == Body::Echo {
             return self.echo(&s).await;
         }
@@ -719,6 +885,31 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         // answer, then close rather than read it.
         let keep = s.keep_alive && s.body == BodyLen::Length(0);
         let mut head = Vec::new();
+        if s.gzip {
+            let ct = match &reply.body {
+                Body::Text(_) => "text/plain; charset=utf-8",
+                _ => "application/octet-stream",
+            };
+            let allow: Vec<(&str, String)> = reply
+                .allow
+                .map(|a| ("allow", a.to_string()))
+                .into_iter()
+                .collect();
+            with_date(|d| put_gzip_head(&mut head, reply.status, keep, ct, &allow, d));
+            self.send(&head).await?;
+            if !s.head {
+                match &reply.body {
+                    Body::Text(t) => self.send_gzipped(t.as_bytes()).await?,
+                    Body::Pattern { len, .. } => {
+                        self.send_gzipped(pattern::Reader::new(*len)).await?;
+                    }
+                    Body::Echo | Body::File => unreachable!("answered above"),
+                }
+            }
+            self.io.flush().await?;
+            self.more = !self.pending.is_empty();
+            return Ok(keep);
+        }
         match &reply.body {
             Body::Text(t) => {
                 with_date(|d| {
@@ -745,11 +936,103 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                     self.send_pattern(len, chunked).await?;
                 }
             }
-            Body::Echo => unreachable!("answered above"),
+            Body::Echo | Body::File => unreachable!("answered above"),
         }
         self.io.flush().await?;
         self.more = !self.pending.is_empty();
         Ok(keep)
+    }
+
+    /// Answers a request under `--root`: a file (or its ranges), a
+    /// listing, a redirect, a 304 or a refusal, as [`files::plan`] says.
+    async fn file(&mut self, s: &Slow) -> io::Result<bool> {
+        use files::Plan;
+        use std::io::{Read, Seek, SeekFrom};
+        let Some(root) = self.root.clone() else {
+            return Err(io::Error::other("a file answer without --root"));
+        };
+        let plan = files::plan(&root, &s.method, &s.target, &s.cond);
+        self.answering_slow(s, plan.status(), plan.body_len());
+        // A body this answer does not read (and that had not all arrived):
+        // answer, then close rather than read it.
+        let keep = s.keep_alive && s.body == BodyLen::Length(0);
+        let mut head = Vec::new();
+        let gzip = s.gzip && plan.status() == 200;
+        with_date(|d| files::put_head(&mut head, &plan, s.minor, keep, gzip, d));
+        self.send(&head).await?;
+        if gzip && !s.head {
+            match &plan {
+                Plan::Text { body, .. } => self.send_gzipped(body.as_bytes()).await?,
+                Plan::File { path, .. } => self.send_gzipped(std::fs::File::open(path)?).await?,
+                Plan::NotModified { .. } => {}
+            }
+        } else if !s.head {
+            match &plan {
+                Plan::Text { body, .. } => self.send(body.as_bytes()).await?,
+                Plan::NotModified { .. } => {}
+                Plan::File {
+                    path,
+                    ranges,
+                    boundary,
+                    ..
+                } => {
+                    let mut f = std::fs::File::open(path)?;
+                    let mut buf = vec![0u8; pattern::FRAME];
+                    for (i, &(a, b)) in ranges.iter().enumerate() {
+                        if boundary.is_some() {
+                            self.send(plan.part_head(i).as_bytes()).await?;
+                        }
+                        f.seek(SeekFrom::Start(a))?;
+                        let mut left = b - a + 1;
+                        while left > 0 {
+                            let n = (left as usize).min(buf.len());
+                            // A file that shrank under us ends the
+                            // connection: its length was promised.
+                            f.read_exact(&mut buf[..n])?;
+                            self.send(&buf[..n]).await?;
+                            left -= n as u64;
+                        }
+                        if boundary.is_some() {
+                            self.send(b"\r\n").await?;
+                        }
+                    }
+                    if boundary.is_some() {
+                        self.send(plan.multipart_end().as_bytes()).await?;
+                    }
+                }
+            }
+        }
+        self.io.flush().await?;
+        self.more = !self.pending.is_empty();
+        Ok(keep)
+    }
+
+    /// Sends `src` gzip-compressed (fast level: a test origin), in chunks.
+    async fn send_gzipped(&mut self, mut src: impl std::io::Read) -> io::Result<()> {
+        use std::io::Write as _;
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let mut buf = vec![0u8; pattern::FRAME];
+        let mut framed = Vec::new();
+        loop {
+            let n = src.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            enc.write_all(&buf[..n])?;
+            if enc.get_ref().len() >= 16 * 1024 {
+                framed.clear();
+                h1::put_chunk(&mut framed, enc.get_ref());
+                enc.get_mut().clear();
+                self.send(&framed).await?;
+            }
+        }
+        let rest = enc.finish()?;
+        if !rest.is_empty() {
+            framed.clear();
+            h1::put_chunk(&mut framed, &rest);
+            self.send(&framed).await?;
+        }
+        self.send(h1::LAST_CHUNK).await
     }
 
     async fn send_pattern(&mut self, len: u64, chunked: bool) -> io::Result<()> {
@@ -786,7 +1069,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             minor: s.minor,
             keep_alive: s.keep_alive,
             body,
-            content_type: None,
+            content_type: Some("application/octet-stream"),
             allow: None,
         };
         with_date(|d| h1::put_response_head(&mut out, &h, d));
@@ -893,6 +1176,32 @@ fn put_text(
     if !head_only {
         out.extend_from_slice(text.as_bytes());
     }
+}
+
+/// A head for a gzip-compressed, chunked body.
+fn put_gzip_head(
+    out: &mut Vec<u8>,
+    status: u16,
+    keep_alive: bool,
+    content_type: &str,
+    headers: &[(&str, String)],
+    date: &[u8],
+) {
+    use std::io::Write as _;
+    let _ = write!(
+        out,
+        "HTTP/1.1 {status} {}\r\ntransfer-encoding: chunked\r\ncontent-type: {content_type}\r\ncontent-encoding: gzip\r\nvary: accept-encoding\r\n",
+        h1::reason(status)
+    );
+    for (k, v) in headers {
+        let _ = write!(out, "{k}: {v}\r\n");
+    }
+    if !keep_alive {
+        out.extend_from_slice(b"connection: close\r\n");
+    }
+    out.extend_from_slice(b"date: ");
+    out.extend_from_slice(date);
+    out.extend_from_slice(b"\r\n\r\n");
 }
 
 fn put_pattern_head(

@@ -29,6 +29,8 @@ pub enum Body {
     },
     /// The request body, streamed back.
     Echo,
+    /// A file or listing under `serve --root` (decided by [`super::files`]).
+    File,
 }
 
 /// What to answer.
