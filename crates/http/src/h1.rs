@@ -103,33 +103,42 @@ pub fn parse_request(buf: &[u8], max_head: usize) -> Result<Option<RequestHead<'
     let mut cond: [Option<&str>; 4] = [None; 4];
     let (mut referer, mut user_agent, mut accept_gzip) = (None, None, false);
     for h in r.headers.iter() {
-        let v = std::str::from_utf8(h.value).unwrap_or("").trim();
-        if h.name.eq_ignore_ascii_case("content-length") {
-            let n = v.parse::<u64>().map_err(|_| FramingError::Length)?;
-            if length.is_some_and(|l| l != n) {
-                return Err(FramingError::Length);
+        let is = |n: &str| h.name.eq_ignore_ascii_case(n);
+        let text = || std::str::from_utf8(h.value).ok().map(str::trim);
+        // Headers we do not read (Host, Accept, ...) cost one look at
+        // their first letter: this runs for every request of the fast path.
+        match h.name.as_bytes().first().map(|b| b | 0x20) {
+            Some(b'c') if is("content-length") => {
+                let n = text()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .ok_or(FramingError::Length)?;
+                if length.is_some_and(|l| l != n) {
+                    return Err(FramingError::Length);
+                }
+                length = Some(n);
             }
-            length = Some(n);
-        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-            if !last_token_is(v, "chunked") {
-                return Err(FramingError::Coding);
+            Some(b'c') if is("connection") => {
+                keep_alive = connection_keep_alive(text().unwrap_or(""), keep_alive);
             }
-            coding = true;
-        } else if h.name.eq_ignore_ascii_case("connection") {
-            keep_alive = connection_keep_alive(v, keep_alive);
-        } else if h.name.eq_ignore_ascii_case("expect") {
-            expect_continue = v.eq_ignore_ascii_case("100-continue");
-        } else if let Some(i) = ["range", "if-range", "if-none-match", "if-modified-since"]
-            .iter()
-            .position(|n| h.name.eq_ignore_ascii_case(n))
-        {
-            cond[i] = std::str::from_utf8(h.value).ok().map(str::trim);
-        } else if h.name.eq_ignore_ascii_case("referer") {
-            referer = std::str::from_utf8(h.value).ok().map(str::trim);
-        } else if h.name.eq_ignore_ascii_case("user-agent") {
-            user_agent = std::str::from_utf8(h.value).ok().map(str::trim);
-        } else if h.name.eq_ignore_ascii_case("accept-encoding") {
-            accept_gzip |= accepts_gzip(v);
+            Some(b't') if is("transfer-encoding") => {
+                if !last_token_is(text().unwrap_or(""), "chunked") {
+                    return Err(FramingError::Coding);
+                }
+                coding = true;
+            }
+            Some(b'e') if is("expect") => {
+                expect_continue = text().is_some_and(|v| v.eq_ignore_ascii_case("100-continue"));
+            }
+            Some(b'r') if is("range") => cond[0] = text(),
+            Some(b'r') if is("referer") => referer = text(),
+            Some(b'i') if is("if-range") => cond[1] = text(),
+            Some(b'i') if is("if-none-match") => cond[2] = text(),
+            Some(b'i') if is("if-modified-since") => cond[3] = text(),
+            Some(b'u') if is("user-agent") => user_agent = text(),
+            Some(b'a') if is("accept-encoding") => {
+                accept_gzip |= text().is_some_and(accepts_gzip);
+            }
+            _ => {}
         }
     }
     if coding && length.is_some() {
