@@ -458,6 +458,15 @@ fn serve_help_lists_every_limit_and_the_limit_log_line_appears() {
     );
 }
 
+/// curl with errors shown and a 10 s limit.
+fn curl(args: &[&str]) -> std::process::Output {
+    Command::new("curl")
+        .args(["-sS", "--max-time", "10"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 /// A tree with text, binary, nested, spaced and empty files.
 fn file_tree(root: &std::path::Path) {
     std::fs::create_dir_all(root.join("docs/deep/er")).unwrap();
@@ -499,13 +508,6 @@ fn serve_root_is_a_file_origin_for_curl_and_wget_and_never_leaves_its_root() {
     std::fs::write(dir.0.join("secret.txt"), "outside the root\n").unwrap();
     std::os::unix::fs::symlink(&dir.0, www.join("up")).unwrap();
     let (_s, base) = serve(&["--root", www.to_str().unwrap()]);
-    let curl = |args: &[&str]| {
-        Command::new("curl")
-            .args(["-sS", "--max-time", "10"])
-            .args(args)
-            .output()
-            .unwrap()
-    };
     // curl -r: one range, several (multipart), past the end (416).
     let o = curl(&["-r", "0-4", &format!("{base}/hello.txt")]);
     assert_eq!(o.stdout, b"hello");
@@ -786,13 +788,6 @@ fn gzip_for_clients_that_accept_it_byte_exact_after_curl_decodes_it() {
     file_tree(&www);
     let (_a, base) = serve(&["--gzip"]);
     let (_b, fbase) = serve(&["--gzip", "--root", www.to_str().unwrap()]);
-    let curl = |args: &[&str]| {
-        Command::new("curl")
-            .args(["-sS", "--max-time", "10"])
-            .args(args)
-            .output()
-            .unwrap()
-    };
     // curl --compressed asks for it and decodes it: the same bytes.
     let o = curl(&["--compressed", &format!("{base}/bytes/300000")]);
     assert_eq!(sha_stdout(&o), sha_of_pattern(300_000));

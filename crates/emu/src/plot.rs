@@ -132,10 +132,11 @@ impl LinkLog {
 
     /// Last event time, ms.
     fn end_ms(&self) -> u64 {
-        let last = |v: &mut dyn Iterator<Item = u64>| v.max().unwrap_or(0);
-        last(&mut self.arrivals.iter().map(|x| x.0))
-            .max(last(&mut self.capacity.iter().map(|x| x.0)))
-            .max(last(&mut self.departures.iter().map(|x| x.0)))
+        let times = self.arrivals.iter().chain(&self.capacity).map(|x| x.0);
+        times
+            .chain(self.departures.iter().map(|d| d.0))
+            .max()
+            .unwrap_or(0)
     }
 
     /// Mbit/s per bin of `bin_ms`: (bin start s, capacity, ingress, egress).
@@ -295,7 +296,7 @@ fn draw_delay<DB: DrawingBackend>(
     name: &str,
     log: &LinkLog,
 ) {
-    let xmax = (log.end_ms() as f64 / 1e3).max(1e-3) * 1.0 + 1e-3;
+    let xmax = (log.end_ms() as f64 / 1e3).max(1e-3) + 1e-3;
     let mut delays: Vec<u64> = log.departures.iter().map(|d| d.2).collect();
     delays.sort_unstable();
     let p95 = delays

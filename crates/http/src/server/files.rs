@@ -323,11 +323,15 @@ fn file_plan(path: &Path, c: &Conditional) -> Plan {
                 body: format!("no requested range is inside the file's {size} bytes\n"),
             }
         }
-        Ranges::Some(r) if r.len() == 1 => {
-            headers.push((
-                "content-range",
-                format!("bytes {}-{}/{size}", r[0].0, r[0].1),
-            ));
+        Ranges::Some(r) => {
+            // One range says where it is in a header; several, in the
+            // multipart body.
+            let boundary = if let [(a, b)] = r[..] {
+                headers.push(("content-range", format!("bytes {a}-{b}/{size}")));
+                None
+            } else {
+                Some(format!("tcpwise-{secs:x}{size:x}"))
+            };
             Plan::File {
                 status: 206,
                 path: path.to_path_buf(),
@@ -335,18 +339,9 @@ fn file_plan(path: &Path, c: &Conditional) -> Plan {
                 ranges: r,
                 content_type,
                 headers,
-                boundary: None,
+                boundary,
             }
         }
-        Ranges::Some(r) => Plan::File {
-            status: 206,
-            path: path.to_path_buf(),
-            size,
-            ranges: r,
-            content_type,
-            headers,
-            boundary: Some(format!("tcpwise-{secs:x}{size:x}")),
-        },
     }
 }
 
