@@ -63,12 +63,21 @@ pub fn run(a: BenchArgs) -> Result<i32> {
 fn bench(a: BenchArgs) -> Result<i32> {
     let curl = tcpwise_http::curl::CurlArgs {
         method: a.method.clone(),
-        data: a.data.clone(),
+        data: a
+            .data
+            .iter()
+            .cloned()
+            .map(tcpwise_http::curl::Data::Ascii)
+            .collect(),
         headers: a.headers.clone(),
+        // The load goes straight to the server, whatever the environment says.
+        proxy: Some(String::new()),
         ..Default::default()
     };
     let req = curl
-        .request(&a.url)
+        .request(&a.url, &mut || {
+            Err(std::io::Error::other("standard input is not read by bench"))
+        })
         .map_err(|e| crate::Usage(format!("{e:#}")))?;
     let tls = match req.url.scheme() {
         "https" if a.insecure => Some(tcpwise_http::tls::insecure_client_config()?),

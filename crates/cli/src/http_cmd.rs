@@ -6,66 +6,165 @@ use clap::Args;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use tcpwise_http::curl::{CurlArgs, remote_name};
-use tcpwise_http::{Client, ClientConfig, Header, Redirects};
+use tcpwise_http::curl::retry::{Outcome, RetryPolicy};
+use tcpwise_http::curl::transfer::{self, Fail, Output, TransferError};
+use tcpwise_http::curl::{CurlArgs, Data, remote_name, write_out};
+use tcpwise_http::{Client, ClientConfig, Family, Header, Version};
 use tcpwise_pool::{Limits, Policy};
 use tcpwise_tcp::{BufferPolicy, ReadSizer};
 use tcpwise_units::{Bytes, Seconds};
 
 pub const GET_EXIT_CODES: &str = "\
-Exit status (curl's numbers where curl has one):
-  0   every transfer completed (any HTTP status, unless --fail)
+Examples:
+  tcpwise serve --bind 127.0.0.1:8080 & sleep 0.5
+  tcpwise get -sS -o b.bin -w '%{http_code} %{pool_reason}\\n' 127.0.0.1:8080/bytes/9
+  tcpwise get -Z --timing 127.0.0.1:8080/bytes/10 127.0.0.1:8080/bytes/20
+  tcpwise get -v --http2-prior-knowledge 127.0.0.1:8080/health
+
+Exit status (curl's numbers):
+  0   every transfer completed (any HTTP status, unless -f)
   2   bad flags or URL
   6   could not resolve the host
   7   could not connect
   8   the server's response was not valid HTTP
-  22  HTTP status 400 or above with --fail
-  23  could not write the body (disk, pipe)
+  18  the body ended before its Content-Length or last chunk
+  22  HTTP status 400 or above with -f or --fail-with-body
+  23  could not write the body or the headers (disk, pipe)
   28  --max-time or --connect-timeout elapsed
+  33  -C: the server ignored the range (cannot resume)
   35  the TLS handshake failed
-  47  too many redirects
-  56  the connection failed while receiving the body
+  47  more redirects than --max-redirs
+  56  the connection failed while receiving the body, or a proxy refused CONNECT
   60  the server's certificate is not trusted (expired, another name, unknown issuer)
-  63  the body grew past --max-filesize";
+  61  --compressed: the body does not decode
+  63  the body grew past --max-filesize
+
+Where tcpwise differs from curl 7.88 on purpose: error messages name the URL
+and the cause chain (`tcpwise: error: URL: ...`); -O on a URL without a file
+name writes index.html (curl refuses); -Z prints bodies in URL order; -w
+knows %{tcp_rtt_ms} %{tcp_cwnd} %{pool_reason} %{conn_id} %{conn_reused};
+--retry never retries a non-idempotent request (a POST may have taken
+effect).";
 
 #[derive(Debug, Args)]
 pub struct GetArgs {
     /// URLs to fetch; they share one connection pool.
-    #[arg(required = true, value_name = "URL")]
+    #[arg(value_name = "URL", required_unless_present = "url")]
     pub urls: Vec<String>,
-    /// Write the body of the URL in the same position to FILE (repeatable).
+    /// Another URL (curl's --url), after the positional ones.
+    #[arg(long = "url", value_name = "URL")]
+    pub url: Vec<String>,
+    /// Write the body of the URL in the same position to FILE ('-' is
+    /// standard output; repeatable).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Vec<PathBuf>,
     /// Write each body to a file named like the URL's last path segment.
     #[arg(short = 'O', long = "remote-name")]
     pub remote_name: bool,
-    /// Extra request header 'Name: value' (repeatable).
+    /// Extra request header 'Name: value' (repeatable; 'Name:' removes a default one).
     #[arg(short = 'H', long = "header", value_name = "HEADER")]
     pub headers: Vec<Header>,
     /// Request method.
     #[arg(short = 'X', long = "request", value_name = "METHOD")]
     pub method: Option<String>,
-    /// Request body (POST unless -X says otherwise); @FILE reads a file.
+    /// Request body (POST, form type); @FILE reads a file without its
+    /// newlines, @- standard input. Several are joined with '&'.
     #[arg(short = 'd', long = "data", value_name = "DATA")]
-    pub data: Option<String>,
-    /// Print response headers before the body.
+    pub data: Vec<String>,
+    /// As -d, but @FILE is sent as it is.
+    #[arg(long = "data-binary", value_name = "DATA")]
+    pub data_binary: Vec<String>,
+    /// As -d, without the @ meaning.
+    #[arg(long = "data-raw", value_name = "DATA")]
+    pub data_raw: Vec<String>,
+    /// As -d, percent-encoded: content, =content, name=content, @file, name@file.
+    #[arg(long = "data-urlencode", value_name = "DATA")]
+    pub data_urlencode: Vec<String>,
+    /// Send the -d data in the URL's query with a GET.
+    #[arg(short = 'G', long = "get")]
+    pub get: bool,
+    /// Multipart form part: name=value, name=@file (an upload), name=<file (its content); ;type=T sets the part's type.
+    #[arg(short = 'F', long = "form", value_name = "NAME=CONTENT")]
+    pub form: Vec<String>,
+    /// PUT FILE ('-' for standard input); a URL ending in / gets the file's name.
+    #[arg(short = 'T', long = "upload-file", value_name = "FILE")]
+    pub upload: Option<PathBuf>,
+    /// Basic authentication (credentials in the URL do the same).
+    #[arg(short = 'u', long = "user", value_name = "USER:PASSWORD")]
+    pub user: Option<String>,
+    /// User-Agent header.
+    #[arg(short = 'A', long = "user-agent", value_name = "NAME")]
+    pub user_agent: Option<String>,
+    /// Referer header.
+    #[arg(short = 'e', long = "referer", value_name = "URL")]
+    pub referer: Option<String>,
+    /// Byte range(s): 0-499, 500-, -500, 0-0,-1.
+    #[arg(short = 'r', long = "range", value_name = "RANGE")]
+    pub range: Option<String>,
+    /// Resume at OFFSET, or '-' for the size of the output file so far (appends to it).
+    #[arg(short = 'C', long = "continue-at", value_name = "OFFSET")]
+    pub continue_at: Option<String>,
+    /// Ask for a compressed body (deflate, gzip, br, zstd) and decode it.
+    #[arg(long)]
+    pub compressed: bool,
+    /// Print response headers before the body (into the -o file when there is one).
     #[arg(short = 'i', long = "include")]
     pub include: bool,
     /// HEAD request; print the headers.
     #[arg(short = 'I', long = "head")]
     pub head: bool,
-    /// No warnings (buffer diagnosis, capped buffers); errors still print.
+    /// Write the response headers to FILE ('-' for standard output).
+    #[arg(short = 'D', long = "dump-header", value_name = "FILE")]
+    pub dump_header: Option<PathBuf>,
+    /// Request and response headers and the connection choice, on standard error.
+    #[arg(short = 'v', long = "verbose")]
+    pub verbose: bool,
+    /// Print FORMAT after each transfer: curl's %{variables} (%{http_code},
+    /// %{time_total}, %{json}, ...) and ours (%{tcp_rtt_ms}, %{tcp_cwnd},
+    /// %{pool_reason}); @FILE reads it from a file.
+    #[arg(short = 'w', long = "write-out", value_name = "FORMAT")]
+    pub write_out: Option<String>,
+    /// No progress meter, warnings or error messages (add -S for errors).
     #[arg(short = 's', long = "silent")]
     pub silent: bool,
-    /// Show errors even with -s (curl's -S; errors always show here).
+    /// With -s, still print error messages.
     #[arg(short = 'S', long = "show-error")]
     pub show_error: bool,
-    /// Follow redirects (at most 20).
+    /// No progress meter.
+    #[arg(long = "no-progress-meter")]
+    pub no_progress_meter: bool,
+    /// Follow redirects.
     #[arg(short = 'L', long = "location")]
     pub location: bool,
-    /// Exit 22 on HTTP status 400 or above.
-    #[arg(short = 'f', long = "fail")]
+    /// At most this many redirects with -L (curl's default 50; -1 for no limit).
+    #[arg(
+        long = "max-redirs",
+        value_name = "N",
+        default_value_t = 50,
+        allow_negative_numbers = true
+    )]
+    pub max_redirs: i64,
+    /// Exit 22 on HTTP status 400 or above, writing no body.
+    #[arg(short = 'f', long = "fail", conflicts_with = "fail_with_body")]
     pub fail: bool,
+    /// Exit 22 on HTTP status 400 or above, after writing the body.
+    #[arg(long = "fail-with-body")]
+    pub fail_with_body: bool,
+    /// Retry transient failures (timeouts; HTTP 408, 429, 500, 502, 503, 504) up to N times, waiting 1 s, 2 s, 4 s, ...
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub retry: u32,
+    /// Wait this long between retries instead.
+    #[arg(long, value_name = "SECONDS")]
+    pub retry_delay: Option<Seconds>,
+    /// Start no retry after this long.
+    #[arg(long, value_name = "SECONDS")]
+    pub retry_max_time: Option<Seconds>,
+    /// Also retry a refused connection.
+    #[arg(long)]
+    pub retry_connrefused: bool,
+    /// Retry any failure.
+    #[arg(long)]
+    pub retry_all_errors: bool,
     /// Give up connecting after this long (per connection, curl's exit 28): 10, 2.5, 500ms.
     #[arg(long, value_name = "SECONDS", default_value = "10")]
     pub connect_timeout: Seconds,
@@ -78,15 +177,42 @@ pub struct GetArgs {
     /// Give up after this long (whole run): 10, 2.5, 500ms.
     #[arg(short = 'm', long = "max-time", value_name = "SECONDS")]
     pub max_time: Option<Seconds>,
+    /// IPv4 addresses only.
+    #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// IPv6 addresses only.
+    #[arg(short = '6', long = "ipv6")]
+    pub ipv6: bool,
+    /// Connect to ADDRESS for HOST:PORT (repeatable).
+    #[arg(long, value_name = "HOST:PORT:ADDRESS")]
+    pub resolve: Vec<tcpwise_http::Resolve>,
+    /// HTTP proxy [http://][USER:PASSWORD@]HOST[:PORT] (CONNECT for https); '' for none. Default: http_proxy, https_proxy, all_proxy.
+    #[arg(short = 'x', long = "proxy", value_name = "PROXY")]
+    pub proxy: Option<String>,
+    /// Hosts that skip the proxy (comma list, '*' for all; default: no_proxy).
+    #[arg(long, value_name = "LIST")]
+    pub noproxy: Option<String>,
+    /// Fetch the URLs at once (curl's -Z), up to --parallel-max.
+    #[arg(short = 'Z', long = "parallel")]
+    pub parallel: bool,
+    /// Transfers at once with -Z (curl's default 50).
+    #[arg(long = "parallel-max", default_value_t = 50, value_name = "N")]
+    pub parallel_max: usize,
+    /// HTTP/1.1 only (the default).
+    #[arg(long = "http1.1", conflicts_with_all = ["http2", "http2_prior_knowledge"])]
+    pub http1_1: bool,
+    /// HTTP/2 when the server agrees by TLS ALPN, else HTTP/1.1.
+    #[arg(long = "http2", conflicts_with = "http2_prior_knowledge")]
+    pub http2: bool,
+    /// HTTP/2 from the first byte, also on http:// (h2c).
+    #[arg(long = "http2-prior-knowledge")]
+    pub http2_prior_knowledge: bool,
     /// Print the timings and the connection report of every response to stderr.
     #[arg(long)]
     pub timing: bool,
     /// Print one JSON array of responses (status, headers, timings, connection report) instead of bodies.
     #[arg(long)]
     pub json: bool,
-    /// Fetch up to N URLs at once.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub parallel: usize,
     /// Which idle connection to reuse: fifo, lifo, max-burst, warmest[:EXP], kernel[:no-restart].
     #[arg(long, default_value = "max-burst", value_name = "POLICY")]
     pub pool_policy: Policy,
@@ -107,29 +233,123 @@ pub struct GetArgs {
     pub cacert: Option<PathBuf>,
 }
 
-pub fn get(a: GetArgs) -> Result<i32> {
-    if a.parallel == 0 || a.max_conns == 0 {
-        return Err(Usage("--parallel and --max-conns must be at least 1".into()).into());
+/// Standard input, read once (for `-d @-`, `-T -`, `-w @-`).
+#[derive(Default)]
+struct Stdin(Option<Vec<u8>>);
+
+impl Stdin {
+    fn read(&mut self) -> std::io::Result<Vec<u8>> {
+        if self.0.is_none() {
+            let mut v = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut v)?;
+            self.0 = Some(v);
+        }
+        Ok(self.0.clone().unwrap_or_default())
     }
-    if a.output.len() > a.urls.len() {
-        let msg = format!("{} -o files for {} URLs", a.output.len(), a.urls.len());
+}
+
+/// The -d family in command-line order (clap keeps each flag apart).
+fn data_in_order(a: &GetArgs, m: Option<&clap::ArgMatches>) -> Vec<Data> {
+    let mut all: Vec<(usize, Data)> = Vec::new();
+    let mut add = |id: &str, vals: &[String], f: fn(String) -> Data| {
+        let idx: Vec<usize> = m
+            .and_then(|m| m.indices_of(id))
+            .map(|i| i.collect())
+            .unwrap_or_default();
+        for (n, v) in vals.iter().enumerate() {
+            all.push((idx.get(n).copied().unwrap_or(usize::MAX), f(v.clone())));
+        }
+    };
+    add("data", &a.data, Data::Ascii);
+    add("data_binary", &a.data_binary, Data::Binary);
+    add("data_raw", &a.data_raw, Data::Raw);
+    add("data_urlencode", &a.data_urlencode, Data::UrlEncode);
+    all.sort_by_key(|(i, _)| *i);
+    all.into_iter().map(|(_, d)| d).collect()
+}
+
+/// A writer into a shared buffer: a parallel transfer's body, printed in
+/// URL order when it is done.
+#[derive(Clone, Default)]
+struct Buffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Write for Buffer {
+    fn write(&mut self, d: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("lock").extend_from_slice(d);
+        Ok(d.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Whether an error is a refused connection (`--retry-connrefused`).
+fn refused(e: &TransferError) -> bool {
+    matches!(e, TransferError::Http(tcpwise_http::HttpError::Connect { source, .. })
+        if source.kind() == std::io::ErrorKind::ConnectionRefused)
+}
+
+pub fn get(a: GetArgs, m: Option<&clap::ArgMatches>) -> Result<i32> {
+    use std::io::IsTerminal;
+    if a.parallel_max == 0 || a.max_conns == 0 {
+        return Err(Usage("--parallel-max and --max-conns must be at least 1".into()).into());
+    }
+    let urls: Vec<String> = a.urls.iter().chain(a.url.iter()).cloned().collect();
+    if a.output.len() > urls.len() {
+        let msg = format!("{} -o files for {} URLs", a.output.len(), urls.len());
         return Err(Usage(msg).into());
     }
     if matches!(a.rcvbuf, Some(Bytes(0))) || matches!(a.sndbuf, Some(Bytes(0))) {
         return Err(Usage("--rcvbuf and --sndbuf must be positive".into()).into());
     }
-    let words = CurlArgs {
+    let mut stdin = Stdin::default();
+    let format = match a.write_out.as_deref() {
+        Some(f) => Some(match f.strip_prefix('@') {
+            Some("-") => String::from_utf8_lossy(&stdin.read()?).to_string(),
+            Some(p) => std::fs::read_to_string(p)
+                .map_err(|e| Usage(format!("cannot read -w @{p}: {e}")))?,
+            None => f.to_string(),
+        }),
+        None => None,
+    };
+    let mut words = CurlArgs {
         method: a.method.clone(),
         head: a.head,
-        data: a.data.clone(),
+        data: data_in_order(&a, m),
+        get: a.get,
+        form: a.form.clone(),
+        upload: a.upload.clone(),
         headers: a.headers.clone(),
+        user: a.user.clone(),
+        user_agent: a.user_agent.clone(),
+        referer: a.referer.clone(),
+        range: a.range.clone(),
+        resume_from: None,
+        compressed: a.compressed,
+        proxy: a.proxy.clone(),
+        noproxy: a.noproxy.clone(),
     };
+    words.check()?;
     let mut reqs = Vec::new();
-    for (i, u) in a.urls.iter().enumerate() {
-        let req = words.request(u)?;
+    for (i, u) in urls.iter().enumerate() {
+        let url = tcpwise_http::curl::parse_url(u)?;
         let out = a.output.get(i).cloned();
-        let out = out.or_else(|| a.remote_name.then(|| remote_name(&req.url)));
-        reqs.push((req, out));
+        let out = out.or_else(|| a.remote_name.then(|| remote_name(&url)));
+        let out = out.filter(|p| p.as_os_str() != "-");
+        words.resume_from = match a.continue_at.as_deref() {
+            None => None,
+            Some("-") => Some(
+                out.as_ref()
+                    .and_then(|p| std::fs::metadata(p).ok())
+                    .map_or(0, |m| m.len()),
+            ),
+            Some(n) => Some(
+                n.parse()
+                    .map_err(|_| Usage(format!("-C '{n}' is not an offset or '-'")))?,
+            ),
+        };
+        let req = words.request(u, &mut || stdin.read())?;
+        reqs.push((i, req, out, words.resume_from));
     }
     let extra_ca = match &a.cacert {
         Some(p) => vec![
@@ -159,23 +379,121 @@ pub fn get(a: GetArgs) -> Result<i32> {
         connect_timeout: a.connect_timeout.std(),
         insecure: a.insecure,
         max_body: a.max_filesize.map(|b| b.0),
+        resolve: a.resolve.clone(),
+        family: if a.ipv4 {
+            Family::V4
+        } else if a.ipv6 {
+            Family::V6
+        } else {
+            Family::Any
+        },
+        version: if a.http2_prior_knowledge {
+            Version::Http2PriorKnowledge
+        } else if a.http2 {
+            Version::Http2
+        } else {
+            Version::Http1
+        },
     });
-    let redirects = Redirects {
+    let retry = RetryPolicy {
+        max: a.retry,
+        delay: a.retry_delay.map(|d| d.std()),
+        max_time: a.retry_max_time.map(|d| d.std()),
+        connrefused: a.retry_connrefused,
+        all_errors: a.retry_all_errors,
+    };
+    let quiet = a.silent && !a.show_error;
+    let show_errors = !a.silent || a.show_error;
+    let parallel = if a.parallel { a.parallel_max } else { 1 };
+    let body_to_terminal = std::io::stdout().is_terminal();
+    let progress_ok = std::io::stderr().is_terminal()
+        && !a.silent
+        && !a.verbose
+        && !a.no_progress_meter
+        && !a.json;
+    let make_opts = |to_stdout: bool, resume_from: Option<u64>| transfer::Options {
         follow: a.location,
-        ..Redirects::default()
+        max_redirs: usize::try_from(a.max_redirs).unwrap_or(usize::MAX),
+        fail: if a.fail {
+            Fail::Fail
+        } else if a.fail_with_body {
+            Fail::WithBody
+        } else {
+            Fail::Never
+        },
+        include: (a.include || a.head) && !a.json,
+        dump_header: a.dump_header.clone(),
+        compressed: a.compressed,
+        resume_from,
+        verbose: a
+            .verbose
+            .then(|| Box::new(|s: &str| eprint!("{s}")) as transfer::Log),
+        progress: progress_ok && !(to_stdout && body_to_terminal),
     };
     let run = async {
-        let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(a.parallel));
+        let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(parallel));
         let mut tasks = Vec::new();
-        for (req, out) in reqs {
+        for (i, req, out, resume_from) in reqs {
             let client = client.clone();
-            // Taken here, in URL order, so --parallel 1 fetches in order.
+            let mut opts = make_opts(out.is_none(), resume_from);
+            let buffer = Buffer::default();
+            let output = match (&out, a.json, parallel > 1) {
+                (_, true, _) => Output::Null,
+                (Some(p), _, _) => Output::File(p.clone()),
+                (None, _, true) => Output::Writer(Box::new(buffer.clone())),
+                (None, _, false) => Output::Writer(Box::new(std::io::stdout())),
+            };
+            let idempotent = !matches!(req.method, hyper::Method::POST | hyper::Method::PATCH);
+            // Taken here, in URL order, so one at a time fetches in order.
             let permit = sem.clone().acquire_owned().await.expect("open");
+            let quiet_retry = a.silent;
             tasks.push(tokio::spawn(async move {
                 let _p = permit;
-                let url = req.url.to_string();
-                let r = client.fetch_last_body(req, redirects, out.as_deref()).await;
-                (url, r)
+                let first = std::time::Instant::now();
+                let mut output = Some(output);
+                let mut done = 0;
+                let t = loop {
+                    let o = output.take().unwrap_or(Output::Null);
+                    let keep = match &o {
+                        Output::File(p) => Output::File(p.clone()),
+                        Output::Writer(_) => Output::Writer(Box::new(std::io::sink())),
+                        Output::Null => Output::Null,
+                    };
+                    let t = transfer::transfer(&client, req.clone(), o, &mut opts).await;
+                    let outcome = match (&t.error, t.chain.last()) {
+                        (Some(e), _) => Outcome::Error {
+                            code: transfer_code(e),
+                            refused: refused(e),
+                        },
+                        (None, Some(r)) => Outcome::Status(
+                            r.status,
+                            r.header("retry-after").and_then(|v| v.trim().parse().ok()),
+                        ),
+                        (None, None) => break t,
+                    };
+                    match retry.next(done, first.elapsed(), idempotent, outcome) {
+                        Some(wait) => {
+                            done += 1;
+                            if !quiet_retry {
+                                eprintln!(
+                                    "tcpwise: warning: problem: {}. Will retry in {} seconds. {} retries left.",
+                                    outcome.describe(),
+                                    wait.as_secs(),
+                                    retry.max - done + 1
+                                );
+                            }
+                            tokio::time::sleep(wait).await;
+                            // A retry writes its body again; to standard
+                            // output that means what curl does: again.
+                            output = Some(match keep {
+                                Output::Writer(_) => Output::Writer(Box::new(std::io::stdout())),
+                                other => other,
+                            });
+                        }
+                        None => break t,
+                    }
+                };
+                (i, req.url.to_string(), req.method.to_string(), out, t, buffer)
             }));
         }
         let mut out = Vec::new();
@@ -195,17 +513,12 @@ pub fn get(a: GetArgs) -> Result<i32> {
     let mut json: Vec<serde_json::Value> = Vec::new();
     let mut warned = std::collections::HashSet::new();
     let mut so = std::io::stdout().lock();
-    for (url, r) in results {
-        let (chain, body, err) = match r {
-            Ok((chain, body)) => (chain, body, None),
-            Err(e) => (e.chain, Vec::new(), Some(e.error)),
-        };
+    for (i, url, method, out, t, buffer) in results {
+        let _ = so.write_all(&buffer.0.lock().expect("lock"));
+        let chain = t.chain;
         for resp in &chain {
             if a.timing {
                 eprintln!("{url}  {}", resp.timing_report());
-            }
-            if (a.include || a.head) && !a.json {
-                let _ = write!(so, "{}", resp.head_text());
             }
             for w in &resp.conn.buffers.warnings {
                 if !a.silent && warned.insert(w.clone()) {
@@ -213,30 +526,48 @@ pub fn get(a: GetArgs) -> Result<i32> {
                 }
             }
         }
-        let failure: Option<anyhow::Error> = match (err, chain.last()) {
-            (Some(e), _) => Some(e.into()),
-            (None, Some(last)) => {
-                if !a.silent
-                    && let Some(d) = last.rcvbuf_diagnosis()
-                {
-                    eprintln!("tcpwise: warning: {url}: {d}");
-                }
-                // With --json the bodies are not printed.
-                let written = if a.json { Ok(()) } else { so.write_all(&body) };
-                match written {
-                    Err(e) => Some(tcpwise_http::HttpError::Sink(e).into()),
-                    Ok(()) if a.fail && last.status >= 400 => Some(HttpStatus(last.status).into()),
-                    Ok(()) => None,
+        if t.error.is_none()
+            && !a.silent
+            && let Some(d) = chain.last().and_then(|l| l.rcvbuf_diagnosis())
+        {
+            eprintln!("tcpwise: warning: {url}: {d}");
+        }
+        let mut error = serde_json::Value::Null;
+        let mut c = 0;
+        let mut message = None;
+        if let Some(e) = t.error {
+            c = transfer_code(&e);
+            let e: anyhow::Error = e.into();
+            let m = format!("{e:#}");
+            if show_errors && !quiet {
+                eprintln!("tcpwise: error: {url}: {m}");
+            }
+            error = serde_json::json!({ "message": m, "exit_code": c });
+            message = Some(m);
+            code = code.max(c);
+        }
+        if let Some(f) = &format {
+            let filename = out.as_ref().map(|p| p.display().to_string());
+            let r = write_out::render(
+                f,
+                &write_out::Done {
+                    url: &url,
+                    chain: &chain,
+                    exit_code: c,
+                    error: message.as_deref(),
+                    filename: filename.as_deref(),
+                    method: &method,
+                    urlnum: i,
+                },
+            );
+            let _ = so.write_all(r.stdout.as_bytes());
+            let _ = so.flush();
+            eprint!("{}", r.stderr);
+            for w in r.warnings {
+                if warned.insert(w.clone()) {
+                    eprintln!("tcpwise: warning: {w}");
                 }
             }
-            (None, None) => None,
-        };
-        let mut error = serde_json::Value::Null;
-        if let Some(e) = failure {
-            eprintln!("tcpwise: error: {url}: {e:#}");
-            let c = crate::exit_code(&e);
-            code = code.max(c);
-            error = serde_json::json!({ "message": format!("{e:#}"), "exit_code": c });
         }
         // One entry per URL, in order: its responses (redirects first) or its error.
         json.push(serde_json::json!({ "url": url, "responses": chain, "error": error }));
@@ -248,10 +579,13 @@ pub fn get(a: GetArgs) -> Result<i32> {
     Ok(code)
 }
 
-/// `--fail` and a status of 400 or above (curl's exit 22).
-#[derive(Debug, thiserror::Error)]
-#[error("HTTP {0}")]
-pub struct HttpStatus(pub u16);
+/// curl's exit code of a failed transfer.
+fn transfer_code(e: &TransferError) -> i32 {
+    match e {
+        TransferError::Http(h) => crate::http_exit_code(h),
+        other => other.curl_code().unwrap_or(1),
+    }
+}
 
 /// `--max-time` ran out (curl's exit 28).
 #[derive(Debug, thiserror::Error)]

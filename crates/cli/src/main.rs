@@ -110,30 +110,17 @@ pub fn exit_code(e: &anyhow::Error) -> i32 {
             };
         }
         if let Some(e) = cause.downcast_ref::<HttpError>() {
-            // curl's numbers.
+            return http_exit_code(e);
+        }
+        if let Some(e) = cause.downcast_ref::<tcpwise_http::curl::transfer::TransferError>() {
+            use tcpwise_http::curl::transfer::TransferError as T;
             return match e {
-                HttpError::Url { .. } | HttpError::Buffer(_) | HttpError::TlsSetup(_) => 2,
-                HttpError::Dns { .. } => 6,
-                HttpError::Connect { source, .. }
-                    if source.kind() == std::io::ErrorKind::TimedOut =>
-                {
-                    28
-                }
-                HttpError::Connect { .. } => 7,
-                HttpError::Protocol { .. } => 8,
-                HttpError::Sink(_) => 23,
-                HttpError::Tls { .. } => 35,
-                HttpError::Certificate { .. } => 60,
-                HttpError::TooLarge { .. } => 63,
-                HttpError::TooManyRedirects { .. } => 47,
-                HttpError::Body { .. } => 56,
+                T::Http(h) => http_exit_code(h),
+                other => other.curl_code().unwrap_or(1),
             };
         }
         if cause.is::<http_cmd::MaxTime>() {
             return 28;
-        }
-        if cause.is::<http_cmd::HttpStatus>() {
-            return 22;
         }
         if let Some(e) = cause.downcast_ref::<tcpwise_bench::BenchError>() {
             use tcpwise_bench::BenchError as B;
@@ -167,6 +154,25 @@ pub fn exit_code(e: &anyhow::Error) -> i32 {
         }
     }
     1
+}
+
+/// curl's exit code for a client error.
+pub fn http_exit_code(e: &HttpError) -> i32 {
+    match e {
+        HttpError::Url { .. } | HttpError::Buffer(_) | HttpError::TlsSetup(_) => 2,
+        HttpError::Dns { .. } => 6,
+        HttpError::Connect { source, .. } if source.kind() == std::io::ErrorKind::TimedOut => 28,
+        HttpError::Connect { .. } => 7,
+        HttpError::Protocol { .. } => 8,
+        HttpError::Sink(_) => 23,
+        HttpError::Tls { .. } => 35,
+        HttpError::Certificate { .. } => 60,
+        HttpError::TooLarge { .. } => 63,
+        HttpError::TooManyRedirects { .. } => 47,
+        // curl's 18: the body ended before its length said it would.
+        HttpError::Body { .. } if e.is_partial() => 18,
+        HttpError::Body { .. } | HttpError::Tunnel { .. } => 56,
+    }
 }
 
 /// What `--json` prints when a command fails (iperf3 -J prints an
@@ -211,11 +217,21 @@ fn main() {
     };
     let matches = Cli::command().get_matches_from(argv);
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    // Servers (and get, as curl) write to sockets of peers that may go
+    // away mid-write and must not die of SIGPIPE; `emu` and `perf client`
+    // keep the default, so `| head` ends them quietly.
+    let servers = !matches!(
+        cli.command,
+        Command::Emu(_) | Command::Perf(perf_cmd::PerfCommand::Client(_))
+    );
+    if servers {
+        tcpwise_emu::sys::ignore_sigpipe();
+    }
     let r = match cli.command {
         Command::Emu(cmd) => emu_cmd::run(cmd, matches.subcommand_matches("emu")),
         Command::Perf(cmd) => perf_cmd::run(cmd),
         Command::Dispatch(cmd) => dispatch_cmd::run(cmd),
-        Command::Get(a) => http_cmd::get(a),
+        Command::Get(a) => http_cmd::get(a, matches.subcommand_matches("get")),
         Command::Serve(a) => http_cmd::serve(a),
         Command::Bench(a) => bench_cmd::run(a),
         Command::Lab(a) => lab_cmd::run(a),

@@ -4,16 +4,7 @@
 mod common;
 use common::*;
 
-use std::process::{Child, Command, Stdio};
-
-struct Proc(Child);
-impl Drop for Proc {
-    fn drop(&mut self) {
-        // SIGTERM lets nginx's master stop its workers.
-        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
-        let _ = self.0.wait();
-    }
-}
+use std::process::{Command, Stdio};
 
 /// `tcpwise serve` on an ephemeral port; returns (process, base URL).
 fn serve(extra: &[&str]) -> (Proc, String) {
@@ -154,7 +145,7 @@ fn get_against_python_http_server() {
     // HEAD.
     let o = tcpwise(&["get", "-I", &format!("http://127.0.0.1:{}/k25", srv.port)]);
     assert!(
-        stdout(&o).starts_with("HTTP/1.1 200")
+        stdout(&o).starts_with("HTTP/1.0 200")
             && stdout(&o)
                 .to_ascii_lowercase()
                 .contains("content-length: 25000"),
@@ -175,22 +166,7 @@ fn nginx(dir: &std::path::Path, port: u16) -> Proc {
              location = /r1 {{ return 302 /r2; }} location = /r2 {{ return 301 /r3; }} location = /r3 {{ return 307 /k25; }}\n\
              location = /nothing {{ return 204; }} }} }}\n"
     );
-    std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-    let p = Proc(
-        Command::new("nginx")
-            .args(["-c", &format!("{d}/nginx.conf"), "-p", &d.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    for _ in 0..50 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    p
+    nginx_with(dir, &conf, port)
 }
 
 #[test]

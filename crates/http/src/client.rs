@@ -1,12 +1,24 @@
-//! The HTTP/1.1 client: hyper's connection-level API, our pool in front.
+//! The HTTP client: hyper's connection-level API (HTTP/1.1, and HTTP/2
+//! by ALPN or prior knowledge), our pool in front.
+//!
+//! HTTP/1.1 connections carry one request at a time, so the pool keeps
+//! several per origin and the idle-selection policy picks among them.
+//! An HTTP/2 connection carries every stream to its origin at once: the
+//! client keeps exactly one per origin (opened once, under a per-origin
+//! lock) and every request shares it, as browsers do; the policy still
+//! chooses among HTTP/1.1 connections, within and across origins.
+//!
+//! The response head is also read off the wire as it arrived (a tap below
+//! hyper), so `-i`/`-v` print the server's version, reason phrase and
+//! header case, which hyper normalises.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1::SendRequest;
+use hyper::client::conn::{http1, http2};
 use hyper_util::rt::TokioIo;
 use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::os::fd::{AsFd, OwnedFd};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -41,6 +53,89 @@ pub struct ClientConfig {
     pub insecure: bool,
     /// Largest body to accept (`--max-filesize`); more is an error.
     pub max_body: Option<u64>,
+    /// Fixed addresses for host:port pairs (curl's `--resolve`).
+    pub resolve: Vec<Resolve>,
+    /// Address family to connect with (curl's `-4`/`-6`).
+    pub family: Family,
+    /// HTTP version to speak.
+    pub version: Version,
+}
+
+/// Which addresses a name may resolve to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Family {
+    /// Any (IPv6 and IPv4 in the resolver's order).
+    #[default]
+    Any,
+    /// IPv4 only (`-4`).
+    V4,
+    /// IPv6 only (`-6`).
+    V6,
+}
+
+/// The HTTP version a client speaks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Version {
+    /// HTTP/1.1 only.
+    #[default]
+    Http1,
+    /// HTTP/2 when TLS's ALPN agrees, HTTP/1.1 otherwise (curl's `--http2`;
+    /// `http://` stays HTTP/1.1, as curl's does without the Upgrade dance).
+    Http2,
+    /// HTTP/2 from the first byte, also on `http://` (h2c,
+    /// `--http2-prior-knowledge`).
+    Http2PriorKnowledge,
+}
+
+/// `HOST:PORT:ADDR[,ADDR...]`: connect to ADDR for HOST:PORT (curl's
+/// `--resolve`; an IPv6 ADDR may be bracketed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolve {
+    /// The name as in the URL.
+    pub host: String,
+    /// The port.
+    pub port: u16,
+    /// Where to connect.
+    pub addrs: Vec<IpAddr>,
+}
+
+impl std::str::FromStr for Resolve {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Resolve, String> {
+        let bad = || format!("'{s}' is not HOST:PORT:ADDRESS[,ADDRESS...]");
+        let (host, rest) = s.split_once(':').ok_or_else(bad)?;
+        let (port, addrs) = rest.split_once(':').ok_or_else(bad)?;
+        let port = port.parse().map_err(|_| bad())?;
+        let addrs = addrs
+            .split(',')
+            .map(|a| a.trim_start_matches('[').trim_end_matches(']').parse())
+            .collect::<Result<Vec<IpAddr>, _>>()
+            .map_err(|_| bad())?;
+        if host.is_empty() || addrs.is_empty() {
+            return Err(bad());
+        }
+        Ok(Resolve {
+            host: host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string(),
+            port,
+            addrs,
+        })
+    }
+}
+
+/// An HTTP proxy: plain `http://` requests go to it in absolute form,
+/// `https://` ones through a CONNECT tunnel.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Proxy {
+    /// Proxy host.
+    pub host: String,
+    /// Proxy port (curl's default 1080).
+    pub port: u16,
+    /// `Proxy-Authorization` value (`Basic ...`), from `user:pw@` in its URL.
+    pub auth: Option<String>,
 }
 
 impl Default for ClientConfig {
@@ -55,6 +150,9 @@ impl Default for ClientConfig {
             extra_ca: Vec::new(),
             insecure: false,
             max_body: None,
+            resolve: Vec::new(),
+            family: Family::Any,
+            version: Version::Http1,
         }
     }
 }
@@ -121,6 +219,16 @@ pub enum HttpError {
         #[source]
         source: hyper::Error,
     },
+    /// The proxy refused the CONNECT tunnel (curl's 56).
+    #[error("the proxy {proxy} refused CONNECT to {target}: {status}")]
+    Tunnel {
+        /// The proxy, host:port.
+        proxy: String,
+        /// The tunnel's end.
+        target: String,
+        /// The proxy's status line.
+        status: String,
+    },
     /// Redirects went on past the limit.
     #[error("more than {max} redirects, the last to {url}")]
     TooManyRedirects {
@@ -157,6 +265,27 @@ pub enum HttpError {
 }
 
 impl HttpError {
+    /// The body ended before its `Content-Length` or its last chunk: the
+    /// connection closed early (curl's 18, a partial file).
+    pub fn is_partial(&self) -> bool {
+        let HttpError::Body { source, .. } = self else {
+            return false;
+        };
+        if source.is_incomplete_message() {
+            return true;
+        }
+        let mut cause = std::error::Error::source(source);
+        while let Some(c) = cause {
+            if let Some(io) = c.downcast_ref::<std::io::Error>()
+                && io.kind() == std::io::ErrorKind::UnexpectedEof
+            {
+                return true;
+            }
+            cause = c.source();
+        }
+        false
+    }
+
     fn url(url: impl ToString, why: impl ToString) -> HttpError {
         HttpError::Url {
             url: url.to_string(),
@@ -210,6 +339,8 @@ pub struct Request {
     pub headers: Vec<(String, String)>,
     /// Body (empty for none).
     pub body: Bytes,
+    /// Go through this proxy.
+    pub proxy: Option<Proxy>,
 }
 
 impl Request {
@@ -220,6 +351,7 @@ impl Request {
             url,
             headers: Vec::new(),
             body: Bytes::new(),
+            proxy: None,
         }
     }
 }
@@ -248,6 +380,76 @@ impl Timings {
     pub fn load_ms(&self) -> f64 {
         self.body_done_ms - self.request_written_ms
     }
+}
+
+/// A response head, as [`Client::request_streaming`] shows it before the
+/// body.
+#[derive(Debug)]
+pub struct Head<'a> {
+    /// The URL asked for.
+    pub url: &'a Url,
+    /// Status code.
+    pub status: u16,
+    /// `HTTP/1.0`, `HTTP/1.1` or `HTTP/2`.
+    pub version: &'a str,
+    /// Reason phrase as received.
+    pub reason: &'a str,
+    /// Headers as received.
+    pub headers: &'a [(String, String)],
+    /// The request head as sent.
+    pub request_head: &'a str,
+    /// The connection.
+    pub conn: &'a ConnReport,
+}
+
+impl Head<'_> {
+    /// First value of header `name`.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The status line and headers as curl's `-i` prints them.
+    pub fn text(&self) -> String {
+        head_text(self.version, self.status, self.reason, self.headers)
+    }
+}
+
+/// What to do with a body after its head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeadAction {
+    /// Read it into the sink.
+    Read,
+    /// Do not read it (curl's `-f` on an error status).
+    Discard,
+}
+
+/// A status line and headers as received, with the blank line that ends
+/// them (CRLF, as on the wire and as curl's `-i` prints them). A missing
+/// reason phrase on HTTP/1.x is the standard one; HTTP/2 has none.
+pub fn head_text(version: &str, status: u16, reason: &str, headers: &[(String, String)]) -> String {
+    let standard = hyper::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
+    let reason = if reason.is_empty() && version != "HTTP/2" {
+        standard
+    } else {
+        reason
+    };
+    let mut out = format!("{version} {status}");
+    if !reason.is_empty() {
+        out.push(' ');
+        out.push_str(reason);
+    }
+    out.push_str("\r\n");
+    for (k, v) in headers {
+        out.push_str(&format!("{k}: {v}\r\n"));
+    }
+    out.push_str("\r\n");
+    out
 }
 
 /// Which connection served a response and why.
@@ -291,10 +493,23 @@ pub struct ConnReport {
 /// A response whose body went to the caller's sink.
 #[derive(Debug, Clone, Serialize)]
 pub struct Response {
+    /// The URL asked for.
+    pub url: String,
     /// Status code.
     pub status: u16,
-    /// Headers, in order.
+    /// Protocol as the server wrote it: `HTTP/1.0`, `HTTP/1.1`, `HTTP/2`.
+    pub version: String,
+    /// Reason phrase as the server wrote it (empty for HTTP/2).
+    pub reason: String,
+    /// Headers, in order, names in the server's case (HTTP/2: lower case).
     pub headers: Vec<(String, String)>,
+    /// Bytes of the response head (status line, headers, blank line).
+    pub head_bytes: u64,
+    /// The request head as sent (HTTP/1.1 text; for HTTP/2 its pseudo-
+    /// headers written as curl's `-v` shows them).
+    pub request_head: String,
+    /// Request body bytes sent.
+    pub upload_bytes: u64,
     /// Body bytes delivered.
     pub body_bytes: u64,
     /// Timings.
@@ -332,16 +547,7 @@ impl Response {
     /// The status line and headers, as curl's `-i` prints them, with the
     /// blank line that ends them.
     pub fn head_text(&self) -> String {
-        let reason = hyper::StatusCode::from_u16(self.status)
-            .ok()
-            .and_then(|s| s.canonical_reason())
-            .unwrap_or("");
-        let mut out = format!("HTTP/1.1 {} {reason}\n", self.status);
-        for (k, v) in &self.headers {
-            out.push_str(&format!("{k}: {v}\n"));
-        }
-        out.push('\n');
-        out
+        head_text(&self.version, self.status, &self.reason, &self.headers)
     }
 
     /// Two lines for `--timing`: status, size, connection and every time;
@@ -458,11 +664,154 @@ impl AsyncWrite for Transport {
     }
 }
 
+/// The response head as it came off the wire (HTTP/1.x): armed before a
+/// request is sent, it keeps the bytes read until a final (non-1xx) head
+/// is complete. At most [`TAP_MAX`] bytes.
+#[derive(Default)]
+struct TapState {
+    armed: bool,
+    buf: Vec<u8>,
+}
+
+const TAP_MAX: usize = 64 * 1024;
+
+/// A transport with a [`TapState`] on its reads.
+struct Tapped<T> {
+    inner: T,
+    tap: Arc<Mutex<TapState>>,
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Tapped<T> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let me = self.get_mut();
+        let before = buf.filled().len();
+        let r = Pin::new(&mut me.inner).poll_read(cx, buf);
+        let mut t = me.tap.lock().expect("lock");
+        if t.armed && buf.filled().len() > before {
+            let room = TAP_MAX.saturating_sub(t.buf.len());
+            let got = &buf.filled()[before..];
+            t.buf.extend_from_slice(&got[..got.len().min(room)]);
+            if final_head(&t.buf).is_some() || t.buf.len() >= TAP_MAX {
+                t.armed = false;
+            }
+        }
+        r
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Tapped<T> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write(cx, data)
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
+/// A raw HTTP/1.x response head as received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawHead {
+    /// `HTTP/1.0` or `HTTP/1.1`.
+    pub version: String,
+    /// Status code.
+    pub status: u16,
+    /// Reason phrase, as written.
+    pub reason: String,
+    /// Headers in order and in the server's case.
+    pub headers: Vec<(String, String)>,
+    /// Bytes of the head.
+    pub len: usize,
+}
+
+/// The first final (non-1xx) response head in `buf`, skipping interim
+/// ones, or `None` when it is not complete yet.
+pub fn final_head(mut buf: &[u8]) -> Option<RawHead> {
+    loop {
+        let mut hs = [httparse::EMPTY_HEADER; 128];
+        let mut r = httparse::Response::new(&mut hs);
+        let n = match r.parse(buf) {
+            Ok(httparse::Status::Complete(n)) => n,
+            _ => return None,
+        };
+        let status = r.code?;
+        if (100..200).contains(&status) && status != 101 {
+            buf = &buf[n..];
+            continue;
+        }
+        return Some(RawHead {
+            version: format!("HTTP/1.{}", r.version?),
+            status,
+            reason: r.reason.unwrap_or("").to_string(),
+            headers: r
+                .headers
+                .iter()
+                .map(|h| {
+                    (
+                        h.name.to_string(),
+                        String::from_utf8_lossy(h.value).to_string(),
+                    )
+                })
+                .collect(),
+            len: n,
+        });
+    }
+}
+
+/// How requests reach a connection.
+#[derive(Clone)]
+enum Sender {
+    H1(Arc<tokio::sync::Mutex<http1::SendRequest<Full<Bytes>>>>),
+    H2(http2::SendRequest<Full<Bytes>>),
+}
+
+impl Sender {
+    fn is_closed(&self) -> bool {
+        match self {
+            Sender::H1(s) => s.try_lock().map(|s| s.is_closed()).unwrap_or(false),
+            Sender::H2(s) => s.is_closed(),
+        }
+    }
+    fn is_ready(&self) -> bool {
+        match self {
+            Sender::H1(s) => s.try_lock().map(|s| s.is_ready()).unwrap_or(false),
+            Sender::H2(s) => s.is_ready(),
+        }
+    }
+    fn h2(&self) -> bool {
+        matches!(self, Sender::H2(_))
+    }
+    async fn send(
+        &self,
+        req: hyper::Request<Full<Bytes>>,
+    ) -> hyper::Result<hyper::Response<hyper::body::Incoming>> {
+        match self {
+            Sender::H1(s) => s.lock().await.send_request(req).await,
+            Sender::H2(s) => {
+                let mut s = s.clone();
+                s.ready().await?;
+                s.send_request(req).await
+            }
+        }
+    }
+}
+
 /// A live connection.
+#[derive(Clone)]
 struct Conn {
-    sender: SendRequest<Full<Bytes>>,
+    sender: Sender,
     /// A duplicate of the socket's fd, for TCP_INFO.
-    fd: OwnedFd,
+    fd: Arc<OwnedFd>,
     history: History,
     burst: BurstMeter,
     local: Option<SocketAddr>,
@@ -470,15 +819,40 @@ struct Conn {
     peak_read: Arc<std::sync::atomic::AtomicUsize>,
     /// What the kernel held after the buffer policy, and its warnings.
     buffers: tcpwise_tcp::AppliedBuffers,
+    /// The raw response head, HTTP/1.x.
+    tap: Arc<Mutex<TapState>>,
 }
 
-type Origin = (String, String, u16);
+/// Where a connection goes: scheme, host, port, and the proxy it goes
+/// through.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Origin {
+    scheme: String,
+    host: String,
+    port: u16,
+    via: Option<Proxy>,
+}
+
+impl Origin {
+    fn target(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+}
 
 struct Inner {
     cfg: ClientConfig,
     epoch: Instant,
     pool: Mutex<IdlePool<Origin, Conn>>,
     limits: Mutex<HashMap<Origin, Arc<Semaphore>>>,
+    /// The one HTTP/2 connection of each origin.
+    h2: Mutex<HashMap<Origin, Conn>>,
+    /// Held while an origin's connection is being opened with HTTP/2 on
+    /// offer, so parallel requests wait for it rather than open their own.
+    opening: Mutex<HashMap<Origin, Arc<tokio::sync::Mutex<()>>>>,
     next_id: std::sync::atomic::AtomicU64,
     tls: Mutex<Option<Arc<rustls::ClientConfig>>>,
 }
@@ -499,6 +873,94 @@ fn idempotent(m: &hyper::Method) -> bool {
             | hyper::Method::OPTIONS
             | hyper::Method::TRACE
     )
+}
+
+/// Header names as curl and hyper's `title_case_headers` write them.
+fn title_case(name: &str) -> String {
+    let mut up = true;
+    name.chars()
+        .map(|c| {
+            let o = if up { c.to_ascii_uppercase() } else { c };
+            up = c == '-';
+            o
+        })
+        .collect()
+}
+
+/// The request head as it goes out, for `-v` and `%{size_request}`:
+/// HTTP/1.1 text with hyper's title case; HTTP/2 written as curl shows it.
+fn request_head(r: &hyper::Request<Full<Bytes>>, h2: bool) -> String {
+    let mut out = if h2 {
+        let uri = r.uri();
+        let path = uri.path_and_query().map_or("/", |p| p.as_str());
+        let mut s = format!("{} {path} HTTP/2\r\n", r.method());
+        if let Some(a) = uri.authority() {
+            s.push_str(&format!("Host: {a}\r\n"));
+        }
+        s
+    } else {
+        format!("{} {} HTTP/1.1\r\n", r.method(), r.uri())
+    };
+    for (k, v) in r.headers() {
+        let name = if h2 {
+            k.as_str().to_string()
+        } else {
+            title_case(k.as_str())
+        };
+        out.push_str(&format!(
+            "{name}: {}\r\n",
+            String::from_utf8_lossy(v.as_bytes())
+        ));
+    }
+    out.push_str("\r\n");
+    out
+}
+
+/// Opens a CONNECT tunnel to `target` through the proxy on `stream`.
+async fn tunnel(
+    stream: &mut TcpStream,
+    target: &str,
+    dial: &str,
+    p: &Proxy,
+) -> Result<(), HttpError> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut head = format!(
+        "CONNECT {target} HTTP/1.1\r\nHost: {target}\r\nUser-Agent: tcpwise/{}\r\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    if let Some(a) = &p.auth {
+        head.push_str(&format!("Proxy-Authorization: {a}\r\n"));
+    }
+    head.push_str("Proxy-Connection: Keep-Alive\r\n\r\n");
+    let io = |e| HttpError::connect(dial, e);
+    stream.write_all(head.as_bytes()).await.map_err(io)?;
+    // The server speaks only after our TLS hello, so whatever arrives now
+    // is the proxy's answer.
+    let mut buf = Vec::new();
+    let answer = loop {
+        let mut chunk = [0u8; 4096];
+        let n = stream.read(&mut chunk).await.map_err(io)?;
+        if n == 0 {
+            break None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(h) = final_head(&buf) {
+            break Some(h);
+        }
+        if buf.len() > TAP_MAX {
+            break None;
+        }
+    };
+    match answer {
+        Some(h) if (200..300).contains(&h.status) => Ok(()),
+        other => Err(HttpError::Tunnel {
+            proxy: dial.to_string(),
+            target: target.to_string(),
+            status: other.map_or("no answer".into(), |h| {
+                format!("{} {} {}", h.version, h.status, h.reason)
+            }),
+        }),
+    }
 }
 
 /// Most payload delivered within any window of one RTT (the receiver's
@@ -534,6 +996,8 @@ impl Client {
                 cfg,
                 epoch: Instant::now(),
                 limits: Mutex::new(HashMap::new()),
+                h2: Mutex::new(HashMap::new()),
+                opening: Mutex::new(HashMap::new()),
                 next_id: std::sync::atomic::AtomicU64::new(0),
                 tls: Mutex::new(None),
             }),
@@ -544,7 +1008,8 @@ impl Client {
         self.inner.epoch.elapsed().as_nanos() as u64
     }
 
-    fn origin(url: &Url) -> Result<Origin, HttpError> {
+    fn origin(req: &Request) -> Result<Origin, HttpError> {
+        let url = &req.url;
         let scheme = url.scheme().to_string();
         if scheme != "http" && scheme != "https" {
             return Err(HttpError::url(
@@ -559,7 +1024,12 @@ impl Client {
             None => return Err(HttpError::url(url, "no host")),
         };
         let port = url.port_or_known_default().unwrap_or(80);
-        Ok((scheme, host, port))
+        Ok(Origin {
+            scheme,
+            host,
+            port,
+            via: req.proxy.clone(),
+        })
     }
 
     fn tls_config(&self) -> Result<Arc<rustls::ClientConfig>, HttpError> {
@@ -567,13 +1037,74 @@ impl Client {
         if let Some(c) = g.as_ref() {
             return Ok(c.clone());
         }
-        let c = if self.inner.cfg.insecure {
+        let mut c = if self.inner.cfg.insecure {
             crate::tls::insecure_client_config()?
         } else {
             crate::tls::client_config(&self.inner.cfg.extra_ca)?
         };
+        if self.inner.cfg.version != Version::Http1 {
+            let mut h2 = (*c).clone();
+            h2.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+            c = Arc::new(h2);
+        }
         *g = Some(c.clone());
         Ok(c)
+    }
+
+    /// The addresses of `host:port`: `--resolve` first, then the system's
+    /// resolver, filtered by `-4`/`-6`.
+    async fn addresses(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, HttpError> {
+        let fixed = self
+            .inner
+            .cfg
+            .resolve
+            .iter()
+            .find(|r| r.port == port && r.host.eq_ignore_ascii_case(host));
+        let local = host.eq_ignore_ascii_case("localhost")
+            || host.to_ascii_lowercase().ends_with(".localhost");
+        let all: Vec<SocketAddr> = match fixed {
+            Some(r) => r.addrs.iter().map(|a| SocketAddr::new(*a, port)).collect(),
+            // RFC 6761: localhost is the loopback, both families, whatever
+            // /etc/hosts says (curl resolves it the same way).
+            None if local => vec![
+                SocketAddr::new(IpAddr::V6(std::net::Ipv6Addr::LOCALHOST), port),
+                SocketAddr::new(IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), port),
+            ],
+            None => {
+                let lookup = if host.contains(':') {
+                    format!("[{host}]:{port}")
+                } else {
+                    format!("{host}:{port}")
+                };
+                tokio::net::lookup_host(lookup)
+                    .await
+                    .map_err(|source| HttpError::Dns {
+                        host: host.to_string(),
+                        source,
+                    })?
+                    .collect()
+            }
+        };
+        let family = self.inner.cfg.family;
+        let kept: Vec<SocketAddr> = all
+            .into_iter()
+            .filter(|a| match family {
+                Family::Any => true,
+                Family::V4 => a.is_ipv4(),
+                Family::V6 => a.is_ipv6(),
+            })
+            .collect();
+        if kept.is_empty() {
+            let which = if family == Family::V4 { "IPv4" } else { "IPv6" };
+            return Err(HttpError::Dns {
+                host: host.to_string(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("no {which} address"),
+                ),
+            });
+        }
+        Ok(kept)
     }
 
     async fn connect(
@@ -582,20 +1113,17 @@ impl Client {
         start: Instant,
         t: &mut Timings,
     ) -> Result<Conn, HttpError> {
-        let (scheme, host, port) = origin;
-        let target = format!("{host}:{port}");
-        let lookup = if host.contains(':') {
-            format!("[{host}]:{port}")
-        } else {
-            target.clone()
+        let target = origin.target();
+        let (dial_host, dial_port) = match &origin.via {
+            Some(p) => (p.host.clone(), p.port),
+            None => (origin.host.clone(), origin.port),
         };
-        let addrs: Vec<SocketAddr> = tokio::net::lookup_host(lookup)
-            .await
-            .map_err(|source| HttpError::Dns {
-                host: host.clone(),
-                source,
-            })?
-            .collect();
+        let dial = if dial_host.contains(':') {
+            format!("[{dial_host}]:{dial_port}")
+        } else {
+            format!("{dial_host}:{dial_port}")
+        };
+        let addrs = self.addresses(&dial_host, dial_port).await?;
         t.dns_ms = Some(start.elapsed().as_secs_f64() * 1e3);
         let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
         let mut stream = None;
@@ -605,10 +1133,10 @@ impl Client {
                 socket2::Type::STREAM,
                 Some(socket2::Protocol::TCP),
             )
-            .map_err(|e| HttpError::connect(&target, e))?;
+            .map_err(|e| HttpError::connect(&dial, e))?;
             let applied = self.inner.cfg.buffers.apply(&raw)?;
             raw.set_nonblocking(true)
-                .map_err(|e| HttpError::connect(&target, e))?;
+                .map_err(|e| HttpError::connect(&dial, e))?;
             let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(raw));
             match tokio::time::timeout(self.inner.cfg.connect_timeout, sock.connect(addr)).await {
                 Ok(Ok(s)) => {
@@ -627,21 +1155,30 @@ impl Client {
                 }
             }
         }
-        let (stream, buffers) = stream.ok_or_else(|| HttpError::connect(&target, last))?;
+        let (mut stream, buffers) = stream.ok_or_else(|| HttpError::connect(&dial, last))?;
         t.connect_ms = Some(start.elapsed().as_secs_f64() * 1e3);
         let _ = stream.set_nodelay(true);
         let fd = stream
             .as_fd()
             .try_clone_to_owned()
-            .map_err(|e| HttpError::connect(&target, e))?;
+            .map_err(|e| HttpError::connect(&dial, e))?;
         let (local, peer) = (stream.local_addr().ok(), stream.peer_addr().ok());
-        let transport = if scheme == "https" {
-            let name = rustls_pki_types::ServerName::try_from(host.clone()).map_err(|e| {
-                HttpError::Tls {
-                    target: target.clone(),
-                    source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
-                }
-            })?;
+        if let Some(p) = &origin.via
+            && origin.scheme == "https"
+        {
+            tunnel(&mut stream, &target, &dial, p).await?;
+        }
+        let mut h2 = origin.scheme == "http"
+            && origin.via.is_none()
+            && self.inner.cfg.version == Version::Http2PriorKnowledge;
+        let transport = if origin.scheme == "https" {
+            let name =
+                rustls_pki_types::ServerName::try_from(origin.host.clone()).map_err(|e| {
+                    HttpError::Tls {
+                        target: target.clone(),
+                        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
+                    }
+                })?;
             let tls = tokio_rustls::TlsConnector::from(self.tls_config()?)
                 .connect(name, stream)
                 .await
@@ -665,22 +1202,43 @@ impl Client {
                     }
                 })?;
             t.tls_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+            h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
             Transport::Tls(Box::new(tls))
         } else {
             Transport::Plain(stream)
         };
-        let sized = SizedRead::new(transport, self.inner.cfg.read_sizing);
+        let tap = Arc::new(Mutex::new(TapState::default()));
+        let tapped = Tapped {
+            inner: transport,
+            tap: tap.clone(),
+        };
+        let sized = SizedRead::new(tapped, self.inner.cfg.read_sizing);
         let peak_read = sized.peak_handle();
         let io = TokioIo::new(sized);
-        let (sender, conn) = hyper::client::conn::http1::handshake::<_, Full<Bytes>>(io)
-            .await
-            .map_err(|source| HttpError::Protocol {
-                target: target.clone(),
-                source,
-            })?;
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
+        let protocol = |source| HttpError::Protocol {
+            target: target.clone(),
+            source,
+        };
+        let sender = if h2 {
+            let (sender, conn) = http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+                .handshake::<_, Full<Bytes>>(io)
+                .await
+                .map_err(protocol)?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            Sender::H2(sender)
+        } else {
+            let (sender, conn) = http1::Builder::new()
+                .title_case_headers(true)
+                .handshake::<_, Full<Bytes>>(io)
+                .await
+                .map_err(protocol)?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            Sender::H1(Arc::new(tokio::sync::Mutex::new(sender)))
+        };
         let id = self
             .inner
             .next_id
@@ -688,7 +1246,7 @@ impl Client {
             + 1;
         Ok(Conn {
             sender,
-            fd,
+            fd: Arc::new(fd),
             history: History {
                 id,
                 created_at: self.now(),
@@ -699,6 +1257,7 @@ impl Client {
             peer,
             peak_read,
             buffers,
+            tap,
         })
     }
 
@@ -716,23 +1275,44 @@ impl Client {
     pub async fn request(
         &self,
         req: &Request,
+        sink: impl FnMut(&[u8]) -> std::io::Result<()>,
+    ) -> Result<Response, HttpError> {
+        self.request_streaming(req, |_| Ok(HeadAction::Read), sink)
+            .await
+    }
+
+    /// [`Client::request`], showing the response head to `on_head` before
+    /// any body byte: it may stop the body from being read
+    /// ([`HeadAction::Discard`]: the connection is then closed, not
+    /// pooled), or fail the request with an I/O error of its own (a head
+    /// it cannot write, `HttpError::Sink`).
+    pub async fn request_streaming(
+        &self,
+        req: &Request,
+        mut on_head: impl FnMut(&Head) -> std::io::Result<HeadAction>,
         mut sink: impl FnMut(&[u8]) -> std::io::Result<()>,
     ) -> Result<Response, HttpError> {
-        let origin = Self::origin(&req.url)?;
+        let origin = Self::origin(req)?;
         let sem = self.semaphore(&origin);
         let _permit = sem.acquire_owned().await.expect("never closed");
         let start = Instant::now();
         let mut timings = Timings::default();
         let (mut conn, mut report) = self.take(&origin, start, &mut timings).await?;
         let mut retried = false;
-        let target = format!("{}:{}", origin.1, origin.2);
-        let resp = loop {
-            let hreq = self.build(req, &origin)?;
+        let target = origin.target();
+        let (resp, request_head) = loop {
+            let hreq = self.build(req, &origin, conn.sender.h2())?;
+            let head = request_head(&hreq, conn.sender.h2());
             timings.request_written_ms = start.elapsed().as_secs_f64() * 1e3;
             report.tcp_info_start = TcpInfo::of(&conn.fd);
             conn.burst.begin();
-            match conn.sender.send_request(hreq).await {
-                Ok(r) => break r,
+            {
+                let mut tap = conn.tap.lock().expect("lock");
+                tap.armed = !conn.sender.h2();
+                tap.buf.clear();
+            }
+            match conn.sender.send(hreq).await {
+                Ok(r) => break (r, head),
                 Err(e) if report.reused && !retried && idempotent(&req.method) => {
                     // The server may have closed the idle connection as we
                     // sent: retry once on a fresh one.
@@ -740,6 +1320,13 @@ impl Client {
                     retried = true;
                     timings = Timings::default();
                     conn = self.connect(&origin, start, &mut timings).await?;
+                    if conn.sender.h2() {
+                        self.inner
+                            .h2
+                            .lock()
+                            .expect("lock")
+                            .insert(origin.clone(), conn.clone());
+                    }
                     report = self.report(&conn, None);
                 }
                 Err(source) => return Err(HttpError::Protocol { target, source }),
@@ -747,16 +1334,50 @@ impl Client {
         };
         timings.first_byte_ms = start.elapsed().as_secs_f64() * 1e3;
         let status = resp.status().as_u16();
-        let headers = resp
-            .headers()
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_string(),
-                    String::from_utf8_lossy(v.as_bytes()).to_string(),
-                )
-            })
-            .collect();
+        let version = match resp.version() {
+            hyper::Version::HTTP_10 => "HTTP/1.0",
+            hyper::Version::HTTP_2 => "HTTP/2",
+            _ => "HTTP/1.1",
+        }
+        .to_string();
+        let raw = {
+            let mut tap = conn.tap.lock().expect("lock");
+            tap.armed = false;
+            final_head(&tap.buf).filter(|h| h.status == status)
+        };
+        let (headers, reason, head_bytes) = match raw {
+            Some(h) => (h.headers, h.reason, h.len as u64),
+            None => {
+                let headers: Vec<(String, String)> = resp
+                    .headers()
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.as_str().to_string(),
+                            String::from_utf8_lossy(v.as_bytes()).to_string(),
+                        )
+                    })
+                    .collect();
+                let len = headers
+                    .iter()
+                    .map(|(k, v)| k.len() + v.len() + 4)
+                    .sum::<usize>();
+                (headers, String::new(), (len + 15) as u64)
+            }
+        };
+        let action = on_head(&Head {
+            url: &req.url,
+            status,
+            version: &version,
+            reason: &reason,
+            headers: &headers,
+            request_head: &request_head,
+            conn: &report,
+        })
+        .map_err(HttpError::Sink)?;
+        // Discarded: the body is not read, and an HTTP/1.1 connection with
+        // a body left in it cannot be reused.
+        let discard = action == HeadAction::Discard;
         let rtt_ns = report
             .tcp_info_start
             .as_ref()
@@ -768,7 +1389,7 @@ impl Client {
         };
         let mut body = resp.into_body();
         let mut got = 0u64;
-        while let Some(frame) = body.frame().await {
+        while !discard && let Some(frame) = body.frame().await {
             let frame = frame.map_err(|source| HttpError::Body {
                 target: target.clone(),
                 after: got,
@@ -807,10 +1428,18 @@ impl Client {
         report.history = conn.history.clone();
         report.max_burst = conn.burst.max_activation;
         report.max_read = conn.peak_read.load(std::sync::atomic::Ordering::Relaxed);
-        self.give_back(origin, conn);
+        if !discard || conn.sender.h2() {
+            self.give_back(origin, conn, got, per_rtt.max);
+        }
         Ok(Response {
+            url: req.url.to_string(),
             status,
+            version,
+            reason,
             headers,
+            head_bytes,
+            request_head,
+            upload_bytes: req.body.len() as u64,
             body_bytes: got,
             timings,
             conn: report,
@@ -837,12 +1466,51 @@ impl Client {
         }
     }
 
+    /// The origin's HTTP/2 connection, when it is open, reported as reused.
+    fn h2_conn(&self, origin: &Origin) -> Option<(Conn, ConnReport)> {
+        let mut map = self.inner.h2.lock().expect("lock");
+        let conn = map.get(origin)?.clone();
+        if conn.sender.is_closed() {
+            map.remove(origin);
+            return None;
+        }
+        let mut report = self.report(&conn, None);
+        report.reused = true;
+        report.reason = Some(
+            "HTTP/2: the origin's one connection, shared by every stream (the pool policy applies to HTTP/1.1 connections)"
+                .into(),
+        );
+        Some((conn, report))
+    }
+
     async fn take(
         &self,
         origin: &Origin,
         start: Instant,
         t: &mut Timings,
     ) -> Result<(Conn, ConnReport), HttpError> {
+        // With HTTP/2 on offer, one connection per origin: whoever comes
+        // first opens it, the others wait and share it.
+        let _opening = if self.inner.cfg.version != Version::Http1 {
+            if let Some(c) = self.h2_conn(origin) {
+                return Ok(c);
+            }
+            let lock = self
+                .inner
+                .opening
+                .lock()
+                .expect("lock")
+                .entry(origin.clone())
+                .or_default()
+                .clone();
+            let g = lock.lock_owned().await;
+            if let Some(c) = self.h2_conn(origin) {
+                return Ok(c);
+            }
+            Some(g)
+        } else {
+            None
+        };
         let now = self.now();
         let (got, closed) =
             self.inner
@@ -859,11 +1527,30 @@ impl Client {
             return Ok((conn, report));
         }
         let conn = self.connect(origin, start, t).await?;
+        if conn.sender.h2() {
+            self.inner
+                .h2
+                .lock()
+                .expect("lock")
+                .insert(origin.clone(), conn.clone());
+        }
         let report = self.report(&conn, None);
         Ok((conn, report))
     }
 
-    fn give_back(&self, origin: Origin, conn: Conn) {
+    fn give_back(&self, origin: Origin, conn: Conn, got: u64, per_rtt: u64) {
+        if conn.sender.h2() {
+            // Streams run at once: add this one's share to the shared record.
+            if let Some(c) = self.inner.h2.lock().expect("lock").get_mut(&origin) {
+                c.history.requests += 1;
+                c.history.bytes_read += got;
+                c.history.max_burst = c.history.max_burst.max(conn.history.max_burst);
+                c.history.max_per_rtt = c.history.max_per_rtt.max(per_rtt);
+                c.history.srtt = conn.history.srtt;
+                c.history.rto = conn.history.rto;
+            }
+            return;
+        }
         if conn.sender.is_closed() {
             return;
         }
@@ -881,23 +1568,38 @@ impl Client {
         &self,
         req: &Request,
         origin: &Origin,
+        h2: bool,
     ) -> Result<hyper::Request<Full<Bytes>>, HttpError> {
         let path = match req.url.query() {
             Some(q) => format!("{}?{q}", req.url.path()),
             None => req.url.path().to_string(),
         };
-        let default_port = if origin.0 == "https" { 443 } else { 80 };
-        let host = if origin.2 == default_port {
+        let default_port = if origin.scheme == "https" { 443 } else { 80 };
+        let host = if origin.port == default_port {
             req.url.host_str().unwrap_or_default().to_string()
         } else {
-            format!("{}:{}", req.url.host_str().unwrap_or_default(), origin.2)
+            format!("{}:{}", req.url.host_str().unwrap_or_default(), origin.port)
+        };
+        let proxied = origin.via.is_some() && origin.scheme == "http";
+        let uri = if h2 {
+            format!("{}://{host}{path}", origin.scheme)
+        } else if proxied {
+            format!("http://{host}{path}")
+        } else {
+            path
         };
         let mut b = hyper::Request::builder()
             .method(req.method.clone())
-            .uri(path);
+            .uri(uri);
+        if h2 {
+            b = b.version(hyper::Version::HTTP_2);
+        }
         let has = |n: &str| req.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
-        if !has("host") {
+        if !has("host") && !h2 {
             b = b.header("host", host);
+        }
+        if proxied && let Some(auth) = origin.via.as_ref().and_then(|p| p.auth.as_deref()) {
+            b = b.header("proxy-authorization", auth);
         }
         if !has("user-agent") {
             b = b.header("user-agent", concat!("tcpwise/", env!("CARGO_PKG_VERSION")));
@@ -906,7 +1608,18 @@ impl Client {
             b = b.header("accept", "*/*");
         }
         for (k, v) in &req.headers {
-            b = b.header(k.as_str(), v.as_str());
+            // An empty value removes the header, as curl's `-H 'Name:'`.
+            if !v.is_empty() {
+                b = b.header(k.as_str(), v.as_str());
+            }
+        }
+        let sends_body = !req.body.is_empty()
+            || matches!(
+                req.method,
+                hyper::Method::POST | hyper::Method::PUT | hyper::Method::PATCH
+            );
+        if sends_body && !has("content-length") {
+            b = b.header("content-length", req.body.len());
         }
         b.body(Full::new(req.body.clone()))
             .map_err(|e| HttpError::url(&req.url, format!("bad request header: {e}")))
@@ -1005,6 +1718,7 @@ impl Client {
 
     /// Idle connections held for `url`'s origin.
     pub fn idle_count(&self, url: &Url) -> usize {
-        Self::origin(url).map_or(0, |o| self.inner.pool.lock().expect("lock").idle_count(&o))
+        Self::origin(&Request::get(url.clone()))
+            .map_or(0, |o| self.inner.pool.lock().expect("lock").idle_count(&o))
     }
 }

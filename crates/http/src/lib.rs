@@ -1,4 +1,4 @@
-//! # tcpwise-http: HTTP/1.1 client with a warm-connection pool, and an origin server
+//! # tcpwise-http: HTTP/1.1 and HTTP/2 client with a warm-connection pool, and an origin server
 //!
 //! The client puts [`tcpwise_pool::IdlePool`] in front of hyper's
 //! connection-level HTTP/1.1 API, so which idle connection a request reuses
@@ -26,7 +26,7 @@ pub mod server;
 pub mod tls;
 
 pub use client::{
-    Client, ClientConfig, ConnReport, FetchError, Header, HttpError, Redirects, Request, Response,
-    Timings,
+    Client, ClientConfig, ConnReport, Family, FetchError, Head, HeadAction, Header, HttpError,
+    Proxy, Redirects, Request, Resolve, Response, Timings, Version,
 };
 pub use server::{Limits, ServeOptions, serve, serve_threads};

@@ -652,6 +652,16 @@ pub fn default_sigpipe() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
 }
 
+/// Ignores SIGPIPE, so a peer that closes its socket while we write
+/// costs that connection an EPIPE, not the whole process its life:
+/// what every server and client that writes to sockets needs (nginx and
+/// curl do the same; curl then exits 23 when standard output closes).
+/// Children started with `std::process::Command` get the default back.
+pub fn ignore_sigpipe() {
+    // SAFETY: installs SIG_IGN; no handler code runs.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+}
+
 /// Ticks (1/100 s of one CPU) the hypervisor has stolen from this machine
 /// since boot: the `steal` column of `/proc/stat`. Compare two readings to
 /// see whether a measurement was starved.

@@ -236,3 +236,36 @@ pub fn sha_of_pattern(n: usize) -> String {
     std::fs::write(&p, v).unwrap();
     sha256_of(&p)
 }
+
+/// A child stopped with SIGTERM on drop (nginx's master then stops its
+/// workers; tcpwise serve finishes what it has in flight).
+pub struct Proc(pub Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        let _ = self.0.wait();
+    }
+}
+
+/// nginx running `conf` (a whole nginx.conf, written into `dir`), once
+/// `port` answers.
+pub fn nginx_with(dir: &std::path::Path, conf: &str, port: u16) -> Proc {
+    let d = dir.display().to_string();
+    std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+    let p = Proc(
+        Command::new("nginx")
+            .args(["-c", &format!("{d}/nginx.conf"), "-p", &d])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    p
+}

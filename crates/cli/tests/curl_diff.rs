@@ -1,0 +1,619 @@
+//! `tcpwise get` against curl, differentially: the same flags through
+//! `curl` and through `tcpwise get`, against the same origin, and the
+//! standard output, the files written and the exit code compared. The
+//! origins are `tcpwise serve` (its endpoints, and `--root` over HTTP and
+//! HTTPS), nginx (HTTP and HTTPS, gzip on), and a Python origin that
+//! echoes requests and misbehaves (HTTP/1.0 with odd header case,
+//! redirect loops and chains, truncated bodies, garbage, 401/418/503,
+//! bad gzip). Rows where we differ on purpose say why and are printed, not
+//! compared.
+
+mod common;
+use common::*;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// One row: the flags (`{B}` is the origin's base URL), standard input,
+/// files present before the run, and why we differ, if we do.
+struct Case {
+    args: Vec<String>,
+    stdin: Option<&'static [u8]>,
+    seed: Vec<(&'static str, &'static [u8])>,
+    differs: Option<&'static str>,
+}
+
+fn case(args: &[&str]) -> Case {
+    Case {
+        args: args.iter().map(|s| s.to_string()).collect(),
+        stdin: None,
+        seed: Vec::new(),
+        differs: None,
+    }
+}
+
+/// What one run left: exit code, standard output, files in its directory.
+#[derive(Debug, PartialEq)]
+struct Run {
+    code: i32,
+    stdout: String,
+    files: Vec<(String, String)>,
+    /// Not compared (messages differ on purpose); shown on a mismatch.
+    stderr: Stderr,
+}
+
+/// Standard error, equal to any other: only shown.
+#[derive(Debug)]
+struct Stderr(String);
+
+impl PartialEq for Stderr {
+    fn eq(&self, _: &Stderr) -> bool {
+        true
+    }
+}
+
+/// Masks what legitimately differs between two runs a moment apart: the
+/// Date header and curl's random multipart boundary.
+fn mask(b: &[u8]) -> String {
+    let s = String::from_utf8_lossy(b);
+    let mut out = String::new();
+    for line in s.split_inclusive('\n') {
+        if line.to_ascii_lowercase().starts_with("date: ") {
+            out.push_str("Date: *");
+            out.push_str(if line.ends_with("\r\n") { "\r\n" } else { "\n" });
+        } else {
+            out.push_str(line);
+        }
+    }
+    let mut masked = String::new();
+    let mut rest = out.as_str();
+    let dashes = "------------------------";
+    while let Some(i) = rest.find(dashes) {
+        masked.push_str(&rest[..i + dashes.len()]);
+        let after = &rest[i + dashes.len()..];
+        let extra = after.len() - after.trim_start_matches('-').len();
+        let after = &after[extra..];
+        masked.push_str(&"-".repeat(extra));
+        let hex = after
+            .chars()
+            .take(16)
+            .take_while(|c| c.is_ascii_hexdigit())
+            .count();
+        if hex == 16 {
+            masked.push_str("BOUNDARY");
+            rest = &after[16..];
+        } else {
+            rest = after;
+        }
+    }
+    masked.push_str(rest);
+    masked
+}
+
+/// A run short enough to read in a failure message.
+fn brief(r: &Run) -> String {
+    let cut = |s: &str| {
+        if s.len() > 300 {
+            format!(
+                "{:?}... ({} bytes)",
+                &s[..s.floor_char_boundary(300)],
+                s.len()
+            )
+        } else {
+            format!("{s:?}")
+        }
+    };
+    let files: Vec<String> = r
+        .files
+        .iter()
+        .map(|(n, c)| format!("{n}: {}", cut(c)))
+        .collect();
+    format!(
+        "exit {} stdout {} files [{}] stderr {}",
+        r.code,
+        cut(&r.stdout),
+        files.join(", "),
+        cut(&r.stderr.0)
+    )
+}
+
+fn run(tool: &[&str], c: &Case, dir: &Path) -> Run {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    for (name, data) in &c.seed {
+        std::fs::write(dir.join(name), data).unwrap();
+    }
+    let mut child = Command::new(tool[0])
+        .args(&tool[1..])
+        .args(&c.args)
+        .current_dir(dir)
+        .env_remove("http_proxy")
+        .env_remove("https_proxy")
+        .env_remove("HTTPS_PROXY")
+        .env_remove("all_proxy")
+        .env_remove("ALL_PROXY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    if let Some(d) = c.stdin {
+        stdin.write_all(d).unwrap();
+    }
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    let mut files = Vec::new();
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    for p in names {
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        files.push((name, mask(&std::fs::read(&p).unwrap_or_default())));
+    }
+    Run {
+        code: o.status.code().unwrap_or(-1),
+        stdout: mask(&o.stdout),
+        files,
+        stderr: Stderr(String::from_utf8_lossy(&o.stderr).trim().to_string()),
+    }
+}
+
+fn www(root: &Path) {
+    std::fs::create_dir_all(root.join("dir")).unwrap();
+    std::fs::write(root.join("hello.txt"), "hello world\n").unwrap();
+    std::fs::write(root.join("dir/file.bin"), blob(3000, 7)).unwrap();
+    let text: String = (0..4000).map(|i| format!("line {i} of a text\n")).collect();
+    std::fs::write(root.join("big.txt"), text).unwrap();
+}
+
+fn nginx(dir: &Path, port: u16, tls_port: u16, one_port: u16) -> Proc {
+    let d = dir.display();
+    let conf = format!(
+        "daemon off; worker_processes 1; pid {d}/nginx.pid; error_log {d}/error.log;\n\
+         events {{}}\n\
+         http {{ access_log off; client_body_temp_path {d}; keepalive_timeout 1s;\n\
+           types {{ text/plain txt; application/octet-stream bin; }}\n\
+           gzip on; gzip_types text/plain; gzip_min_length 100;\n\
+           server {{ listen 127.0.0.1:{port}; listen 127.0.0.1:{tls_port} ssl;\n\
+             ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem;\n\
+             root {d}/www; }}\n\
+           server {{ listen 127.0.0.1:{one_port} ssl; ssl_certificate {d}/one.pem;\n\
+             ssl_certificate_key {d}/one.key; root {d}/www; }} }}\n"
+    );
+    nginx_with(dir, &conf, one_port)
+}
+
+fn serve(args: &[&str]) -> (Proc, String) {
+    let mut all = vec!["serve", "--bind", "127.0.0.1:0"];
+    all.extend_from_slice(args);
+    let (child, line) = spawn_announcing(&all);
+    let base = line.rsplit(' ').next().unwrap().to_string();
+    (Proc(child), base)
+}
+
+/// The flags every file origin gets: a file origin over HTTP or HTTPS.
+fn file_cases(tls: &[&str]) -> Vec<Case> {
+    let with = |a: &[&str]| {
+        let mut v: Vec<&str> = tls.to_vec();
+        v.extend_from_slice(a);
+        case(&v)
+    };
+    let mut cases = vec![
+        with(&["{B}/hello.txt"]),
+        with(&["-i", "{B}/hello.txt"]),
+        with(&["-I", "{B}/hello.txt"]),
+        with(&["-o", "out", "{B}/hello.txt"]),
+        with(&["-O", "{B}/dir/file.bin"]),
+        with(&["-r", "0-3", "{B}/hello.txt"]),
+        with(&["-r", "6-", "-i", "{B}/hello.txt"]),
+        with(&["-f", "{B}/missing"]),
+        with(&["-f", "-o", "out", "{B}/missing"]),
+        with(&["--fail-with-body", "-o", "out", "{B}/missing"]),
+        with(&["-i", "-o", "out", "{B}/hello.txt"]),
+        with(&["-D", "hdrs", "-o", "out", "{B}/hello.txt"]),
+        with(&["-D", "-", "-o", "/dev/null", "{B}/hello.txt"]),
+        with(&["-sS", "{B}/missing"]),
+        with(&[
+            "-sL",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code} %{num_redirects} %{url_effective}\\n",
+            "{B}/dir",
+        ]),
+        with(&[
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code} %{size_download} %{content_type} %{http_version} %{redirect_url} %{num_headers}\\n",
+            "{B}/dir",
+        ]),
+        with(&["--compressed", "{B}/big.txt"]),
+        with(&[
+            "--compressed",
+            "-o",
+            "big",
+            "-w",
+            "%{size_download}\\n",
+            "{B}/big.txt",
+        ]),
+        with(&["-o", "-", "{B}/hello.txt"]),
+        with(&["--url", "{B}/hello.txt", "-o", "out"]),
+        with(&["-o", "a", "-o", "b", "{B}/hello.txt", "{B}/dir/file.bin"]),
+        with(&[
+            "-Z",
+            "-o",
+            "a",
+            "-o",
+            "b",
+            "{B}/hello.txt",
+            "{B}/dir/file.bin",
+        ]),
+        with(&["--max-filesize", "5", "{B}/hello.txt"]),
+        with(&["-H", "Range: bytes=0-1", "-i", "{B}/hello.txt"]),
+        with(&[
+            "-G",
+            "-d",
+            "x=1",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{url_effective}\\n",
+            "{B}/hello.txt",
+        ]),
+        with(&[
+            "-X",
+            "DELETE",
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}\\n",
+            "{B}/hello.txt",
+        ]),
+        with(&[
+            "-d",
+            "x=1",
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}\\n",
+            "{B}/hello.txt",
+        ]),
+        with(&[
+            "-e",
+            "http://ref/",
+            "-A",
+            "agent/1",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code} %{scheme}\\n",
+            "{B}/hello.txt",
+        ]),
+    ];
+    let mut resume = with(&["-C", "-", "-o", "part", "{B}/hello.txt"]);
+    resume.seed = vec![("part", b"hello")];
+    cases.push(resume);
+    let mut resume_stdout = with(&["-C", "4", "{B}/hello.txt"]);
+    resume_stdout.seed = vec![("keep", b"untouched")];
+    cases.push(resume_stdout);
+    cases
+}
+
+fn odd_cases() -> Vec<Case> {
+    let mut cases = vec![
+        case(&["{B}/echo-req"]),
+        case(&["-d", "a=1", "-d", "b=2", "{B}/echo-req"]),
+        case(&["-d", "@data.txt", "{B}/echo-req"]),
+        case(&["--data-binary", "@data.txt", "{B}/echo-req"]),
+        case(&["--data-raw", "@data.txt", "{B}/echo-req"]),
+        case(&[
+            "--data-urlencode",
+            "n=a b&c/é",
+            "--data-urlencode",
+            "=x y",
+            "-d",
+            "z=1",
+            "{B}/echo-req",
+        ]),
+        case(&["--data-urlencode", "f@data.txt", "{B}/echo-req"]),
+        case(&[
+            "-G",
+            "-d",
+            "a=1",
+            "--data-urlencode",
+            "b=c d",
+            "{B}/echo-req?q=0",
+        ]),
+        case(&["-F", "k=v", "-F", "up=@data.txt", "{B}/echo-req"]),
+        case(&["-F", "t=<data.txt;type=text/x", "{B}/echo-req"]),
+        case(&["-T", "data.txt", "{B}/echo-req"]),
+        case(&["-T", "data.txt", "{B}/"]),
+        case(&["-u", "user:pass", "{B}/auth"]),
+        case(&["{B}/auth"]),
+        case(&["-f", "{B}/auth"]),
+        case(&["-X", "PATCH", "-d", "z", "{B}/echo-req"]),
+        case(&["-H", "X-One: 1", "-H", "X-Two: two words", "{B}/echo-req"]),
+        case(&[
+            "-A",
+            "agent/1",
+            "-e",
+            "http://ref/",
+            "-r",
+            "0-5",
+            "--compressed",
+            "{B}/echo-req",
+        ]),
+        case(&[
+            "-H",
+            "Content-Type: application/json",
+            "-d",
+            "{}",
+            "{B}/echo-req",
+        ]),
+        case(&["-i", "{B}/http10"]),
+        case(&["-I", "{B}/http10"]),
+        case(&["-L", "{B}/loop"]),
+        case(&["-L", "--max-redirs", "2", "{B}/chain/5"]),
+        case(&["-L", "{B}/chain/3"]),
+        case(&["-i", "-L", "{B}/chain/2"]),
+        case(&["{B}/chain/1"]),
+        case(&["-L", "-d", "a=1", "{B}/see-other"]),
+        case(&["-L", "-d", "a=1", "{B}/found"]),
+        case(&["-L", "-d", "a=1", "{B}/temporary"]),
+        case(&["{B}/truncated"]),
+        case(&["-o", "out", "{B}/truncated"]),
+        case(&["{B}/truncated-chunked"]),
+        case(&["{B}/chunked"]),
+        case(&["{B}/close-delimited"]),
+        case(&["-f", "{B}/busy"]),
+        case(&["{B}/teapot"]),
+        case(&["--fail-with-body", "{B}/teapot"]),
+        case(&["--compressed", "{B}/gzip"]),
+        case(&["-o", "raw.gz", "{B}/gzip"]),
+        case(&["--compressed", "{B}/gzip-bad"]),
+        case(&["-i", "{B}/no-content"]),
+        case(&["-o", "out", "{B}/empty"]),
+        case(&["-s", "--retry", "1", "-w", "%{http_code}\\n", "{B}/busy"]),
+        case(&["-4", "http://localhost:{P}/echo-req"]),
+        case(&["-6", "http://localhost:{P}/echo-req"]),
+        case(&[
+            "--resolve",
+            "odd.test:{P}:127.0.0.1",
+            "http://odd.test:{P}/echo-req",
+        ]),
+        case(&[
+            "-L",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code} %{response_code} %{num_connects} %{num_redirects} %{size_download} %{scheme} %{method} %{content_type} %{exitcode}\\n",
+            "{B}/chain/2",
+        ]),
+        case(&[
+            "-w",
+            "%{stderr}x%{stdout}y %% %header{content-type}\\n",
+            "{B}/teapot",
+        ]),
+        case(&["-w", "%{nope}|\\t|\\x\\n", "-o", "/dev/null", "{B}/teapot"]),
+        case(&["http://127.0.0.1:{DEAD}/"]),
+        case(&[
+            "-w",
+            "%{http_code} %{exitcode}\\n",
+            "http://127.0.0.1:{DEAD}/",
+        ]),
+        case(&["-o", "out", "http://127.0.0.1:{DEAD}/"]),
+    ];
+    let mut stdin = case(&["-d", "@-", "{B}/echo-req"]);
+    stdin.stdin = Some(b"from=stdin\nline=2\n");
+    cases.push(stdin);
+    let mut stdin_bin = case(&["--data-binary", "@-", "{B}/echo-req"]);
+    stdin_bin.stdin = Some(b"raw\r\nbytes\n");
+    cases.push(stdin_bin);
+    let mut creds = case(&["http://user:pass@127.0.0.1:{P}/auth"]);
+    creds.differs = None;
+    cases.push(creds);
+    let mut garbage = case(&["{B}/garbage"]);
+    garbage.differs = Some(
+        "curl 7.88 exits 1 (HTTP/0.9 not allowed); we exit 8, curl's own code for a weird server reply",
+    );
+    cases.push(garbage);
+    for c in &mut cases {
+        if c.seed.is_empty() {
+            c.seed = vec![("data.txt", b"x=1\r\ny=2\n")];
+        }
+    }
+    cases
+}
+
+fn serve_cases() -> Vec<Case> {
+    vec![
+        case(&["{B}/bytes/100"]),
+        case(&["-i", "{B}/bytes/10"]),
+        case(&["-I", "{B}/bytes/1000"]),
+        case(&["-d", "hello", "{B}/echo"]),
+        case(&["--data-binary", "@data.bin", "-o", "back", "{B}/echo"]),
+        case(&["-i", "{B}/delay/10/bytes/5"]),
+        case(&[
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code} %{size_download}\\n",
+            "{B}/bytes/70000",
+        ]),
+        case(&["-f", "{B}/nowhere"]),
+        case(&["-X", "PUT", "-i", "{B}/health"]),
+        case(&["--compressed", "-o", "c", "{B}/bytes/20000"]),
+    ]
+    .into_iter()
+    .map(|mut c| {
+        c.seed = vec![("data.bin", b"\x00\x01binary\r\n\xff")];
+        c
+    })
+    .collect()
+}
+
+#[test]
+fn get_matches_curl_flag_for_flag() {
+    if !tool_ok("get_matches_curl", "curl")
+        || !tool_ok("get_matches_curl", "nginx")
+        || !tool_ok("get_matches_curl", "openssl")
+        || !tool_ok("get_matches_curl", "python3")
+    {
+        return;
+    }
+    let t = TempDir::new("curl-diff");
+    let root = t.0.join("www");
+    www(&root);
+    let ng = t.0.join("nginx");
+    std::fs::create_dir_all(&ng).unwrap();
+    www(&ng.join("www"));
+    // A CA and a server certificate it signed (rustls, like browsers,
+    // refuses a CA certificate as the server's own; see the row below).
+    let ok = Command::new("sh")
+        .arg("-c")
+        .arg(
+            "set -e; exec 2>/dev/null; \
+             openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=tcpwise-test-ca -keyout ca.key -out ca.pem; \
+             openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout key.pem -out leaf.csr; \
+             printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n' > ext; \
+             openssl x509 -req -in leaf.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile ext -out cert.pem; \
+             openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+               -addext subjectAltName=IP:127.0.0.1 -keyout one.key -out one.pem",
+        )
+        .current_dir(&ng)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(ok.success(), "openssl req");
+    let (np, ntp, nop) = (free_port(), free_port(), free_port());
+    let _nginx = nginx(&ng, np, ntp, nop);
+    let root_s = root.display().to_string();
+    let (_s1, files_http) = serve(&["--root", &root_s, "--gzip"]);
+    let ours_cert = t.0.join("ours.pem");
+    let ours_cert_s = ours_cert.display().to_string();
+    let (_s2, files_https) = serve(&[
+        "--root",
+        &root_s,
+        "--gzip",
+        "--tls",
+        "--cert-out",
+        &ours_cert_s,
+    ]);
+    let (_s3, endpoints) = serve(&["--gzip"]);
+    let mut odd = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/odd_origin.py"))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut port = String::new();
+    BufReader::new(odd.stdout.take().unwrap())
+        .read_line(&mut port)
+        .unwrap();
+    let _odd = Proc(odd);
+    let port = port.trim().to_string();
+    let dead = free_port().to_string();
+    let ng_cert = ng.join("ca.pem").display().to_string();
+    let one_liner = ng.join("one.pem").display().to_string();
+
+    let mut origins: Vec<(String, String, Vec<Case>)> = vec![
+        ("serve --root, http".into(), files_http, file_cases(&[])),
+        (
+            "serve --root --tls".into(),
+            files_https.clone(),
+            file_cases(&["--cacert", &ours_cert_s]),
+        ),
+        (
+            "nginx, http".into(),
+            format!("http://127.0.0.1:{np}"),
+            file_cases(&[]),
+        ),
+        (
+            "nginx, https".into(),
+            format!("https://127.0.0.1:{ntp}"),
+            file_cases(&["--cacert", &ng_cert]),
+        ),
+        (
+            "odd origin".into(),
+            format!("http://127.0.0.1:{port}"),
+            odd_cases(),
+        ),
+        ("serve endpoints".into(), endpoints, serve_cases()),
+    ];
+    // TLS trust: an unknown issuer is 60 for both, -k accepts it.
+    origins.push((
+        "serve --tls, trust".into(),
+        files_https,
+        vec![
+            case(&["{B}/hello.txt"]),
+            case(&["-k", "{B}/hello.txt"]),
+            case(&["-k", "-i", "{B}/hello.txt"]),
+        ],
+    ));
+
+    let mut trust = case(&["--cacert", &one_liner, "{B}/hello.txt"]);
+    trust.differs = Some(
+        "an `openssl req -x509` one-liner certificate is a CA certificate; rustls (like browsers) refuses it as a server's own certificate (exit 60), OpenSSL's curl accepts it",
+    );
+    origins.push((
+        "nginx, https, CA as its own certificate".into(),
+        format!("https://127.0.0.1:{nop}"),
+        vec![trust],
+    ));
+    let (mut same, mut differ, mut failures) = (0, 0, Vec::new());
+    for (name, base, cases) in &origins {
+        for c in cases {
+            let args: Vec<String> = c
+                .args
+                .iter()
+                .map(|a| {
+                    a.replace("{B}", base)
+                        .replace("{P}", &port)
+                        .replace("{DEAD}", &dead)
+                })
+                .collect();
+            let c = Case {
+                args,
+                stdin: c.stdin,
+                seed: c.seed.clone(),
+                differs: c.differs,
+            };
+            let theirs = run(&["curl"], &c, &t.0.join("curl"));
+            let ours = run(&[BIN, "get"], &c, &t.0.join("ours"));
+            let shown = c.args.join(" ");
+            match c.differs {
+                Some(why) => {
+                    differ += 1;
+                    println!(
+                        "differs on purpose [{name}] {shown}: {why} (curl {}, tcpwise {})",
+                        theirs.code, ours.code
+                    );
+                }
+                None => {
+                    same += 1;
+                    if theirs != ours {
+                        failures.push(format!(
+                            "[{name}] {shown}\n  curl:    {}\n  tcpwise: {}",
+                            brief(&theirs),
+                            brief(&ours)
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    println!(
+        "compared {same} flag combinations with curl byte for byte (stdout, files, exit code); {differ} differ on purpose; {} mismatched",
+        failures.len()
+    );
+    assert!(same >= 60, "only {same} combinations");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

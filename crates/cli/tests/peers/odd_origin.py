@@ -1,0 +1,111 @@
+"""An origin that answers what the curl differential tests need: the
+request echoed back (method, target, chosen headers, body) and servers
+that misbehave in the ways real ones do. Prints its port, then serves
+until killed."""
+import gzip
+import http.server
+import socketserver
+import sys
+
+SHOWN = ("authorization", "content-type", "content-length", "range", "referer",
+         "accept-encoding", "host", "if-range", "cookie")
+
+
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def raw(self, data):
+        self.wfile.write(data)
+        self.wfile.flush()
+        self.close_connection = True
+
+    def send(self, status, body, ctype="text/plain", extra=()):
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in extra:
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n else b""
+
+    def echo(self):
+        lines = [f"{self.command} {self.path}"]
+        for k in sorted(set(k.lower() for k in self.headers.keys())):
+            v = self.headers.get(k)
+            if k in SHOWN or k.startswith("x-") or (
+                k == "user-agent" and not v.startswith(("curl/", "tcpwise/"))
+            ):
+                lines.append(f"{k}: {v}")
+        self.send(200, ("\n".join(lines) + "\n\n").encode() + self.body())
+
+    def route(self):
+        p = self.path.split("?")[0]
+        if p == "/echo-req":
+            return self.echo()
+        self.body()
+        if p == "/http10":
+            return self.raw(b"HTTP/1.0 200 Fine Thanks\r\nX-MiXed-CaSe: Yes\r\nContent-Type: text/plain\r\n"
+                            b"content-length: 6\r\n\r\nhello\n")
+        if p == "/loop":
+            return self.send(302, b"", extra=[("Location", "/loop")])
+        if p.startswith("/chain/"):
+            n = int(p.rsplit("/", 1)[1])
+            if n == 0:
+                return self.send(200, b"end of chain\n")
+            return self.send(302, b"moved\n", extra=[("Location", f"/chain/{n - 1}")])
+        if p == "/see-other":
+            return self.send(303, b"", extra=[("Location", "/echo-req")])
+        if p == "/temporary":
+            return self.send(307, b"", extra=[("Location", "/echo-req")])
+        if p == "/found":
+            return self.send(302, b"", extra=[("Location", "/echo-req")])
+        if p == "/truncated":
+            return self.raw(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b")
+        if p == "/truncated-chunked":
+            return self.raw(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n10\r\nshort")
+        if p == "/chunked":
+            return self.raw(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                            b"5\r\nhello\r\n7\r\n world\n\r\n0\r\n\r\n")
+        if p == "/close-delimited":
+            return self.raw(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end\n")
+        if p == "/garbage":
+            return self.raw(b"this is not http\r\n\r\n")
+        if p == "/busy":
+            return self.send(503, b"busy\n")
+        if p == "/teapot":
+            return self.send(418, b"short and stout\n")
+        if p == "/auth":
+            if self.headers.get("Authorization") == "Basic dXNlcjpwYXNz":
+                return self.send(200, b"welcome\n")
+            return self.send(401, b"who are you\n", extra=[("WWW-Authenticate", 'Basic realm="x"')])
+        if p == "/gzip":
+            return self.send(200, gzip.compress(b"compressed text " * 64), extra=[("Content-Encoding", "gzip")])
+        if p == "/gzip-bad":
+            return self.send(200, b"this is not gzip at all", extra=[("Content-Encoding", "gzip")])
+        if p == "/no-content":
+            self.send_response(204)
+            self.end_headers()
+            return
+        if p == "/empty":
+            return self.send(200, b"")
+        return self.send(404, b"no such thing\n")
+
+    do_GET = do_POST = do_PUT = do_HEAD = do_DELETE = do_PATCH = route
+
+
+class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+s = S(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()

@@ -1,0 +1,556 @@
+//! curl's rules for turning command-line words into requests, so `tcpwise
+//! get` behaves like the curl its users know. Each rule is curl 7.88's, as
+//! its manual and source state it:
+//! - a URL without a scheme is `http://`; credentials in it become Basic
+//!   authorization (as `-u` does) and leave the URL;
+//! - `-d`/`--data-binary`/`--data-raw`/`--data-urlencode` join their parts
+//!   with `&` into a POST with a form content type unless one is given;
+//!   `-d @FILE` strips CR and LF (curl does), `--data-binary @FILE` keeps
+//!   them, `@-` reads standard input; `-G` moves the data into the query;
+//! - `-F` builds a `multipart/form-data` body with curl's boundary form;
+//!   `-T FILE` is a PUT of the file, appended to a URL ending in `/`;
+//! - `-I` is HEAD, and asking for two methods at once (`-I -d`, `-d -F`)
+//!   is refused with curl's message;
+//! - `-A`, `-e`, `-r`, `-C`, `--compressed` set their headers;
+//! - proxies come from `-x` or curl's environment variables
+//!   (`http_proxy` in lower case only, `https_proxy`/`HTTPS_PROXY`,
+//!   `all_proxy`, with `no_proxy`/`--noproxy` exceptions).
+//!
+//! What happens to the response is [`transfer`]; `-w` is [`write_out`];
+//! `--retry` is [`retry`].
+
+pub mod retry;
+pub mod transfer;
+pub mod write_out;
+
+use crate::client::Proxy;
+use crate::{Header, Request};
+use base64::Engine;
+use bytes::Bytes;
+use std::path::{Path, PathBuf};
+use url::Url;
+
+/// Why the words do not make a request (curl's exit 2 or 3).
+#[derive(Debug, thiserror::Error)]
+pub enum CurlError {
+    /// Not a URL, or not http/https.
+    #[error("'{url}' is not an http:// or https:// URL{why}")]
+    Url {
+        /// As given.
+        url: String,
+        /// The parser's complaint, if any.
+        why: String,
+    },
+    /// `-X` with something that is not a method.
+    #[error("'{0}' is not an HTTP method")]
+    Method(String),
+    /// A file named by `@FILE`, `-T` or `-F` cannot be read.
+    #[error("cannot read {path}")]
+    Data {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Two request methods asked for at once (curl refuses, exit 2).
+    #[error("you can only select one HTTP request method: you asked for both {0} and {1}")]
+    Methods(&'static str, &'static str),
+    /// A flag's value that curl would refuse.
+    #[error("{0}")]
+    Usage(String),
+    /// A proxy that is not `[http://][user:pw@]host[:port]`.
+    #[error("'{0}' is not an http:// proxy ([http://][USER:PASSWORD@]HOST[:PORT])")]
+    Proxy(String),
+}
+
+/// One `-d`-family argument, in command-line order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Data {
+    /// `-d`/`--data`: `@FILE` is read with CR and LF removed.
+    Ascii(String),
+    /// `--data-binary`: `@FILE` is read as is.
+    Binary(String),
+    /// `--data-raw`: no `@` meaning.
+    Raw(String),
+    /// `--data-urlencode`: `content`, `=content`, `name=content`,
+    /// `@file`, `name@file`, the content percent-encoded.
+    UrlEncode(String),
+}
+
+/// The request-shaping flags of `tcpwise get`.
+#[derive(Debug, Clone, Default)]
+pub struct CurlArgs {
+    /// `-X`.
+    pub method: Option<String>,
+    /// `-I`.
+    pub head: bool,
+    /// `-d` and friends, in order.
+    pub data: Vec<Data>,
+    /// `-G`: the data goes into the query of a GET.
+    pub get: bool,
+    /// `-F name=value`, `name=@file[;type=T]`, `name=<file`.
+    pub form: Vec<String>,
+    /// `-T FILE` (`-` for standard input): PUT the file.
+    pub upload: Option<PathBuf>,
+    /// `-H`, in order.
+    pub headers: Vec<Header>,
+    /// `-u USER:PASSWORD`.
+    pub user: Option<String>,
+    /// `-A`.
+    pub user_agent: Option<String>,
+    /// `-e`.
+    pub referer: Option<String>,
+    /// `-r`: `0-499`, `500-`, `-500`, `0-0,-1`.
+    pub range: Option<String>,
+    /// `-C N` or the resolved `-C -`: ask for the body from this offset.
+    pub resume_from: Option<u64>,
+    /// `--compressed`: ask for deflate, gzip, br and zstd.
+    pub compressed: bool,
+    /// `-x`: `Some("")` disables proxies; `None` reads the environment.
+    pub proxy: Option<String>,
+    /// `--noproxy LIST`.
+    pub noproxy: Option<String>,
+}
+
+/// What `--compressed` asks for, curl's order.
+pub const ACCEPT_ENCODING: &str = "deflate, gzip, br, zstd";
+
+impl CurlArgs {
+    /// Refuses combinations curl refuses, before anything is sent.
+    pub fn check(&self) -> Result<(), CurlError> {
+        let post = !self.data.is_empty() && !self.get;
+        let mut methods: Vec<&'static str> = Vec::new();
+        if self.head {
+            methods.push("HEAD (-I, --head)");
+        }
+        if post {
+            methods.push("POST (-d, --data)");
+        }
+        if !self.form.is_empty() {
+            methods.push("multipart formpost (-F, --form)");
+        }
+        if self.upload.is_some() {
+            methods.push("PUT (-T, --upload-file)");
+        }
+        if methods.len() > 1 {
+            return Err(CurlError::Methods(methods[0], methods[1]));
+        }
+        if let Some(u) = &self.user
+            && !u.contains(':')
+        {
+            return Err(CurlError::Usage(format!(
+                "-u '{u}' has no password: give -u USER:PASSWORD (there is no password prompt)"
+            )));
+        }
+        if let Some(r) = &self.range {
+            let ok = r.split(',').all(|p| {
+                let (a, b) = p.split_once('-').unwrap_or(("x", ""));
+                (a.is_empty() || a.parse::<u64>().is_ok())
+                    && (b.is_empty() || b.parse::<u64>().is_ok())
+                    && !(a.is_empty() && b.is_empty())
+            });
+            if !ok {
+                return Err(CurlError::Usage(format!(
+                    "-r '{r}' is not a byte range (0-499, 500-, -500, 0-0,-1)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The request for `url` as curl would send it. `stdin` is read when
+    /// an argument names `-` (`-d @-`, `-T -`).
+    pub fn request(
+        &self,
+        url: &str,
+        stdin: &mut dyn FnMut() -> std::io::Result<Vec<u8>>,
+    ) -> Result<Request, CurlError> {
+        self.check()?;
+        let mut parsed = parse_url(url)?;
+        let data = self.data_body(stdin)?;
+        if self.get
+            && let Some(d) = &data
+        {
+            let q = String::from_utf8_lossy(d).to_string();
+            let joined = match parsed.query() {
+                Some(old) if !old.is_empty() => format!("{old}&{q}"),
+                _ => q,
+            };
+            parsed.set_query(Some(&joined));
+        }
+        if let Some(file) = &self.upload
+            && parsed.path().ends_with('/')
+            && file.as_os_str() != "-"
+            && let Some(name) = file.file_name()
+        {
+            let joined = parsed
+                .join(
+                    &percent_encoding::utf8_percent_encode(&name.to_string_lossy(), UNRESERVED)
+                        .to_string(),
+                )
+                .map_err(|e| CurlError::Url {
+                    url: url.to_string(),
+                    why: format!(": {e}"),
+                })?;
+            parsed = joined;
+        }
+        // Credentials: -u wins over the URL's; either way not in the URL.
+        let url_user = (!parsed.username().is_empty()).then(|| {
+            let dec = |s: &str| {
+                percent_encoding::percent_decode_str(s)
+                    .decode_utf8_lossy()
+                    .to_string()
+            };
+            format!(
+                "{}:{}",
+                dec(parsed.username()),
+                dec(parsed.password().unwrap_or(""))
+            )
+        });
+        let _ = parsed.set_username("");
+        let _ = parsed.set_password(None);
+        let user = self.user.clone().or(url_user);
+
+        let mut form = None;
+        if !self.form.is_empty() {
+            form = Some(multipart(&self.form, &boundary())?);
+        }
+        let method = match &self.method {
+            Some(m) => {
+                hyper::Method::from_bytes(m.as_bytes()).map_err(|_| CurlError::Method(m.clone()))?
+            }
+            None if self.head => hyper::Method::HEAD,
+            None if self.upload.is_some() => hyper::Method::PUT,
+            None if form.is_some() || (data.is_some() && !self.get) => hyper::Method::POST,
+            None => hyper::Method::GET,
+        };
+        let mut headers: Vec<(String, String)> = Vec::new();
+        let given = |n: &str| self.headers.iter().any(|h| h.0.eq_ignore_ascii_case(n));
+        let mut add = |k: &str, v: String| {
+            if !given(k) {
+                headers.push((k.to_string(), v));
+            }
+        };
+        if let Some(u) = &user {
+            let b64 = base64::engine::general_purpose::STANDARD.encode(u.as_bytes());
+            add("Authorization", format!("Basic {b64}"));
+        }
+        if let Some(r) = &self.range {
+            add("Range", format!("bytes={r}"));
+        } else if let Some(n) = self.resume_from.filter(|&n| n > 0) {
+            add("Range", format!("bytes={n}-"));
+        }
+        if let Some(a) = &self.user_agent {
+            add("User-Agent", a.clone());
+        }
+        if let Some(e) = &self.referer {
+            add("Referer", e.clone());
+        }
+        if self.compressed {
+            add("Accept-Encoding", ACCEPT_ENCODING.into());
+        }
+        let body = match (&form, &data, &self.upload) {
+            (Some((ty, body)), _, _) => {
+                add("Content-Type", ty.clone());
+                Bytes::from(body.clone())
+            }
+            (None, Some(d), _) if !self.get => {
+                add("Content-Type", "application/x-www-form-urlencoded".into());
+                Bytes::from(d.clone())
+            }
+            (None, _, Some(f)) => Bytes::from(read_arg(f, stdin)?),
+            _ => Bytes::new(),
+        };
+        headers.extend(self.headers.iter().map(|h| (h.0.clone(), h.1.clone())));
+        let proxy = proxy_for(
+            &parsed,
+            self.proxy.as_deref(),
+            self.noproxy.as_deref(),
+            &|k| std::env::var(k).ok(),
+        )?;
+        Ok(Request {
+            method,
+            url: parsed,
+            headers,
+            body,
+            proxy,
+        })
+    }
+
+    /// The joined `-d`-family data, or `None` when there is none.
+    fn data_body(
+        &self,
+        stdin: &mut dyn FnMut() -> std::io::Result<Vec<u8>>,
+    ) -> Result<Option<Vec<u8>>, CurlError> {
+        if self.data.is_empty() {
+            return Ok(None);
+        }
+        let mut out = Vec::new();
+        for (i, d) in self.data.iter().enumerate() {
+            if i > 0 {
+                out.push(b'&');
+            }
+            match d {
+                Data::Ascii(s) => match s.strip_prefix('@') {
+                    Some(f) => {
+                        let mut v = read_arg(Path::new(f), stdin)?;
+                        v.retain(|&b| b != b'\r' && b != b'\n');
+                        out.extend(v);
+                    }
+                    None => out.extend_from_slice(s.as_bytes()),
+                },
+                Data::Binary(s) => match s.strip_prefix('@') {
+                    Some(f) => out.extend(read_arg(Path::new(f), stdin)?),
+                    None => out.extend_from_slice(s.as_bytes()),
+                },
+                Data::Raw(s) => out.extend_from_slice(s.as_bytes()),
+                Data::UrlEncode(s) => {
+                    let (name, content) = if let Some(c) = s.strip_prefix('=') {
+                        (None, c.as_bytes().to_vec())
+                    } else if let Some((n, c)) = s.split_once('=') {
+                        (Some(n), c.as_bytes().to_vec())
+                    } else if let Some((n, f)) = s.split_once('@') {
+                        ((!n.is_empty()).then_some(n), read_arg(Path::new(f), stdin)?)
+                    } else {
+                        (None, s.as_bytes().to_vec())
+                    };
+                    if let Some(n) = name {
+                        out.extend_from_slice(n.as_bytes());
+                        out.push(b'=');
+                    }
+                    out.extend_from_slice(urlencode(&content).as_bytes());
+                }
+            }
+        }
+        Ok(Some(out))
+    }
+}
+
+/// Everything but RFC 3986's unreserved characters is encoded.
+const UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// curl's form encoding for `--data-urlencode`: a space is `+`, letters,
+/// digits and `-._~` stay, everything else is `%XX`.
+pub fn urlencode(b: &[u8]) -> String {
+    b.split(|&c| c == b' ')
+        .map(|part| percent_encoding::percent_encode(part, UNRESERVED).to_string())
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+/// A URL as curl takes it: `http://` when there is no scheme.
+pub fn parse_url(url: &str) -> Result<Url, CurlError> {
+    let with_scheme = if url.contains("://") {
+        url.to_string()
+    } else {
+        format!("http://{url}")
+    };
+    let bad = |why: String| CurlError::Url {
+        url: url.to_string(),
+        why,
+    };
+    let parsed = Url::parse(&with_scheme).map_err(|e| bad(format!(": {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+        return Err(bad(String::new()));
+    }
+    Ok(parsed)
+}
+
+fn read_arg(
+    path: &Path,
+    stdin: &mut dyn FnMut() -> std::io::Result<Vec<u8>>,
+) -> Result<Vec<u8>, CurlError> {
+    let r = if path.as_os_str() == "-" {
+        stdin()
+    } else {
+        std::fs::read(path)
+    };
+    r.map_err(|source| CurlError::Data {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// A boundary in curl's form: 24 dashes and 16 random hex digits.
+fn boundary() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    format!("------------------------{:016x}", h.finish())
+}
+
+/// The content type curl gives a `-F name=@file` part: by extension for
+/// the types curl knows, `application/octet-stream` otherwise.
+fn part_type(file: &str) -> &'static str {
+    let ext = file.rsplit_once('.').map_or("", |(_, e)| e);
+    match ext.to_ascii_lowercase().as_str() {
+        "gif" => "image/gif",
+        "jpg" | "jpeg" => "image/jpeg",
+        "png" => "image/png",
+        "svg" => "image/svg+xml",
+        "txt" => "text/plain",
+        "htm" | "html" => "text/html",
+        "pdf" => "application/pdf",
+        "xml" => "application/xml",
+        _ => "application/octet-stream",
+    }
+}
+
+/// `-F` parts as a `multipart/form-data` body: (Content-Type, body).
+pub fn multipart(parts: &[String], boundary: &str) -> Result<(String, Vec<u8>), CurlError> {
+    let mut body = Vec::new();
+    for p in parts {
+        let (name, value) = p
+            .split_once('=')
+            .ok_or_else(|| CurlError::Usage(format!("-F '{p}' is not NAME=CONTENT")))?;
+        let (value, ty) = match value.split_once(";type=") {
+            Some((v, t)) => (v, Some(t)),
+            None => (value, None),
+        };
+        body.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
+        if let Some(file) = value.strip_prefix('@') {
+            let data = std::fs::read(file).map_err(|source| CurlError::Data {
+                path: file.to_string(),
+                source,
+            })?;
+            let base = Path::new(file)
+                .file_name()
+                .map_or(file.into(), |f| f.to_string_lossy());
+            body.extend_from_slice(
+                format!(
+                    "Content-Disposition: form-data; name=\"{name}\"; filename=\"{base}\"\r\nContent-Type: {}\r\n\r\n",
+                    ty.unwrap_or(part_type(file))
+                )
+                .as_bytes(),
+            );
+            body.extend(data);
+        } else {
+            let data = match value.strip_prefix('<') {
+                Some(file) => std::fs::read(file).map_err(|source| CurlError::Data {
+                    path: file.to_string(),
+                    source,
+                })?,
+                None => value.as_bytes().to_vec(),
+            };
+            body.extend_from_slice(
+                format!("Content-Disposition: form-data; name=\"{name}\"\r\n").as_bytes(),
+            );
+            if let Some(t) = ty {
+                body.extend_from_slice(format!("Content-Type: {t}\r\n").as_bytes());
+            }
+            body.extend_from_slice(b"\r\n");
+            body.extend(data);
+        }
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    Ok((format!("multipart/form-data; boundary={boundary}"), body))
+}
+
+/// A proxy URL as curl takes it: `[http://][user:pw@]host[:port]`, port
+/// 1080 by default.
+pub fn parse_proxy(s: &str) -> Result<Proxy, CurlError> {
+    let with = if s.contains("://") {
+        s.to_string()
+    } else {
+        format!("http://{s}")
+    };
+    let u = Url::parse(&with).map_err(|_| CurlError::Proxy(s.to_string()))?;
+    if u.scheme() != "http" {
+        return Err(CurlError::Proxy(s.to_string()));
+    }
+    let host = match u.host() {
+        Some(url::Host::Ipv6(a)) => a.to_string(),
+        Some(h) => h.to_string(),
+        None => return Err(CurlError::Proxy(s.to_string())),
+    };
+    let auth = (!u.username().is_empty()).then(|| {
+        let dec = |s: &str| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8_lossy()
+                .to_string()
+        };
+        let pair = format!("{}:{}", dec(u.username()), dec(u.password().unwrap_or("")));
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(pair)
+        )
+    });
+    Ok(Proxy {
+        host,
+        port: u.port().unwrap_or(1080),
+        auth,
+    })
+}
+
+/// Whether `host` is exempt by a `no_proxy` list: `*`, an exact name or
+/// address, or a domain (`example.com` and `.example.com` both cover
+/// `www.example.com`).
+pub fn no_proxy_matches(list: &str, host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    list.split(',').map(str::trim).any(|e| {
+        let e = e.trim_start_matches('.');
+        e == "*"
+            || (!e.is_empty()
+                && (host.eq_ignore_ascii_case(e)
+                    || host
+                        .to_ascii_lowercase()
+                        .ends_with(&format!(".{}", e.to_ascii_lowercase()))))
+    })
+}
+
+/// The proxy curl would use for `url`: `-x` when given (an empty one means
+/// none), else `http_proxy` (lower case only: curl ignores `HTTP_PROXY`,
+/// which a CGI request could set), `https_proxy`/`HTTPS_PROXY`, then
+/// `all_proxy`/`ALL_PROXY`; none for a host `--noproxy`/`no_proxy`/
+/// `NO_PROXY` exempts.
+pub fn proxy_for(
+    url: &Url,
+    explicit: Option<&str>,
+    noproxy: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<Proxy>, CurlError> {
+    let host = url.host_str().unwrap_or("");
+    let exempt = noproxy
+        .map(str::to_string)
+        .or_else(|| env("no_proxy"))
+        .or_else(|| env("NO_PROXY"));
+    if exempt.is_some_and(|l| no_proxy_matches(&l, host)) {
+        return Ok(None);
+    }
+    let chosen = match explicit {
+        Some(p) => Some(p.to_string()),
+        None => {
+            let by_scheme = if url.scheme() == "https" {
+                env("https_proxy").or_else(|| env("HTTPS_PROXY"))
+            } else {
+                env("http_proxy")
+            };
+            by_scheme
+                .or_else(|| env("all_proxy"))
+                .or_else(|| env("ALL_PROXY"))
+        }
+    };
+    match chosen {
+        Some(p) if !p.is_empty() => parse_proxy(&p).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// The file `-O` writes `url` to: its last path segment, or `index.html`.
+pub fn remote_name(url: &Url) -> PathBuf {
+    let name = url.path_segments().and_then(|mut s| s.next_back());
+    PathBuf::from(name.filter(|s| !s.is_empty()).unwrap_or("index.html"))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,649 @@
+//! One URL's transfer as curl performs it: redirects under curl's rules,
+//! the body to its destination, and what curl does with heads and errors.
+//!
+//! - `-o FILE` is created when the final response's head arrives, not
+//!   before: with `-f` an error status reads no body and leaves no file
+//!   (curl's), with `--fail-with-body` the body is written and the exit
+//!   is still 22; `-C` appends, and a 200 to a resume request is curl's
+//!   exit 33 (the server ignored the range), nothing written.
+//! - `-i` heads (every hop's, as curl prints them under `-L`) go where
+//!   the body goes, `-o` file included; `-D FILE` gets them too.
+//! - `--compressed` decodes the final body by its `Content-Encoding`
+//!   (deflate, gzip, br, zstd); a body that does not decode is curl's 61.
+//! - Redirects: 301, 302, 303, 307, 308 with a `Location`, at most
+//!   `--max-redirs` (curl's 50); a 303, and a 301/302 after a POST, turn
+//!   into a GET without a body.
+//! - `-v` lines go to a caller's log as each head arrives.
+//! - curl's progress meter, for a terminal, once a transfer has run for a
+//!   second ([`meter_line`]).
+
+use crate::client::{Head, HeadAction};
+use crate::{Client, HttpError, Request, Response};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// `-f` and `--fail-with-body`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Fail {
+    /// Any status is a success.
+    #[default]
+    Never,
+    /// 400 and above: exit 22, no body read or written.
+    Fail,
+    /// 400 and above: exit 22 after writing the body.
+    WithBody,
+}
+
+/// Where the final body goes.
+pub enum Output {
+    /// A writer (standard output, or a buffer for parallel transfers).
+    Writer(Box<dyn Write + Send>),
+    /// A file, created (or appended to, with `-C`) at the final head.
+    File(PathBuf),
+    /// Nowhere (`--json`).
+    Null,
+}
+
+/// Where `-v` lines go.
+pub type Log = Box<dyn FnMut(&str) + Send>;
+
+/// A transfer's settings.
+#[derive(Default)]
+pub struct Options {
+    /// Follow redirects (`-L`).
+    pub follow: bool,
+    /// `--max-redirs` (curl's default 50).
+    pub max_redirs: usize,
+    /// `-f`, `--fail-with-body`.
+    pub fail: Fail,
+    /// `-i`/`-I`: heads go with the body.
+    pub include: bool,
+    /// `-D FILE`: heads go here too (`-` for standard output).
+    pub dump_header: Option<PathBuf>,
+    /// `--compressed`: decode the body.
+    pub compressed: bool,
+    /// The offset `-C` asked from.
+    pub resume_from: Option<u64>,
+    /// `-v`: each line with curl's marker (`*`, `>`, `<`).
+    pub verbose: Option<Log>,
+    /// curl's progress meter on standard error.
+    pub progress: bool,
+}
+
+/// Why a transfer failed, beside the client's errors.
+#[derive(Debug, thiserror::Error)]
+pub enum TransferError {
+    /// The client's error.
+    #[error(transparent)]
+    Http(#[from] HttpError),
+    /// `-f`/`--fail-with-body` and a status of 400 or more (curl's 22).
+    #[error("the requested URL returned error: {0}")]
+    Status(u16),
+    /// `-C` and a server that ignored the range (curl's 33).
+    #[error("the server does not support byte ranges: cannot resume")]
+    NoResume,
+    /// `--compressed` and a body that does not decode (curl's 61).
+    #[error("cannot decode the {encoding} body")]
+    Decode {
+        /// The `Content-Encoding`.
+        encoding: String,
+        /// The decoder's error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl TransferError {
+    /// curl's exit code for it.
+    pub fn curl_code(&self) -> Option<i32> {
+        match self {
+            TransferError::Http(_) => None,
+            TransferError::Status(_) => Some(22),
+            TransferError::NoResume => Some(33),
+            TransferError::Decode { .. } => Some(61),
+        }
+    }
+}
+
+/// The final body's decoder (`--compressed`), decoding into a buffer that
+/// is drained into the output after every write.
+enum Decoder {
+    Identity,
+    Gzip(Box<flate2::write::MultiGzDecoder<Vec<u8>>>),
+    Deflate(Box<flate2::write::ZlibDecoder<Vec<u8>>>),
+    Brotli(Box<brotli_decompressor::DecompressorWriter<Vec<u8>>>),
+    Zstd(Box<zstd::stream::write::Decoder<'static, Vec<u8>>>),
+}
+
+impl Decoder {
+    fn for_encoding(enc: Option<&str>) -> std::io::Result<Decoder> {
+        Ok(
+            match enc.map(|e| e.trim().to_ascii_lowercase()).as_deref() {
+                Some("gzip" | "x-gzip") => {
+                    Decoder::Gzip(Box::new(flate2::write::MultiGzDecoder::new(Vec::new())))
+                }
+                Some("deflate") => {
+                    Decoder::Deflate(Box::new(flate2::write::ZlibDecoder::new(Vec::new())))
+                }
+                Some("br") => Decoder::Brotli(Box::new(
+                    brotli_decompressor::DecompressorWriter::new(Vec::new(), 4096),
+                )),
+                Some("zstd") => {
+                    Decoder::Zstd(Box::new(zstd::stream::write::Decoder::new(Vec::new())?))
+                }
+                _ => Decoder::Identity,
+            },
+        )
+    }
+
+    /// Feeds `d` and returns what decoded so far.
+    fn feed(&mut self, d: &[u8]) -> std::io::Result<Vec<u8>> {
+        let out = match self {
+            Decoder::Identity => return Ok(d.to_vec()),
+            Decoder::Gzip(g) => {
+                g.write_all(d)?;
+                g.get_mut()
+            }
+            Decoder::Deflate(z) => {
+                z.write_all(d)?;
+                z.get_mut()
+            }
+            Decoder::Brotli(b) => {
+                b.write_all(d)?;
+                b.get_mut()
+            }
+            Decoder::Zstd(z) => {
+                z.write_all(d)?;
+                z.get_mut()
+            }
+        };
+        Ok(std::mem::take(out))
+    }
+
+    /// Ends the stream: what is left.
+    fn finish(self) -> std::io::Result<Vec<u8>> {
+        match self {
+            Decoder::Identity => Ok(Vec::new()),
+            Decoder::Gzip(g) => g.finish(),
+            Decoder::Deflate(z) => z.finish(),
+            Decoder::Brotli(b) => b
+                .into_inner()
+                .map_err(|_| std::io::Error::other("truncated brotli stream")),
+            Decoder::Zstd(mut z) => {
+                z.flush()?;
+                Ok(z.into_inner())
+            }
+        }
+    }
+}
+
+/// The destination, opened when the final head arrives.
+struct Dest {
+    output: Output,
+    file: Option<std::fs::File>,
+    append: bool,
+}
+
+impl Dest {
+    fn write(&mut self, d: &[u8]) -> std::io::Result<()> {
+        if d.is_empty() {
+            return Ok(());
+        }
+        self.put(d)
+    }
+    fn put(&mut self, d: &[u8]) -> std::io::Result<()> {
+        match &mut self.output {
+            Output::Writer(w) => w.write_all(d),
+            Output::Null => Ok(()),
+            Output::File(path) => {
+                if self.file.is_none() {
+                    self.file = Some(
+                        std::fs::OpenOptions::new()
+                            .write(true)
+                            .create(true)
+                            .append(self.append)
+                            .truncate(!self.append)
+                            .open(&*path)?,
+                    );
+                }
+                self.file.as_mut().expect("opened").write_all(d)
+            }
+        }
+    }
+    fn open(&mut self) -> std::io::Result<()> {
+        self.put(&[])
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.output {
+            Output::Writer(w) => w.flush(),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// What [`transfer`] did: every response (redirects first) and, if it
+/// failed, why.
+pub struct Transferred {
+    /// The responses.
+    pub chain: Vec<Response>,
+    /// The failure.
+    pub error: Option<TransferError>,
+}
+
+fn redirect(status: u16) -> bool {
+    matches!(status, 301 | 302 | 303 | 307 | 308)
+}
+
+/// curl's `-v` lines for a head: the connection, the request, the response.
+pub fn verbose_lines(h: &Head) -> String {
+    let mut out = String::new();
+    let peer = h.conn.peer.map_or("-".to_string(), |p| p.to_string());
+    if h.conn.reused {
+        out.push_str(&format!(
+            "* Re-using existing connection #{} to {peer} ({})\n",
+            h.conn.id,
+            h.conn.reason.as_deref().unwrap_or("")
+        ));
+    } else {
+        out.push_str(&format!(
+            "* Connected to {} ({peer}) (#{}, new connection)\n",
+            h.url.host_str().unwrap_or(""),
+            h.conn.id
+        ));
+    }
+    for line in h.request_head.split("\r\n").take_while(|l| !l.is_empty()) {
+        out.push_str(&format!("> {line}\n"));
+    }
+    out.push_str(">\n");
+    for line in h.text().split("\r\n").take_while(|l| !l.is_empty()) {
+        out.push_str(&format!("< {line}\n"));
+    }
+    out.push_str("<\n");
+    out
+}
+
+/// Runs one URL's transfer: `req` and its redirects, the final body to
+/// `output`.
+pub async fn transfer(
+    client: &Client,
+    req: Request,
+    output: Output,
+    opts: &mut Options,
+) -> Transferred {
+    let dest = Dest {
+        output,
+        file: None,
+        append: opts.resume_from.is_some_and(|n| n > 0),
+    };
+    let mut dump = None;
+    if let Some(p) = &opts.dump_header
+        && p.as_os_str() != "-"
+    {
+        match std::fs::File::create(p) {
+            Ok(f) => dump = Some(f),
+            Err(e) => {
+                return Transferred {
+                    chain: Vec::new(),
+                    error: Some(HttpError::Sink(e).into()),
+                };
+            }
+        }
+    }
+    let mut req = req;
+    let mut chain: Vec<Response> = Vec::new();
+    let start = Instant::now();
+    let state = std::sync::Mutex::new(Sinks {
+        dest,
+        dump,
+        meter: Meter::new(opts.progress, start),
+        hop: Hop::default(),
+    });
+    let error = loop {
+        state.lock().expect("lock").hop = Hop::default();
+        let follow = opts.follow;
+        let fail = opts.fail;
+        let include = opts.include;
+        let compressed = opts.compressed;
+        let to_stdout = opts.dump_header.is_some();
+        let resume = opts.resume_from.is_some_and(|n| n > 0);
+        let verbose = &mut opts.verbose;
+        let r = client
+            .request_streaming(
+                &req,
+                |h: &Head| {
+                    if let Some(v) = verbose.as_mut() {
+                        v(&verbose_lines(h));
+                    }
+                    let mut st = state.lock().expect("lock");
+                    let st = &mut *st;
+                    let is_final =
+                        !(follow && redirect(h.status) && h.header("location").is_some());
+                    st.hop.is_final = is_final;
+                    let text = h.text();
+                    if let Some(f) = st.dump.as_mut() {
+                        f.write_all(text.as_bytes())?;
+                    } else if to_stdout {
+                        std::io::stdout().write_all(text.as_bytes())?;
+                    }
+                    if !is_final {
+                        if include {
+                            st.dest.write(text.as_bytes())?;
+                        }
+                        return Ok(HeadAction::Read);
+                    }
+                    if h.status >= 400 && fail != Fail::Never {
+                        st.hop.failed_status = Some(h.status);
+                        if fail == Fail::Fail {
+                            return Ok(HeadAction::Discard);
+                        }
+                    }
+                    if resume && h.status == 200 {
+                        st.hop.no_resume = true;
+                        return Ok(HeadAction::Discard);
+                    }
+                    if include {
+                        st.dest.write(text.as_bytes())?;
+                    }
+                    st.dest.open()?;
+                    st.meter.total = h
+                        .header("content-length")
+                        .and_then(|v| v.trim().parse().ok());
+                    if compressed && let Some(e) = h.header("content-encoding") {
+                        st.hop.encoding = e.to_string();
+                        st.hop.decoder = Decoder::for_encoding(Some(e))?;
+                    }
+                    Ok(HeadAction::Read)
+                },
+                |d| {
+                    let mut st = state.lock().expect("lock");
+                    let st = &mut *st;
+                    if !st.hop.is_final {
+                        return Ok(());
+                    }
+                    st.meter.add(d.len() as u64);
+                    if st.hop.decode_error.is_some() {
+                        return Ok(());
+                    }
+                    match st.hop.decoder.feed(d) {
+                        Ok(out) => st.dest.write(&out),
+                        Err(e) => {
+                            st.hop.decode_error = Some(e);
+                            Ok(())
+                        }
+                    }
+                },
+            )
+            .await;
+        let mut st = state.lock().expect("lock");
+        let st = &mut *st;
+        let hop = std::mem::take(&mut st.hop);
+        let dest = &mut st.dest;
+        let (is_final, no_resume, failed_status) = (hop.is_final, hop.no_resume, hop.failed_status);
+        let (decoder, mut decode_error, encoding) = (hop.decoder, hop.decode_error, hop.encoding);
+        let resp = match r {
+            Ok(r) => r,
+            Err(e) => break Some(TransferError::Http(e)),
+        };
+        let status = resp.status;
+        let location = resp.header("location").map(str::to_string);
+        chain.push(resp);
+        if no_resume {
+            break Some(TransferError::NoResume);
+        }
+        if is_final {
+            if decode_error.is_none() {
+                match decoder.finish() {
+                    Ok(rest) => {
+                        if let Err(e) = dest.write(&rest) {
+                            break Some(HttpError::Sink(e).into());
+                        }
+                    }
+                    Err(e) => decode_error = Some(e),
+                }
+            }
+            if let Some(source) = decode_error {
+                break Some(TransferError::Decode { encoding, source });
+            }
+            if let Err(e) = dest.flush() {
+                break Some(HttpError::Sink(e).into());
+            }
+            break failed_status.map(TransferError::Status);
+        }
+        let loc = location.unwrap_or_default();
+        let next = match req.url.join(&loc) {
+            Ok(u) => u,
+            Err(e) => {
+                break Some(
+                    HttpError::Url {
+                        url: loc,
+                        why: e.to_string(),
+                    }
+                    .into(),
+                );
+            }
+        };
+        if chain.len() > opts.max_redirs {
+            break Some(
+                HttpError::TooManyRedirects {
+                    max: opts.max_redirs,
+                    url: next.to_string(),
+                }
+                .into(),
+            );
+        }
+        if status == 303 || (matches!(status, 301 | 302) && req.method == hyper::Method::POST) {
+            req.method = hyper::Method::GET;
+            req.body = bytes::Bytes::new();
+            req.headers
+                .retain(|(k, _)| !k.eq_ignore_ascii_case("content-type"));
+        }
+        // Credentials stay with the host they were given for (curl's rule).
+        if next.host_str() != req.url.host_str() || next.port() != req.url.port() {
+            req.headers
+                .retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
+        }
+        req.url = next;
+    };
+    state.lock().expect("lock").meter.done();
+    Transferred { chain, error }
+}
+
+/// What one hop's callbacks share.
+struct Sinks {
+    dest: Dest,
+    dump: Option<std::fs::File>,
+    meter: Meter,
+    hop: Hop,
+}
+
+/// What one hop learned from its head and body.
+struct Hop {
+    is_final: bool,
+    decoder: Decoder,
+    failed_status: Option<u16>,
+    no_resume: bool,
+    decode_error: Option<std::io::Error>,
+    encoding: String,
+}
+
+impl Default for Hop {
+    fn default() -> Hop {
+        Hop {
+            is_final: true,
+            decoder: Decoder::Identity,
+            failed_status: None,
+            no_resume: false,
+            decode_error: None,
+            encoding: String::new(),
+        }
+    }
+}
+
+/// curl's progress meter: a header, then one line a second, shown only
+/// once a transfer has run for a second.
+struct Meter {
+    on: bool,
+    start: Instant,
+    last: Instant,
+    last_bytes: u64,
+    got: u64,
+    total: Option<u64>,
+    shown: bool,
+}
+
+impl Meter {
+    fn new(on: bool, start: Instant) -> Meter {
+        Meter {
+            on,
+            start,
+            last: start,
+            last_bytes: 0,
+            got: 0,
+            total: None,
+            shown: false,
+        }
+    }
+
+    fn add(&mut self, n: u64) {
+        self.got += n;
+        if !self.on || self.last.elapsed() < Duration::from_secs(1) {
+            return;
+        }
+        let now_rate = (self.got - self.last_bytes) as f64 / self.last.elapsed().as_secs_f64();
+        self.print(now_rate);
+        self.last = Instant::now();
+        self.last_bytes = self.got;
+    }
+
+    fn print(&mut self, now_rate: f64) {
+        let mut err = std::io::stderr().lock();
+        if !self.shown {
+            let _ = write!(err, "{METER_HEADER}");
+            self.shown = true;
+        }
+        let line = meter_line(
+            self.total,
+            self.got,
+            self.start.elapsed().as_secs_f64(),
+            now_rate,
+        );
+        let _ = write!(err, "\r{line}");
+    }
+
+    fn done(&mut self) {
+        if self.shown {
+            let rate = self.got as f64 / self.start.elapsed().as_secs_f64().max(1e-9);
+            self.print(rate);
+            let _ = writeln!(std::io::stderr());
+        }
+    }
+}
+
+/// The two header lines of curl's meter.
+pub const METER_HEADER: &str = "  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\n                                 Dload  Upload   Total   Spent    Left  Speed\n";
+
+/// A size in at most five characters, as curl's meter writes it.
+pub fn max5(bytes: u64) -> String {
+    const K: u64 = 1024;
+    const M: u64 = 1024 * 1024;
+    const G: u64 = 1024 * M;
+    if bytes < 100_000 {
+        format!("{bytes:5}")
+    } else if bytes < 10_000 * K {
+        format!("{:4}k", bytes / K)
+    } else if bytes < 100 * M {
+        format!("{:2}.{}M", bytes / M, (bytes % M) / (M / 10))
+    } else if bytes < 10_000 * M {
+        format!("{:4}M", bytes / M)
+    } else if bytes < 100 * G {
+        format!("{:2}.{}G", bytes / G, (bytes % G) / (G / 10))
+    } else {
+        format!("{:4}G", bytes / G)
+    }
+}
+
+fn hms(secs: Option<f64>) -> String {
+    match secs {
+        Some(s) if s.is_finite() && s >= 0.0 => {
+            let s = s as u64;
+            format!("{:2}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
+        }
+        _ => "--:--:--".into(),
+    }
+}
+
+/// One line of curl's meter for a download.
+pub fn meter_line(total: Option<u64>, got: u64, elapsed: f64, now_rate: f64) -> String {
+    let pct = |n: u64| match total {
+        Some(t) if t > 0 => format!("{:3}", (n * 100 / t).min(100)),
+        _ => "  0".into(),
+    };
+    let avg = if elapsed > 0.0 {
+        got as f64 / elapsed
+    } else {
+        0.0
+    };
+    let total_time = total.filter(|_| avg > 0.0).map(|t| t as f64 / avg);
+    let left = total_time.map(|t| t - elapsed);
+    format!(
+        "{} {}  {} {}    0     0  {}      0 {} {} {} {}",
+        pct(got),
+        max5(total.unwrap_or(got)),
+        pct(got),
+        max5(got),
+        max5(avg as u64),
+        hms(total_time),
+        hms(Some(elapsed)),
+        hms(left),
+        max5(now_rate as u64)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meter_sizes_and_lines_as_curl_writes_them() {
+        assert_eq!(max5(99_999), "99999");
+        assert_eq!(max5(100_000), "  97k");
+        assert_eq!(max5(50 * 1024 * 1024 + 512 * 1024), "50.5M");
+        assert_eq!(max5(500 * 1024 * 1024), " 500M");
+        assert_eq!(max5(20 * 1024 * 1024 * 1024), "20.0G");
+        let l = meter_line(
+            Some(200 * 1024 * 1024),
+            100 * 1024 * 1024,
+            2.0,
+            50.0 * 1048576.0,
+        );
+        assert_eq!(
+            l,
+            " 50  200M   50  100M    0     0  50.0M      0  0:00:04  0:00:02  0:00:02 50.0M"
+        );
+        assert!(meter_line(None, 10, 1.0, 10.0).contains("--:--:--"));
+    }
+
+    #[test]
+    fn decoders_for_every_encoding_curl_asks_for() {
+        let text = b"hello hello hello hello".repeat(100);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&text).unwrap();
+        let gz = gz.finish().unwrap();
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(&text).unwrap();
+        let z = z.finish().unwrap();
+        let zs = zstd::stream::encode_all(&text[..], 1).unwrap();
+        for (enc, data) in [("gzip", gz), ("deflate", z), ("zstd", zs)] {
+            let mut d = Decoder::for_encoding(Some(enc)).unwrap();
+            let mut out = Vec::new();
+            for c in data.chunks(7) {
+                out.extend(d.feed(c).unwrap());
+            }
+            out.extend(d.finish().unwrap());
+            assert_eq!(out, text, "{enc}");
+        }
+        let mut bad = Decoder::for_encoding(Some("gzip")).unwrap();
+        assert!(bad.feed(b"not gzip at all").is_err() || bad.finish().is_err());
+    }
+}
