@@ -198,10 +198,10 @@ pub struct GetArgs {
     /// Transfers at once with -Z (curl's default 50).
     #[arg(long = "parallel-max", default_value_t = 50, value_name = "N")]
     pub parallel_max: usize,
-    /// HTTP/1.1 only (the default).
+    /// HTTP/1.1 only (the default offers HTTP/2 by ALPN on https://, as curl does).
     #[arg(long = "http1.1", conflicts_with_all = ["http2", "http2_prior_knowledge"])]
     pub http1_1: bool,
-    /// HTTP/2 when the server agrees by TLS ALPN, else HTTP/1.1.
+    /// HTTP/2 when the server agrees by TLS ALPN, else HTTP/1.1 (the default, as in curl).
     #[arg(long = "http2", conflicts_with = "http2_prior_knowledge")]
     pub http2: bool,
     /// HTTP/2 from the first byte, also on http:// (h2c).
@@ -387,12 +387,13 @@ pub fn get(a: GetArgs, m: Option<&clap::ArgMatches>) -> Result<i32> {
         } else {
             Family::Any
         },
+        // curl's default: HTTP/2 when TLS's ALPN agrees, HTTP/1.1 on http://.
         version: if a.http2_prior_knowledge {
             Version::Http2PriorKnowledge
-        } else if a.http2 {
-            Version::Http2
-        } else {
+        } else if a.http1_1 {
             Version::Http1
+        } else {
+            Version::Http2
         },
     });
     let retry = RetryPolicy {
@@ -402,8 +403,6 @@ pub fn get(a: GetArgs, m: Option<&clap::ArgMatches>) -> Result<i32> {
         connrefused: a.retry_connrefused,
         all_errors: a.retry_all_errors,
     };
-    let quiet = a.silent && !a.show_error;
-    let show_errors = !a.silent || a.show_error;
     let parallel = if a.parallel { a.parallel_max } else { 1 };
     let body_to_terminal = std::io::stdout().is_terminal();
     let progress_ok = std::io::stderr().is_terminal()
@@ -430,12 +429,18 @@ pub fn get(a: GetArgs, m: Option<&clap::ArgMatches>) -> Result<i32> {
             .then(|| Box::new(|s: &str| eprint!("{s}")) as transfer::Log),
         progress: progress_ok && !(to_stdout && body_to_terminal),
     };
+    let mut report = Report {
+        code: 0,
+        json: Vec::new(),
+        warned: std::collections::HashSet::new(),
+    };
     let run = async {
-        let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(parallel));
+        // One at a time: each URL's -w, errors and timing print as it ends
+        // (curl's order). With -Z: at once, bodies and reports in URL order.
         let mut tasks = Vec::new();
+        let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(parallel));
         for (i, req, out, resume_from) in reqs {
-            let client = client.clone();
-            let mut opts = make_opts(out.is_none(), resume_from);
+            let opts = make_opts(out.is_none(), resume_from);
             let buffer = Buffer::default();
             let output = match (&out, a.json, parallel > 1) {
                 (_, true, _) => Output::Null,
@@ -443,85 +448,128 @@ pub fn get(a: GetArgs, m: Option<&clap::ArgMatches>) -> Result<i32> {
                 (None, _, true) => Output::Writer(Box::new(buffer.clone())),
                 (None, _, false) => Output::Writer(Box::new(std::io::stdout())),
             };
-            let idempotent = !matches!(req.method, hyper::Method::POST | hyper::Method::PATCH);
-            // Taken here, in URL order, so one at a time fetches in order.
-            let permit = sem.clone().acquire_owned().await.expect("open");
-            let quiet_retry = a.silent;
-            tasks.push(tokio::spawn(async move {
-                let _p = permit;
-                let first = std::time::Instant::now();
-                let mut output = Some(output);
-                let mut done = 0;
-                let t = loop {
-                    let o = output.take().unwrap_or(Output::Null);
-                    let keep = match &o {
-                        Output::File(p) => Output::File(p.clone()),
-                        Output::Writer(_) => Output::Writer(Box::new(std::io::sink())),
-                        Output::Null => Output::Null,
-                    };
-                    let t = transfer::transfer(&client, req.clone(), o, &mut opts).await;
-                    let outcome = match (&t.error, t.chain.last()) {
-                        (Some(e), _) => Outcome::Error {
-                            code: transfer_code(e),
-                            refused: refused(e),
-                        },
-                        (None, Some(r)) => Outcome::Status(
-                            r.status,
-                            r.header("retry-after").and_then(|v| v.trim().parse().ok()),
-                        ),
-                        (None, None) => break t,
-                    };
-                    match retry.next(done, first.elapsed(), idempotent, outcome) {
-                        Some(wait) => {
-                            done += 1;
-                            if !quiet_retry {
-                                eprintln!(
-                                    "tcpwise: warning: problem: {}. Will retry in {} seconds. {} retries left.",
-                                    outcome.describe(),
-                                    wait.as_secs(),
-                                    retry.max - done + 1
-                                );
-                            }
-                            tokio::time::sleep(wait).await;
-                            // A retry writes its body again; to standard
-                            // output that means what curl does: again.
-                            output = Some(match keep {
-                                Output::Writer(_) => Output::Writer(Box::new(std::io::stdout())),
-                                other => other,
-                            });
-                        }
-                        None => break t,
-                    }
-                };
-                (i, req.url.to_string(), req.method.to_string(), out, t, buffer)
-            }));
+            let job = Job {
+                i,
+                url: req.url.to_string(),
+                method: req.method.to_string(),
+                out,
+                buffer,
+            };
+            let attempt = with_retries(client.clone(), req, output, opts, retry, a.silent);
+            if parallel == 1 {
+                let t = attempt.await;
+                report.add(&a, format.as_deref(), job, t);
+            } else {
+                // Taken here, in URL order.
+                let permit = sem.clone().acquire_owned().await.expect("open");
+                tasks.push((
+                    job,
+                    tokio::spawn(async move {
+                        let _p = permit;
+                        attempt.await
+                    }),
+                ));
+            }
         }
-        let mut out = Vec::new();
-        for t in tasks {
-            out.push(t.await.expect("task"));
+        for (job, t) in tasks {
+            let t = t.await.expect("task");
+            report.add(&a, format.as_deref(), job, t);
         }
-        out
     };
     let rt = crate::runtime()?;
-    let results = match a.max_time {
-        Some(d) => rt
-            .block_on(async { tokio::time::timeout(d.std(), run).await })
-            .map_err(|_| MaxTime(d.std().as_secs_f64()))?,
-        None => rt.block_on(run),
-    };
-    let mut code = 0;
-    let mut json: Vec<serde_json::Value> = Vec::new();
-    let mut warned = std::collections::HashSet::new();
+    if let Some(d) = a.max_time {
+        rt.block_on(async { tokio::time::timeout(d.std(), run).await })
+            .map_err(|_| MaxTime(d.std().as_secs_f64()))?;
+    } else {
+        rt.block_on(run);
+    }
     let mut so = std::io::stdout().lock();
-    for (i, url, method, out, t, buffer) in results {
-        let _ = so.write_all(&buffer.0.lock().expect("lock"));
+    if a.json {
+        let _ = writeln!(so, "{}", serde_json::to_string_pretty(&report.json)?);
+    }
+    let _ = so.flush();
+    Ok(report.code)
+}
+
+/// One URL of the command line.
+struct Job {
+    i: usize,
+    url: String,
+    method: String,
+    out: Option<PathBuf>,
+    buffer: Buffer,
+}
+
+/// A transfer with curl's `--retry` around it.
+async fn with_retries(
+    client: Client,
+    req: tcpwise_http::Request,
+    output: Output,
+    mut opts: transfer::Options,
+    retry: RetryPolicy,
+    quiet: bool,
+) -> transfer::Transferred {
+    let idempotent = !matches!(req.method, hyper::Method::POST | hyper::Method::PATCH);
+    let first = std::time::Instant::now();
+    let mut output = Some(output);
+    let mut done = 0;
+    loop {
+        let o = output.take().unwrap_or(Output::Null);
+        let again = match &o {
+            Output::File(p) => Output::File(p.clone()),
+            // A retry writes its body again; to standard output that means
+            // what curl does: again.
+            Output::Writer(_) => Output::Writer(Box::new(std::io::stdout())),
+            Output::Null => Output::Null,
+        };
+        let t = transfer::transfer(&client, req.clone(), o, &mut opts).await;
+        let outcome = match (&t.error, t.chain.last()) {
+            (Some(e), _) => Outcome::Error {
+                code: transfer_code(e),
+                refused: refused(e),
+            },
+            (None, Some(r)) => Outcome::Status(
+                r.status,
+                r.header("retry-after").and_then(|v| v.trim().parse().ok()),
+            ),
+            (None, None) => return t,
+        };
+        let Some(wait) = retry.next(done, first.elapsed(), idempotent, outcome) else {
+            return t;
+        };
+        done += 1;
+        if !quiet {
+            eprintln!(
+                "tcpwise: warning: problem: {}. Will retry in {} seconds. {} retries left.",
+                outcome.describe(),
+                wait.as_secs(),
+                retry.max - done + 1
+            );
+        }
+        tokio::time::sleep(wait).await;
+        output = Some(again);
+    }
+}
+
+/// What `get` prints after each URL, and its exit code.
+struct Report {
+    code: i32,
+    json: Vec<serde_json::Value>,
+    warned: std::collections::HashSet<String>,
+}
+
+impl Report {
+    fn add(&mut self, a: &GetArgs, format: Option<&str>, job: Job, t: transfer::Transferred) {
+        let mut so = std::io::stdout().lock();
+        let _ = so.write_all(&job.buffer.0.lock().expect("lock"));
+        let url = &job.url;
         let chain = t.chain;
         for resp in &chain {
             if a.timing {
                 eprintln!("{url}  {}", resp.timing_report());
             }
             for w in &resp.conn.buffers.warnings {
-                if !a.silent && warned.insert(w.clone()) {
+                if !a.silent && self.warned.insert(w.clone()) {
                     eprintln!("tcpwise: warning: {w}");
                 }
             }
@@ -539,44 +587,40 @@ pub fn get(a: GetArgs, m: Option<&clap::ArgMatches>) -> Result<i32> {
             c = transfer_code(&e);
             let e: anyhow::Error = e.into();
             let m = format!("{e:#}");
-            if show_errors && !quiet {
+            if !a.silent || a.show_error {
                 eprintln!("tcpwise: error: {url}: {m}");
             }
             error = serde_json::json!({ "message": m, "exit_code": c });
             message = Some(m);
-            code = code.max(c);
+            self.code = self.code.max(c);
         }
-        if let Some(f) = &format {
-            let filename = out.as_ref().map(|p| p.display().to_string());
+        if let Some(f) = format {
+            let filename = job.out.as_ref().map(|p| p.display().to_string());
             let r = write_out::render(
                 f,
                 &write_out::Done {
-                    url: &url,
+                    url,
                     chain: &chain,
                     exit_code: c,
                     error: message.as_deref(),
                     filename: filename.as_deref(),
-                    method: &method,
-                    urlnum: i,
+                    method: &job.method,
+                    urlnum: job.i,
                 },
             );
             let _ = so.write_all(r.stdout.as_bytes());
-            let _ = so.flush();
             eprint!("{}", r.stderr);
             for w in r.warnings {
-                if warned.insert(w.clone()) {
+                if self.warned.insert(w.clone()) {
                     eprintln!("tcpwise: warning: {w}");
                 }
             }
         }
+        let _ = so.flush();
         // One entry per URL, in order: its responses (redirects first) or its error.
-        json.push(serde_json::json!({ "url": url, "responses": chain, "error": error }));
+        self.json
+            .push(serde_json::json!({ "url": url, "responses": chain, "error": error }));
     }
-    if a.json {
-        let _ = writeln!(so, "{}", serde_json::to_string_pretty(&json)?);
-    }
-    let _ = so.flush();
-    Ok(code)
 }
 
 /// curl's exit code of a failed transfer.

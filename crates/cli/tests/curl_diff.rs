@@ -178,7 +178,7 @@ fn nginx(dir: &Path, port: u16, tls_port: u16, one_port: u16) -> Proc {
          http {{ access_log off; client_body_temp_path {d}; keepalive_timeout 1s;\n\
            types {{ text/plain txt; application/octet-stream bin; }}\n\
            gzip on; gzip_types text/plain; gzip_min_length 100;\n\
-           server {{ listen 127.0.0.1:{port}; listen 127.0.0.1:{tls_port} ssl;\n\
+           server {{ listen 127.0.0.1:{port}; listen 127.0.0.1:{tls_port} ssl http2;\n\
              ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem;\n\
              root {d}/www; }}\n\
            server {{ listen 127.0.0.1:{one_port} ssl; ssl_certificate {d}/one.pem;\n\
@@ -243,6 +243,13 @@ fn file_cases(tls: &[&str]) -> Vec<Case> {
             "{B}/big.txt",
         ]),
         with(&["-o", "-", "{B}/hello.txt"]),
+        with(&[
+            "-w",
+            "[%{http_code}]\\n",
+            "{B}/hello.txt",
+            "{B}/missing",
+            "{B}/hello.txt",
+        ]),
         with(&["--url", "{B}/hello.txt", "-o", "out"]),
         with(&["-o", "a", "-o", "b", "{B}/hello.txt", "{B}/dir/file.bin"]),
         with(&[
@@ -525,11 +532,37 @@ fn get_matches_curl_flag_for_flag() {
     let one_liner = ng.join("one.pem").display().to_string();
 
     let mut origins: Vec<(String, String, Vec<Case>)> = vec![
-        ("serve --root, http".into(), files_http, file_cases(&[])),
+        ("serve --root, http".into(), files_http.clone(), file_cases(&[])),
         (
             "serve --root --tls".into(),
             files_https.clone(),
             file_cases(&["--cacert", &ours_cert_s]),
+        ),
+        (
+            "serve --root --tls, HTTP/2 by ALPN".into(),
+            files_https.clone(),
+            file_cases(&["--http2", "--cacert", &ours_cert_s]),
+        ),
+        (
+            "serve --root, h2c prior knowledge".into(),
+            files_http.clone(),
+            file_cases(&["--http2-prior-knowledge"])
+                .into_iter()
+                .map(|mut c| {
+                    let urls = c.args.iter().filter(|a| a.contains("{B}")).count();
+                    if urls > 1 || c.args.iter().any(|a| a == "-sL") {
+                        c.differs = Some(
+                            "curl 7.88.1 fails (exit 16, HTTP/2 framing layer) on the second request over an h2c prior-knowledge connection, against nginx too; tcpwise reuses the connection",
+                        );
+                    }
+                    c
+                })
+                .collect(),
+        ),
+        (
+            "nginx, https, HTTP/2 by ALPN".into(),
+            format!("https://127.0.0.1:{ntp}"),
+            file_cases(&["--http2", "--cacert", &ng_cert]),
         ),
         (
             "nginx, http".into(),

@@ -814,3 +814,152 @@ fn gzip_for_clients_that_accept_it_byte_exact_after_curl_decodes_it() {
     let o = curl(&["--compressed", "-r", "0-4", &format!("{fbase}/hello.txt")]);
     assert_eq!(o.stdout, b"hello");
 }
+
+#[test]
+fn http2_both_ways_curl_and_nghttp_to_serve_and_get_to_nginx() {
+    if !tool_ok("http2", "curl")
+        || !tool_ok("http2", "nghttp")
+        || !tool_ok("http2", "nginx")
+        || !tool_ok("http2", "openssl")
+    {
+        return;
+    }
+    let t = TempDir::new("h2");
+    let cert = t.0.join("serve.pem");
+    let cert_s = cert.to_str().unwrap();
+    let (_tls, tls_base) = serve(&["--tls", "--cert-out", cert_s]);
+    let (_plain, plain_base) = serve(&[]);
+    // curl: ALPN h2 over TLS and prior knowledge over plain TCP; it reports HTTP/2.
+    for (args, base) in [
+        (vec!["--http2", "--cacert", cert_s], &tls_base),
+        (vec!["--http2-prior-knowledge"], &plain_base),
+    ] {
+        let url = format!("{base}/bytes/200000");
+        let mut a = args.clone();
+        a.extend([
+            "-sS",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_version} %{http_code} %{size_download}",
+            &url,
+        ]);
+        let o = curl(&a);
+        assert_eq!(stdout(&o), "2 200 200000", "curl {a:?}: {}", stderr(&o));
+        let h = curl(&[&args[..], &["-sS", "-I", &url]].concat());
+        assert!(stdout(&h).starts_with("HTTP/2 200"), "{}", stdout(&h));
+    }
+    // The body over HTTP/2 is the pattern, byte for byte.
+    let body = curl(&[
+        "-sS",
+        "--http2-prior-knowledge",
+        &format!("{plain_base}/bytes/1000000"),
+    ]);
+    assert_eq!(sha_stdout(&body), sha_of_pattern(1_000_000));
+    // nghttp (nghttp2's client) over both.
+    for url in [
+        format!("{tls_base}/bytes/50000"),
+        format!("{plain_base}/health"),
+    ] {
+        let o = Command::new("nghttp")
+            .args(["-nv"])
+            .arg(&url)
+            .output()
+            .unwrap();
+        let text = stdout(&o);
+        assert!(
+            o.status.success() && text.contains(":status: 200"),
+            "nghttp {url}: {text}{}",
+            stderr(&o)
+        );
+    }
+    // tcpwise get --http2 against nginx with http2 over TLS: h2, and one
+    // connection carries every request to the origin.
+    let ng = t.0.join("nginx");
+    std::fs::create_dir_all(ng.join("www")).unwrap();
+    std::fs::write(ng.join("www/a.txt"), "nginx over h2\n").unwrap();
+    let ok = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+        ])
+        .args([
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ])
+        .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+        .arg("-keyout")
+        .arg(ng.join("key.pem"))
+        .arg("-out")
+        .arg(ng.join("cert.pem"))
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let port = free_port();
+    let d = ng.display();
+    let conf = format!(
+        "daemon off; worker_processes 1; pid {d}/nginx.pid; error_log {d}/error.log;\n\
+         events {{}}\n\
+         http {{ access_log off; client_body_temp_path {d};\n\
+           server {{ listen 127.0.0.1:{port} ssl http2; root {d}/www;\n\
+             ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem; }} }}\n"
+    );
+    let _nginx = nginx_with(&ng, &conf, port);
+    let url = format!("https://127.0.0.1:{port}/a.txt");
+    let o = tcpwise(&[
+        "get",
+        "--http2",
+        "-k",
+        "-w",
+        "%{http_version} %{http_code} %{conn_id} %{conn_reused}\\n",
+        &url,
+        &url,
+        &url,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "nginx over h2\n2 200 1 0\nnginx over h2\n2 200 1 1\nnginx over h2\n2 200 1 1\n"
+    );
+    // -v: the request and the response as curl shows them, on stderr.
+    let o = tcpwise(&["get", "-v", "-k", "-o", "/dev/null", &url]);
+    let e = stderr(&o);
+    assert!(
+        e.contains("> GET /a.txt HTTP/2")
+            && e.contains("< HTTP/2 200")
+            && e.contains("* Connected to 127.0.0.1"),
+        "{e}"
+    );
+    // -Z: three at once still share the one connection.
+    let o = tcpwise(&[
+        "get",
+        "-Z",
+        "-k",
+        "-o",
+        "/dev/null",
+        "-o",
+        "/dev/null",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{conn_id}\\n",
+        &url,
+        &url,
+        &url,
+    ]);
+    assert_eq!(stdout(&o), "1\n1\n1\n", "{}", stderr(&o));
+    // --http1.1 stays on HTTP/1.1.
+    let o = tcpwise(&[
+        "get",
+        "--http1.1",
+        "-k",
+        "-w",
+        "%{http_version}\\n",
+        "-o",
+        "/dev/null",
+        &url,
+    ]);
+    assert_eq!(stdout(&o), "1.1\n");
+}

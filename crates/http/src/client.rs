@@ -439,8 +439,9 @@ pub fn head_text(version: &str, status: u16, reason: &str, headers: &[(String, S
     } else {
         reason
     };
+    // HTTP/2 has no reason phrase; curl still writes the space before it.
     let mut out = format!("{version} {status}");
-    if !reason.is_empty() {
+    if !reason.is_empty() || version == "HTTP/2" {
         out.push(' ');
         out.push_str(reason);
     }
@@ -782,12 +783,6 @@ impl Sender {
             Sender::H2(s) => s.is_closed(),
         }
     }
-    fn is_ready(&self) -> bool {
-        match self {
-            Sender::H1(s) => s.try_lock().map(|s| s.is_ready()).unwrap_or(false),
-            Sender::H2(s) => s.is_ready(),
-        }
-    }
     fn h2(&self) -> bool {
         matches!(self, Sender::H2(_))
     }
@@ -796,7 +791,13 @@ impl Sender {
         req: hyper::Request<Full<Bytes>>,
     ) -> hyper::Result<hyper::Response<hyper::body::Incoming>> {
         match self {
-            Sender::H1(s) => s.lock().await.send_request(req).await,
+            Sender::H1(s) => {
+                // An idle connection whose last body just ended may not be
+                // marked ready yet: wait for it (an error if it closed).
+                let mut s = s.lock().await;
+                s.ready().await?;
+                s.send_request(req).await
+            }
             Sender::H2(s) => {
                 let mut s = s.clone();
                 s.ready().await?;
@@ -1517,9 +1518,7 @@ impl Client {
                 .pool
                 .lock()
                 .expect("lock")
-                .checkout(now, origin, |c: &Conn| {
-                    !c.sender.is_closed() && c.sender.is_ready()
-                });
+                .checkout(now, origin, |c: &Conn| !c.sender.is_closed());
         drop(closed);
         if let Some((mut conn, history, choice)) = got {
             conn.history = history;

@@ -75,7 +75,9 @@ pub fn self_signed_between(
         .with_safe_default_protocol_versions()?
         .with_no_client_auth()
         .with_single_cert(vec![der], key)?;
-    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // HTTP/2 for clients that offer it (curl --http2, browsers), HTTP/1.1
+    // for the rest.
+    cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok((Arc::new(cfg), pem))
 }
 

@@ -19,6 +19,7 @@
 //! (finishing responses in flight) when `shutdown` fires.
 
 pub mod files;
+pub mod h2;
 pub mod routes;
 
 /// A line on stderr; a closed stderr (a parent that stopped reading) must
@@ -302,11 +303,19 @@ async fn serve_listener(
                     let _permit = permit;
                     let r = match acceptor {
                         Some(a) => match tokio::time::timeout(lim.header_timeout, a.accept(sock)).await {
+                            // ALPN chose h2: hyper's HTTP/2 server, our answers.
+                            Ok(Ok(tls)) if tls.get_ref().1.alpn_protocol() == Some(b"h2") => {
+                                h2::serve_connection(tls, root, lim, stop).await
+                            }
                             Ok(Ok(tls)) => Conn::new(tls, id, peer, log, lim).with_root(root, gzip).run(stop).await,
                             Ok(Err(e)) => Err(e),
                             Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, "TLS handshake took longer than --header-timeout")),
                         },
-                        None => Conn::new(sock, id, peer, log, lim).with_root(root, gzip).run(stop).await,
+                        None => match prior_knowledge(&sock, lim.header_timeout).await {
+                            Ok(true) => h2::serve_connection(sock, root, lim, stop).await,
+                            Ok(false) => Conn::new(sock, id, peer, log, lim).with_root(root, gzip).run(stop).await,
+                            Err(e) => Err(e),
+                        },
                     };
                     if let Err(e) = r && log {
                         log!("conn={id} peer={peer} ended: {e}");
@@ -325,6 +334,31 @@ async fn serve_listener(
     })
     .await;
     Ok(())
+}
+
+/// Whether a plain connection starts with HTTP/2's preface (h2c with
+/// prior knowledge): its first three bytes are `PRI`, a method HTTP/1.1
+/// reserves for exactly this. One `peek` per connection, none per request.
+async fn prior_knowledge(sock: &tokio::net::TcpStream, limit: Duration) -> io::Result<bool> {
+    let mut b = [0u8; 3];
+    let peeked = tokio::time::timeout(limit, async {
+        loop {
+            let n = sock.peek(&mut b).await?;
+            // A short first segment: wait for the rest of the three bytes
+            // (rare; the preface arrives in one segment).
+            if n == 0 || n >= 3 || !h2::PREFACE.starts_with(&b[..n]) {
+                return Ok::<_, io::Error>(n);
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await;
+    match peeked {
+        Ok(Ok(n)) => Ok(n >= 3 && b == h2::PREFACE[..3]),
+        Ok(Err(e)) => Err(e),
+        // Silent past the head timeout: the HTTP/1.1 path says so and closes.
+        Err(_) => Ok(false),
+    }
 }
 
 /// Bytes a connection reads at once (the thread's buffer).

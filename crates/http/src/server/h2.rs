@@ -1,0 +1,294 @@
+//! `tcpwise serve` over HTTP/2: negotiated by ALPN (`h2`) on TLS, or
+//! spoken from the first byte on plain TCP (prior knowledge, h2c: the
+//! connection starts with the `PRI * HTTP/2.0` preface).
+//!
+//! The answers are the same ones HTTP/1.1 gets, from the same sans-IO
+//! cores ([`super::routes::route`], [`super::files::plan`]); hyper's
+//! HTTP/2 server does the framing, flow control and stream multiplexing,
+//! since none of that is our contribution. Bodies stream from the
+//! pattern or the file a frame at a time, so a 100 GB `/bytes/N` costs no
+//! memory. What HTTP/2 leaves out: `--gzip` (HTTP/1.1 only) and the
+//! access log's per-request line (HTTP/2 requests are counted per
+//! connection in the log line that ends it).
+
+use super::Limits;
+use super::files::{self, Plan};
+use super::routes::{self, Body as RouteBody};
+use crate::pattern;
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use http_body_util::combinators::BoxBody;
+use hyper::body::{Frame, Incoming};
+use std::io::{self, Read, Seek, SeekFrom};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tokio::sync::watch;
+
+/// The connection preface an h2c client starts with (RFC 9113 3.4).
+pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+type Body = BoxBody<Bytes, io::Error>;
+
+/// `len` bytes of the pattern from offset 0, a frame at a time.
+struct PatternBody {
+    at: u64,
+    len: u64,
+}
+
+impl hyper::body::Body for PatternBody {
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        if self.at >= self.len {
+            return Poll::Ready(None);
+        }
+        let n = (self.len - self.at).min(pattern::FRAME as u64) as usize;
+        let s = pattern::slice(self.at, n);
+        self.at += s.len() as u64;
+        Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(s)))))
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        hyper::body::SizeHint::with_exact(self.len - self.at)
+    }
+}
+
+/// The byte ranges of a file plan, with the multipart framing between
+/// them, read a frame at a time.
+struct FileBody {
+    file: std::fs::File,
+    /// What is left to send: literal bytes or a range of the file.
+    parts: std::collections::VecDeque<Part>,
+}
+
+enum Part {
+    Literal(Bytes),
+    Range(u64, u64),
+}
+
+impl hyper::body::Body for FileBody {
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        let me = &mut *self;
+        let Some(part) = me.parts.pop_front() else {
+            return Poll::Ready(None);
+        };
+        Poll::Ready(Some(match part {
+            Part::Literal(b) => Ok(Frame::data(b)),
+            Part::Range(a, b) => {
+                let n = ((b - a + 1) as usize).min(pattern::FRAME);
+                let mut buf = vec![0u8; n];
+                // A file that shrank under us fails the stream: its length
+                // was promised.
+                let r = me
+                    .file
+                    .seek(SeekFrom::Start(a))
+                    .and_then(|_| me.file.read_exact(&mut buf));
+                if a + (n as u64) <= b {
+                    me.parts.push_front(Part::Range(a + n as u64, b));
+                }
+                r.map(|_| Frame::data(Bytes::from(buf)))
+            }
+        }))
+    }
+}
+
+fn full(b: impl Into<Bytes>) -> Body {
+    http_body_util::Full::new(b.into())
+        .map_err(|never| match never {})
+        .boxed()
+}
+
+fn empty() -> Body {
+    full(Bytes::new())
+}
+
+/// The answer to one request.
+async fn answer(
+    req: hyper::Request<Incoming>,
+    root: Option<Arc<files::Root>>,
+    lim: Limits,
+) -> Result<hyper::Response<Body>, io::Error> {
+    let method = req.method().as_str().to_string();
+    let head = method == "HEAD";
+    let target = req
+        .uri()
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_string();
+    // Read a request body we will not use before answering, up to a
+    // limit: answering first makes hyper reset the stream, which clients
+    // report as an error (curl's 92) instead of the status.
+    let (parts, body) = req.into_parts();
+    let echo = root.is_none() && target.trim_start_matches('/').starts_with("echo");
+    let body = if echo {
+        Some(body)
+    } else {
+        let _ = http_body_util::Limited::new(body, 1 << 20).collect().await;
+        None
+    };
+    let req = hyper::Request::from_parts(parts, ());
+    let date = httpdate::fmt_http_date(std::time::SystemTime::now());
+    let mut b = hyper::Response::builder().header("date", date);
+    if let Some(root) = root {
+        let h = |n: &str| {
+            req.headers()
+                .get(n)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let cond = files::Conditional {
+            range: h("range"),
+            if_range: h("if-range"),
+            if_none_match: h("if-none-match"),
+            if_modified_since: h("if-modified-since"),
+        };
+        let plan = files::plan(&root, &method, &target, &cond);
+        b = b.status(plan.status());
+        if let Some(n) = plan.body_len() {
+            b = b.header("content-length", n);
+        }
+        let (ct, headers) = match &plan {
+            Plan::Text {
+                content_type,
+                headers,
+                ..
+            } => (Some(content_type.to_string()), headers),
+            Plan::NotModified { headers } => (None, headers),
+            Plan::File {
+                content_type,
+                headers,
+                boundary,
+                ..
+            } => (
+                Some(match boundary {
+                    Some(bd) => format!("multipart/byteranges; boundary={bd}"),
+                    None => content_type.clone(),
+                }),
+                headers,
+            ),
+        };
+        if let Some(ct) = ct {
+            b = b.header("content-type", ct);
+        }
+        for (k, v) in headers {
+            b = b.header(*k, v.as_str());
+        }
+        let body = match (&plan, head) {
+            (_, true) | (Plan::NotModified { .. }, _) => empty(),
+            (Plan::Text { body, .. }, _) => full(body.clone()),
+            (
+                Plan::File {
+                    path,
+                    ranges,
+                    boundary,
+                    ..
+                },
+                _,
+            ) => {
+                let mut parts = std::collections::VecDeque::new();
+                for (i, &(a, z)) in ranges.iter().enumerate() {
+                    if boundary.is_some() {
+                        parts.push_back(Part::Literal(plan.part_head(i).into()));
+                    }
+                    parts.push_back(Part::Range(a, z));
+                    if boundary.is_some() {
+                        parts.push_back(Part::Literal(Bytes::from_static(b"\r\n")));
+                    }
+                }
+                if boundary.is_some() {
+                    parts.push_back(Part::Literal(plan.multipart_end().into()));
+                }
+                FileBody {
+                    file: std::fs::File::open(path)?,
+                    parts,
+                }
+                .boxed()
+            }
+        };
+        return b.body(body).map_err(io::Error::other);
+    }
+    let reply = routes::route(&method, &target, &lim);
+    b = b.status(reply.status);
+    if let Some(allow) = reply.allow {
+        b = b.header("allow", allow);
+    }
+    if reply.delay_ms > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(reply.delay_ms)).await;
+    }
+    let body = match reply.body {
+        RouteBody::Text(t) => {
+            b = b
+                .header("content-type", "text/plain; charset=utf-8")
+                .header("content-length", t.len());
+            if head { empty() } else { full(t.into_owned()) }
+        }
+        RouteBody::Pattern { len, .. } => {
+            b = b
+                .header("content-type", "application/octet-stream")
+                .header("content-length", len);
+            if head {
+                empty()
+            } else {
+                PatternBody { at: 0, len }.boxed()
+            }
+        }
+        RouteBody::Echo => {
+            let ct = req.headers().get("content-type").cloned();
+            let Some(body) = body else {
+                return Err(io::Error::other("echo without a body"));
+            };
+            let got = body.collect().await.map_err(io::Error::other)?.to_bytes();
+            b = b
+                .header(
+                    "content-type",
+                    ct.unwrap_or(hyper::header::HeaderValue::from_static(
+                        "application/octet-stream",
+                    )),
+                )
+                .header("content-length", got.len());
+            full(got)
+        }
+        RouteBody::File => empty(),
+    };
+    b.body(body).map_err(io::Error::other)
+}
+
+/// Serves one HTTP/2 connection until the client closes it or `stop`
+/// fires (then a GOAWAY lets streams in flight finish).
+pub async fn serve_connection<S>(
+    io: S,
+    root: Option<Arc<files::Root>>,
+    lim: Limits,
+    mut stop: watch::Receiver<bool>,
+) -> io::Result<()>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let service = hyper::service::service_fn(move |req| answer(req, root.clone(), lim));
+    let conn = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+        .timer(hyper_util::rt::TokioTimer::new())
+        .keep_alive_interval(None)
+        .serve_connection(hyper_util::rt::TokioIo::new(io), service);
+    tokio::pin!(conn);
+    let mut stopping = false;
+    loop {
+        tokio::select! {
+            r = conn.as_mut() => return r.map_err(io::Error::other),
+            _ = stop.changed(), if !stopping => {
+                stopping = true;
+                conn.as_mut().graceful_shutdown();
+            }
+        }
+    }
+}
