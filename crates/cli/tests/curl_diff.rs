@@ -22,6 +22,8 @@ struct Case {
     stdin: Option<&'static [u8]>,
     seed: Vec<(&'static str, &'static [u8])>,
     differs: Option<&'static str>,
+    /// Environment variables (the proxy variables are cleared otherwise).
+    env: Vec<(&'static str, String)>,
 }
 
 fn case(args: &[&str]) -> Case {
@@ -30,6 +32,7 @@ fn case(args: &[&str]) -> Case {
         stdin: None,
         seed: Vec::new(),
         differs: None,
+        env: Vec::new(),
     }
 }
 
@@ -133,6 +136,10 @@ fn run(tool: &[&str], c: &Case, dir: &Path) -> Run {
         .env_remove("HTTPS_PROXY")
         .env_remove("all_proxy")
         .env_remove("ALL_PROXY")
+        .env_remove("HTTP_PROXY")
+        .env_remove("no_proxy")
+        .env_remove("NO_PROXY")
+        .envs(c.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -584,7 +591,7 @@ fn get_matches_curl_flag_for_flag() {
     // TLS trust: an unknown issuer is 60 for both, -k accepts it.
     origins.push((
         "serve --tls, trust".into(),
-        files_https,
+        files_https.clone(),
         vec![
             case(&["{B}/hello.txt"]),
             case(&["-k", "{B}/hello.txt"]),
@@ -601,6 +608,90 @@ fn get_matches_curl_flag_for_flag() {
         format!("https://127.0.0.1:{nop}"),
         vec![trust],
     ));
+    // Through an HTTP proxy: absolute-form for http://, CONNECT for https://.
+    let proxy_log = t.0.join("proxy.log");
+    let mut proxy = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/proxy.py"))
+        .arg(&proxy_log)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut proxy_port = String::new();
+    BufReader::new(proxy.stdout.take().unwrap())
+        .read_line(&mut proxy_port)
+        .unwrap();
+    let _proxy = Proc(proxy);
+    let proxy_port = proxy_port.trim().to_string();
+    let ca = ["--cacert", ours_cert_s.as_str()];
+    let with_env = |mut c: Case, env: &[(&'static str, &str)]| {
+        c.env = env.iter().map(|(k, v)| (*k, v.to_string())).collect();
+        c
+    };
+    let mut via = vec![
+        case(&["-x", "127.0.0.1:{PX}", "{B}/hello.txt"]),
+        case(&["-x", "http://127.0.0.1:{PX}", "-i", "{B}/hello.txt"]),
+        case(&[
+            "--proxy",
+            "127.0.0.1:{PX}",
+            "-o",
+            "out",
+            "-w",
+            "%{http_code}\\n",
+            "{B}/dir/file.bin",
+        ]),
+        case(&[&["-x", "127.0.0.1:{PX}"], &ca[..], &["{S}/hello.txt"]].concat()),
+        case(
+            &[
+                &["-x", "127.0.0.1:{PX}", "-o", "out"],
+                &ca[..],
+                &["{S}/dir/file.bin"],
+            ]
+            .concat(),
+        ),
+        case(&["-x", "127.0.0.1:{PX}", "https://127.0.0.1:1/"]),
+        with_env(
+            case(&["{B}/hello.txt"]),
+            &[("http_proxy", "127.0.0.1:{PX}")],
+        ),
+        with_env(
+            case(&[&ca[..], &["{S}/hello.txt"]].concat()),
+            &[("https_proxy", "127.0.0.1:{PX}")],
+        ),
+        with_env(case(&["{B}/hello.txt"]), &[("HTTP_PROXY", "127.0.0.1:1")]),
+        with_env(
+            case(&["{B}/hello.txt"]),
+            &[
+                ("http_proxy", "127.0.0.1:1"),
+                ("no_proxy", "localhost,127.0.0.1"),
+            ],
+        ),
+        case(&[
+            "-x",
+            "127.0.0.1:{PX}",
+            "--noproxy",
+            "127.0.0.1",
+            "{B}/hello.txt",
+        ]),
+        case(&[
+            "-x",
+            "u:p@127.0.0.1:{PX}",
+            "http://auth.test:{BP}/hello.txt",
+        ]),
+        case(&[
+            "-x",
+            "127.0.0.1:{PX}",
+            "-i",
+            "http://auth.test:{BP}/hello.txt",
+        ]),
+        case(&["-x", "127.0.0.1:{DEAD}", "{B}/hello.txt"]),
+    ];
+    let mut connect_head =
+        case(&[&["-x", "127.0.0.1:{PX}", "-i"], &ca[..], &["{S}/hello.txt"]].concat());
+    connect_head.differs = Some(
+        "curl -i also prints the proxy's answer to CONNECT before the response; tcpwise prints the response only",
+    );
+    via.push(connect_head);
+    origins.push(("through an HTTP proxy".into(), files_http.clone(), via));
     let (mut same, mut differ, mut failures) = (0, 0, Vec::new());
     for (name, base, cases) in &origins {
         for c in cases {
@@ -609,15 +700,24 @@ fn get_matches_curl_flag_for_flag() {
                 .iter()
                 .map(|a| {
                     a.replace("{B}", base)
+                        .replace("{PX}", &proxy_port)
+                        .replace("{S}", &files_https)
+                        .replace("{BP}", files_http.rsplit(':').next().unwrap())
                         .replace("{P}", &port)
                         .replace("{DEAD}", &dead)
                 })
+                .collect();
+            let env = c
+                .env
+                .iter()
+                .map(|(k, v)| (*k, v.replace("{PX}", &proxy_port)))
                 .collect();
             let c = Case {
                 args,
                 stdin: c.stdin,
                 seed: c.seed.clone(),
                 differs: c.differs,
+                env,
             };
             let theirs = run(&["curl"], &c, &t.0.join("curl"));
             let ours = run(&[BIN, "get"], &c, &t.0.join("ours"));
@@ -648,5 +748,10 @@ fn get_matches_curl_flag_for_flag() {
         failures.len()
     );
     assert!(same >= 60, "only {same} combinations");
+    let log = std::fs::read_to_string(&proxy_log).unwrap_or_default();
+    assert!(
+        log.contains("CONNECT 127.0.0.1:") && log.contains("GET http://127.0.0.1:"),
+        "the proxy saw: {log}"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
