@@ -963,3 +963,33 @@ fn http2_both_ways_curl_and_nghttp_to_serve_and_get_to_nginx() {
     ]);
     assert_eq!(stdout(&o), "1.1\n");
 }
+
+#[test]
+fn progress_meter_on_a_terminal_as_curl_draws_it() {
+    if !tool_ok("progress_meter", "script") {
+        return;
+    }
+    let (_s, base) = serve(&[]);
+    // `script` gives the command a terminal; the body goes to a file, so
+    // the meter shows (curl's rule), once the transfer has run a second.
+    let run = |url: &str| {
+        let o = Command::new("script")
+            .args([
+                "-qec",
+                &format!("{BIN} get -o /dev/null {url}"),
+                "/dev/null",
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let slow = run(&format!("{base}/delay/1200/bytes/300000"));
+    assert!(
+        slow.contains("% Total    % Received % Xferd  Average Speed")
+            && slow.contains("100  292k  100  292k"),
+        "{slow}"
+    );
+    // Under a second: no meter.
+    let quick = run(&format!("{base}/bytes/1000"));
+    assert!(!quick.contains("% Total"), "{quick}");
+}

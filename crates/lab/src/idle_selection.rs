@@ -1,6 +1,8 @@
 //! Firefox's experiment: six objects in parallel on six connections (one
 //! of 2 MB), 1 s idle, then a 25 KB object on an idle connection chosen by
 //! each pool policy; servers with `tcp_slow_start_after_idle=0`, then `=1`.
+//! Beside the five HTTP/1.1 policies, an HTTP/2 row: the page and the
+//! object on the origin's one h2c connection.
 
 use crate::common::{Bed, median_p90};
 use crate::html::bars;
@@ -15,7 +17,9 @@ use tcpwise_pool::Policy;
 /// The experiment.
 pub struct IdleSelection;
 
-const POLICIES: [&str; 5] = ["fifo", "lifo", "max-burst", "warmest", "kernel"];
+/// The five HTTP/1.1 pool policies, then HTTP/2 (h2c, one connection per
+/// origin by construction) on the same path.
+const POLICIES: [&str; 6] = ["fifo", "lifo", "max-burst", "warmest", "kernel", "http2"];
 
 /// One run of the object-size sweep.
 #[derive(Debug, Clone, Serialize)]
@@ -109,10 +113,11 @@ impl Experiment for IdleSelection {
                 "25 KB on an idle connection, 250 ms RTT: FIFO 793 ms, largest burst first 363 ms"
                     .into(),
             ours: format!(
-                "fifo {:.0} ms, max-burst {:.0} ms, kernel {:.0} ms (server ssai=0, median of {runs}); ssai=1: fifo {:.0}, max-burst {:.0}",
+                "fifo {:.0} ms, max-burst {:.0} ms, kernel {:.0} ms, HTTP/2 {:.0} ms (server ssai=0, median of {runs}); ssai=1: fifo {:.0}, max-burst {:.0}",
                 g("fifo_median_ms"),
                 g("max_burst_median_ms"),
                 g("kernel_median_ms"),
+                g("http2_median_ms"),
                 g("restart_fifo_median_ms"),
                 g("restart_max_burst_median_ms")
             ),
@@ -336,9 +341,15 @@ async fn rounds(
             if cancel.load(std::sync::atomic::Ordering::Relaxed) {
                 return Err(LabError::Interrupted);
             }
-            let cfg = ClientConfig {
-                policy: p.parse::<Policy>().expect("known"),
-                ..ClientConfig::default()
+            let cfg = match *p {
+                "http2" => ClientConfig {
+                    version: tcpwise_http::Version::Http2PriorKnowledge,
+                    ..ClientConfig::default()
+                },
+                p => ClientConfig {
+                    policy: p.parse::<Policy>().expect("known"),
+                    ..ClientConfig::default()
+                },
             };
             let x = run_idle_selection(cfg, scenario)
                 .await
