@@ -87,6 +87,35 @@ pub struct ClientArgs {
     /// Print one JSON object (intervals and summary) instead of text (iperf3's -J).
     #[arg(short = 'J', long)]
     pub json: bool,
+    /// Pace the sender at RATE (20mbit): SO_MAX_PACING_RATE, so the
+    /// kernel holds the rate and the send loop never sleeps (iperf3's -b
+    /// for TCP); the summary says whether the pacing held.
+    #[arg(short = 'b', long = "bitrate", value_name = "RATE")]
+    pub bitrate: Option<Rate>,
+    /// Leave the first SECONDS out of the summary (slow start), and say so (iperf3's -O).
+    #[arg(
+        short = 'O',
+        long = "omit",
+        value_name = "SECONDS",
+        default_value = "0"
+    )]
+    pub omit: Seconds,
+    /// Both socket buffers: SO_RCVBUF of the receiver and SO_SNDBUF of the
+    /// sender (iperf3's -w; the diagnosis says what a pinned buffer costs).
+    #[arg(short = 'w', long = "window", value_name = "SIZE", conflicts_with_all = ["rcvbuf", "sndbuf"])]
+    pub window: Option<Bytes>,
+    /// IPv4 only.
+    #[arg(short = '4', long = "version4", conflicts_with = "version6")]
+    pub version4: bool,
+    /// IPv6 only.
+    #[arg(short = '6', long = "version6")]
+    pub version6: bool,
+    /// Local address for both connections (iperf3's -B).
+    #[arg(short = 'B', long = "bind", value_name = "ADDRESS")]
+    pub bind: Option<std::net::IpAddr>,
+    /// Local port of the data connection (iperf3's --cport).
+    #[arg(long, value_name = "PORT")]
+    pub cport: Option<u16>,
 }
 
 pub fn run(cmd: PerfCommand) -> Result<i32> {
@@ -130,12 +159,21 @@ fn client(a: ClientArgs) -> Result<i32> {
         duration: a.time.std(),
         bytes: a.bytes.map(|b| b.0),
         interval: a.interval.std(),
-        rcvbuf: a.rcvbuf.map(|b| b.0),
-        sndbuf: a.sndbuf.map(|b| b.0),
+        rcvbuf: a.window.or(a.rcvbuf).map(|b| b.0),
+        sndbuf: a.window.or(a.sndbuf).map(|b| b.0),
         read_sizing: a.read_sizing,
         path_rate_bps: a.path_rate.map(|r| r.0 as f64),
         congestion: a.congestion.clone(),
         stall_timeout: a.stall_timeout.std(),
+        pacing_bps: a.bitrate.map(|r| r.0),
+        omit: a.omit.std(),
+        ipv6: match (a.version4, a.version6) {
+            (true, _) => Some(false),
+            (_, true) => Some(true),
+            _ => None,
+        },
+        bind: a.bind,
+        cport: a.cport,
         ..ClientOptions::default()
     };
     opts.validate()?;

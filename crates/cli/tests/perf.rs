@@ -371,3 +371,107 @@ fn reported_buffers_match_ss_on_an_emulated_path() {
     let parse = |f: &str| parse_ss(&std::fs::read_to_string(dir.0.join(f)).unwrap());
     check_against_ss(&v, &parse("rx.txt"), &parse("tx.txt"), 2.5);
 }
+
+#[test]
+fn bitrate_is_the_kernels_pacing_and_omit_leaves_the_start_out() {
+    let srv = perf_server();
+    let p = srv.port.to_string();
+    for reverse in [false, true] {
+        let mut args = vec![
+            "perf",
+            "client",
+            "127.0.0.1",
+            "-p",
+            &p,
+            "-t",
+            "3",
+            "-b",
+            "20mbit",
+            "-O",
+            "1",
+            "-J",
+        ];
+        if reverse {
+            args.push("-R");
+        }
+        let v = json(&tcpwise(&args));
+        // The sender's tcpi_pacing_rate is capped at SO_MAX_PACING_RATE,
+        // whichever end sends.
+        let iv = v["intervals"].as_array().unwrap();
+        let paced: Vec<f64> = iv
+            .iter()
+            .filter_map(|i| i["pacing_mbit"].as_f64())
+            .collect();
+        assert!(
+            !paced.is_empty() && paced.iter().all(|m| *m <= 20.001),
+            "-R {reverse}: {paced:?}"
+        );
+        assert_eq!(v["pacing"]["target_mbit"], 20.0, "{}", v["pacing"]);
+        assert!(v["pacing"]["intervals"].as_u64().unwrap() >= 1);
+        // -O 1: the summary covers the last two seconds, and says so.
+        let s = &v["summary"];
+        assert_eq!(s["omitted_s"], 1.0);
+        let secs = s["seconds"].as_f64().unwrap();
+        assert!((1.5..=2.2).contains(&secs), "{s}");
+    }
+    // The text says both.
+    let o = tcpwise(&[
+        "perf",
+        "client",
+        "127.0.0.1",
+        "-p",
+        &p,
+        "-t",
+        "2",
+        "-b",
+        "8mbit",
+        "-O",
+        "1",
+    ]);
+    let t = stdout(&o);
+    assert!(
+        t.contains("sender paced at 8.00 Mbit/s by the kernel"),
+        "{t}"
+    );
+    assert!(t.contains("(the first 1.0 s omitted: -O)"), "{t}");
+    assert!(
+        t.contains("pacing: -b 8.00 Mbit/s held by the kernel"),
+        "{t}"
+    );
+}
+
+#[test]
+fn address_family_local_address_and_window_flags() {
+    let srv = perf_server();
+    let p = srv.port.to_string();
+    let client =
+        |extra: &[&str]| tcpwise(&[&["perf", "client", "127.0.0.1", "-p", &p][..], extra].concat());
+    let cport = free_port().to_string();
+    // -4, -B and --cport: the data connection comes from the port asked for.
+    let v = json(&client(&[
+        "-t",
+        "1",
+        "-4",
+        "-B",
+        "127.0.0.1",
+        "--cport",
+        &cport,
+        "-J",
+    ]));
+    assert!(v["summary"]["bytes"].as_u64().unwrap() > 0);
+    // -6 against an IPv4 address: one line, no test.
+    let o = client(&["-t", "1", "-6"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("no IPv6 address (-6)"),
+        "{}",
+        stderr(&o)
+    );
+    // -w pins both buffers, as iperf3's does.
+    let v = json(&client(&["-t", "1", "-w", "256KiB", "-J"]));
+    assert_eq!(v["receiver_buffers"]["rcv_asked"], 262144);
+    assert_eq!(v["sender_buffers"]["snd_asked"], 262144);
+    // -w with --rcvbuf is refused.
+    let o = client(&["-w", "1MB", "--rcvbuf", "1MB"]);
+    assert_eq!(o.status.code(), Some(2));
+}

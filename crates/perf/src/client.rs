@@ -41,6 +41,18 @@ pub struct ClientOptions {
     /// Give up when no data moves for this long (a dead path: TCP alone
     /// would retransmit for about 15 minutes); iperf3's `--rcv-timeout`.
     pub stall_timeout: Duration,
+    /// `-b`: pace the sender at this many bits/s (`SO_MAX_PACING_RATE`: the
+    /// kernel paces, the send loop never sleeps).
+    pub pacing_bps: Option<u64>,
+    /// `-O`: leave this much of the start out of the summary.
+    pub omit: Duration,
+    /// `-4`/`-6`: only addresses of this family (`None`: the first the
+    /// resolver gives).
+    pub ipv6: Option<bool>,
+    /// `-B`: the local address both connections use.
+    pub bind: Option<std::net::IpAddr>,
+    /// `--cport`: the data connection's local port.
+    pub cport: Option<u16>,
 }
 
 impl Default for ClientOptions {
@@ -59,6 +71,11 @@ impl Default for ClientOptions {
             connect_timeout: Duration::from_secs(5),
             congestion: None,
             stall_timeout: Duration::from_secs(30),
+            pacing_bps: None,
+            omit: Duration::ZERO,
+            ipv6: None,
+            bind: None,
+            cport: None,
         }
     }
 }
@@ -82,6 +99,9 @@ impl ClientOptions {
             self.read_sizing,
             self.congestion.as_ref().map_or(String::new(), |c| format!(
                 ", congestion control {c} at both ends"
+            )) + &self.pacing_bps.map_or(String::new(), |b| format!(
+                ", sender paced at {:.2} Mbit/s by the kernel",
+                b as f64 / 1e6
             ))
         )
     }
@@ -97,6 +117,12 @@ impl ClientOptions {
         }
         if self.bytes == Some(0) {
             return bad("-n: a size must be positive".into());
+        }
+        if self.pacing_bps == Some(0) {
+            return bad("-b: a rate must be positive".into());
+        }
+        if self.omit >= self.duration && self.bytes.is_none() {
+            return bad("-O: the time omitted must be shorter than -t".into());
         }
         if let Some(algo) = &self.congestion {
             let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
@@ -253,9 +279,15 @@ async fn connect_with(
     policy: BufferPolicy,
     timeout: Duration,
     congestion: Option<&str>,
+    local: Option<SocketAddr>,
 ) -> Result<(TcpStream, AppliedBuffers), PerfError> {
     let domain = socket2::Domain::for_address(addr);
     let raw = socket2::Socket::new(domain, socket2::Type::STREAM, Some(socket2::Protocol::TCP))?;
+    if let Some(l) = local {
+        raw.set_reuse_address(true)?;
+        raw.bind(&l.into())
+            .map_err(|e| PerfError::Config(format!("cannot bind to {l} (-B/--cport): {e}")))?;
+    }
     let applied = policy.apply(&raw)?;
     if let Some(algo) = congestion {
         crate::set_congestion(&socket2::SockRef::from(&raw), algo)?;
@@ -294,8 +326,32 @@ pub async fn run_client(
     })
     .await
     .map_err(|e| PerfError::Unreachable(target.clone(), format!("cannot resolve: {e}")))?
-    .next()
-    .ok_or_else(|| PerfError::Unreachable(target.clone(), "no address".into()))?;
+    .find(|a| opts.ipv6.is_none_or(|v6| a.is_ipv6() == v6))
+    .ok_or_else(|| {
+        let which = match opts.ipv6 {
+            Some(true) => "no IPv6 address (-6)",
+            Some(false) => "no IPv4 address (-4)",
+            None => "no address",
+        };
+        PerfError::Unreachable(target.clone(), which.into())
+    })?;
+    let local = |port: u16| opts.bind.map(|ip| SocketAddr::new(ip, port));
+    if let Some(ip) = opts.bind
+        && ip.is_ipv6() != addr.is_ipv6()
+    {
+        return Err(PerfError::Config(format!(
+            "-B {ip} and the server's address {addr} are of different families"
+        )));
+    }
+    let data_local = match (opts.bind, opts.cport) {
+        (_, None) => local(0),
+        (Some(ip), Some(p)) => Some(SocketAddr::new(ip, p)),
+        (None, Some(p)) => Some(if addr.is_ipv6() {
+            SocketAddr::new(std::net::Ipv6Addr::UNSPECIFIED.into(), p)
+        } else {
+            SocketAddr::new(std::net::Ipv4Addr::UNSPECIFIED.into(), p)
+        }),
+    };
 
     // Nothing may hold the run much past -t, whatever the server does:
     // setting up gets at most -t + 0.5 s, the data phase ends by -t plus
@@ -311,7 +367,7 @@ pub async fn run_client(
         )
     };
     let connect_limit = opts.connect_timeout.min(setup_limit);
-    let (ctl, _) = connect_with(addr, BufferPolicy::Auto, connect_limit, None).await?;
+    let (ctl, _) = connect_with(addr, BufferPolicy::Auto, connect_limit, None, local(0)).await?;
     let (r, mut w) = ctl.into_split();
     let mut r = BufReader::new(r);
     let header = Header {
@@ -324,6 +380,7 @@ pub async fn run_client(
         server_sndbuf: if opts.reverse { opts.sndbuf } else { None },
         server_read_sizing: Some(opts.read_sizing),
         congestion: opts.congestion.clone(),
+        pacing_bps: if opts.reverse { opts.pacing_bps } else { None },
     };
     let mut line = serde_json::to_vec(&header).map_err(|e| PerfError::Config(e.to_string()))?;
     line.push(b'\n');
@@ -367,13 +424,21 @@ pub async fn run_client(
     };
     let left = setup_deadline.saturating_duration_since(tokio::time::Instant::now());
     let cc = opts.congestion.as_deref();
-    let (mut data, local_buffers) =
-        connect_with(addr, policy, left.max(Duration::from_millis(1)), cc)
-            .await
-            .map_err(|e| match e {
-                PerfError::Unreachable(..) => stalled("the data connection was not accepted"),
-                e => e,
-            })?;
+    let (mut data, local_buffers) = connect_with(
+        addr,
+        policy,
+        left.max(Duration::from_millis(1)),
+        cc,
+        data_local,
+    )
+    .await
+    .map_err(|e| match e {
+        PerfError::Unreachable(..) => stalled("the data connection was not accepted"),
+        e => e,
+    })?;
+    if let (Some(bps), false) = (opts.pacing_bps, opts.reverse) {
+        tcpwise_tcp::set_pacing(&data, bps)?;
+    }
     let mut hello = DATA_PREFIX.to_vec();
     hello.extend_from_slice(&token.to_be_bytes());
     data.write_all(&hello).await?;
@@ -501,7 +566,7 @@ pub async fn run_client(
         .iter()
         .filter_map(|s| s.info.as_ref().and_then(|i| i.rcv_wnd))
         .max();
-    let summary = diagnose::summarize(
+    let mut summary = diagnose::summarize(
         max_rcv_wnd,
         &st.lines,
         &rx_last,
@@ -510,6 +575,12 @@ pub async fn run_client(
         &tx_buf,
         &asked,
     );
+    if !opts.omit.is_zero() {
+        diagnose::omit(&mut summary, &st.lines, opts.omit.as_secs_f64());
+    }
+    let pacing = opts
+        .pacing_bps
+        .and_then(|b| diagnose::PacingCheck::of(&st.lines, b as f64 / 1e6));
     let mut warnings = rx_buf.warnings.clone();
     warnings.extend(tx_buf.warnings.iter().cloned());
     let tx_samples = if opts.reverse { &st.remote } else { &st.local };
@@ -522,6 +593,7 @@ pub async fn run_client(
         sender_buffers: tx_buf,
         reverse: opts.reverse,
         warnings,
+        pacing,
     })
 }
 

@@ -31,6 +31,13 @@ pub struct Interval {
     pub rcvbuf_bytes: Option<u64>,
     /// The sender's SO_SNDBUF at the end of the interval, bytes.
     pub sndbuf_bytes: Option<u64>,
+    /// The sender's pacing rate at the end (`tcpi_pacing_rate`), Mbit/s:
+    /// what its congestion control (or `-b`) lets it send at.
+    #[serde(default)]
+    pub pacing_mbit: Option<f64>,
+    /// The sender's latest delivery-rate sample (`tcpi_delivery_rate`), Mbit/s.
+    #[serde(default)]
+    pub delivery_mbit: Option<f64>,
 }
 
 /// The run's summary.
@@ -60,6 +67,10 @@ pub struct Summary {
     pub advertised_window_bytes: Option<u32>,
     /// What limited the flow and what to change; null when nothing to say.
     pub diagnosis: Option<String>,
+    /// `-O`: seconds left out at the start (goodput, bytes and seconds are
+    /// then over the rest).
+    #[serde(default)]
+    pub omitted_s: Option<f64>,
 }
 
 /// Everything `tcpwise perf client` reports.
@@ -81,6 +92,9 @@ pub struct PerfReport {
     pub reverse: bool,
     /// Warnings (capped buffers and the like).
     pub warnings: Vec<String>,
+    /// `-b`: whether the pacing held.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<PacingCheck>,
 }
 
 /// Socket buffer sizes as the test went, from each side's samples.
@@ -145,6 +159,73 @@ pub fn interval(
         sndbuf_limited_pct: pct(|i| i.sndbuf_limited_us),
         rcvbuf_bytes: rx1.rcvbuf,
         sndbuf_bytes: tx1.and_then(|s| s.sndbuf),
+        // u64::MAX is the kernel's "no limit" before the first RTT sample.
+        pacing_mbit: i1
+            .and_then(|i| i.pacing_rate)
+            .filter(|&r| r != u64::MAX)
+            .map(|r| r as f64 * 8.0 / 1e6),
+        delivery_mbit: i1
+            .and_then(|i| i.delivery_rate)
+            .map(|r| r as f64 * 8.0 / 1e6),
+    }
+}
+
+/// `-b` for TCP: whether the kernel's pacing held the rate.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PacingCheck {
+    /// The rate asked for, Mbit/s.
+    pub target_mbit: f64,
+    /// Full intervals after the first (slow start) that were compared.
+    pub intervals: usize,
+    /// The largest difference from the target among them, percent.
+    pub worst_pct: f64,
+    /// Their goodput, lowest and highest, Mbit/s.
+    pub min_mbit: f64,
+    /// Highest.
+    pub max_mbit: f64,
+}
+
+impl PacingCheck {
+    /// From the interval lines: every full interval after the first.
+    pub fn of(lines: &[Interval], target_mbit: f64) -> Option<PacingCheck> {
+        let full = lines.first().map(|l| l.end_s - l.start_s)?;
+        let v: Vec<f64> = lines
+            .iter()
+            .skip(1)
+            .filter(|l| l.end_s - l.start_s >= 0.9 * full)
+            .map(|l| l.mbit)
+            .collect();
+        if v.is_empty() {
+            return None;
+        }
+        let worst = v
+            .iter()
+            .map(|m| (m - target_mbit).abs() / target_mbit * 100.0)
+            .fold(0.0, f64::max);
+        Some(PacingCheck {
+            target_mbit,
+            intervals: v.len(),
+            worst_pct: worst,
+            min_mbit: v.iter().copied().fold(f64::INFINITY, f64::min),
+            max_mbit: v.iter().copied().fold(0.0, f64::max),
+        })
+    }
+}
+
+/// `-O N`: the summary's goodput over the full intervals that start at or
+/// after N seconds (slow start left out, as iperf3's `--omit` does).
+pub fn omit(summary: &mut Summary, lines: &[Interval], omit_s: f64) {
+    let kept: Vec<&Interval> = lines
+        .iter()
+        .filter(|l| l.start_s >= omit_s - 1e-6)
+        .collect();
+    let secs: f64 = kept.iter().map(|l| l.end_s - l.start_s).sum();
+    if secs > 0.0 {
+        let bytes: u64 = kept.iter().map(|l| l.bytes).sum();
+        summary.goodput_mbit = bytes as f64 * 8.0 / secs / 1e6;
+        summary.bytes = bytes;
+        summary.seconds = secs;
+        summary.omitted_s = Some(omit_s);
     }
 }
 
@@ -294,6 +375,7 @@ pub fn summarize(
         sndbuf_limited_pct: sndbuf_pct,
         advertised_window_bytes: max_rcv_wnd,
         diagnosis,
+        omitted_s: None,
     }
 }
 
@@ -331,7 +413,7 @@ impl std::fmt::Display for Interval {
         let pct = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.0}%"));
         write!(
             f,
-            "[{:5.1}-{:5.1} s] {:>10} {:>8.2} Mbit/s  retr {:>4}  cwnd {:>9}  rtt {:>7}  rwnd-limited {:>4}  sndbuf-limited {:>4}",
+            "[{:5.1}-{:5.1} s] {:>10} {:>8.2} Mbit/s  retr {:>4}  cwnd {:>9}  rtt {:>7}  rwnd-limited {:>4}  sndbuf-limited {:>4}  pacing {:>6}",
             self.start_s,
             self.end_s,
             human_bytes(self.bytes),
@@ -342,6 +424,7 @@ impl std::fmt::Display for Interval {
                 .map_or("-".into(), |r| human_ms(r).replace(' ', "")),
             pct(self.rwnd_limited_pct),
             pct(self.sndbuf_limited_pct),
+            self.pacing_mbit.map_or("-".into(), |m| format!("{m:.1}M")),
         )
     }
 }
@@ -359,13 +442,16 @@ impl std::fmt::Display for PerfReport {
         let g = &self.grown;
         writeln!(
             f,
-            "summary: {} in {} = {:.2} Mbit/s goodput; rtt {} (min {}); retransmits {}",
+            "summary: {} in {} = {:.2} Mbit/s goodput; rtt {} (min {}); retransmits {}{}",
             human_bytes(s.bytes),
             human_secs(s.seconds),
             s.goodput_mbit,
             ms(s.rtt_ms),
             ms(s.min_rtt_ms),
             s.retransmits.map_or("-".into(), |r| r.to_string()),
+            s.omitted_s.map_or(String::new(), |o| format!(
+                " (the first {o:.1} s omitted: -O)"
+            )),
         )?;
         writeln!(
             f,
@@ -384,6 +470,13 @@ impl std::fmt::Display for PerfReport {
         )?;
         if let Some(d) = &s.diagnosis {
             writeln!(f, "diagnosis: {d}")?;
+        }
+        if let Some(p) = &self.pacing {
+            writeln!(
+                f,
+                "pacing: -b {:.2} Mbit/s held by the kernel (SO_MAX_PACING_RATE): {} intervals after the first at {:.2}-{:.2} Mbit/s, worst {:.1} % from the target",
+                p.target_mbit, p.intervals, p.min_mbit, p.max_mbit, p.worst_pct
+            )?;
         }
         Ok(())
     }
@@ -414,6 +507,45 @@ mod tests {
             sndbuf_limited_us: Some(0),
             ..TcpInfo::default()
         }
+    }
+
+    fn line(start: f64, end: f64, mbit: f64) -> Interval {
+        Interval {
+            start_s: start,
+            end_s: end,
+            bytes: (mbit * 1e6 / 8.0 * (end - start)) as u64,
+            mbit,
+            rtt_ms: None,
+            cwnd_bytes: None,
+            retransmits: None,
+            rwnd_limited_pct: None,
+            sndbuf_limited_pct: None,
+            rcvbuf_bytes: None,
+            sndbuf_bytes: None,
+            pacing_mbit: None,
+            delivery_mbit: None,
+        }
+    }
+
+    #[test]
+    fn pacing_check_skips_the_first_and_partial_intervals_and_omit_recounts() {
+        let lines = vec![
+            line(0.0, 1.0, 12.0),
+            line(1.0, 2.0, 19.5),
+            line(2.0, 3.0, 20.4),
+            line(3.0, 3.2, 5.0),
+        ];
+        let p = PacingCheck::of(&lines, 20.0).unwrap();
+        assert_eq!(p.intervals, 2);
+        assert!((p.worst_pct - 2.5).abs() < 1e-9, "{p:?}");
+        assert_eq!((p.min_mbit, p.max_mbit), (19.5, 20.4));
+        assert!(PacingCheck::of(&lines[..1], 20.0).is_none());
+        let mut s = run(None, 131_072, 1_000_000, 65_535);
+        omit(&mut s, &lines, 1.0);
+        assert_eq!(s.omitted_s, Some(1.0));
+        assert!((s.seconds - 2.2).abs() < 1e-9);
+        let want = (lines[1].bytes + lines[2].bytes + lines[3].bytes) as f64 * 8.0 / 2.2 / 1e6;
+        assert!((s.goodput_mbit - want).abs() < 1e-9);
     }
 
     #[test]

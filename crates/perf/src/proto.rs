@@ -79,6 +79,10 @@ pub struct Header {
     /// Congestion control for both ends of the data connection (TCP_CONGESTION).
     #[serde(default)]
     pub congestion: Option<String>,
+    /// `-b`: the sender's pacing rate, bits/s (SO_MAX_PACING_RATE); the
+    /// server applies it when it sends (`-R`).
+    #[serde(default)]
+    pub pacing_bps: Option<u64>,
 }
 
 /// The server's answer to a header.

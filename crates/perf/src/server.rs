@@ -173,6 +173,9 @@ async fn control(sock: TcpStream, pending: Pending) -> Result<String, PerfError>
         // ends the test with the reason on the control connection.
         crate::set_congestion(&socket2::SockRef::from(&data), algo)?;
     }
+    if let (Some(bps), true) = (header.pacing_bps, header.reverse) {
+        tcpwise_tcp::set_pacing(&data, bps)?;
+    }
     send(&mut w, &ServerMsg::Buffers { applied }).await?;
     let (stx, mut srx) = tokio::sync::mpsc::unbounded_channel::<Sample>();
     let interval = Duration::from_millis(header.interval_ms);

@@ -652,6 +652,32 @@ pub fn default_sigpipe() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
 }
 
+/// Caps a socket's pacing rate (`SO_MAX_PACING_RATE`, bytes per second):
+/// the kernel spaces the socket's packets itself (TCP's internal pacing,
+/// or the fq qdisc), so a sender needs no sleep loop to hold a rate.
+pub fn set_max_pacing_rate(
+    fd: &impl std::os::fd::AsRawFd,
+    bytes_per_s: u64,
+) -> std::io::Result<()> {
+    let v: u64 = bytes_per_s;
+    // SAFETY: a valid socket fd and a u64 the kernel reads (it takes a u32
+    // or, since Linux 4.20, a u64).
+    let r = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_MAX_PACING_RATE,
+            (&v as *const u64).cast(),
+            std::mem::size_of::<u64>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 /// Ignores SIGPIPE, so a peer that closes its socket while we write
 /// costs that connection an EPIPE, not the whole process its life:
 /// what every server and client that writes to sockets needs (nginx and

@@ -64,6 +64,12 @@ pub fn set_congestion(sock: &socket2::SockRef<'_>, algo: &str) -> Result<(), Con
         })
 }
 
+/// Paces a socket at `bits_per_s` (`SO_MAX_PACING_RATE`): the kernel holds
+/// the rate, not an application sleep loop (iperf3's `-b` for TCP).
+pub fn set_pacing(sock: &impl std::os::fd::AsRawFd, bits_per_s: u64) -> std::io::Result<()> {
+    tcpwise_sys::set_max_pacing_rate(sock, bits_per_s.div_ceil(8))
+}
+
 /// A listening socket the way tcpwise's servers want one: `SO_REUSEADDR`,
 /// `SO_REUSEPORT` if asked (several listeners on one port, one per
 /// thread), dual-stack for `[::]`, and a `backlog` that a burst of
