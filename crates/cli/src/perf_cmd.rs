@@ -116,6 +116,15 @@ pub struct ClientArgs {
     /// Local port of the data connection (iperf3's --cport).
     #[arg(long, value_name = "PORT")]
     pub cport: Option<u16>,
+    /// N streams at once, each its own TCP connection: a line per stream,
+    /// a [SUM] line per interval, and Jain's fairness index (iperf3's -P).
+    #[arg(short = 'P', long = "parallel", value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=128))]
+    pub parallel: u16,
+    /// Both directions at once: the streams asked for, and as many the
+    /// other way (iperf3's --bidir).
+    #[arg(long)]
+    pub bidir: bool,
 }
 
 pub fn run(cmd: PerfCommand) -> Result<i32> {
@@ -178,6 +187,9 @@ fn client(a: ClientArgs) -> Result<i32> {
     };
     opts.validate()?;
     let json = a.json;
+    if a.parallel > 1 || a.bidir {
+        return parallel(&opts, a.parallel.into(), a.bidir, json);
+    }
     if !json {
         println!("{}", opts.banner());
     }
@@ -193,6 +205,50 @@ fn client(a: ClientArgs) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{report}");
+    }
+    Ok(0)
+}
+
+/// `-P N` / `--bidir`: the streams at once, joined.
+fn parallel(opts: &ClientOptions, n: usize, bidir: bool, json: bool) -> Result<i32> {
+    use tcpwise_perf::parallel::{Line, run_parallel, streams};
+    let streams = streams(opts, n, bidir);
+    if !json {
+        println!(
+            "{} ({} streams{})",
+            opts.banner(),
+            streams.len(),
+            if bidir { ", both directions" } else { "" }
+        );
+    }
+    let tag = |dir: &str| match (bidir, dir) {
+        (false, _) => "[SUM]".to_string(),
+        (true, "send") => "[SUM][TX-C]".to_string(),
+        (true, _) => "[SUM][RX-C]".to_string(),
+    };
+    let report = crate::runtime()?.block_on(run_parallel(streams, |l| {
+        if json {
+            return;
+        }
+        match l {
+            Line::Stream(label, i) => println!("[{label:>4}] {i}"),
+            Line::Sum(s) => println!("{} {s}", tag(s.direction)),
+        }
+    }))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(0);
+    }
+    for (label, r) in &report.streams {
+        for w in &r.warnings {
+            eprintln!("tcpwise: warning: stream {label}: {w}");
+        }
+        for line in r.to_string().lines() {
+            println!("[{label:>4}] {line}");
+        }
+    }
+    for s in &report.sums {
+        println!("{} {s}", tag(s.direction));
     }
     Ok(0)
 }

@@ -475,3 +475,51 @@ fn address_family_local_address_and_window_flags() {
     let o = client(&["-w", "1MB", "--rcvbuf", "1MB"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn parallel_streams_and_both_directions_are_joined_with_sums_and_fairness() {
+    let srv = perf_server();
+    let p = srv.port.to_string();
+    let client =
+        |extra: &[&str]| tcpwise(&[&["perf", "client", "127.0.0.1", "-p", &p][..], extra].concat());
+    let v = json(&client(&["-t", "2", "-P", "3", "-b", "40mbit", "-J"]));
+    let streams = v["streams"].as_array().unwrap();
+    assert_eq!(streams.len(), 3);
+    for s in streams {
+        assert!(s[1]["intervals"].as_array().unwrap().len() >= 2, "{s}");
+    }
+    let sums = v["sums"].as_array().unwrap();
+    assert_eq!(sums.len(), 1);
+    assert_eq!(
+        (sums[0]["direction"].as_str(), sums[0]["streams"].as_u64()),
+        (Some("send"), Some(3))
+    );
+    let jain = sums[0]["jain_index"].as_f64().unwrap();
+    assert!(jain > 1.0 / 3.0 - 1e-9 && jain <= 1.0 + 1e-9, "{jain}");
+    // The sum is the streams' goodputs added up.
+    let total: f64 = streams
+        .iter()
+        .map(|s| s[1]["summary"]["goodput_mbit"].as_f64().unwrap())
+        .sum();
+    assert!((sums[0]["goodput_mbit"].as_f64().unwrap() - total).abs() < 1e-6);
+    assert!(!v["sum_intervals"].as_array().unwrap().is_empty());
+    // --bidir: one stream each way, a sum per direction; text with [SUM] tags.
+    let v = json(&client(&["-t", "1", "--bidir", "-b", "20mbit", "-J"]));
+    let dirs: Vec<&str> = v["sums"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["direction"].as_str().unwrap())
+        .collect();
+    assert_eq!(dirs, ["send", "receive"]);
+    let o = client(&["-t", "1", "-P", "2", "-b", "20mbit"]);
+    let t = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        t.contains("[   1] [") && t.contains("[   2] [") && t.contains("[SUM] ["),
+        "{t}"
+    );
+    assert!(t.contains("Jain's fairness index"), "{t}");
+    // -P 0 is refused by the parser.
+    assert_eq!(client(&["-P", "0"]).status.code(), Some(2));
+}
