@@ -125,6 +125,10 @@ pub struct ClientArgs {
     /// other way (iperf3's --bidir).
     #[arg(long)]
     pub bidir: bool,
+    /// UDP at -b (default 1 Mbit/s, as iperf3), 1448-byte datagrams:
+    /// loss, out-of-order and jitter (RFC 3550) per interval and in all.
+    #[arg(short = 'u', long, conflicts_with_all = ["parallel", "bidir", "congestion", "window", "rcvbuf", "sndbuf", "bytes"])]
+    pub udp: bool,
 }
 
 pub fn run(cmd: PerfCommand) -> Result<i32> {
@@ -187,6 +191,9 @@ fn client(a: ClientArgs) -> Result<i32> {
     };
     opts.validate()?;
     let json = a.json;
+    if a.udp {
+        return udp(&opts, json);
+    }
     if a.parallel > 1 || a.bidir {
         return parallel(&opts, a.parallel.into(), a.bidir, json);
     }
@@ -249,6 +256,33 @@ fn parallel(opts: &ClientOptions, n: usize, bidir: bool, json: bool) -> Result<i
     }
     for s in &report.sums {
         println!("{} {s}", tag(s.direction));
+    }
+    Ok(0)
+}
+
+/// `-u`: a UDP test.
+fn udp(opts: &ClientOptions, json: bool) -> Result<i32> {
+    let rate = opts.pacing_bps.unwrap_or(tcpwise_perf::udp::DEFAULT_RATE);
+    if !json {
+        println!(
+            "tcpwise perf: UDP {} {}:{} for {:.1} s at {:.2} Mbit/s, {} B datagrams",
+            if opts.reverse { "from" } else { "to" },
+            opts.host,
+            opts.port,
+            opts.duration.as_secs_f64(),
+            rate as f64 / 1e6,
+            tcpwise_perf::udp::DEFAULT_LEN
+        );
+    }
+    let report = crate::runtime()?.block_on(tcpwise_perf::udp::run_udp_client(opts, |i| {
+        if !json {
+            println!("{i}");
+        }
+    }))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{report}");
     }
     Ok(0)
 }

@@ -523,3 +523,46 @@ fn parallel_streams_and_both_directions_are_joined_with_sums_and_fairness() {
     // -P 0 is refused by the parser.
     assert_eq!(client(&["-P", "0"]).status.code(), Some(2));
 }
+
+#[test]
+fn udp_at_a_rate_with_loss_reordering_and_jitter_both_ways() {
+    let srv = perf_server();
+    let p = srv.port.to_string();
+    let client =
+        |extra: &[&str]| tcpwise(&[&["perf", "client", "127.0.0.1", "-p", &p][..], extra].concat());
+    for reverse in [false, true] {
+        let mut args = vec!["-u", "-b", "4mbit", "-t", "2", "-J"];
+        if reverse {
+            args.push("-R");
+        }
+        let v = json(&client(&args));
+        let sent = v["sent"].as_u64().unwrap();
+        // 4 Mbit/s of 1448-byte datagrams for 2 s: 690 of them.
+        assert!((680..=700).contains(&sent), "-R {reverse}: {v}");
+        assert!(v["received"].as_u64().unwrap() <= sent);
+        assert_eq!(v["direction"], if reverse { "receive" } else { "send" });
+        for k in [
+            "lost",
+            "lost_pct",
+            "out_of_order",
+            "jitter_ms",
+            "mbit",
+            "seconds",
+        ] {
+            assert!(v.get(k).is_some(), "{k} missing: {v}");
+        }
+        let iv = v["intervals"].as_array().unwrap();
+        assert!(iv.len() >= 2, "{v}");
+        assert!(iv[0].get("jitter_ms").is_some() && iv[0].get("lost").is_some());
+    }
+    // The default rate is iperf3's 1 Mbit/s; the text names loss and jitter.
+    let o = client(&["-u", "-t", "1"]);
+    let t = stdout(&o);
+    assert!(
+        t.contains("at 1.00 Mbit/s") && t.contains("jitter") && t.contains("summary (UDP, send)"),
+        "{t}"
+    );
+    // TCP-only flags are refused with -u.
+    assert_eq!(client(&["-u", "-P", "2"]).status.code(), Some(2));
+    assert_eq!(client(&["-u", "-C", "bbr"]).status.code(), Some(2));
+}

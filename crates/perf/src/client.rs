@@ -311,13 +311,8 @@ async fn connect_with(
     Ok((s, applied))
 }
 
-/// Runs one test; `on_interval` sees each interval as soon as both sides
-/// have reported it.
-pub async fn run_client(
-    opts: &ClientOptions,
-    mut on_interval: impl FnMut(&Interval),
-) -> Result<PerfReport, PerfError> {
-    opts.validate()?;
+/// The server's address, of the family `-4`/`-6` asks for.
+pub(crate) async fn resolve(opts: &ClientOptions) -> Result<SocketAddr, PerfError> {
     let target = format!("{}:{}", opts.host, opts.port);
     let addr = tokio::net::lookup_host(if opts.host.contains(':') && !opts.host.starts_with('[') {
         format!("[{}]:{}", opts.host, opts.port)
@@ -335,6 +330,17 @@ pub async fn run_client(
         };
         PerfError::Unreachable(target.clone(), which.into())
     })?;
+    Ok(addr)
+}
+
+/// Runs one test; `on_interval` sees each interval as soon as both sides
+/// have reported it.
+pub async fn run_client(
+    opts: &ClientOptions,
+    mut on_interval: impl FnMut(&Interval),
+) -> Result<PerfReport, PerfError> {
+    opts.validate()?;
+    let addr = resolve(opts).await?;
     let local = |port: u16| opts.bind.map(|ip| SocketAddr::new(ip, port));
     if let Some(ip) = opts.bind
         && ip.is_ipv6() != addr.is_ipv6()
@@ -381,6 +387,7 @@ pub async fn run_client(
         server_read_sizing: Some(opts.read_sizing),
         congestion: opts.congestion.clone(),
         pacing_bps: if opts.reverse { opts.pacing_bps } else { None },
+        udp: None,
     };
     let mut line = serde_json::to_vec(&header).map_err(|e| PerfError::Config(e.to_string()))?;
     line.push(b'\n');

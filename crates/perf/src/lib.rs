@@ -23,6 +23,7 @@ pub mod diagnose;
 pub mod parallel;
 pub mod proto;
 pub mod server;
+pub mod udp;
 
 pub use client::{ClientOptions, run_client};
 

@@ -83,6 +83,9 @@ pub struct Header {
     /// server applies it when it sends (`-R`).
     #[serde(default)]
     pub pacing_bps: Option<u64>,
+    /// `-u`: a UDP test at this rate and datagram size.
+    #[serde(default)]
+    pub udp: Option<crate::udp::UdpSpec>,
 }
 
 /// The server's answer to a header.
@@ -94,6 +97,9 @@ pub struct Accept {
     pub token: Option<u64>,
     /// Why the test was refused, if it was.
     pub error: Option<String>,
+    /// The UDP port the server bound for a `-u` test.
+    #[serde(default)]
+    pub udp_port: Option<u16>,
 }
 
 /// One side's sample at the end of an interval.

@@ -117,10 +117,12 @@ fn refuse(why: &str) -> Accept {
         magic: MAGIC.into(),
         token: None,
         error: Some(why.into()),
+        udp_port: None,
     }
 }
 
 async fn control(sock: TcpStream, pending: Pending) -> Result<String, PerfError> {
+    let local_ip = sock.local_addr()?.ip();
     let (r, mut w) = sock.into_split();
     let mut r = BufReader::new(r);
     let mut line = String::new();
@@ -134,6 +136,22 @@ async fn control(sock: TcpStream, pending: Pending) -> Result<String, PerfError>
             return Err(PerfError::WrongProtocol("client".into(), why));
         }
     };
+    if header.udp.is_some() {
+        // A UDP test: a socket of its own on the address the client reached.
+        let udp = tokio::net::UdpSocket::bind(SocketAddr::new(local_ip, 0)).await?;
+        let port = udp.local_addr()?.port();
+        send(
+            &mut w,
+            &Accept {
+                magic: MAGIC.into(),
+                token: None,
+                error: None,
+                udp_port: Some(port),
+            },
+        )
+        .await?;
+        return crate::udp::serve(&header, udp, w).await;
+    }
     let token = rand_token();
     let (tx, rx) = oneshot::channel();
     pending.lock().expect("lock").insert(token, tx);
@@ -143,6 +161,7 @@ async fn control(sock: TcpStream, pending: Pending) -> Result<String, PerfError>
             magic: MAGIC.into(),
             token: Some(token),
             error: None,
+            udp_port: None,
         },
     )
     .await?;

@@ -1,0 +1,595 @@
+//! `tcpwise perf client -u`: UDP at a fixed rate, with loss, reordering
+//! and jitter as iperf3 reports them; the direct check of an emulator's
+//! loss, reorder and jitter settings.
+//!
+//! The test is set up on the TCP control connection as any other (the
+//! header says `udp`, the server answers with the UDP port it bound).
+//! Every datagram carries a magic, its sequence number and the sender's
+//! clock when it left (ns since the Unix epoch). The receiver's
+//! statistics are sans-IO ([`Stats`]):
+//! - a sequence number above the next expected one counts the gap as
+//!   lost; one below it is out of order and no longer lost (iperf3's rule);
+//! - jitter is RFC 3550's estimator, as iperf3 computes it: the transit
+//!   time of each datagram (arrival minus departure; the two clocks' offset
+//!   cancels), `J += (|D| - J) / 16` over consecutive transits;
+//! - the summary's loss compares what the sender says it sent with the
+//!   distinct datagrams that arrived, so losses at the very end count too.
+//!
+//! The sender sends on a schedule (datagram k leaves at k·size/rate): UDP
+//! has no kernel pacing without the fq qdisc, so here a timer is the right
+//! tool; the schedule is absolute, so a late timer sends what is due at
+//! once and the rate holds on average.
+
+use crate::PerfError;
+use crate::proto::{self, Accept, MAGIC};
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::UdpSocket;
+
+/// First bytes of every datagram.
+pub const UDP_MAGIC: u32 = 0x5457_5055; // "TWPU"
+/// Header bytes: magic, sequence, departure time.
+pub const HEADER_LEN: usize = 20;
+/// iperf3's default rate for UDP, bits/s.
+pub const DEFAULT_RATE: u64 = 1_000_000;
+/// Payload size: a 1500-byte MTU less IPv6 and UDP headers.
+pub const DEFAULT_LEN: usize = 1448;
+/// The sequence number that tells the receiver the sender is done.
+const END: u64 = u64::MAX;
+
+fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// Writes a datagram's header into `buf`.
+pub fn encode(buf: &mut [u8], seq: u64, sent_ns: u64) {
+    buf[..4].copy_from_slice(&UDP_MAGIC.to_be_bytes());
+    buf[4..12].copy_from_slice(&seq.to_be_bytes());
+    buf[12..20].copy_from_slice(&sent_ns.to_be_bytes());
+}
+
+/// A datagram's (sequence, departure ns), if it is one of ours.
+pub fn decode(buf: &[u8]) -> Option<(u64, u64)> {
+    if buf.len() < HEADER_LEN || buf[..4] != UDP_MAGIC.to_be_bytes() {
+        return None;
+    }
+    Some((
+        u64::from_be_bytes(buf[4..12].try_into().ok()?),
+        u64::from_be_bytes(buf[12..20].try_into().ok()?),
+    ))
+}
+
+/// The receiver's counters.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Stats {
+    /// Datagrams that arrived (duplicates included).
+    pub packets: u64,
+    /// Their bytes (payload).
+    pub bytes: u64,
+    /// Lost so far by the sequence gaps seen.
+    pub lost: u64,
+    /// Arrived below the next expected sequence number.
+    pub out_of_order: u64,
+    /// RFC 3550 jitter, ms.
+    pub jitter_ms: f64,
+    /// Next sequence number expected.
+    pub next: u64,
+    #[serde(skip)]
+    last_transit_ns: Option<i128>,
+}
+
+impl Stats {
+    /// Counts one datagram.
+    pub fn on_packet(&mut self, seq: u64, sent_ns: u64, recv_ns: u64, len: usize) {
+        self.packets += 1;
+        self.bytes += len as u64;
+        if seq >= self.next {
+            self.lost += seq - self.next;
+            self.next = seq + 1;
+        } else {
+            self.out_of_order += 1;
+            self.lost = self.lost.saturating_sub(1);
+        }
+        let transit = i128::from(recv_ns) - i128::from(sent_ns);
+        if let Some(prev) = self.last_transit_ns {
+            let d = (transit - prev).abs() as f64 / 1e6;
+            self.jitter_ms += (d - self.jitter_ms) / 16.0;
+        }
+        self.last_transit_ns = Some(transit);
+    }
+}
+
+/// One interval of a UDP test, as the receiver saw it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct UdpInterval {
+    /// Start, seconds from the first datagram.
+    pub start_s: f64,
+    /// End.
+    pub end_s: f64,
+    /// Payload bytes that arrived.
+    pub bytes: u64,
+    /// Their rate, Mbit/s.
+    pub mbit: f64,
+    /// Datagrams that arrived.
+    pub packets: u64,
+    /// Lost in the interval (by sequence gaps).
+    pub lost: u64,
+    /// Out of order in the interval.
+    pub out_of_order: u64,
+    /// Jitter at the end of the interval, ms.
+    pub jitter_ms: f64,
+}
+
+impl UdpInterval {
+    fn between(a: &Stats, b: &Stats, start_s: f64, end_s: f64) -> UdpInterval {
+        let bytes = b.bytes - a.bytes;
+        UdpInterval {
+            start_s,
+            end_s,
+            bytes,
+            mbit: bytes as f64 * 8.0 / (end_s - start_s).max(1e-9) / 1e6,
+            packets: b.packets - a.packets,
+            lost: b.lost.saturating_sub(a.lost),
+            out_of_order: b.out_of_order - a.out_of_order,
+            jitter_ms: b.jitter_ms,
+        }
+    }
+}
+
+impl std::fmt::Display for UdpInterval {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let total = self.packets + self.lost;
+        write!(
+            f,
+            "[{:5.1}-{:5.1} s] {:>10} {:>8.2} Mbit/s  jitter {:.3} ms  lost {}/{} ({:.2}%)  out-of-order {}",
+            self.start_s,
+            self.end_s,
+            crate::diagnose::human_bytes(self.bytes),
+            self.mbit,
+            self.jitter_ms,
+            self.lost,
+            total,
+            if total > 0 {
+                100.0 * self.lost as f64 / total as f64
+            } else {
+                0.0
+            },
+            self.out_of_order
+        )
+    }
+}
+
+/// The whole UDP test.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct UdpReport {
+    /// `send` (client to server) or `receive` (`-R`).
+    pub direction: String,
+    /// Rate asked for, bits/s.
+    pub rate_bps: u64,
+    /// Payload bytes per datagram.
+    pub len: usize,
+    /// Interval lines.
+    pub intervals: Vec<UdpInterval>,
+    /// Datagrams the sender sent.
+    pub sent: u64,
+    /// Distinct datagrams that arrived.
+    pub received: u64,
+    /// `sent - received`.
+    pub lost: u64,
+    /// Lost share, percent.
+    pub lost_pct: f64,
+    /// Out of order.
+    pub out_of_order: u64,
+    /// Final jitter, ms.
+    pub jitter_ms: f64,
+    /// Receiver's rate over the test, Mbit/s.
+    pub mbit: f64,
+    /// Seconds from the first to the last datagram at the receiver.
+    pub seconds: f64,
+}
+
+impl std::fmt::Display for UdpReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "summary (UDP, {}): {} of {} datagrams of {} B arrived in {:.2} s = {:.2} Mbit/s; lost {} ({:.2}%), out of order {}, jitter {:.3} ms (RFC 3550)",
+            self.direction,
+            self.received,
+            self.sent,
+            self.len,
+            self.seconds,
+            self.mbit,
+            self.lost,
+            self.lost_pct,
+            self.out_of_order,
+            self.jitter_ms
+        )
+    }
+}
+
+/// Control messages of a UDP test, server to client.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum UdpMsg {
+    /// The server (receiving) finished an interval.
+    Interval(UdpInterval),
+    /// The server's end of the test: what it sent, or what it received.
+    Done {
+        /// Datagrams it sent (`-R`).
+        sent: u64,
+        /// Its receiver counters (forward).
+        stats: Option<Stats>,
+        /// First to last datagram, seconds (forward).
+        seconds: f64,
+    },
+}
+
+/// Sends datagrams of `len` bytes at `rate_bps` for `duration` to the
+/// connected peer; returns how many.
+pub async fn send_at_rate(
+    sock: &UdpSocket,
+    rate_bps: u64,
+    len: usize,
+    duration: Duration,
+) -> std::io::Result<u64> {
+    let len = len.max(HEADER_LEN);
+    let gap = Duration::from_secs_f64(len as f64 * 8.0 / rate_bps as f64);
+    let mut buf = vec![0u8; len];
+    let start = tokio::time::Instant::now();
+    let mut seq = 0u64;
+    loop {
+        let due = start + gap.mul_f64(seq as f64);
+        if due.duration_since(start) >= duration {
+            break;
+        }
+        if due > tokio::time::Instant::now() {
+            tokio::time::sleep_until(due).await;
+        }
+        encode(&mut buf, seq, now_ns());
+        match sock.send(&buf).await {
+            Ok(_) => {}
+            // A full socket buffer or an ICMP error from an earlier
+            // datagram: this one is lost, as on a real path.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::WouldBlock
+                ) => {}
+            Err(e) => return Err(e),
+        }
+        seq += 1;
+    }
+    // The end marker, a few times (it can be lost too).
+    encode(&mut buf[..HEADER_LEN], END, now_ns());
+    for _ in 0..3 {
+        let _ = sock.send(&buf[..HEADER_LEN]).await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Ok(seq)
+}
+
+/// Receives until the end marker, or `limit` after the first datagram (or
+/// `limit` with none), reporting each interval to `on_interval`. Returns
+/// the counters and the seconds from the first to the last datagram.
+pub async fn receive(
+    sock: &UdpSocket,
+    interval: Duration,
+    limit: Duration,
+    mut on_interval: impl FnMut(UdpInterval),
+) -> std::io::Result<(Stats, f64)> {
+    let mut buf = vec![0u8; 65_536];
+    let mut stats = Stats::default();
+    let mut mark = Stats::default();
+    let mut first: Option<Instant> = None;
+    let mut last_s = 0.0;
+    let mut index = 0u32;
+    let hard = tokio::time::Instant::now() + limit + Duration::from_secs(2);
+    loop {
+        let next_tick = first.map(|f| tokio::time::Instant::from_std(f) + interval * (index + 1));
+        let wait_until = next_tick.unwrap_or(hard).min(hard);
+        tokio::select! {
+            r = sock.recv(&mut buf) => {
+                let n = match r {
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => continue,
+                    Err(e) => return Err(e),
+                };
+                let Some((seq, sent)) = decode(&buf[..n]) else { continue };
+                if seq == END {
+                    break;
+                }
+                let f = *first.get_or_insert_with(Instant::now);
+                last_s = f.elapsed().as_secs_f64();
+                stats.on_packet(seq, sent, now_ns(), n);
+            }
+            _ = tokio::time::sleep_until(wait_until) => {
+                if tokio::time::Instant::now() >= hard {
+                    break;
+                }
+                if first.is_some() {
+                    let (a, b) = (f64::from(index) * interval.as_secs_f64(), f64::from(index + 1) * interval.as_secs_f64());
+                    on_interval(UdpInterval::between(&mark, &stats, a, b));
+                    mark = stats.clone();
+                    index += 1;
+                }
+            }
+        }
+    }
+    let a = f64::from(index) * interval.as_secs_f64();
+    if stats.packets > mark.packets && last_s > a {
+        on_interval(UdpInterval::between(&mark, &stats, a, last_s));
+    }
+    Ok((stats, last_s))
+}
+
+/// The server's half of a UDP test (after the header and the answer):
+/// receive, or send with `-R`.
+pub async fn serve(
+    header: &proto::Header,
+    sock: UdpSocket,
+    mut w: tokio::net::tcp::OwnedWriteHalf,
+) -> Result<String, PerfError> {
+    let spec = header.udp.clone().expect("a UDP header");
+    let duration = Duration::from_millis(header.duration_ms);
+    let interval = Duration::from_millis(header.interval_ms);
+    let msg = |m: &UdpMsg| {
+        let mut line = serde_json::to_vec(m).expect("serialises");
+        line.push(b'\n');
+        line
+    };
+    if header.reverse {
+        // The client's hello tells us where to send.
+        let mut hello = [0u8; 64];
+        let (_, peer) = tokio::time::timeout(Duration::from_secs(10), sock.recv_from(&mut hello))
+            .await
+            .map_err(|_| {
+                PerfError::WrongProtocol("client".into(), "no UDP hello within 10 s".into())
+            })??;
+        sock.connect(peer).await?;
+        let sent = send_at_rate(&sock, spec.rate_bps, spec.len, duration).await?;
+        w.write_all(&msg(&UdpMsg::Done {
+            sent,
+            stats: None,
+            seconds: 0.0,
+        }))
+        .await?;
+        return Ok(format!("sent {sent} UDP datagrams"));
+    }
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let recv = receive(&sock, interval, duration, move |i| {
+        let _ = tx.send(i);
+    });
+    let forward = async {
+        while let Some(i) = rx.recv().await {
+            let _ = w.write_all(&msg(&UdpMsg::Interval(i))).await;
+        }
+    };
+    let (r, ()) = tokio::join!(recv, forward);
+    let (stats, seconds) = r?;
+    let n = stats.packets;
+    w.write_all(&msg(&UdpMsg::Done {
+        sent: 0,
+        stats: Some(stats),
+        seconds,
+    }))
+    .await?;
+    Ok(format!("received {n} UDP datagrams"))
+}
+
+/// The UDP parameters of a test header.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct UdpSpec {
+    /// Rate, bits/s.
+    pub rate_bps: u64,
+    /// Payload bytes per datagram.
+    pub len: usize,
+}
+
+/// Runs a UDP test against `addr`: the client's side.
+pub async fn run_udp_client(
+    opts: &crate::ClientOptions,
+    mut on_interval: impl FnMut(&UdpInterval),
+) -> Result<UdpReport, PerfError> {
+    let addr = crate::client::resolve(opts).await?;
+    let rate = opts.pacing_bps.unwrap_or(DEFAULT_RATE);
+    let len = DEFAULT_LEN;
+    let ctl = tokio::time::timeout(opts.connect_timeout, tokio::net::TcpStream::connect(addr))
+        .await
+        .map_err(|_| PerfError::Unreachable(addr.to_string(), "no answer".into()))?
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::ConnectionRefused => PerfError::Refused(addr.to_string()),
+            _ => PerfError::Unreachable(addr.to_string(), e.to_string()),
+        })?;
+    let (r, mut w) = ctl.into_split();
+    let mut r = BufReader::new(r);
+    let header = proto::Header {
+        magic: MAGIC.into(),
+        reverse: opts.reverse,
+        duration_ms: opts.duration.as_millis() as u64,
+        bytes: None,
+        interval_ms: opts.interval.as_millis().max(1) as u64,
+        server_rcvbuf: None,
+        server_sndbuf: None,
+        server_read_sizing: None,
+        congestion: None,
+        pacing_bps: None,
+        udp: Some(UdpSpec {
+            rate_bps: rate,
+            len,
+        }),
+    };
+    let mut line = serde_json::to_vec(&header).map_err(|e| PerfError::Config(e.to_string()))?;
+    line.push(b'\n');
+    w.write_all(&line).await?;
+    let mut reply = String::new();
+    let wrong = |why: String| PerfError::WrongProtocol(addr.to_string(), why);
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        proto::read_line(&mut r, &mut reply),
+    )
+    .await
+    .map_err(|_| wrong("no answer to the test header".into()))??;
+    let accept: Accept =
+        serde_json::from_str(reply.trim()).map_err(|_| wrong(format!("it answered {reply:?}")))?;
+    if let Some(e) = accept.error {
+        return Err(PerfError::Refusal(e));
+    }
+    let port = accept
+        .udp_port
+        .ok_or_else(|| wrong("no UDP port: an older server without -u".into()))?;
+    let local: SocketAddr = if addr.is_ipv6() {
+        "[::]:0".parse().expect("addr")
+    } else {
+        "0.0.0.0:0".parse().expect("addr")
+    };
+    let sock = UdpSocket::bind(local).await?;
+    sock.connect(SocketAddr::new(addr.ip(), port)).await?;
+    let limit = opts.duration + Duration::from_secs(15);
+    if opts.reverse {
+        // Tell the server where to send, then receive.
+        let mut hello = vec![0u8; HEADER_LEN];
+        encode(&mut hello, 0, now_ns());
+        sock.send(&hello).await?;
+        let mut local_intervals = Vec::new();
+        let (stats, seconds) = receive(&sock, opts.interval, opts.duration, |i| {
+            on_interval(&i);
+            local_intervals.push(i);
+        })
+        .await?;
+        let mut line = String::new();
+        let mut sent = None;
+        while let Ok(Ok(n)) = tokio::time::timeout(limit, proto::read_line(&mut r, &mut line)).await
+        {
+            if n == 0 {
+                break;
+            }
+            if let Ok(UdpMsg::Done { sent: s, .. }) = serde_json::from_str(line.trim()) {
+                sent = Some(s);
+                break;
+            }
+            line.clear();
+        }
+        let sent = sent.ok_or_else(|| wrong("the server did not say what it sent".into()))?;
+        return Ok(report(
+            "receive",
+            rate,
+            len,
+            local_intervals,
+            sent,
+            &stats,
+            seconds,
+        ));
+    }
+    let mut intervals = Vec::new();
+    let mut done_msg = None;
+    let read_msgs = async {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match proto::read_line(&mut r, &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => match serde_json::from_str::<UdpMsg>(line.trim()) {
+                    Ok(UdpMsg::Interval(i)) => {
+                        on_interval(&i);
+                        intervals.push(i);
+                    }
+                    Ok(m @ UdpMsg::Done { .. }) => {
+                        done_msg = Some(m);
+                        break;
+                    }
+                    Err(_) => {}
+                },
+            }
+        }
+    };
+    let sender = send_at_rate(&sock, rate, len, opts.duration);
+    let (sent, ()) = tokio::join!(sender, async {
+        let _ = tokio::time::timeout(limit, read_msgs).await;
+    });
+    let sent = sent?;
+    match done_msg {
+        Some(UdpMsg::Done {
+            stats: Some(stats),
+            seconds,
+            ..
+        }) => Ok(report("send", rate, len, intervals, sent, &stats, seconds)),
+        _ => Err(wrong(
+            "the server did not report the end of the test".into(),
+        )),
+    }
+}
+
+fn report(
+    direction: &str,
+    rate_bps: u64,
+    len: usize,
+    intervals: Vec<UdpInterval>,
+    sent: u64,
+    stats: &Stats,
+    seconds: f64,
+) -> UdpReport {
+    // Distinct arrivals (a duplicated datagram would count twice here, as
+    // in iperf3), never more than were sent.
+    let received = stats.packets.min(sent);
+    let lost = sent.saturating_sub(received);
+    UdpReport {
+        direction: direction.into(),
+        rate_bps,
+        len,
+        intervals,
+        sent,
+        received,
+        lost,
+        lost_pct: if sent > 0 {
+            100.0 * lost as f64 / sent as f64
+        } else {
+            0.0
+        },
+        out_of_order: stats.out_of_order,
+        jitter_ms: stats.jitter_ms,
+        mbit: stats.bytes as f64 * 8.0 / seconds.max(1e-9) / 1e6,
+        seconds,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gaps_are_lost_late_arrivals_are_out_of_order_not_lost() {
+        let mut s = Stats::default();
+        for (seq, t) in [(0, 0), (1, 1), (3, 3), (2, 2), (4, 4), (7, 7)] {
+            s.on_packet(seq, t * 1_000_000, t * 1_000_000 + 5_000_000, 100);
+        }
+        assert_eq!((s.packets, s.lost, s.out_of_order, s.next), (6, 2, 1, 8));
+        // A constant transit time is no jitter.
+        assert_eq!(s.jitter_ms, 0.0);
+    }
+
+    #[test]
+    fn jitter_is_rfc_3550s_estimator() {
+        let mut s = Stats::default();
+        // Transits 10, 12, 10 ms: D = 2, 2 ms; J = 2/16, then + (2 - 2/16)/16.
+        for (seq, transit_ms) in [(0u64, 10u64), (1, 12), (2, 10)] {
+            let sent = seq * 20_000_000;
+            s.on_packet(seq, sent, sent + transit_ms * 1_000_000, 100);
+        }
+        let j1 = 2.0 / 16.0;
+        let want = j1 + (2.0 - j1) / 16.0;
+        assert!((s.jitter_ms - want).abs() < 1e-12, "{}", s.jitter_ms);
+    }
+
+    #[test]
+    fn datagrams_round_trip_and_strangers_are_ignored() {
+        let mut b = [0u8; 64];
+        encode(&mut b, 42, 7);
+        assert_eq!(decode(&b), Some((42, 7)));
+        assert_eq!(decode(&b[..10]), None);
+        assert_eq!(decode(&[0u8; 64]), None);
+    }
+}
