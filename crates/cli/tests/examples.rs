@@ -174,6 +174,8 @@ fn every_help_example_works_as_printed() {
             // An example that needs a server on this host gets one.
             let setup = if cmd.contains("iperf3 -c") {
                 "iperf3 -s -p 5201 >/dev/null 2>&1 &\nsleep 1\n"
+            } else if cmd.contains("127.0.0.1:8080") && !cmd.starts_with("tcpwise serve") {
+                "tcpwise serve --bind 127.0.0.1:8080 >/dev/null 2>&1 &\nsleep 0.5\n"
             } else {
                 ""
             };

@@ -88,9 +88,10 @@ fn hostile_servers_end_with_curls_exit_codes_in_time() {
     let log = dir.0.join("requests.log");
     let (_s, base) = hostile("close-on-reuse", Some(&log));
     let (a, b) = (format!("{base}/a"), format!("{base}/b"));
-    let (c, e, _) = get(&["-s", "-m", "10", &a, &b]);
+    // -sS: quiet, but errors still print (curl's -s alone hides them).
+    let (c, e, _) = get(&["-sS", "-m", "10", &a, &b]);
     assert_eq!(c, Some(0), "GET: {e}");
-    let (c, e, _) = get(&["-s", "-m", "10", "-d", "x", &a, &b]);
+    let (c, e, _) = get(&["-sS", "-m", "10", "-d", "x", &a, &b]);
     eprintln!("hostile: close-on-reuse POST: exit {c:?}: {}", e.trim());
     assert_eq!(c, Some(8), "POST: {e}");
     assert!(one_error_line(&e), "{e}");
