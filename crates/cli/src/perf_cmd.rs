@@ -41,6 +41,15 @@ pub struct ServerArgs {
     pub verbose: bool,
 }
 
+/// `--json` styles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum JsonStyle {
+    /// tcpwise's own report.
+    Tcpwise,
+    /// iperf3's `-J` layout.
+    Iperf3,
+}
+
 #[derive(Debug, Args)]
 pub struct ClientArgs {
     /// Server host name or address.
@@ -84,9 +93,12 @@ pub struct ClientArgs {
     /// retransmit for about 15 minutes). iperf3's --rcv-timeout.
     #[arg(long, value_name = "SECONDS", default_value = "30")]
     pub stall_timeout: Seconds,
-    /// Print one JSON object (intervals and summary) instead of text (iperf3's -J).
-    #[arg(short = 'J', long)]
-    pub json: bool,
+    /// Print one JSON object instead of text: ours (intervals, summary,
+    /// diagnosis), or with --json=iperf3 iperf3's -J shape (start,
+    /// intervals, end), which iperf3's parsers and plotters read.
+    #[arg(short = 'J', long, value_name = "STYLE", num_args = 0..=1, require_equals = true,
+          default_missing_value = "tcpwise", value_enum)]
+    pub json: Option<JsonStyle>,
     /// Pace the sender at RATE (20mbit): SO_MAX_PACING_RATE, so the
     /// kernel holds the rate and the send loop never sleeps (iperf3's -b
     /// for TCP); the summary says whether the pacing held.
@@ -135,7 +147,7 @@ pub fn run(cmd: PerfCommand) -> Result<i32> {
     match cmd {
         PerfCommand::Server(a) => server(a),
         PerfCommand::Client(a) => {
-            let json = a.json;
+            let json = a.json.is_some();
             client(a).inspect_err(|e| {
                 if json {
                     crate::print_json_error(e);
@@ -190,35 +202,66 @@ fn client(a: ClientArgs) -> Result<i32> {
         ..ClientOptions::default()
     };
     opts.validate()?;
-    let json = a.json;
+    let style = a.json;
+    let json = style.is_some();
     if a.udp {
+        if style == Some(JsonStyle::Iperf3) {
+            return Err(crate::Usage("--json=iperf3 is for TCP tests; -u has -J".into()).into());
+        }
         return udp(&opts, json);
     }
     if a.parallel > 1 || a.bidir {
-        return parallel(&opts, a.parallel.into(), a.bidir, json);
+        return parallel(&opts, a.parallel.into(), a.bidir, style);
     }
     if !json {
         println!("{}", opts.banner());
     }
-    let report = crate::runtime()?.block_on(tcpwise_perf::run_client(&opts, |i| {
+    // Ctrl-C: what arrived so far, then exit 130 (iperf3 prints its
+    // partial summary too).
+    let lines = std::sync::Mutex::new(Vec::new());
+    let run = tcpwise_perf::run_client(&opts, |i| {
         if !json {
             println!("{i}");
         }
-    }))?;
+        lines.lock().expect("lock").push(i.clone());
+    });
+    let report = crate::runtime()?.block_on(async {
+        tokio::select! {
+            r = run => r.map(Some),
+            _ = tokio::signal::ctrl_c() => Ok(None),
+        }
+    })?;
+    let Some(report) = report else {
+        let lines = lines.lock().expect("lock");
+        let p = tcpwise_perf::diagnose::Partial::of(&lines);
+        if json {
+            println!(
+                "{}",
+                serde_json::json!({ "interrupted": true, "intervals": *lines, "partial": p })
+            );
+        } else {
+            println!("{p}");
+        }
+        return Ok(130);
+    };
     for w in &report.warnings {
         eprintln!("tcpwise: warning: {w}");
     }
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{report}");
+    match style {
+        Some(JsonStyle::Iperf3) => println!(
+            "{}",
+            serde_json::to_string_pretty(&tcpwise_perf::iperf3::single(&opts, &report))?
+        ),
+        Some(JsonStyle::Tcpwise) => println!("{}", serde_json::to_string_pretty(&report)?),
+        None => print!("{report}"),
     }
     Ok(0)
 }
 
 /// `-P N` / `--bidir`: the streams at once, joined.
-fn parallel(opts: &ClientOptions, n: usize, bidir: bool, json: bool) -> Result<i32> {
+fn parallel(opts: &ClientOptions, n: usize, bidir: bool, style: Option<JsonStyle>) -> Result<i32> {
     use tcpwise_perf::parallel::{Line, run_parallel, streams};
+    let json = style.is_some();
     let streams = streams(opts, n, bidir);
     if !json {
         println!(
@@ -242,9 +285,17 @@ fn parallel(opts: &ClientOptions, n: usize, bidir: bool, json: bool) -> Result<i
             Line::Sum(s) => println!("{} {s}", tag(s.direction)),
         }
     }))?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(0);
+    match style {
+        Some(JsonStyle::Iperf3) => {
+            let v = tcpwise_perf::iperf3::parallel(opts, &report);
+            println!("{}", serde_json::to_string_pretty(&v)?);
+            return Ok(0);
+        }
+        Some(JsonStyle::Tcpwise) => {
+            println!("{}", serde_json::to_string_pretty(&report)?);
+            return Ok(0);
+        }
+        None => {}
     }
     for (label, r) in &report.streams {
         for w in &r.warnings {

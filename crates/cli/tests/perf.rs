@@ -566,3 +566,156 @@ fn udp_at_a_rate_with_loss_reordering_and_jitter_both_ways() {
     assert_eq!(client(&["-u", "-P", "2"]).status.code(), Some(2));
     assert_eq!(client(&["-u", "-C", "bbr"]).status.code(), Some(2));
 }
+
+#[test]
+fn json_schema_ours_and_iperf3s() {
+    let srv = perf_server();
+    let p = srv.port.to_string();
+    let client = |extra: &[&str]| {
+        tcpwise(
+            &[
+                &[
+                    "perf",
+                    "client",
+                    "127.0.0.1",
+                    "-p",
+                    &p,
+                    "-t",
+                    "1",
+                    "-i",
+                    "0.5",
+                ][..],
+                extra,
+            ]
+            .concat(),
+        )
+    };
+    // Ours: every field the README and scripts use.
+    let v = json(&client(&["-J"]));
+    for k in [
+        "intervals",
+        "summary",
+        "grown",
+        "receiver_buffers",
+        "sender_buffers",
+        "reverse",
+        "warnings",
+    ] {
+        assert!(v.get(k).is_some(), "{k}: {v}");
+    }
+    for k in [
+        "start_s",
+        "end_s",
+        "bytes",
+        "mbit",
+        "rtt_ms",
+        "cwnd_bytes",
+        "retransmits",
+        "rwnd_limited_pct",
+        "sndbuf_limited_pct",
+        "rcvbuf_bytes",
+        "sndbuf_bytes",
+        "pacing_mbit",
+        "delivery_mbit",
+    ] {
+        assert!(
+            v["intervals"][0].get(k).is_some(),
+            "interval {k}: {}",
+            v["intervals"][0]
+        );
+    }
+    for k in [
+        "goodput_mbit",
+        "bytes",
+        "seconds",
+        "rtt_ms",
+        "min_rtt_ms",
+        "retransmits",
+        "buffer_limited",
+        "predicted_cap_mbit",
+        "rwnd_limited_pct",
+        "sndbuf_limited_pct",
+        "advertised_window_bytes",
+        "diagnosis",
+    ] {
+        assert!(
+            v["summary"].get(k).is_some(),
+            "summary {k}: {}",
+            v["summary"]
+        );
+    }
+    // iperf3's names, for iperf3's parsers and plotters.
+    for extra in [&["--json=iperf3"][..], &["--json=iperf3", "-P", "2"][..]] {
+        let v = json(&client(extra));
+        assert_eq!(v["start"]["test_start"]["protocol"], "TCP");
+        let n = v["start"]["test_start"]["num_streams"].as_u64().unwrap();
+        assert_eq!(n, if extra.len() > 1 { 2 } else { 1 });
+        let iv = v["intervals"].as_array().unwrap();
+        assert!(iv.len() >= 2, "{v}");
+        for k in [
+            "start",
+            "end",
+            "seconds",
+            "bytes",
+            "bits_per_second",
+            "retransmits",
+        ] {
+            assert!(iv[0]["sum"].get(k).is_some(), "sum {k}: {}", iv[0]);
+        }
+        for k in [
+            "socket",
+            "bytes",
+            "bits_per_second",
+            "snd_cwnd",
+            "rtt",
+            "retransmits",
+            "sender",
+        ] {
+            assert!(
+                iv[0]["streams"][0].get(k).is_some(),
+                "stream {k}: {}",
+                iv[0]
+            );
+        }
+        assert_eq!(v["end"]["streams"].as_array().unwrap().len() as u64, n);
+        for k in ["sum_sent", "sum_received"] {
+            assert!(
+                v["end"][k]["bits_per_second"].as_f64().unwrap() > 0.0,
+                "{k}: {}",
+                v["end"]
+            );
+        }
+        assert!(v.get("tcpwise").is_some());
+    }
+    // A style that does not exist is refused.
+    assert_eq!(client(&["--json=xml"]).status.code(), Some(2));
+}
+
+#[test]
+fn ctrl_c_prints_the_partial_summary_and_exits_130() {
+    let srv = perf_server();
+    let p = srv.port.to_string();
+    let child = std::process::Command::new(BIN)
+        .args([
+            "perf",
+            "client",
+            "127.0.0.1",
+            "-p",
+            &p,
+            "-t",
+            "30",
+            "-i",
+            "0.5",
+            "-b",
+            "50mbit",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1800));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let t = stdout(&o);
+    assert_eq!(o.status.code(), Some(130), "{t}");
+    assert!(t.contains("interrupted: partial summary over"), "{t}");
+}

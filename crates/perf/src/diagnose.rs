@@ -212,6 +212,55 @@ impl PacingCheck {
     }
 }
 
+/// What a test interrupted by Ctrl-C had measured: its full intervals.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Partial {
+    /// Intervals completed.
+    pub intervals: usize,
+    /// Bytes in them.
+    pub bytes: u64,
+    /// Their seconds.
+    pub seconds: f64,
+    /// Goodput over them, Mbit/s.
+    pub goodput_mbit: f64,
+    /// Retransmissions in them.
+    pub retransmits: Option<u64>,
+}
+
+impl Partial {
+    /// From the interval lines printed so far.
+    pub fn of(lines: &[Interval]) -> Partial {
+        let bytes: u64 = lines.iter().map(|l| l.bytes).sum();
+        let seconds =
+            lines.last().map_or(0.0, |l| l.end_s) - lines.first().map_or(0.0, |l| l.start_s);
+        Partial {
+            intervals: lines.len(),
+            bytes,
+            seconds,
+            goodput_mbit: if seconds > 0.0 {
+                bytes as f64 * 8.0 / seconds / 1e6
+            } else {
+                0.0
+            },
+            retransmits: lines.iter().map(|l| l.retransmits).sum(),
+        }
+    }
+}
+
+impl std::fmt::Display for Partial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "interrupted: partial summary over {} intervals: {} in {} = {:.2} Mbit/s goodput; retransmits {}",
+            self.intervals,
+            human_bytes(self.bytes),
+            human_secs(self.seconds),
+            self.goodput_mbit,
+            self.retransmits.map_or("-".into(), |r| r.to_string())
+        )
+    }
+}
+
 /// `-O N`: the summary's goodput over the full intervals that start at or
 /// after N seconds (slow start left out, as iperf3's `--omit` does).
 pub fn omit(summary: &mut Summary, lines: &[Interval], omit_s: f64) {

@@ -20,6 +20,7 @@
 
 pub mod client;
 pub mod diagnose;
+pub mod iperf3;
 pub mod parallel;
 pub mod proto;
 pub mod server;

@@ -1,0 +1,181 @@
+//! `--json=iperf3`: our report under iperf3's top-level names (`start`,
+//! `intervals`, `end`) and field names (`bits_per_second`, `snd_cwnd`,
+//! `rtt` in µs, `sum_sent`, `sum_received`, ...), so scripts written for
+//! iperf3's `-J` (plotters, dashboards) read tcpwise's output unchanged.
+//! Only what we measure is filled in; our own fields ride along under
+//! `tcpwise`, so nothing is lost.
+
+use crate::client::ClientOptions;
+use crate::diagnose::{Interval, PerfReport};
+use crate::parallel::ParallelReport;
+use serde_json::{Value, json};
+
+fn stream_interval(socket: usize, i: &Interval, sender: bool) -> Value {
+    json!({
+        "socket": socket,
+        "start": i.start_s,
+        "end": i.end_s,
+        "seconds": i.end_s - i.start_s,
+        "bytes": i.bytes,
+        "bits_per_second": i.mbit * 1e6,
+        "retransmits": i.retransmits,
+        "snd_cwnd": i.cwnd_bytes,
+        "rtt": i.rtt_ms.map(|r| (r * 1000.0).round() as u64),
+        "omitted": false,
+        "sender": sender,
+    })
+}
+
+fn start(opts: &ClientOptions, streams: usize) -> Value {
+    json!({
+        "version": concat!("tcpwise ", env!("CARGO_PKG_VERSION")),
+        "connecting_to": { "host": opts.host, "port": opts.port },
+        "test_start": {
+            "protocol": "TCP",
+            "num_streams": streams,
+            "omit": opts.omit.as_secs_f64(),
+            "duration": opts.duration.as_secs_f64(),
+            "bytes": opts.bytes.unwrap_or(0),
+            "reverse": i32::from(opts.reverse),
+            "tos": 0,
+        },
+        "tcp_congestion": opts.congestion,
+    })
+}
+
+fn end_stream(socket: usize, r: &PerfReport) -> Value {
+    let s = &r.summary;
+    let side = |sender: bool| {
+        json!({
+            "socket": socket,
+            "start": 0.0,
+            "end": s.seconds,
+            "seconds": s.seconds,
+            "bytes": s.bytes,
+            "bits_per_second": s.goodput_mbit * 1e6,
+            "retransmits": if sender { s.retransmits } else { None },
+            "max_snd_cwnd": if sender { r.intervals.iter().filter_map(|i| i.cwnd_bytes).max() } else { None },
+            "min_rtt": s.min_rtt_ms.map(|m| (m * 1000.0).round() as u64),
+            "mean_rtt": s.rtt_ms.map(|m| (m * 1000.0).round() as u64),
+            "sender": sender,
+        })
+    };
+    json!({ "sender": side(true), "receiver": side(false) })
+}
+
+fn sum(start_s: f64, end_s: f64, bytes: u64, mbit: f64, retr: Option<u64>, sender: bool) -> Value {
+    json!({
+        "start": start_s,
+        "end": end_s,
+        "seconds": end_s - start_s,
+        "bytes": bytes,
+        "bits_per_second": mbit * 1e6,
+        "retransmits": retr,
+        "omitted": false,
+        "sender": sender,
+    })
+}
+
+/// One stream's test in iperf3's `-J` shape.
+pub fn single(opts: &ClientOptions, r: &PerfReport) -> Value {
+    let intervals: Vec<Value> = r
+        .intervals
+        .iter()
+        .map(|i| {
+            json!({
+                "streams": [stream_interval(1, i, !opts.reverse)],
+                "sum": sum(i.start_s, i.end_s, i.bytes, i.mbit, i.retransmits, !opts.reverse),
+            })
+        })
+        .collect();
+    let s = &r.summary;
+    json!({
+        "start": start(opts, 1),
+        "intervals": intervals,
+        "end": {
+            "streams": [end_stream(1, r)],
+            "sum_sent": sum(0.0, s.seconds, s.bytes, s.goodput_mbit, s.retransmits, true),
+            "sum_received": sum(0.0, s.seconds, s.bytes, s.goodput_mbit, None, false),
+            "sender_tcp_congestion": opts.congestion,
+            "receiver_tcp_congestion": opts.congestion,
+        },
+        "tcpwise": r,
+    })
+}
+
+/// A `-P`/`--bidir` test in iperf3's shape (streams numbered from 1).
+pub fn parallel(opts: &ClientOptions, r: &ParallelReport) -> Value {
+    let n = r.streams.len();
+    let rounds = r
+        .streams
+        .iter()
+        .map(|(_, s)| s.intervals.len())
+        .max()
+        .unwrap_or(0);
+    let mut intervals = Vec::new();
+    for k in 0..rounds {
+        let streams: Vec<Value> = r
+            .streams
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (_, s))| {
+                s.intervals
+                    .get(k)
+                    .map(|l| stream_interval(i + 1, l, !s.reverse))
+            })
+            .collect();
+        let sums: Vec<&crate::parallel::SumInterval> = r
+            .sum_intervals
+            .iter()
+            .filter(|s| s.direction == "send")
+            .collect();
+        let rsum: Vec<&crate::parallel::SumInterval> = r
+            .sum_intervals
+            .iter()
+            .filter(|s| s.direction == "receive")
+            .collect();
+        let pick = sums.get(k).or(rsum.get(k));
+        let mut entry = json!({ "streams": streams });
+        if let Some(s) = pick {
+            entry["sum"] = sum(
+                s.start_s,
+                s.end_s,
+                s.bytes,
+                s.mbit,
+                s.retransmits,
+                s.direction == "send",
+            );
+        }
+        if let (Some(_), Some(b)) = (sums.get(k), rsum.get(k)) {
+            entry["sum_bidir_reverse"] =
+                sum(b.start_s, b.end_s, b.bytes, b.mbit, b.retransmits, false);
+        }
+        intervals.push(entry);
+    }
+    let mut end = json!({
+        "streams": r.streams.iter().enumerate().map(|(i, (_, s))| end_stream(i + 1, s)).collect::<Vec<_>>(),
+        "sender_tcp_congestion": opts.congestion,
+        "receiver_tcp_congestion": opts.congestion,
+    });
+    let seconds = r
+        .streams
+        .iter()
+        .map(|(_, s)| s.summary.seconds)
+        .fold(0.0, f64::max);
+    for t in &r.sums {
+        let (sent, recv) = if t.direction == "send" || !r.sums.iter().any(|x| x.direction == "send")
+        {
+            ("sum_sent", "sum_received")
+        } else {
+            ("sum_sent_bidir_reverse", "sum_received_bidir_reverse")
+        };
+        end[sent] = sum(0.0, seconds, t.bytes, t.goodput_mbit, t.retransmits, true);
+        end[recv] = sum(0.0, seconds, t.bytes, t.goodput_mbit, None, false);
+    }
+    json!({
+        "start": start(opts, n),
+        "intervals": intervals,
+        "end": end,
+        "tcpwise": r,
+    })
+}
