@@ -719,3 +719,35 @@ fn ctrl_c_prints_the_partial_summary_and_exits_130() {
     assert_eq!(o.status.code(), Some(130), "{t}");
     assert!(t.contains("interrupted: partial summary over"), "{t}");
 }
+
+#[test]
+fn bbrs_own_estimates_appear_with_c_bbr_only() {
+    let srv = perf_server();
+    let p = srv.port.to_string();
+    let client = |cc: &str| {
+        json(&tcpwise(&[
+            "perf",
+            "client",
+            "127.0.0.1",
+            "-p",
+            &p,
+            "-t",
+            "1",
+            "-i",
+            "0.5",
+            "-C",
+            cc,
+            "-J",
+        ]))
+    };
+    let bbr = client("bbr");
+    let iv = &bbr["intervals"][0];
+    assert!(iv["bbr_bw_mbit"].as_f64().unwrap() > 0.0, "{iv}");
+    assert!(iv["bbr_min_rtt_ms"].as_f64().is_some(), "{iv}");
+    let cubic = client("cubic");
+    assert!(
+        cubic["intervals"][0]["bbr_bw_mbit"].is_null(),
+        "{}",
+        cubic["intervals"][0]
+    );
+}

@@ -38,6 +38,12 @@ pub struct Interval {
     /// The sender's latest delivery-rate sample (`tcpi_delivery_rate`), Mbit/s.
     #[serde(default)]
     pub delivery_mbit: Option<f64>,
+    /// BBR's bandwidth estimate at the end (`TCP_CC_INFO`), Mbit/s; BBR only.
+    #[serde(default)]
+    pub bbr_bw_mbit: Option<f64>,
+    /// BBR's min RTT estimate, ms.
+    #[serde(default)]
+    pub bbr_min_rtt_ms: Option<f64>,
 }
 
 /// The run's summary.
@@ -167,6 +173,10 @@ pub fn interval(
         delivery_mbit: i1
             .and_then(|i| i.delivery_rate)
             .map(|r| r as f64 * 8.0 / 1e6),
+        bbr_bw_mbit: i1.and_then(|i| i.bbr_bw).map(|b| b as f64 * 8.0 / 1e6),
+        bbr_min_rtt_ms: i1
+            .and_then(|i| i.bbr_min_rtt_us)
+            .map(|u| f64::from(u) / 1e3),
     }
 }
 
@@ -474,7 +484,11 @@ impl std::fmt::Display for Interval {
             pct(self.rwnd_limited_pct),
             pct(self.sndbuf_limited_pct),
             self.pacing_mbit.map_or("-".into(), |m| format!("{m:.1}M")),
-        )
+        )?;
+        if let (Some(bw), Some(rtt)) = (self.bbr_bw_mbit, self.bbr_min_rtt_ms) {
+            write!(f, "  bbr bw {bw:.1}M min_rtt {rtt:.1}ms")?;
+        }
+        Ok(())
     }
 }
 
@@ -573,6 +587,8 @@ mod tests {
             sndbuf_bytes: None,
             pacing_mbit: None,
             delivery_mbit: None,
+            bbr_bw_mbit: None,
+            bbr_min_rtt_ms: None,
         }
     }
 

@@ -340,6 +340,8 @@ mod tests {
             sndbuf_bytes: None,
             pacing_mbit: None,
             delivery_mbit: None,
+            bbr_bw_mbit: None,
+            bbr_min_rtt_ms: None,
         }
     }
 

@@ -644,6 +644,42 @@ pub fn tcp_info(fd: RawFd) -> Option<(TcpInfoRaw, usize)> {
     (r == 0).then_some((raw, len as usize))
 }
 
+/// BBR's state, `struct tcp_bbr_info` (`TCP_CC_INFO` of a BBR socket).
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BbrInfoRaw {
+    /// Low 32 bits of its bandwidth estimate, bytes/s.
+    pub bw_lo: u32,
+    /// High 32 bits.
+    pub bw_hi: u32,
+    /// Its min RTT estimate, µs.
+    pub min_rtt: u32,
+    /// Pacing gain, fixed point << 8.
+    pub pacing_gain: u32,
+    /// Cwnd gain, fixed point << 8.
+    pub cwnd_gain: u32,
+}
+
+/// BBR's state of a TCP socket, when its congestion control is BBR:
+/// `TCP_CC_INFO` answers with `struct tcp_bbr_info` (20 bytes) for BBR,
+/// 16 bytes for Vegas/DCTCP and nothing for CUBIC or Reno.
+pub fn tcp_bbr_info(fd: RawFd) -> Option<BbrInfoRaw> {
+    let mut raw = BbrInfoRaw::default();
+    let mut len = std::mem::size_of::<BbrInfoRaw>() as libc::socklen_t;
+    // SAFETY: raw is a plain-data buffer of len bytes; the kernel writes at
+    // most len and every bit pattern is valid.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CC_INFO,
+            (&mut raw as *mut BbrInfoRaw).cast(),
+            &mut len,
+        )
+    };
+    (r == 0 && len as usize == std::mem::size_of::<BbrInfoRaw>()).then_some(raw)
+}
+
 /// Restores the default action of SIGPIPE (Rust ignores it), so that
 /// `tcpwise ... | head -1` ends quietly when the reader goes away, as
 /// other Unix tools do, instead of failing a write with EPIPE.

@@ -64,6 +64,15 @@ pub struct TcpInfo {
     pub snd_wnd: Option<u32>,
     /// Our advertised window, bytes.
     pub rcv_wnd: Option<u32>,
+    /// BBR's bandwidth estimate, bytes/s (`TCP_CC_INFO`; BBR sockets only).
+    #[serde(default)]
+    pub bbr_bw: Option<u64>,
+    /// BBR's min RTT estimate, µs.
+    #[serde(default)]
+    pub bbr_min_rtt_us: Option<u32>,
+    /// BBR's pacing gain in percent (100 cruising, 289 in start-up).
+    #[serde(default)]
+    pub bbr_pacing_gain_pct: Option<u32>,
 }
 
 impl TcpInfo {
@@ -71,7 +80,13 @@ impl TcpInfo {
     #[cfg(target_os = "linux")]
     pub fn of(fd: &impl std::os::fd::AsRawFd) -> Option<TcpInfo> {
         let (raw, len) = tcpwise_sys::tcp_info(fd.as_raw_fd())?;
-        Some(TcpInfo::from_raw(&raw, len))
+        let mut i = TcpInfo::from_raw(&raw, len);
+        if let Some(b) = tcpwise_sys::tcp_bbr_info(fd.as_raw_fd()) {
+            i.bbr_bw = Some(u64::from(b.bw_hi) << 32 | u64::from(b.bw_lo));
+            i.bbr_min_rtt_us = Some(b.min_rtt);
+            i.bbr_pacing_gain_pct = Some(b.pacing_gain * 100 / 256);
+        }
+        Some(i)
     }
 
     /// Reads `TCP_INFO` of a socket; `None` where unsupported.
@@ -114,6 +129,9 @@ impl TcpInfo {
             bytes_retrans: opt!(bytes_retrans),
             snd_wnd: opt!(snd_wnd),
             rcv_wnd: opt!(rcv_wnd),
+            bbr_bw: None,
+            bbr_min_rtt_us: None,
+            bbr_pacing_gain_pct: None,
         }
     }
 
