@@ -141,6 +141,9 @@ pub struct ClientArgs {
     /// loss, out-of-order and jitter (RFC 3550) per interval and in all.
     #[arg(short = 'u', long, conflicts_with_all = ["parallel", "bidir", "congestion", "window", "rcvbuf", "sndbuf", "bytes"])]
     pub udp: bool,
+    /// Print the server's own lines after the summary (iperf3's --get-server-output).
+    #[arg(long)]
+    pub get_server_output: bool,
 }
 
 pub fn run(cmd: PerfCommand) -> Result<i32> {
@@ -199,6 +202,7 @@ fn client(a: ClientArgs) -> Result<i32> {
         },
         bind: a.bind,
         cport: a.cport,
+        server_output: a.get_server_output,
         ..ClientOptions::default()
     };
     opts.validate()?;

@@ -751,3 +751,35 @@ fn bbrs_own_estimates_appear_with_c_bbr_only() {
         cubic["intervals"][0]
     );
 }
+
+#[test]
+fn get_server_output_prints_the_servers_own_lines() {
+    let srv = perf_server();
+    let p = srv.port.to_string();
+    for (extra, role) in [(None, "received"), (Some("-R"), "sent  rtt")] {
+        let mut args = vec![
+            "perf",
+            "client",
+            "127.0.0.1",
+            "-p",
+            &p,
+            "-t",
+            "1",
+            "-i",
+            "0.5",
+            "--get-server-output",
+        ];
+        args.extend(extra);
+        let o = tcpwise(&args);
+        let t = stdout(&o);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let after = t
+            .split("server output:\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{t}"));
+        assert!(
+            after.lines().filter(|l| l.contains(role)).count() >= 2,
+            "{t}"
+        );
+    }
+}

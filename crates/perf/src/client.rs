@@ -53,6 +53,8 @@ pub struct ClientOptions {
     pub bind: Option<std::net::IpAddr>,
     /// `--cport`: the data connection's local port.
     pub cport: Option<u16>,
+    /// `--get-server-output`: ask the server for its own lines.
+    pub server_output: bool,
 }
 
 impl Default for ClientOptions {
@@ -76,6 +78,7 @@ impl Default for ClientOptions {
             ipv6: None,
             bind: None,
             cport: None,
+            server_output: false,
         }
     }
 }
@@ -388,6 +391,7 @@ pub async fn run_client(
         congestion: opts.congestion.clone(),
         pacing_bps: if opts.reverse { opts.pacing_bps } else { None },
         udp: None,
+        server_output: opts.server_output,
     };
     let mut line = serde_json::to_vec(&header).map_err(|e| PerfError::Config(e.to_string()))?;
     line.push(b'\n');
@@ -490,6 +494,7 @@ pub async fn run_client(
     let mut st = Joiner::new(opts.reverse);
     let mut remote_buffers = AppliedBuffers::default();
     let mut remote_done: Option<Sample> = None;
+    let mut server_output: Option<String> = None;
     let stall = opts.stall_timeout;
     let mut progress = (0u64, tokio::time::Instant::now());
     let pump = async {
@@ -517,6 +522,7 @@ pub async fn run_client(
                     Some(ServerMsg::Sample(s)) => st.remote.push(s),
                     Some(ServerMsg::Buffers { applied }) => remote_buffers = applied,
                     Some(ServerMsg::Done(s)) => remote_done = Some(s),
+                    Some(ServerMsg::Output { text }) => server_output = Some(text),
                     None => {}
                 },
             }
@@ -542,6 +548,7 @@ pub async fn run_client(
             Ok(Some(ServerMsg::Sample(s))) => st.remote.push(s),
             Ok(Some(ServerMsg::Buffers { applied })) => remote_buffers = applied,
             Ok(Some(ServerMsg::Done(s))) => remote_done = Some(s),
+            Ok(Some(ServerMsg::Output { text })) => server_output = Some(text),
             Ok(None) | Err(_) => break,
         }
     }
@@ -601,6 +608,7 @@ pub async fn run_client(
         reverse: opts.reverse,
         warnings,
         pacing,
+        server_output,
     })
 }
 

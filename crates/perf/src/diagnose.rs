@@ -4,6 +4,7 @@
 
 use crate::proto::Sample;
 use serde::Serialize;
+use std::fmt::Write as _;
 use tcpwise_tcp::{AppliedBuffers, TcpInfo, path};
 
 /// One interval line.
@@ -101,6 +102,9 @@ pub struct PerfReport {
     /// `-b`: whether the pacing held.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pacing: Option<PacingCheck>,
+    /// `--get-server-output`: the server's own lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_output: Option<String>,
 }
 
 /// Socket buffer sizes as the test went, from each side's samples.
@@ -269,6 +273,44 @@ impl std::fmt::Display for Partial {
             self.retransmits.map_or("-".into(), |r| r.to_string())
         )
     }
+}
+
+/// The server's own view of a test, one line per sample, for
+/// `--get-server-output`: its bytes, and its socket's RTT, window and
+/// retransmissions when it sends.
+pub fn server_text(samples: &[Sample], sender: bool) -> String {
+    let mut out = String::new();
+    let mut prev = Sample::default();
+    for s in samples {
+        // The final sample can land on the last interval's end.
+        if s.t - prev.t < 0.01 {
+            continue;
+        }
+        let secs = s.t - prev.t;
+        let bytes = s.bytes.saturating_sub(prev.bytes);
+        let _ = write!(
+            out,
+            "[{:5.1}-{:5.1} s] {:>10} {:>8.2} Mbit/s {}",
+            prev.t,
+            s.t,
+            human_bytes(bytes),
+            bytes as f64 * 8.0 / secs / 1e6,
+            if sender { "sent" } else { "received" },
+        );
+        if let (true, Some(i)) = (sender, s.info.as_ref()) {
+            let _ = write!(
+                out,
+                "  rtt {}  cwnd {}  retr {}",
+                human_ms(f64::from(i.rtt_us) / 1000.0).replace(' ', ""),
+                human_bytes(i.cwnd_bytes()),
+                u64::from(i.total_retrans)
+                    - prev.info.as_ref().map_or(0, |p| u64::from(p.total_retrans))
+            );
+        }
+        out.push('\n');
+        prev = s.clone();
+    }
+    out
 }
 
 /// `-O N`: the summary's goodput over the full intervals that start at or
@@ -533,6 +575,10 @@ impl std::fmt::Display for PerfReport {
         )?;
         if let Some(d) = &s.diagnosis {
             writeln!(f, "diagnosis: {d}")?;
+        }
+        if let Some(t) = &self.server_output {
+            writeln!(f, "server output:")?;
+            write!(f, "{t}")?;
         }
         if let Some(p) = &self.pacing {
             writeln!(

@@ -86,6 +86,9 @@ pub struct Header {
     /// `-u`: a UDP test at this rate and datagram size.
     #[serde(default)]
     pub udp: Option<crate::udp::UdpSpec>,
+    /// `--get-server-output`: send the server's own lines at the end.
+    #[serde(default)]
+    pub server_output: bool,
 }
 
 /// The server's answer to a header.
@@ -134,6 +137,11 @@ pub enum ServerMsg {
     Sample(Sample),
     /// The test ended on the server.
     Done(Sample),
+    /// `--get-server-output`: the server's own lines, sent before `Done`.
+    Output {
+        /// As the server would print them.
+        text: String,
+    },
 }
 
 #[cfg(test)]

@@ -199,6 +199,7 @@ async fn control(sock: TcpStream, pending: Pending) -> Result<String, PerfError>
     let (stx, mut srx) = tokio::sync::mpsc::unbounded_channel::<Sample>();
     let interval = Duration::from_millis(header.interval_ms);
     let reverse = header.reverse;
+    let server_output = header.server_output;
     let work = async move {
         let r = if header.reverse {
             let limit = client::Limit::from_header(&header);
@@ -211,8 +212,10 @@ async fn control(sock: TcpStream, pending: Pending) -> Result<String, PerfError>
         drop(stx);
         r
     };
+    let mut seen = Vec::new();
     let forward = async {
         while let Some(s) = srx.recv().await {
+            seen.push(s.clone());
             if send(&mut w, &ServerMsg::Sample(s)).await.is_err() {
                 break;
             }
@@ -220,6 +223,11 @@ async fn control(sock: TcpStream, pending: Pending) -> Result<String, PerfError>
     };
     let (last, ()) = tokio::join!(work, forward);
     let last = last?;
+    if server_output {
+        seen.push(last.clone());
+        let text = crate::diagnose::server_text(&seen, reverse);
+        send(&mut w, &ServerMsg::Output { text }).await?;
+    }
     send(&mut w, &ServerMsg::Done(last.clone())).await?;
     let _ = w.shutdown().await;
     Ok(format!(

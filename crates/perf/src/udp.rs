@@ -421,6 +421,7 @@ pub async fn run_udp_client(
             rate_bps: rate,
             len,
         }),
+        server_output: false,
     };
     let mut line = serde_json::to_vec(&header).map_err(|e| PerfError::Config(e.to_string()))?;
     line.push(b'\n');
