@@ -783,3 +783,35 @@ fn get_server_output_prints_the_servers_own_lines() {
         );
     }
 }
+
+#[test]
+fn zerocopy_sends_the_same_bytes_from_either_end() {
+    let srv = perf_server();
+    let p = srv.port.to_string();
+    for extra in [None, Some("-R")] {
+        let mut args = vec![
+            "perf",
+            "client",
+            "127.0.0.1",
+            "-p",
+            &p,
+            "-t",
+            "1",
+            "-Z",
+            "-b",
+            "200mbit",
+            "-J",
+        ];
+        args.extend(extra);
+        let v = json(&tcpwise(&args));
+        let s = &v["summary"];
+        // Paced at 200 Mbit/s for 1 s: about 25 MB, by sendfile.
+        assert!(s["bytes"].as_u64().unwrap() > 10_000_000, "{extra:?}: {s}");
+    }
+    assert_eq!(
+        tcpwise(&["perf", "client", "127.0.0.1", "-p", &p, "-Z", "-u"])
+            .status
+            .code(),
+        Some(2)
+    );
+}

@@ -55,6 +55,8 @@ pub struct ClientOptions {
     pub cport: Option<u16>,
     /// `--get-server-output`: ask the server for its own lines.
     pub server_output: bool,
+    /// `-Z`: send with sendfile from an in-memory file (zero copy).
+    pub zerocopy: bool,
 }
 
 impl Default for ClientOptions {
@@ -79,6 +81,7 @@ impl Default for ClientOptions {
             bind: None,
             cport: None,
             server_output: false,
+            zerocopy: false,
         }
     }
 }
@@ -182,12 +185,43 @@ fn sample(index: u32, start: Instant, bytes: u64, s: &impl std::os::fd::AsFd) ->
     }
 }
 
+/// Size of the in-memory file `-Z` sends from, in a loop.
+const ZC_FILE: usize = 4 << 20;
+
+/// One write: from `chunk`, or with `-Z` by sendfile from `source`.
+async fn send_chunk(
+    s: &mut TcpStream,
+    chunk: &[u8],
+    source: Option<&std::os::fd::OwnedFd>,
+    offset: &mut i64,
+) -> std::io::Result<usize> {
+    let Some(src) = source else {
+        return s.write(chunk).await;
+    };
+    use std::os::fd::AsRawFd;
+    loop {
+        s.writable().await?;
+        if *offset as usize >= ZC_FILE {
+            *offset = 0;
+        }
+        let want = chunk.len().min(ZC_FILE - *offset as usize);
+        match s.try_io(tokio::io::Interest::WRITABLE, || {
+            tcpwise_tcp::sendfile(s.as_raw_fd(), src.as_raw_fd(), offset, want)
+        }) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Sends until the limit, sampling every interval; returns the last sample.
 pub async fn run_sender(
     mut s: TcpStream,
     limit: Limit,
     interval: Duration,
     out: &UnboundedSender<Sample>,
+    zerocopy: bool,
 ) -> Result<Sample, PerfError> {
     // Keep little unsent data in the socket, so the transfer ends close to
     // -t instead of draining a multi-megabyte send buffer afterwards (iperf3
@@ -196,6 +230,13 @@ pub async fn run_sender(
         let _ = socket2::SockRef::from(&s).set_tcp_notsent_lowat(NOTSENT_LOWAT);
     }
     let chunk = vec![0x5au8; CHUNK];
+    // -Z: the same bytes from a memfd by sendfile, no copy through here.
+    let source = if zerocopy {
+        Some(tcpwise_tcp::zerocopy_source(ZC_FILE, 0x5a)?)
+    } else {
+        None
+    };
+    let mut offset = 0i64;
     let start = Instant::now();
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
     let (mut bytes, mut index) = (0u64, 0u32);
@@ -207,7 +248,7 @@ pub async fn run_sender(
             Limit::Time(_) => CHUNK,
         };
         tokio::select! {
-            r = s.write(&chunk[..want]) => bytes += r? as u64,
+            r = send_chunk(&mut s, &chunk[..want], source.as_ref(), &mut offset) => bytes += r? as u64,
             _ = tick.tick() => {
                 index += 1;
                 let _ = out.send(sample(index, start, bytes, &s));
@@ -392,6 +433,7 @@ pub async fn run_client(
         pacing_bps: if opts.reverse { opts.pacing_bps } else { None },
         udp: None,
         server_output: opts.server_output,
+        zerocopy: opts.zerocopy,
     };
     let mut line = serde_json::to_vec(&header).map_err(|e| PerfError::Config(e.to_string()))?;
     line.push(b'\n');
@@ -486,7 +528,7 @@ pub async fn run_client(
         let r = if opts.reverse {
             run_receiver(data, opts.read_sizing, opts.interval, limit, &stx).await
         } else {
-            run_sender(data, limit, opts.interval, &stx).await
+            run_sender(data, limit, opts.interval, &stx, opts.zerocopy).await
         };
         drop(stx);
         r

@@ -89,6 +89,9 @@ pub struct Header {
     /// `--get-server-output`: send the server's own lines at the end.
     #[serde(default)]
     pub server_output: bool,
+    /// `-Z`: the sender (the server with `-R`) uses sendfile.
+    #[serde(default)]
+    pub zerocopy: bool,
 }
 
 /// The server's answer to a header.

@@ -203,7 +203,7 @@ async fn control(sock: TcpStream, pending: Pending) -> Result<String, PerfError>
     let work = async move {
         let r = if header.reverse {
             let limit = client::Limit::from_header(&header);
-            client::run_sender(data, limit, interval, &stx).await
+            client::run_sender(data, limit, interval, &stx, header.zerocopy).await
         } else {
             let sizer = header.server_read_sizing.unwrap_or_default();
             let limit = client::Limit::from_header(&header);

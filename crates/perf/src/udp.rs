@@ -422,6 +422,7 @@ pub async fn run_udp_client(
             len,
         }),
         server_output: false,
+        zerocopy: false,
     };
     let mut line = serde_json::to_vec(&header).map_err(|e| PerfError::Config(e.to_string()))?;
     line.push(b'\n');

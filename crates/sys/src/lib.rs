@@ -644,6 +644,43 @@ pub fn tcp_info(fd: RawFd) -> Option<(TcpInfoRaw, usize)> {
     (r == 0).then_some((raw, len as usize))
 }
 
+/// An anonymous in-memory file of `len` bytes of `byte` (`memfd_create`):
+/// the source `sendfile` sends from for `perf -Z`, so the bytes go from
+/// the page cache to the socket without a copy through user space.
+pub fn memfd_filled(len: usize, byte: u8) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    // SAFETY: a NUL-terminated name; the returned fd, if valid, is ours.
+    let fd = unsafe { libc::memfd_create(c"tcpwise-perf-zerocopy".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd was just created and is owned by nobody else.
+    let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+    let mut f = std::fs::File::from(owned);
+    f.write_all(&vec![byte; len])?;
+    Ok(f.into())
+}
+
+/// `sendfile(out, in, &offset, count)`: bytes from a file to a socket in
+/// the kernel. Non-blocking sockets answer `WouldBlock` when full.
+pub fn sendfile(
+    out: RawFd,
+    input: RawFd,
+    offset: &mut i64,
+    count: usize,
+) -> std::io::Result<usize> {
+    let mut off: libc::off_t = *offset;
+    // SAFETY: both fds are open for the duration of the call; off is a
+    // valid pointer the kernel updates.
+    let n = unsafe { libc::sendfile(out, input, &mut off, count) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    *offset = off;
+    Ok(n as usize)
+}
+
 /// BBR's state, `struct tcp_bbr_info` (`TCP_CC_INFO` of a BBR socket).
 #[repr(C)]
 #[derive(Debug, Default, Clone, Copy)]

@@ -70,6 +70,23 @@ pub fn set_pacing(sock: &impl std::os::fd::AsRawFd, bits_per_s: u64) -> std::io:
     tcpwise_sys::set_max_pacing_rate(sock, bits_per_s.div_ceil(8))
 }
 
+/// The source of zero-copy sends: `len` bytes of `byte` in an in-memory
+/// file, for [`sendfile`].
+pub fn zerocopy_source(len: usize, byte: u8) -> std::io::Result<std::os::fd::OwnedFd> {
+    tcpwise_sys::memfd_filled(len, byte)
+}
+
+/// Sends up to `count` bytes of `input` from `offset` to the socket `out`
+/// in the kernel (`sendfile`).
+pub fn sendfile(
+    out: std::os::fd::RawFd,
+    input: std::os::fd::RawFd,
+    offset: &mut i64,
+    count: usize,
+) -> std::io::Result<usize> {
+    tcpwise_sys::sendfile(out, input, offset, count)
+}
+
 /// A listening socket the way tcpwise's servers want one: `SO_REUSEADDR`,
 /// `SO_REUSEPORT` if asked (several listeners on one port, one per
 /// thread), dual-stack for `[::]`, and a `backlog` that a burst of
