@@ -268,21 +268,6 @@ fn data_in_order(a: &GetArgs, m: Option<&clap::ArgMatches>) -> Vec<Data> {
     all.into_iter().map(|(_, d)| d).collect()
 }
 
-/// A writer into a shared buffer: a parallel transfer's body, printed in
-/// URL order when it is done.
-#[derive(Clone, Default)]
-struct Buffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, d: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("lock").extend_from_slice(d);
-        Ok(d.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Whether an error is a refused connection (`--retry-connrefused`).
 fn refused(e: &TransferError) -> bool {
     matches!(e, TransferError::Http(tcpwise_http::HttpError::Connect { source, .. })
@@ -441,12 +426,12 @@ pub fn get(a: GetArgs, m: Option<&clap::ArgMatches>) -> Result<i32> {
         let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(parallel));
         for (i, req, out, resume_from) in reqs {
             let opts = make_opts(out.is_none(), resume_from);
-            let buffer = Buffer::default();
+            let buffer = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
             let output = match (&out, a.json, parallel > 1) {
                 (_, true, _) => Output::Null,
                 (Some(p), _, _) => Output::File(p.clone()),
-                (None, _, true) => Output::Writer(Box::new(buffer.clone())),
-                (None, _, false) => Output::Writer(Box::new(std::io::stdout())),
+                (None, _, true) => Output::Buffer(buffer.clone()),
+                (None, _, false) => Output::Stdout,
             };
             let job = Job {
                 i,
@@ -497,7 +482,7 @@ struct Job {
     url: String,
     method: String,
     out: Option<PathBuf>,
-    buffer: Buffer,
+    buffer: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
 }
 
 /// A transfer with curl's `--retry` around it.
@@ -511,17 +496,10 @@ async fn with_retries(
 ) -> transfer::Transferred {
     let idempotent = !matches!(req.method, hyper::Method::POST | hyper::Method::PATCH);
     let first = std::time::Instant::now();
-    let mut output = Some(output);
     let mut done = 0;
     loop {
-        let o = output.take().unwrap_or(Output::Null);
-        let again = match &o {
-            Output::File(p) => Output::File(p.clone()),
-            // A retry writes its body again; to standard output that means
-            // what curl does: again.
-            Output::Writer(_) => Output::Writer(Box::new(std::io::stdout())),
-            Output::Null => Output::Null,
-        };
+        // A retry writes its body again, to the same place (curl does).
+        let o = output.clone();
         let t = transfer::transfer(&client, req.clone(), o, &mut opts).await;
         let outcome = match (&t.error, t.chain.last()) {
             (Some(e), _) => Outcome::Error {
@@ -547,7 +525,6 @@ async fn with_retries(
             );
         }
         tokio::time::sleep(wait).await;
-        output = Some(again);
     }
 }
 
@@ -561,7 +538,7 @@ struct Report {
 impl Report {
     fn add(&mut self, a: &GetArgs, format: Option<&str>, job: Job, t: transfer::Transferred) {
         let mut so = std::io::stdout().lock();
-        let _ = so.write_all(&job.buffer.0.lock().expect("lock"));
+        let _ = so.write_all(&job.buffer.lock().expect("lock"));
         let url = &job.url;
         let chain = t.chain;
         for resp in &chain {

@@ -194,6 +194,25 @@ fn nginx(dir: &Path, port: u16, tls_port: u16, one_port: u16) -> Proc {
     nginx_with(dir, &conf, one_port)
 }
 
+/// A Python peer from `tests/peers` that prints its port first.
+fn python_peer(script: &str, args: &[&std::ffi::OsStr]) -> (Proc, String) {
+    let mut child = Command::new("python3")
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/peers")
+                .join(script),
+        )
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut port = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut port)
+        .unwrap();
+    (Proc(child), port.trim().to_string())
+}
+
 fn serve(args: &[&str]) -> (Proc, String) {
     let mut all = vec!["serve", "--bind", "127.0.0.1:0"];
     all.extend_from_slice(args);
@@ -523,17 +542,7 @@ fn get_matches_curl_flag_for_flag() {
         &ours_cert_s,
     ]);
     let (_s3, endpoints) = serve(&["--gzip"]);
-    let mut odd = Command::new("python3")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/odd_origin.py"))
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut port = String::new();
-    BufReader::new(odd.stdout.take().unwrap())
-        .read_line(&mut port)
-        .unwrap();
-    let _odd = Proc(odd);
-    let port = port.trim().to_string();
+    let (_odd, port) = python_peer("odd_origin.py", &[]);
     let dead = free_port().to_string();
     let ng_cert = ng.join("ca.pem").display().to_string();
     let one_liner = ng.join("one.pem").display().to_string();
@@ -610,18 +619,7 @@ fn get_matches_curl_flag_for_flag() {
     ));
     // Through an HTTP proxy: absolute-form for http://, CONNECT for https://.
     let proxy_log = t.0.join("proxy.log");
-    let mut proxy = Command::new("python3")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/proxy.py"))
-        .arg(&proxy_log)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut proxy_port = String::new();
-    BufReader::new(proxy.stdout.take().unwrap())
-        .read_line(&mut proxy_port)
-        .unwrap();
-    let _proxy = Proc(proxy);
-    let proxy_port = proxy_port.trim().to_string();
+    let (_proxy, proxy_port) = python_peer("proxy.py", &[proxy_log.as_os_str()]);
     let ca = ["--cacert", ours_cert_s.as_str()];
     let with_env = |mut c: Case, env: &[(&'static str, &str)]| {
         c.env = env.iter().map(|(k, v)| (*k, v.to_string())).collect();

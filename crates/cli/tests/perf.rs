@@ -30,6 +30,11 @@ fn perf_server() -> PerfServer {
     PerfServer { child, port }
 }
 
+/// `tcpwise perf client 127.0.0.1 -p PORT` and `extra`.
+fn client(port: &str, extra: &[&str]) -> std::process::Output {
+    tcpwise(&[&["perf", "client", "127.0.0.1", "-p", port][..], extra].concat())
+}
+
 fn json(o: &std::process::Output) -> serde_json::Value {
     assert!(o.status.success(), "{}", stderr(o));
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
@@ -377,24 +382,11 @@ fn bitrate_is_the_kernels_pacing_and_omit_leaves_the_start_out() {
     let srv = perf_server();
     let p = srv.port.to_string();
     for reverse in [false, true] {
-        let mut args = vec![
-            "perf",
-            "client",
-            "127.0.0.1",
-            "-p",
-            &p,
-            "-t",
-            "3",
-            "-b",
-            "20mbit",
-            "-O",
-            "1",
-            "-J",
-        ];
+        let mut args = vec!["-t", "3", "-b", "20mbit", "-O", "1", "-J"];
         if reverse {
             args.push("-R");
         }
-        let v = json(&tcpwise(&args));
+        let v = json(&client(&p, &args));
         // The sender's tcpi_pacing_rate is capped at SO_MAX_PACING_RATE,
         // whichever end sends.
         let iv = v["intervals"].as_array().unwrap();
@@ -415,19 +407,7 @@ fn bitrate_is_the_kernels_pacing_and_omit_leaves_the_start_out() {
         assert!((1.5..=2.2).contains(&secs), "{s}");
     }
     // The text says both.
-    let o = tcpwise(&[
-        "perf",
-        "client",
-        "127.0.0.1",
-        "-p",
-        &p,
-        "-t",
-        "2",
-        "-b",
-        "8mbit",
-        "-O",
-        "1",
-    ]);
+    let o = client(&p, &["-t", "2", "-b", "8mbit", "-O", "1"]);
     let t = stdout(&o);
     assert!(
         t.contains("sender paced at 8.00 Mbit/s by the kernel"),
@@ -571,25 +551,7 @@ fn udp_at_a_rate_with_loss_reordering_and_jitter_both_ways() {
 fn json_schema_ours_and_iperf3s() {
     let srv = perf_server();
     let p = srv.port.to_string();
-    let client = |extra: &[&str]| {
-        tcpwise(
-            &[
-                &[
-                    "perf",
-                    "client",
-                    "127.0.0.1",
-                    "-p",
-                    &p,
-                    "-t",
-                    "1",
-                    "-i",
-                    "0.5",
-                ][..],
-                extra,
-            ]
-            .concat(),
-        )
-    };
+    let client = |extra: &[&str]| client(&p, &[&["-t", "1", "-i", "0.5"][..], extra].concat());
     // Ours: every field the README and scripts use.
     let v = json(&client(&["-J"]));
     for k in [
@@ -724,27 +686,12 @@ fn ctrl_c_prints_the_partial_summary_and_exits_130() {
 fn bbrs_own_estimates_appear_with_c_bbr_only() {
     let srv = perf_server();
     let p = srv.port.to_string();
-    let client = |cc: &str| {
-        json(&tcpwise(&[
-            "perf",
-            "client",
-            "127.0.0.1",
-            "-p",
-            &p,
-            "-t",
-            "1",
-            "-i",
-            "0.5",
-            "-C",
-            cc,
-            "-J",
-        ]))
-    };
-    let bbr = client("bbr");
+    let run = |cc: &str| json(&client(&p, &["-t", "1", "-i", "0.5", "-C", cc, "-J"]));
+    let bbr = run("bbr");
     let iv = &bbr["intervals"][0];
     assert!(iv["bbr_bw_mbit"].as_f64().unwrap() > 0.0, "{iv}");
     assert!(iv["bbr_min_rtt_ms"].as_f64().is_some(), "{iv}");
-    let cubic = client("cubic");
+    let cubic = run("cubic");
     assert!(
         cubic["intervals"][0]["bbr_bw_mbit"].is_null(),
         "{}",
@@ -757,20 +704,9 @@ fn get_server_output_prints_the_servers_own_lines() {
     let srv = perf_server();
     let p = srv.port.to_string();
     for (extra, role) in [(None, "received"), (Some("-R"), "sent  rtt")] {
-        let mut args = vec![
-            "perf",
-            "client",
-            "127.0.0.1",
-            "-p",
-            &p,
-            "-t",
-            "1",
-            "-i",
-            "0.5",
-            "--get-server-output",
-        ];
+        let mut args = vec!["-t", "1", "-i", "0.5", "--get-server-output"];
         args.extend(extra);
-        let o = tcpwise(&args);
+        let o = client(&p, &args);
         let t = stdout(&o);
         assert!(o.status.success(), "{}", stderr(&o));
         let after = t
@@ -789,29 +725,12 @@ fn zerocopy_sends_the_same_bytes_from_either_end() {
     let srv = perf_server();
     let p = srv.port.to_string();
     for extra in [None, Some("-R")] {
-        let mut args = vec![
-            "perf",
-            "client",
-            "127.0.0.1",
-            "-p",
-            &p,
-            "-t",
-            "1",
-            "-Z",
-            "-b",
-            "200mbit",
-            "-J",
-        ];
+        let mut args = vec!["-t", "1", "-Z", "-b", "200mbit", "-J"];
         args.extend(extra);
-        let v = json(&tcpwise(&args));
+        let v = json(&client(&p, &args));
         let s = &v["summary"];
         // Paced at 200 Mbit/s for 1 s: about 25 MB, by sendfile.
         assert!(s["bytes"].as_u64().unwrap() > 10_000_000, "{extra:?}: {s}");
     }
-    assert_eq!(
-        tcpwise(&["perf", "client", "127.0.0.1", "-p", &p, "-Z", "-u"])
-            .status
-            .code(),
-        Some(2)
-    );
+    assert_eq!(client(&p, &["-Z", "-u"]).status.code(), Some(2));
 }

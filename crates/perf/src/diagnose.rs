@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use tcpwise_tcp::{AppliedBuffers, TcpInfo, path};
 
 /// One interval line.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct Interval {
     /// Start, seconds.
     pub start_s: f64,
@@ -624,17 +624,7 @@ mod tests {
             end_s: end,
             bytes: (mbit * 1e6 / 8.0 * (end - start)) as u64,
             mbit,
-            rtt_ms: None,
-            cwnd_bytes: None,
-            retransmits: None,
-            rwnd_limited_pct: None,
-            sndbuf_limited_pct: None,
-            rcvbuf_bytes: None,
-            sndbuf_bytes: None,
-            pacing_mbit: None,
-            delivery_mbit: None,
-            bbr_bw_mbit: None,
-            bbr_min_rtt_ms: None,
+            ..Interval::default()
         }
     }
 

@@ -112,6 +112,13 @@ pub fn parallel(opts: &ClientOptions, r: &ParallelReport) -> Value {
         .map(|(_, s)| s.intervals.len())
         .max()
         .unwrap_or(0);
+    let by_dir = |d: &str| -> Vec<&crate::parallel::SumInterval> {
+        r.sum_intervals
+            .iter()
+            .filter(|s| s.direction == d)
+            .collect()
+    };
+    let (sums, rsum) = (by_dir("send"), by_dir("receive"));
     let mut intervals = Vec::new();
     for k in 0..rounds {
         let streams: Vec<Value> = r
@@ -123,16 +130,6 @@ pub fn parallel(opts: &ClientOptions, r: &ParallelReport) -> Value {
                     .get(k)
                     .map(|l| stream_interval(i + 1, l, !s.reverse))
             })
-            .collect();
-        let sums: Vec<&crate::parallel::SumInterval> = r
-            .sum_intervals
-            .iter()
-            .filter(|s| s.direction == "send")
-            .collect();
-        let rsum: Vec<&crate::parallel::SumInterval> = r
-            .sum_intervals
-            .iter()
-            .filter(|s| s.direction == "receive")
             .collect();
         let pick = sums.get(k).or(rsum.get(k));
         let mut entry = json!({ "streams": streams });

@@ -256,21 +256,19 @@ pub async fn run_parallel(
             },
             done = set.join_next(), if !set.is_empty() => match done {
                 Some(Ok((i, Ok(r)))) => reports[i] = Some(r),
-                Some(Ok((i, Err(e)))) => {
-                    first_error.get_or_insert((streams[i].label.clone(), e));
+                Some(Ok((_, Err(e)))) => {
+                    first_error.get_or_insert(e);
                 }
                 Some(Err(e)) => {
-                    first_error.get_or_insert((String::new(), PerfError::Io(std::io::Error::other(e))));
+                    first_error.get_or_insert(PerfError::Io(std::io::Error::other(e)));
                 }
                 None => {}
             },
         }
     }
-    if let Some((label, e)) = first_error {
-        return Err(match e {
-            PerfError::Config(m) => PerfError::Config(m),
-            other => PerfError::Config(format!("stream {label}: {other}")),
-        });
+    // The first failure as it is, so its exit code is the stream's.
+    if let Some(e) = first_error {
+        return Err(e);
     }
     let streams: Vec<(String, bool, PerfReport)> = streams
         .into_iter()
@@ -331,17 +329,8 @@ mod tests {
             end_s: start + 1.0,
             bytes: (mbit * 1e6 / 8.0) as u64,
             mbit,
-            rtt_ms: None,
-            cwnd_bytes: None,
             retransmits: Some(retr),
-            rwnd_limited_pct: None,
-            sndbuf_limited_pct: None,
-            rcvbuf_bytes: None,
-            sndbuf_bytes: None,
-            pacing_mbit: None,
-            delivery_mbit: None,
-            bbr_bw_mbit: None,
-            bbr_min_rtt_ms: None,
+            ..Interval::default()
         }
     }
 

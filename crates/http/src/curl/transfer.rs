@@ -36,9 +36,12 @@ pub enum Fail {
 }
 
 /// Where the final body goes.
+#[derive(Clone)]
 pub enum Output {
-    /// A writer (standard output, or a buffer for parallel transfers).
-    Writer(Box<dyn Write + Send>),
+    /// Standard output.
+    Stdout,
+    /// A buffer, for a parallel transfer printed in URL order when done.
+    Buffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>),
     /// A file, created (or appended to, with `-C`) at the final head.
     File(PathBuf),
     /// Nowhere (`--json`).
@@ -194,7 +197,11 @@ impl Dest {
     }
     fn put(&mut self, d: &[u8]) -> std::io::Result<()> {
         match &mut self.output {
-            Output::Writer(w) => w.write_all(d),
+            Output::Stdout => std::io::stdout().write_all(d),
+            Output::Buffer(b) => {
+                b.lock().expect("lock").extend_from_slice(d);
+                Ok(())
+            }
             Output::Null => Ok(()),
             Output::File(path) => {
                 if self.file.is_none() {
@@ -216,7 +223,7 @@ impl Dest {
     }
     fn flush(&mut self) -> std::io::Result<()> {
         match &mut self.output {
-            Output::Writer(w) => w.flush(),
+            Output::Stdout => std::io::stdout().flush(),
             _ => Ok(()),
         }
     }

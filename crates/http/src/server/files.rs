@@ -106,6 +106,31 @@ impl Plan {
         }
     }
 
+    /// `Content-Type` (none for a 304) and the other headers, as both
+    /// HTTP/1.1 and HTTP/2 send them.
+    pub fn type_and_headers(&self) -> (Option<String>, &[(&'static str, String)]) {
+        match self {
+            Plan::Text {
+                content_type,
+                headers,
+                ..
+            } => (Some(content_type.to_string()), headers),
+            Plan::NotModified { headers } => (None, headers),
+            Plan::File {
+                content_type,
+                headers,
+                boundary,
+                ..
+            } => (
+                Some(match boundary {
+                    Some(b) => format!("multipart/byteranges; boundary={b}"),
+                    None => content_type.clone(),
+                }),
+                headers,
+            ),
+        }
+    }
+
     /// The status code.
     pub fn status(&self) -> u16 {
         match self {
@@ -482,26 +507,7 @@ pub fn put_head(
     } else if let Some(n) = plan.body_len() {
         let _ = write!(out, "content-length: {n}\r\n");
     }
-    let (ct, headers) = match plan {
-        Plan::Text {
-            content_type,
-            headers,
-            ..
-        } => (Some(content_type.to_string()), headers),
-        Plan::NotModified { headers } => (None, headers),
-        Plan::File {
-            content_type,
-            headers,
-            boundary,
-            ..
-        } => (
-            Some(match boundary {
-                Some(b) => format!("multipart/byteranges; boundary={b}"),
-                None => content_type.clone(),
-            }),
-            headers,
-        ),
-    };
+    let (ct, headers) = plan.type_and_headers();
     if let Some(ct) = ct {
         let _ = write!(out, "content-type: {ct}\r\n");
     }

@@ -126,12 +126,15 @@ async fn answer(
         .path_and_query()
         .map_or("/", |p| p.as_str())
         .to_string();
-    // Read a request body we will not use before answering, up to a
-    // limit: answering first makes hyper reset the stream, which clients
-    // report as an error (curl's 92) instead of the status.
+    // The router, not the path, says whether the body is used (an echo);
+    // one we will not use is read before answering, up to a limit:
+    // answering first makes hyper reset the stream, which clients report
+    // as an error (curl's 92) instead of the status.
+    let reply = root
+        .is_none()
+        .then(|| routes::route(&method, &target, &lim));
     let (parts, body) = req.into_parts();
-    let echo = root.is_none() && target.trim_start_matches('/').starts_with("echo");
-    let body = if echo {
+    let body = if matches!(&reply, Some(r) if r.body == RouteBody::Echo) {
         Some(body)
     } else {
         let _ = http_body_util::Limited::new(body, 1 << 20).collect().await;
@@ -158,26 +161,7 @@ async fn answer(
         if let Some(n) = plan.body_len() {
             b = b.header("content-length", n);
         }
-        let (ct, headers) = match &plan {
-            Plan::Text {
-                content_type,
-                headers,
-                ..
-            } => (Some(content_type.to_string()), headers),
-            Plan::NotModified { headers } => (None, headers),
-            Plan::File {
-                content_type,
-                headers,
-                boundary,
-                ..
-            } => (
-                Some(match boundary {
-                    Some(bd) => format!("multipart/byteranges; boundary={bd}"),
-                    None => content_type.clone(),
-                }),
-                headers,
-            ),
-        };
+        let (ct, headers) = plan.type_and_headers();
         if let Some(ct) = ct {
             b = b.header("content-type", ct);
         }
@@ -218,7 +202,9 @@ async fn answer(
         };
         return b.body(body).map_err(io::Error::other);
     }
-    let reply = routes::route(&method, &target, &lim);
+    let Some(reply) = reply else {
+        return Err(io::Error::other("no route without --root"));
+    };
     b = b.status(reply.status);
     if let Some(allow) = reply.allow {
         b = b.header("allow", allow);
