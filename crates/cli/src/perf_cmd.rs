@@ -143,16 +143,32 @@ pub struct ClientArgs {
     /// loss, out-of-order and jitter (RFC 3550) per interval and in all.
     #[arg(short = 'u', long, conflicts_with_all = ["parallel", "bidir", "congestion", "window", "rcvbuf", "sndbuf", "bytes"])]
     pub udp: bool,
+    /// A UDP datagram's payload bytes, 20 to 65507 (iperf3's -l; default
+    /// 1448, a 1500-byte MTU less IPv6 and UDP headers).
+    #[arg(short = 'l', long = "length", value_name = "BYTES", requires = "udp")]
+    pub length: Option<usize>,
     /// Print the server's own lines after the summary (iperf3's --get-server-output).
     #[arg(long)]
     pub get_server_output: bool,
-    /// Zero copy: the sender sends from an in-memory file with sendfile
-    /// instead of writing a buffer (iperf3's -Z; the receiver is
-    /// unchanged). It pays off where a NIC sends from the page cache; over
-    /// loopback and TUN the kernel copies anyway and it costs more CPU
-    /// (README: 0.415 against 0.217 s of sender CPU per GB).
-    #[arg(short = 'Z', long = "zerocopy", conflicts_with = "udp")]
-    pub zerocopy: bool,
+    /// Zero copy (iperf3's -Z): `sendfile` from an in-memory file (the
+    /// default, as iperf3), or `msg` for send(MSG_ZEROCOPY) from a pinned
+    /// buffer, whose summary line says how many sends the kernel copied
+    /// after all. Either pays off where a NIC sends straight from the
+    /// pages; over loopback and TUN the kernel copies anyway and both cost
+    /// more CPU than plain writes (README: sender CPU per GB).
+    #[arg(short = 'Z', long = "zerocopy", value_name = "HOW", num_args = 0..=1,
+          require_equals = true, default_missing_value = "sendfile", value_enum,
+          conflicts_with = "udp")]
+    pub zerocopy: Option<ZeroCopyArg>,
+}
+
+/// `-Z` methods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ZeroCopyArg {
+    /// sendfile from an in-memory file.
+    Sendfile,
+    /// send with MSG_ZEROCOPY, completions from the error queue.
+    Msg,
 }
 
 pub fn run(cmd: PerfCommand) -> Result<i32> {
@@ -212,17 +228,18 @@ fn client(a: ClientArgs) -> Result<i32> {
         bind: a.bind,
         cport: a.cport,
         server_output: a.get_server_output,
-        zerocopy: a.zerocopy,
+        zerocopy: a.zerocopy.map(|z| match z {
+            ZeroCopyArg::Sendfile => tcpwise_perf::proto::ZeroCopy::Sendfile,
+            ZeroCopyArg::Msg => tcpwise_perf::proto::ZeroCopy::Msg,
+        }),
+        length: a.length,
         ..ClientOptions::default()
     };
     opts.validate()?;
     let style = a.json;
     let json = style.is_some();
     if a.udp {
-        if style == Some(JsonStyle::Iperf3) {
-            return Err(crate::Usage("--json=iperf3 is for TCP tests; -u has -J".into()).into());
-        }
-        return udp(&opts, json);
+        return udp(&opts, style);
     }
     if a.parallel > 1 || a.bidir {
         return parallel(&opts, a.parallel.into(), a.bidir, style);
@@ -239,23 +256,9 @@ fn client(a: ClientArgs) -> Result<i32> {
         }
         lines.lock().expect("lock").push(i.clone());
     });
-    let report = crate::runtime()?.block_on(async {
-        tokio::select! {
-            r = run => r.map(Some),
-            _ = tokio::signal::ctrl_c() => Ok(None),
-        }
-    })?;
-    let Some(report) = report else {
+    let Some(report) = until_ctrl_c(run)? else {
         let lines = lines.lock().expect("lock");
-        let p = tcpwise_perf::diagnose::Partial::of(&lines);
-        if json {
-            println!(
-                "{}",
-                serde_json::json!({ "interrupted": true, "intervals": *lines, "partial": p })
-            );
-        } else {
-            println!("{p}");
-        }
+        print_partial(json, &lines, tcpwise_perf::diagnose::Partial::of(&lines));
         return Ok(130);
     };
     for w in &report.warnings {
@@ -325,9 +328,40 @@ fn parallel(opts: &ClientOptions, n: usize, bidir: bool, style: Option<JsonStyle
     Ok(0)
 }
 
+/// Runs a test to its end, or `None` at Ctrl-C (iperf3 prints its
+/// partial summary too; the caller prints ours and exits 130).
+fn until_ctrl_c<R>(
+    run: impl std::future::Future<Output = Result<R, tcpwise_perf::PerfError>>,
+) -> Result<Option<R>> {
+    Ok(crate::runtime()?.block_on(async {
+        tokio::select! {
+            r = run => r.map(Some),
+            _ = tokio::signal::ctrl_c() => Ok(None),
+        }
+    })?)
+}
+
+/// An interrupted test's lines so far and their partial summary.
+fn print_partial<I: serde::Serialize, P: serde::Serialize + std::fmt::Display>(
+    json: bool,
+    lines: &[I],
+    partial: P,
+) {
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({ "interrupted": true, "intervals": lines, "partial": partial })
+        );
+    } else {
+        println!("{partial}");
+    }
+}
+
 /// `-u`: a UDP test.
-fn udp(opts: &ClientOptions, json: bool) -> Result<i32> {
-    let rate = opts.pacing_bps.unwrap_or(tcpwise_perf::udp::DEFAULT_RATE);
+fn udp(opts: &ClientOptions, style: Option<JsonStyle>) -> Result<i32> {
+    use tcpwise_perf::udp;
+    let json = style.is_some();
+    let rate = opts.pacing_bps.unwrap_or(udp::DEFAULT_RATE);
     if !json {
         println!(
             "tcpwise perf: UDP {} {}:{} for {:.1} s at {:.2} Mbit/s, {} B datagrams",
@@ -336,18 +370,29 @@ fn udp(opts: &ClientOptions, json: bool) -> Result<i32> {
             opts.port,
             opts.duration.as_secs_f64(),
             rate as f64 / 1e6,
-            tcpwise_perf::udp::DEFAULT_LEN
+            opts.length.unwrap_or(udp::DEFAULT_LEN)
         );
     }
-    let report = crate::runtime()?.block_on(tcpwise_perf::udp::run_udp_client(opts, |i| {
+    // Ctrl-C: what arrived so far, then exit 130, as for TCP.
+    let lines = std::sync::Mutex::new(Vec::new());
+    let run = udp::run_udp_client(opts, |i| {
         if !json {
             println!("{i}");
         }
-    }))?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{report}");
+        lines.lock().expect("lock").push(i.clone());
+    });
+    let Some(report) = until_ctrl_c(run)? else {
+        let lines = lines.lock().expect("lock");
+        print_partial(json, &lines, udp::UdpPartial::of(&lines));
+        return Ok(130);
+    };
+    match style {
+        Some(JsonStyle::Iperf3) => println!(
+            "{}",
+            serde_json::to_string_pretty(&tcpwise_perf::iperf3::udp(opts, &report))?
+        ),
+        Some(JsonStyle::Tcpwise) => println!("{}", serde_json::to_string_pretty(&report)?),
+        None => print!("{report}"),
     }
     Ok(0)
 }

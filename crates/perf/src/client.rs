@@ -55,8 +55,11 @@ pub struct ClientOptions {
     pub cport: Option<u16>,
     /// `--get-server-output`: ask the server for its own lines.
     pub server_output: bool,
-    /// `-Z`: send with sendfile from an in-memory file (zero copy).
-    pub zerocopy: bool,
+    /// `-Z`: send without copying through user space (sendfile or
+    /// `MSG_ZEROCOPY`).
+    pub zerocopy: Option<crate::proto::ZeroCopy>,
+    /// `-l`: a UDP datagram's payload bytes (default 1448).
+    pub length: Option<usize>,
 }
 
 impl Default for ClientOptions {
@@ -80,8 +83,9 @@ impl Default for ClientOptions {
             ipv6: None,
             bind: None,
             cport: None,
+            length: None,
             server_output: false,
-            zerocopy: false,
+            zerocopy: None,
         }
     }
 }
@@ -126,6 +130,15 @@ impl ClientOptions {
         }
         if self.pacing_bps == Some(0) {
             return bad("-b: a rate must be positive".into());
+        }
+        if let Some(n) = self.length
+            && !(crate::udp::HEADER_LEN..=crate::udp::MAX_LEN).contains(&n)
+        {
+            return bad(format!(
+                "-l {n}: a datagram carries {} to {} bytes",
+                crate::udp::HEADER_LEN,
+                crate::udp::MAX_LEN
+            ));
         }
         if self.omit >= self.duration && self.bytes.is_none() {
             return bad("-O: the time omitted must be shorter than -t".into());
@@ -182,35 +195,111 @@ fn sample(index: u32, start: Instant, bytes: u64, s: &impl std::os::fd::AsFd) ->
         info: TcpInfo::of(&s.as_fd()),
         rcvbuf: sock.recv_buffer_size().ok().map(|n| n as u64),
         sndbuf: sock.send_buffer_size().ok().map(|n| n as u64),
+        zerocopy: None,
     }
 }
 
 /// Size of the in-memory file `-Z` sends from, in a loop.
 const ZC_FILE: usize = 4 << 20;
 
-/// One write: from `chunk`, or with `-Z` by sendfile from `source`.
-async fn send_chunk(
-    s: &mut TcpStream,
-    chunk: &[u8],
-    source: Option<&std::os::fd::OwnedFd>,
-    offset: &mut i64,
-) -> std::io::Result<usize> {
-    let Some(src) = source else {
-        return s.write(chunk).await;
-    };
-    use std::os::fd::AsRawFd;
-    loop {
-        s.writable().await?;
-        if *offset as usize >= ZC_FILE {
-            *offset = 0;
+/// Where a sender's bytes come from.
+enum Source {
+    /// A buffer, copied into the socket by `write`.
+    Copy,
+    /// An in-memory file, by `sendfile` from `offset`.
+    Sendfile(std::os::fd::OwnedFd, i64),
+    /// A buffer that lives as long as the program, by `MSG_ZEROCOPY`.
+    Msg(&'static [u8], crate::proto::ZeroCopyCount),
+}
+
+/// The buffer `MSG_ZEROCOPY` sends from: made once, never freed or
+/// written again, so no send can see it change before its completion.
+fn pinned_chunk() -> &'static [u8] {
+    static CHUNK_BUF: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    CHUNK_BUF.get_or_init(|| vec![0x5a; CHUNK])
+}
+
+impl Source {
+    fn new(s: &TcpStream, zerocopy: Option<crate::proto::ZeroCopy>) -> std::io::Result<Source> {
+        use std::os::fd::AsRawFd;
+        Ok(match zerocopy {
+            None => Source::Copy,
+            Some(crate::proto::ZeroCopy::Sendfile) => {
+                Source::Sendfile(tcpwise_tcp::zerocopy_source(ZC_FILE, 0x5a)?, 0)
+            }
+            Some(crate::proto::ZeroCopy::Msg) => {
+                tcpwise_tcp::set_so_zerocopy(s.as_raw_fd())?;
+                Source::Msg(pinned_chunk(), Default::default())
+            }
+        })
+    }
+
+    /// Completions waiting on the error queue, counted.
+    fn reap(&mut self, s: &TcpStream) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        if let Source::Msg(_, count) = self {
+            let r = tcpwise_tcp::reap_zerocopy(s.as_raw_fd())?;
+            count.completed += r.completed;
+            count.copied += r.copied;
         }
-        let want = chunk.len().min(ZC_FILE - *offset as usize);
-        match s.try_io(tokio::io::Interest::WRITABLE, || {
-            tcpwise_tcp::sendfile(s.as_raw_fd(), src.as_raw_fd(), offset, want)
-        }) {
-            Ok(n) => return Ok(n),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-            Err(e) => return Err(e),
+        Ok(())
+    }
+
+    fn count(&self) -> Option<crate::proto::ZeroCopyCount> {
+        match self {
+            Source::Msg(_, c) => Some(*c),
+            _ => None,
+        }
+    }
+
+    /// One write of up to `want` bytes.
+    async fn send(
+        &mut self,
+        s: &mut TcpStream,
+        chunk: &[u8],
+        want: usize,
+    ) -> std::io::Result<usize> {
+        use std::os::fd::AsRawFd;
+        let fd = s.as_raw_fd();
+        loop {
+            match self {
+                Source::Copy => return s.write(&chunk[..want]).await,
+                Source::Sendfile(src, offset) => {
+                    s.writable().await?;
+                    if *offset as usize >= ZC_FILE {
+                        *offset = 0;
+                    }
+                    let n = want.min(ZC_FILE - *offset as usize);
+                    match s.try_io(tokio::io::Interest::WRITABLE, || {
+                        tcpwise_tcp::sendfile(fd, src.as_raw_fd(), offset, n)
+                    }) {
+                        Ok(n) => return Ok(n),
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                        Err(e) => return Err(e),
+                    }
+                }
+                Source::Msg(buf, count) => {
+                    s.writable().await?;
+                    let b: &'static [u8] = &buf[..want];
+                    match s.try_io(tokio::io::Interest::WRITABLE, || {
+                        tcpwise_tcp::send_zerocopy(fd, b)
+                    }) {
+                        Ok(n) => {
+                            count.sends += 1;
+                            self.reap(s)?;
+                            return Ok(n);
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                        // Too many sends await their completions (the
+                        // socket's optmem): reap, give the ACKs a moment.
+                        Err(e) if tcpwise_tcp::is_enobufs(&e) => {
+                            self.reap(s)?;
+                            tokio::time::sleep(Duration::from_micros(200)).await;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
         }
     }
 }
@@ -221,7 +310,7 @@ pub async fn run_sender(
     limit: Limit,
     interval: Duration,
     out: &UnboundedSender<Sample>,
-    zerocopy: bool,
+    zerocopy: Option<crate::proto::ZeroCopy>,
 ) -> Result<Sample, PerfError> {
     // Keep little unsent data in the socket, so the transfer ends close to
     // -t instead of draining a multi-megabyte send buffer afterwards (iperf3
@@ -230,13 +319,9 @@ pub async fn run_sender(
         let _ = socket2::SockRef::from(&s).set_tcp_notsent_lowat(NOTSENT_LOWAT);
     }
     let chunk = vec![0x5au8; CHUNK];
-    // -Z: the same bytes from a memfd by sendfile, no copy through here.
-    let source = if zerocopy {
-        Some(tcpwise_tcp::zerocopy_source(ZC_FILE, 0x5a)?)
-    } else {
-        None
-    };
-    let mut offset = 0i64;
+    // -Z: the same bytes from a memfd by sendfile, or from a pinned buffer
+    // by MSG_ZEROCOPY: no copy through here.
+    let mut source = Source::new(&s, zerocopy)?;
     let start = Instant::now();
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
     let (mut bytes, mut index) = (0u64, 0u32);
@@ -248,10 +333,12 @@ pub async fn run_sender(
             Limit::Time(_) => CHUNK,
         };
         tokio::select! {
-            r = send_chunk(&mut s, &chunk[..want], source.as_ref(), &mut offset) => bytes += r? as u64,
+            r = source.send(&mut s, &chunk, want) => bytes += r? as u64,
             _ = tick.tick() => {
                 index += 1;
-                let _ = out.send(sample(index, start, bytes, &s));
+                let mut smp = sample(index, start, bytes, &s);
+                smp.zerocopy = source.count();
+                let _ = out.send(smp);
             }
         }
     }
@@ -259,7 +346,10 @@ pub async fn run_sender(
     // Wait for the receiver to close so the last sample sees the tail acknowledged.
     let mut sink = [0u8; 64];
     let _ = tokio::time::timeout(Duration::from_secs(30), s.read(&mut sink)).await;
-    Ok(sample(index + 1, start, bytes, &s))
+    source.reap(&s)?;
+    let mut last = sample(index + 1, start, bytes, &s);
+    last.zerocopy = source.count();
+    Ok(last)
 }
 
 /// Receives until EOF, sampling every interval; returns the last sample.
@@ -318,7 +408,7 @@ pub async fn run_receiver(
     Ok(last)
 }
 
-async fn connect_with(
+pub(crate) async fn connect_with(
     addr: SocketAddr,
     policy: BufferPolicy,
     timeout: Duration,
@@ -377,6 +467,32 @@ pub(crate) async fn resolve(opts: &ClientOptions) -> Result<SocketAddr, PerfErro
     Ok(addr)
 }
 
+/// The local addresses `-B` and `--cport` ask for: the control
+/// connection's (any port) and the data connection's.
+pub(crate) fn local_addrs(
+    opts: &ClientOptions,
+    addr: SocketAddr,
+) -> Result<(Option<SocketAddr>, Option<SocketAddr>), PerfError> {
+    if let Some(ip) = opts.bind
+        && ip.is_ipv6() != addr.is_ipv6()
+    {
+        return Err(PerfError::Config(format!(
+            "-B {ip} and the server's address {addr} are of different families"
+        )));
+    }
+    let ctl = opts.bind.map(|ip| SocketAddr::new(ip, 0));
+    let data = match (opts.bind, opts.cport) {
+        (_, None) => ctl,
+        (Some(ip), Some(p)) => Some(SocketAddr::new(ip, p)),
+        (None, Some(p)) => Some(if addr.is_ipv6() {
+            SocketAddr::new(std::net::Ipv6Addr::UNSPECIFIED.into(), p)
+        } else {
+            SocketAddr::new(std::net::Ipv4Addr::UNSPECIFIED.into(), p)
+        }),
+    };
+    Ok((ctl, data))
+}
+
 /// Runs one test; `on_interval` sees each interval as soon as both sides
 /// have reported it.
 pub async fn run_client(
@@ -385,23 +501,7 @@ pub async fn run_client(
 ) -> Result<PerfReport, PerfError> {
     opts.validate()?;
     let addr = resolve(opts).await?;
-    let local = |port: u16| opts.bind.map(|ip| SocketAddr::new(ip, port));
-    if let Some(ip) = opts.bind
-        && ip.is_ipv6() != addr.is_ipv6()
-    {
-        return Err(PerfError::Config(format!(
-            "-B {ip} and the server's address {addr} are of different families"
-        )));
-    }
-    let data_local = match (opts.bind, opts.cport) {
-        (_, None) => local(0),
-        (Some(ip), Some(p)) => Some(SocketAddr::new(ip, p)),
-        (None, Some(p)) => Some(if addr.is_ipv6() {
-            SocketAddr::new(std::net::Ipv6Addr::UNSPECIFIED.into(), p)
-        } else {
-            SocketAddr::new(std::net::Ipv4Addr::UNSPECIFIED.into(), p)
-        }),
-    };
+    let (ctl_local, data_local) = local_addrs(opts, addr)?;
 
     // Nothing may hold the run much past -t, whatever the server does:
     // setting up gets at most -t + 0.5 s, the data phase ends by -t plus
@@ -417,7 +517,7 @@ pub async fn run_client(
         )
     };
     let connect_limit = opts.connect_timeout.min(setup_limit);
-    let (ctl, _) = connect_with(addr, BufferPolicy::Auto, connect_limit, None, local(0)).await?;
+    let (ctl, _) = connect_with(addr, BufferPolicy::Auto, connect_limit, None, ctl_local).await?;
     let (r, mut w) = ctl.into_split();
     let mut r = BufReader::new(r);
     let header = Header {
@@ -640,6 +740,10 @@ pub async fn run_client(
     let mut warnings = rx_buf.warnings.clone();
     warnings.extend(tx_buf.warnings.iter().cloned());
     let tx_samples = if opts.reverse { &st.remote } else { &st.local };
+    let zerocopy = opts.zerocopy.map(|method| diagnose::ZeroCopyReport {
+        method,
+        counts: tx_last.zerocopy,
+    });
     let grown = diagnose::Grown::from_samples(rx_samples, tx_samples);
     Ok(PerfReport {
         grown,
@@ -651,6 +755,7 @@ pub async fn run_client(
         warnings,
         pacing,
         server_output,
+        zerocopy,
     })
 }
 

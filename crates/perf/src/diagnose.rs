@@ -105,6 +105,42 @@ pub struct PerfReport {
     /// `--get-server-output`: the server's own lines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_output: Option<String>,
+    /// `-Z`: how the sender sent, and with `msg` what the kernel did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zerocopy: Option<ZeroCopyReport>,
+}
+
+/// `-Z`: the method, and for `MSG_ZEROCOPY` the sender's counts.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ZeroCopyReport {
+    /// `sendfile` or `msg`.
+    pub method: crate::proto::ZeroCopy,
+    /// `msg`: sends, completions, and completions the kernel copied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<crate::proto::ZeroCopyCount>,
+}
+
+impl std::fmt::Display for ZeroCopyReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "zero copy: {}", self.method)?;
+        match self.counts {
+            None => write!(f, " (the sender's bytes went from an in-memory file)"),
+            Some(c) => {
+                write!(
+                    f,
+                    ": {} sends, {} completed, {} of them copied by the kernel after all",
+                    c.sends, c.completed, c.copied
+                )?;
+                if c.completed > 0 && c.copied * 2 > c.completed {
+                    write!(
+                        f,
+                        " (the path delivers to a local receiver, as loopback and TUN do, so the pages are copied anyway)"
+                    )?;
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 /// Socket buffer sizes as the test went, from each side's samples.
@@ -579,6 +615,9 @@ impl std::fmt::Display for PerfReport {
         if let Some(t) = &self.server_output {
             writeln!(f, "server output:")?;
             write!(f, "{t}")?;
+        }
+        if let Some(z) = &self.zerocopy {
+            writeln!(f, "{z}")?;
         }
         if let Some(p) = &self.pacing {
             writeln!(

@@ -176,3 +176,86 @@ pub fn parallel(opts: &ClientOptions, r: &ParallelReport) -> Value {
         "tcpwise": r,
     })
 }
+
+/// A UDP test (`-u`) in iperf3's shape: the receiver's intervals (with
+/// `jitter_ms`, `lost_packets`, `packets`, `lost_percent`, as iperf3's
+/// receiving side writes them), `end.streams[].udp`, `end.sum`,
+/// `end.sum_sent` and `end.sum_received`; `packets` is the sender's count
+/// and `lost_packets` what never arrived, as in iperf3.
+pub fn udp(opts: &ClientOptions, r: &crate::udp::UdpReport) -> Value {
+    let mut st = start(opts, 1);
+    st["test_start"]["protocol"] = json!("UDP");
+    st["test_start"]["blksize"] = json!(r.len);
+    st["test_start"]["target_bitrate"] = json!(r.rate_bps);
+    st["target_bitrate"] = json!(r.rate_bps);
+    let intervals: Vec<Value> = r
+        .intervals
+        .iter()
+        .map(|i| {
+            let total = i.packets + i.lost;
+            let v = json!({
+                "socket": 1,
+                "start": i.start_s,
+                "end": i.end_s,
+                "seconds": i.end_s - i.start_s,
+                "bytes": i.bytes,
+                "bits_per_second": i.mbit * 1e6,
+                "jitter_ms": i.jitter_ms,
+                "lost_packets": i.lost,
+                "packets": total,
+                "lost_percent": crate::udp::lost_pct(i.lost, total),
+                "omitted": false,
+                "sender": false,
+            });
+            let mut sum = v.clone();
+            if let Some(o) = sum.as_object_mut() {
+                o.remove("socket");
+            }
+            json!({ "streams": [v], "sum": sum })
+        })
+        .collect();
+    let received_bytes = r.received * r.len as u64;
+    let sent_bytes = r.sent * r.len as u64;
+    let secs = opts.duration.as_secs_f64();
+    let received = |socket: Option<usize>| {
+        let mut v = json!({
+            "start": 0.0,
+            "end": r.seconds,
+            "seconds": r.seconds,
+            "bytes": received_bytes,
+            "bits_per_second": r.mbit * 1e6,
+            "jitter_ms": r.jitter_ms,
+            "lost_packets": r.lost,
+            "packets": r.sent,
+            "lost_percent": r.lost_pct,
+            "sender": false,
+        });
+        if let Some(s) = socket {
+            v["socket"] = json!(s);
+            v["out_of_order"] = json!(r.out_of_order);
+        }
+        v
+    };
+    json!({
+        "start": st,
+        "intervals": intervals,
+        "end": {
+            "streams": [{ "udp": received(Some(1)) }],
+            "sum": received(None),
+            "sum_sent": {
+                "start": 0.0,
+                "end": secs,
+                "seconds": secs,
+                "bytes": sent_bytes,
+                "bits_per_second": sent_bytes as f64 * 8.0 / secs.max(1e-9),
+                "jitter_ms": 0.0,
+                "lost_packets": 0,
+                "packets": r.sent,
+                "lost_percent": 0.0,
+                "sender": true,
+            },
+            "sum_received": received(None),
+        },
+        "tcpwise": r,
+    })
+}

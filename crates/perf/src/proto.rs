@@ -89,9 +89,41 @@ pub struct Header {
     /// `--get-server-output`: send the server's own lines at the end.
     #[serde(default)]
     pub server_output: bool,
-    /// `-Z`: the sender (the server with `-R`) uses sendfile.
+    /// `-Z`: how the sender (the server with `-R`) sends without a copy.
     #[serde(default)]
-    pub zerocopy: bool,
+    pub zerocopy: Option<ZeroCopy>,
+}
+
+/// `-Z`'s ways of sending without copying through user space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ZeroCopy {
+    /// `sendfile` from an in-memory file (iperf3's `-Z`).
+    Sendfile,
+    /// `send(MSG_ZEROCOPY)` from a pinned buffer, completions reaped from
+    /// the error queue.
+    Msg,
+}
+
+impl std::fmt::Display for ZeroCopy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ZeroCopy::Sendfile => "sendfile",
+            ZeroCopy::Msg => "MSG_ZEROCOPY",
+        })
+    }
+}
+
+/// What `MSG_ZEROCOPY` did: sends made, completions reaped, and how many
+/// of those the kernel copied after all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ZeroCopyCount {
+    /// `send` calls with `MSG_ZEROCOPY` that took bytes.
+    pub sends: u64,
+    /// Completions reaped.
+    pub completed: u64,
+    /// Completions the kernel marked as copied.
+    pub copied: u64,
 }
 
 /// The server's answer to a header.
@@ -125,6 +157,9 @@ pub struct Sample {
     /// SO_SNDBUF of the data socket now (`ss`'s `tb`).
     #[serde(default)]
     pub sndbuf: Option<u64>,
+    /// `-Z msg`: the sender's zero-copy counts so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zerocopy: Option<ZeroCopyCount>,
 }
 
 /// Server-to-client control messages.

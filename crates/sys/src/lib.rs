@@ -681,6 +681,109 @@ pub fn sendfile(
     Ok(n as usize)
 }
 
+/// Turns on `SO_ZEROCOPY`, which `send_zerocopy` needs (Linux 4.14).
+pub fn set_so_zerocopy(fd: RawFd) -> std::io::Result<()> {
+    let one: libc::c_int = 1;
+    // SAFETY: a valid option pointer and length for the duration of the call.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_ZEROCOPY,
+            (&one as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// `send(fd, buf, MSG_ZEROCOPY | MSG_DONTWAIT)`: the kernel pins `buf`'s
+/// pages instead of copying them, so `buf` must not change until the
+/// completion for this send is reaped ([`reap_zerocopy`]); `'static`
+/// makes that hold. `ENOBUFS` means too many sends await completion.
+pub fn send_zerocopy(fd: RawFd, buf: &'static [u8]) -> std::io::Result<usize> {
+    // SAFETY: buf lives for the whole program, so the pinned pages stay valid.
+    let n = unsafe {
+        libc::send(
+            fd,
+            buf.as_ptr().cast(),
+            buf.len(),
+            libc::MSG_ZEROCOPY | libc::MSG_DONTWAIT,
+        )
+    };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
+/// Whether an error of [`send_zerocopy`] is `ENOBUFS`: too many sends
+/// await their completions (the socket's `optmem` is full).
+pub fn is_enobufs(e: &std::io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ENOBUFS)
+}
+
+/// Completions of `MSG_ZEROCOPY` sends reaped from a socket's error queue.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ZeroCopyReaped {
+    /// Sends completed (the kernel no longer holds their pages).
+    pub completed: u64,
+    /// Of those, sends the kernel copied after all
+    /// (`SO_EE_CODE_ZEROCOPY_COPIED`: loopback, TUN and other paths
+    /// that hand the bytes to a local receiver).
+    pub copied: u64,
+}
+
+/// Reads every completion waiting on `fd`'s error queue (non-blocking).
+pub fn reap_zerocopy(fd: RawFd) -> std::io::Result<ZeroCopyReaped> {
+    const SO_EE_ORIGIN_ZEROCOPY: u8 = 5;
+    const SO_EE_CODE_ZEROCOPY_COPIED: u8 = 1;
+    let mut out = ZeroCopyReaped::default();
+    loop {
+        // u64s keep the control buffer aligned for cmsghdr.
+        let mut control = [0u64; 16];
+        // SAFETY: zeroed msghdr is valid; its pointers are set below.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control) as _;
+        // SAFETY: msg points at a buffer that outlives the call.
+        let r = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT) };
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            return match e.kind() {
+                std::io::ErrorKind::WouldBlock => Ok(out),
+                _ => Err(e),
+            };
+        }
+        // SAFETY: walking the control messages recvmsg filled in, with
+        // the kernel's own macros.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                let h = &*c;
+                let ours = (h.cmsg_level == libc::SOL_IP && h.cmsg_type == libc::IP_RECVERR)
+                    || (h.cmsg_level == libc::SOL_IPV6 && h.cmsg_type == libc::IPV6_RECVERR);
+                if ours {
+                    let e = std::ptr::read_unaligned(
+                        libc::CMSG_DATA(c).cast::<libc::sock_extended_err>(),
+                    );
+                    if e.ee_origin == SO_EE_ORIGIN_ZEROCOPY && e.ee_errno == 0 {
+                        let n = u64::from(e.ee_data.wrapping_sub(e.ee_info)) + 1;
+                        out.completed += n;
+                        if e.ee_code & SO_EE_CODE_ZEROCOPY_COPIED != 0 {
+                            out.copied += n;
+                        }
+                    }
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+        }
+    }
+}
+
 /// BBR's state, `struct tcp_bbr_info` (`TCP_CC_INFO` of a BBR socket).
 #[repr(C)]
 #[derive(Debug, Default, Clone, Copy)]

@@ -87,6 +87,16 @@ pub fn sendfile(
     tcpwise_sys::sendfile(out, input, offset, count)
 }
 
+/// `MSG_ZEROCOPY` sending: turn it on for a socket, send from a buffer
+/// that lives as long as the program, and reap the kernel's completions
+/// (which also say whether it copied after all).
+pub use tcpwise_sys::{ZeroCopyReaped, is_enobufs, reap_zerocopy, send_zerocopy, set_so_zerocopy};
+
+/// 1 ns timer slack for this thread, so a sender that sleeps until each
+/// packet is due wakes within microseconds instead of the default 50 µs
+/// slack (or tokio's 1 ms timer wheel).
+pub use tcpwise_sys::set_timer_slack_1ns;
+
 /// A listening socket the way tcpwise's servers want one: `SO_REUSEADDR`,
 /// `SO_REUSEPORT` if asked (several listeners on one port, one per
 /// thread), dual-stack for `[::]`, and a `backlog` that a burst of
