@@ -455,6 +455,20 @@ pub fn run(opts: &Options, file: &DataFile) -> Result<AioReport, AioError> {
     })
 }
 
+impl tcpwise_outcome::Classify for AioError {
+    fn class(&self) -> Option<tcpwise_outcome::Class> {
+        use tcpwise_outcome::Class;
+        Some(match self {
+            AioError::Config(_)
+            | AioError::NoDirect(_)
+            | AioError::Size { .. }
+            | AioError::NotOurs(..) => Class::Usage,
+            AioError::Uring(_) => Class::Privileges,
+            _ => Class::Failed,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

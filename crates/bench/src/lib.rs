@@ -336,3 +336,14 @@ impl std::fmt::Display for Report {
         )
     }
 }
+
+impl tcpwise_outcome::Classify for BenchError {
+    fn class(&self) -> Option<tcpwise_outcome::Class> {
+        use tcpwise_outcome::Class;
+        Some(match self {
+            BenchError::Usage(_) => Class::Usage,
+            BenchError::FdLimit { .. } => Class::Privileges,
+            _ => Class::Failed,
+        })
+    }
+}

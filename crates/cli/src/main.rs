@@ -11,11 +11,8 @@ mod lab_cmd;
 mod perf_cmd;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use tcpwise_dispatch::load::LoadError;
-use tcpwise_emu::EmuError;
-use tcpwise_http::HttpError;
-use tcpwise_lab::LabError;
-use tcpwise_perf::PerfError;
+use tcpwise_http::curl;
+use tcpwise_outcome::{Class, Classify};
 
 const EXIT_CODES: &str = "\
 Units, in every flag: durations need a unit (100ms, 1.5s, 250us, 2min, 1h; a bare 0
@@ -55,7 +52,7 @@ enum Command {
     #[command(subcommand)]
     Dispatch(dispatch_cmd::DispatchCommand),
     /// Fetch URLs, curl-like, through tcpwise's warm-connection pool.
-    #[command(after_help = http_cmd::GET_EXIT_CODES)]
+    #[command(after_help = http_cmd::GET_HELP)]
     Get(http_cmd::GetArgs),
     /// Run the seed experiments on emulated links and write a report (needs root).
     #[command(after_help = lab_cmd::LAB_HELP)]
@@ -83,96 +80,42 @@ enum Command {
 #[error("{0}")]
 pub struct Usage(pub String);
 
-/// The exit status an error stands for: the one mapping of the binary.
-/// It looks through the whole chain, so context added on the way up does
-/// not change the code.
-pub fn exit_code(e: &anyhow::Error) -> i32 {
-    for cause in e.chain() {
-        if let Some(e) = cause.downcast_ref::<EmuError>() {
-            return match e {
-                EmuError::Privileges(_) | EmuError::Missing(_) => 3,
-                EmuError::Config(_) => 2,
-                EmuError::Setup(_) | EmuError::Os { .. } => 4,
-                EmuError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-                    127
-                }
-                EmuError::Spawn { .. } => 126,
-                EmuError::Interrupted => 130,
-                EmuError::Io(_) => 1,
-            };
-        }
-        if let Some(e) = cause.downcast_ref::<LabError>() {
-            return match e {
-                LabError::Usage(_) => 2,
-                LabError::Interrupted => 130,
-                LabError::Emu(_) | LabError::Io(_) => 4,
-                _ => 1,
-            };
-        }
-        if let Some(e) = cause.downcast_ref::<HttpError>() {
-            return http_exit_code(e);
-        }
-        if let Some(e) = cause.downcast_ref::<tcpwise_http::curl::transfer::TransferError>() {
-            use tcpwise_http::curl::transfer::TransferError as T;
-            return match e {
-                T::Http(h) => http_exit_code(h),
-                other => other.curl_code().unwrap_or(1),
-            };
-        }
-        if cause.is::<http_cmd::MaxTime>() {
-            return 28;
-        }
-        if let Some(e) = cause.downcast_ref::<tcpwise_bench::BenchError>() {
-            use tcpwise_bench::BenchError as B;
-            return match e {
-                B::Usage(_) => 2,
-                B::FdLimit { .. } => 3,
-                _ => 1,
-            };
-        }
-        if cause.is::<tcpwise_aio::UringError>() {
-            return 3;
-        }
-        if let Some(e) = cause.downcast_ref::<tcpwise_aio::AioError>() {
-            use tcpwise_aio::AioError as A;
-            return match e {
-                A::Config(_) | A::NoDirect(_) | A::Size { .. } | A::NotOurs(..) => 2,
-                A::Uring(_) => 3,
-                _ => 1,
-            };
-        }
-        if matches!(cause.downcast_ref(), Some(PerfError::Config(_)))
-            || matches!(cause.downcast_ref(), Some(LoadError::Config(_)))
-        {
-            return 2;
-        }
-        if cause.is::<Usage>()
-            || cause.is::<tcpwise_http::tls::TlsSetupError>()
-            || cause.is::<tcpwise_http::curl::CurlError>()
-        {
-            return 2;
-        }
+/// The class of one error of the chain, if its type says one: every
+/// library error type classifies itself ([`Classify`]); this list only
+/// names the types, never a variant.
+fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<Class> {
+    macro_rules! classify {
+        ($($t:ty),* $(,)?) => {
+            $(if let Some(x) = e.downcast_ref::<$t>() {
+                return x.class();
+            })*
+        };
     }
-    1
+    classify!(
+        tcpwise_emu::EmuError,
+        tcpwise_lab::LabError,
+        tcpwise_http::HttpError,
+        curl::transfer::TransferError,
+        curl::run::RunError,
+        curl::CurlError,
+        tcpwise_http::tls::TlsSetupError,
+        tcpwise_bench::BenchError,
+        tcpwise_aio::UringError,
+        tcpwise_aio::AioError,
+        tcpwise_perf::PerfError,
+        tcpwise_dispatch::load::LoadError,
+    );
+    e.is::<Usage>().then_some(Class::Usage)
 }
 
-/// curl's exit code for a client error.
-pub fn http_exit_code(e: &HttpError) -> i32 {
-    match e {
-        HttpError::Url { .. } | HttpError::Buffer(_) | HttpError::TlsSetup(_) => 2,
-        HttpError::Dns { .. } => 6,
-        HttpError::Connect { source, .. } if source.kind() == std::io::ErrorKind::TimedOut => 28,
-        HttpError::Connect { .. } => 7,
-        HttpError::Protocol { .. } => 8,
-        HttpError::Sink(_) => 23,
-        HttpError::Tls { .. } => 35,
-        HttpError::Certificate { .. } => 60,
-        HttpError::TooLarge { .. } => 63,
-        HttpError::TooManyRedirects { .. } => 47,
-        // curl's 18: the body ended before its length said it would.
-        HttpError::Body { .. } if e.is_partial() => 18,
-        HttpError::Body { .. } | HttpError::Tunnel { .. } => 56,
-    }
+/// The exit status an error stands for: the one mapping of the binary.
+/// It looks through the whole chain (the first error that decides a
+/// class wins), so context added on the way up does not change the code.
+pub fn exit_code(e: &anyhow::Error) -> i32 {
+    e.chain()
+        .find_map(class_of)
+        .unwrap_or(Class::Failed)
+        .exit_code()
 }
 
 /// What `--json` prints when a command fails (iperf3 -J prints an

@@ -34,8 +34,7 @@ fn uring_ok(test: &str) -> bool {
 }
 
 fn root(test: &str) -> bool {
-    let ok = unsafe { libc::geteuid() } == 0
-        && Command::new("unshare").arg("--version").output().is_ok();
+    let ok = tcpwise_sys::euid() == 0 && Command::new("unshare").arg("--version").output().is_ok();
     if !ok {
         if std::env::var("TCPWISE_REQUIRE_NETNS").as_deref() == Ok("1") {
             panic!("TCPWISE_REQUIRE_NETNS=1 but {test} needs root and unshare(1) to mount");
@@ -234,7 +233,7 @@ fn the_io_uring_network_model_serves_1024_clients() {
         assert!(v["requests"].as_u64().unwrap() > 4, "{v}");
         assert_eq!(v["errors"], 0, "{v}");
     }
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    tcpwise_sys::kill(child.id() as i32, libc::SIGTERM);
     let mut child = child;
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }

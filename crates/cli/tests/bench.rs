@@ -11,7 +11,7 @@ use std::time::Duration;
 struct Killed(Child);
 impl Drop for Killed {
     fn drop(&mut self) {
-        unsafe { libc::kill(self.0.id() as i32, libc::SIGCONT) };
+        tcpwise_sys::kill(self.0.id() as i32, libc::SIGCONT);
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
@@ -139,9 +139,9 @@ fn the_open_loop_shows_a_stalled_server_in_its_percentiles() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1000));
-    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    tcpwise_sys::kill(pid, libc::SIGSTOP);
     std::thread::sleep(Duration::from_millis(800));
-    unsafe { libc::kill(pid, libc::SIGCONT) };
+    tcpwise_sys::kill(pid, libc::SIGCONT);
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success());
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

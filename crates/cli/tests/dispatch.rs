@@ -38,7 +38,7 @@ fn each_model_serves_the_load_and_reports_on_sigterm() {
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert!(v["requests"].as_u64().unwrap() > 16, "{model}: {v}");
         assert_eq!(v["errors"], 0, "{model}: {v}");
-        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        tcpwise_sys::kill(child.id() as i32, libc::SIGTERM);
         let mut child = child;
         let status = child.wait().unwrap();
         assert_eq!(status.code(), Some(0), "{model}");

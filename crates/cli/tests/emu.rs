@@ -198,7 +198,7 @@ fn killed_by(sig: i32, expect: i32) {
         "testbed came up"
     );
     std::thread::sleep(Duration::from_millis(200));
-    unsafe { libc::kill(pid as i32, sig) };
+    tcpwise_sys::kill(pid as i32, sig);
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(expect), "{}", stderr(&o));
     assert_eq!(leftovers(pid), Vec::<String>::new());
@@ -460,7 +460,7 @@ fn bad_input_gets_one_line_and_nonzero_exit() {
 
 #[test]
 fn missing_privileges_name_the_fix() {
-    if unsafe { libc::geteuid() } != 0 || !tool_ok("privileges", "setpriv") {
+    if tcpwise_sys::euid() != 0 || !tool_ok("privileges", "setpriv") {
         eprintln!("skipping missing_privileges: needs root to drop to nobody with setpriv");
         return;
     }
@@ -683,7 +683,7 @@ fn lab_interrupted_keeps_finished_results_and_leaves_nothing() {
     }
     assert!(results.exists(), "buffers finished");
     std::thread::sleep(Duration::from_millis(1500));
-    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    tcpwise_sys::kill(pid as i32, libc::SIGINT);
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     assert_eq!(leftovers(pid), Vec::<String>::new());
@@ -722,7 +722,7 @@ fn lab_sigterm_during_parallel_testbeds_exits_143_and_leaves_nothing() {
         "two testbeds came up: {:?}",
         leftovers(pid)
     );
-    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    tcpwise_sys::kill(pid as i32, libc::SIGTERM);
     let t0 = std::time::Instant::now();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(143));

@@ -91,7 +91,7 @@ fn run_script(script: &str, dir: &Path, limit: Duration) -> (Option<i32>, String
     };
     // The background servers hold the output pipes: stop the group first.
     // SAFETY: kill(2) on our own child's process group.
-    unsafe { libc::kill(-group, libc::SIGTERM) };
+    tcpwise_sys::kill(-group, libc::SIGTERM);
     let o = child.wait_with_output().unwrap();
     let text = format!("{}{}", stdout(&o), stderr(&o));
     if timed_out {

@@ -325,7 +325,7 @@ fn serve_finishes_responses_in_flight_on_sigterm_then_exits_zero() {
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(500));
     let t0 = std::time::Instant::now();
-    unsafe { libc::kill(server.0.id() as i32, libc::SIGTERM) };
+    tcpwise_sys::kill(server.0.id() as i32, libc::SIGTERM);
     let out = curl.wait_with_output().unwrap();
     assert!(
         out.status.success(),

@@ -681,7 +681,7 @@ fn interrupted(port: &str, extra: &[&str]) -> (std::process::Output, std::time::
     std::thread::sleep(std::time::Duration::from_millis(1800));
     let t0 = std::time::Instant::now();
     // SAFETY: the child's pid, a plain signal.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    tcpwise_sys::kill(child.id() as i32, libc::SIGINT);
     let o = child.wait_with_output().unwrap();
     (o, t0.elapsed())
 }

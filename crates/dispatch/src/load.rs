@@ -222,3 +222,10 @@ pub async fn run(o: &LoadOptions) -> Result<LoadReport, LoadError> {
         min_rtt_us,
     })
 }
+
+impl tcpwise_outcome::Classify for LoadError {
+    fn class(&self) -> Option<tcpwise_outcome::Class> {
+        // Bad flags are the user's; anything else is the cause's to say.
+        matches!(self, LoadError::Config(_)).then_some(tcpwise_outcome::Class::Usage)
+    }
+}

@@ -87,3 +87,20 @@ impl EmuError {
         }
     }
 }
+
+impl tcpwise_outcome::Classify for EmuError {
+    fn class(&self) -> Option<tcpwise_outcome::Class> {
+        use tcpwise_outcome::Class;
+        Some(match self {
+            EmuError::Privileges(_) | EmuError::Missing(_) => Class::Privileges,
+            EmuError::Config(_) => Class::Usage,
+            EmuError::Setup(_) | EmuError::Os { .. } => Class::Emulator,
+            EmuError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                Class::NotFound
+            }
+            EmuError::Spawn { .. } => Class::CannotExecute,
+            EmuError::Interrupted => Class::Interrupted(tcpwise_outcome::SIGINT),
+            EmuError::Io(_) => Class::Failed,
+        })
+    }
+}

@@ -864,7 +864,9 @@ pub struct Client {
     inner: Arc<Inner>,
 }
 
-fn idempotent(m: &hyper::Method) -> bool {
+/// RFC 9110's idempotent methods: the ones a client may send again
+/// (a stale pooled connection, `--retry`) without doing a thing twice.
+pub fn idempotent(m: &hyper::Method) -> bool {
     matches!(
         *m,
         hyper::Method::GET

@@ -144,3 +144,9 @@ impl rustls::client::danger::ServerCertVerifier for AnyCert {
         self.0.signature_verification_algorithms.supported_schemes()
     }
 }
+
+impl tcpwise_outcome::Classify for TlsSetupError {
+    fn class(&self) -> Option<tcpwise_outcome::Class> {
+        Some(tcpwise_outcome::Class::Usage)
+    }
+}

@@ -177,7 +177,7 @@ async fn nginx_closing_idle_connections_causes_no_error() {
     tokio::time::sleep(Duration::from_millis(1600)).await;
     let second = c.request(&Request::get(url.clone()), |_| Ok(())).await;
     // SIGTERM: the master stops its workers too (SIGKILL would orphan them).
-    unsafe { libc::kill(ng.id() as i32, libc::SIGTERM) };
+    tcpwise_sys::kill(ng.id() as i32, libc::SIGTERM);
     let _ = ng.wait();
     let _ = std::fs::remove_dir_all(&dir);
     let second = second.expect("a closed idle connection must not fail the request");

@@ -338,3 +338,16 @@ pub fn run(
     }
     Ok(done)
 }
+
+impl tcpwise_outcome::Classify for LabError {
+    fn class(&self) -> Option<tcpwise_outcome::Class> {
+        use tcpwise_outcome::Class;
+        Some(match self {
+            LabError::Usage(_) => Class::Usage,
+            LabError::Interrupted => Class::Interrupted(tcpwise_outcome::SIGINT),
+            // The emulator failing under an experiment is the emulator's.
+            LabError::Emu(_) | LabError::Io(_) => Class::Emulator,
+            _ => Class::Failed,
+        })
+    }
+}

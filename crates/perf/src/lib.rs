@@ -72,3 +72,10 @@ pub enum PerfError {
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
+
+impl tcpwise_outcome::Classify for PerfError {
+    fn class(&self) -> Option<tcpwise_outcome::Class> {
+        // Bad flags are the user's; anything else is the cause's to say.
+        matches!(self, PerfError::Config(_)).then_some(tcpwise_outcome::Class::Usage)
+    }
+}

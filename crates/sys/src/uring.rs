@@ -637,6 +637,13 @@ impl Drop for Ring {
     }
 }
 
+impl tcpwise_outcome::Classify for UringError {
+    fn class(&self) -> Option<tcpwise_outcome::Class> {
+        // No io_uring here (or switched off): missing system support.
+        Some(tcpwise_outcome::Class::Privileges)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@ fn required() -> bool {
 /// Whether namespace tests can run here; prints why not and skips, unless
 /// TCPWISE_REQUIRE_NETNS=1, where a missing capability fails the test.
 pub fn netns_ok(test: &str) -> bool {
-    let why = if unsafe { libc::geteuid() } != 0 {
+    let why = if tcpwise_sys::euid() != 0 {
         Some("not root (network namespaces and TUN devices need CAP_NET_ADMIN)")
     } else if !std::path::Path::new("/dev/net/tun").exists() {
         Some("/dev/net/tun is missing")
@@ -243,7 +243,7 @@ pub struct Proc(pub Child);
 
 impl Drop for Proc {
     fn drop(&mut self) {
-        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        tcpwise_sys::kill(self.0.id() as i32, libc::SIGTERM);
         let _ = self.0.wait();
     }
 }

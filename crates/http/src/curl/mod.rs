@@ -17,9 +17,13 @@
 //!   `all_proxy`, with `no_proxy`/`--noproxy` exceptions).
 //!
 //! What happens to the response is [`transfer`]; `-w` is [`write_out`];
-//! `--retry` is [`retry`].
+//! `--retry` is [`retry`]; the exit codes are [`exit`]'s one table; a
+//! whole command line, every URL, is [`run`], its flags [`flags`].
 
+pub mod exit;
+pub mod flags;
 pub mod retry;
+pub mod run;
 pub mod transfer;
 pub mod write_out;
 

@@ -97,18 +97,6 @@ pub enum TransferError {
     },
 }
 
-impl TransferError {
-    /// curl's exit code for it.
-    pub fn curl_code(&self) -> Option<i32> {
-        match self {
-            TransferError::Http(_) => None,
-            TransferError::Status(_) => Some(22),
-            TransferError::NoResume => Some(33),
-            TransferError::Decode { .. } => Some(61),
-        }
-    }
-}
-
 /// The final body's decoder (`--compressed`), decoding into a buffer that
 /// is drained into the output after every write.
 enum Decoder {

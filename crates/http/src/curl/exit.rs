@@ -1,0 +1,99 @@
+//! curl's exit codes, in one table: every failure `tcpwise get` can meet
+//! maps to the number curl 7.88 exits with for the same failure (its
+//! `libcurl-errors(3)` page), so scripts that test `$?` behave alike.
+
+use super::CurlError;
+use super::transfer::TransferError;
+use crate::HttpError;
+
+/// curl's exit code for a client error.
+pub fn http(e: &HttpError) -> i32 {
+    match e {
+        HttpError::Url { .. } | HttpError::Buffer(_) | HttpError::TlsSetup(_) => 2,
+        HttpError::Dns { .. } => 6,
+        HttpError::Connect { source, .. } if source.kind() == std::io::ErrorKind::TimedOut => 28,
+        HttpError::Connect { .. } => 7,
+        HttpError::Protocol { .. } => 8,
+        HttpError::Sink(_) => 23,
+        HttpError::Tls { .. } => 35,
+        HttpError::Certificate { .. } => 60,
+        HttpError::TooLarge { .. } => 63,
+        HttpError::TooManyRedirects { .. } => 47,
+        // curl's 18: the body ended before its length said it would.
+        HttpError::Body { .. } if e.is_partial() => 18,
+        HttpError::Body { .. } | HttpError::Tunnel { .. } => 56,
+    }
+}
+
+/// curl's exit code for a failed transfer.
+pub fn transfer(e: &TransferError) -> i32 {
+    match e {
+        TransferError::Http(h) => http(h),
+        TransferError::Status(_) => 22,
+        TransferError::NoResume => 33,
+        TransferError::Decode { .. } => 61,
+    }
+}
+
+/// curl's exit code for words that make no request (bad flags or URL).
+pub fn words(_: &CurlError) -> i32 {
+    2
+}
+
+/// `--max-time` ran out.
+pub const MAX_TIME: i32 = 28;
+
+/// Whether an error is a refused connection (`--retry-connrefused`).
+pub fn refused(e: &TransferError) -> bool {
+    matches!(e, TransferError::Http(HttpError::Connect { source, .. })
+        if source.kind() == std::io::ErrorKind::ConnectionRefused)
+}
+
+// How the binary learns these codes: each error classifies itself as
+// curl's number (bad words as usage, exit 2).
+impl tcpwise_outcome::Classify for crate::HttpError {
+    fn class(&self) -> Option<tcpwise_outcome::Class> {
+        Some(tcpwise_outcome::Class::Tool(http(self)))
+    }
+}
+
+impl tcpwise_outcome::Classify for TransferError {
+    fn class(&self) -> Option<tcpwise_outcome::Class> {
+        Some(tcpwise_outcome::Class::Tool(transfer(self)))
+    }
+}
+
+impl tcpwise_outcome::Classify for CurlError {
+    fn class(&self) -> Option<tcpwise_outcome::Class> {
+        Some(tcpwise_outcome::Class::Usage)
+    }
+}
+
+impl tcpwise_outcome::Classify for super::run::RunError {
+    fn class(&self) -> Option<tcpwise_outcome::Class> {
+        Some(tcpwise_outcome::Class::Tool(self.curl_code()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transfer_codes_are_curls() {
+        assert_eq!(transfer(&TransferError::Status(404)), 22);
+        assert_eq!(transfer(&TransferError::NoResume), 33);
+        let refused_conn = TransferError::Http(HttpError::Connect {
+            target: "x".into(),
+            source: std::io::ErrorKind::ConnectionRefused.into(),
+        });
+        assert_eq!(transfer(&refused_conn), 7);
+        assert!(refused(&refused_conn));
+        let timed_out = TransferError::Http(HttpError::Connect {
+            target: "x".into(),
+            source: std::io::ErrorKind::TimedOut.into(),
+        });
+        assert_eq!(transfer(&timed_out), 28);
+        assert!(!refused(&timed_out));
+    }
+}

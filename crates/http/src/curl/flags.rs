@@ -1,0 +1,264 @@
+//! `tcpwise get`'s flags as curl spells them, parsed once by clap. They
+//! live beside curl's rules, not in the binary, for the reason ripgrep
+//! keeps its flag definitions beside `HiArgs`: the spelling is the
+//! contract, and [`super::run::Run::new`] turns it into one typed,
+//! validated object the transfer reads. The binary only parses and
+//! calls [`super::run::run`].
+//!
+//! (The clap dependency of this crate is confined to this module; the
+//! architecture test checks that.)
+
+use super::Data;
+use crate::Header;
+use clap::Args;
+use std::path::PathBuf;
+use tcpwise_pool::Policy;
+use tcpwise_tcp::ReadSizer;
+use tcpwise_units::{Bytes, Seconds};
+
+/// `tcpwise get --help`'s closing text: examples, curl's exit codes, and
+/// where tcpwise differs from curl on purpose.
+pub const GET_HELP: &str = "\
+Examples:
+  tcpwise serve --bind 127.0.0.1:8080 & sleep 0.5
+  tcpwise get -sS -o b.bin -w '%{http_code} %{pool_reason}\\n' 127.0.0.1:8080/bytes/9
+  tcpwise get -Z --timing 127.0.0.1:8080/bytes/10 127.0.0.1:8080/bytes/20
+  tcpwise get -v --http2-prior-knowledge 127.0.0.1:8080/health
+
+Exit status (curl's numbers):
+  0   every transfer completed (any HTTP status, unless -f)
+  2   bad flags or URL
+  6   could not resolve the host
+  7   could not connect
+  8   the server's response was not valid HTTP
+  18  the body ended before its Content-Length or last chunk
+  22  HTTP status 400 or above with -f or --fail-with-body
+  23  could not write the body or the headers (disk, pipe)
+  28  --max-time or --connect-timeout elapsed
+  33  -C: the server ignored the range (cannot resume)
+  35  the TLS handshake failed
+  47  more redirects than --max-redirs
+  56  the connection failed while receiving the body, or a proxy refused CONNECT
+  60  the server's certificate is not trusted (expired, another name, unknown issuer)
+  61  --compressed: the body does not decode
+  63  the body grew past --max-filesize
+
+Where tcpwise differs from curl 7.88 on purpose: error messages name the URL
+and the cause chain (`tcpwise: error: URL: ...`); -O on a URL without a file
+name writes index.html (curl refuses); -Z prints bodies in URL order; -w
+knows %{tcp_rtt_ms} %{tcp_cwnd} %{pool_reason} %{conn_id} %{conn_reused};
+--retry never retries a non-idempotent request (a POST may have taken
+effect).";
+
+/// `tcpwise get`'s flags, as curl spells them.
+#[derive(Debug, Clone, Args)]
+pub struct GetArgs {
+    /// URLs to fetch; they share one connection pool.
+    #[arg(value_name = "URL", required_unless_present = "url")]
+    pub urls: Vec<String>,
+    /// Another URL (curl's --url), after the positional ones.
+    #[arg(long = "url", value_name = "URL")]
+    pub url: Vec<String>,
+    /// Write the body of the URL in the same position to FILE ('-' is
+    /// standard output; repeatable).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Vec<PathBuf>,
+    /// Write each body to a file named like the URL's last path segment.
+    #[arg(short = 'O', long = "remote-name")]
+    pub remote_name: bool,
+    /// Extra request header 'Name: value' (repeatable; 'Name:' removes a default one).
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    pub headers: Vec<Header>,
+    /// Request method.
+    #[arg(short = 'X', long = "request", value_name = "METHOD")]
+    pub method: Option<String>,
+    /// Request body (POST, form type); @FILE reads a file without its
+    /// newlines, @- standard input. Several are joined with '&'.
+    #[arg(short = 'd', long = "data", value_name = "DATA")]
+    pub data: Vec<String>,
+    /// As -d, but @FILE is sent as it is.
+    #[arg(long = "data-binary", value_name = "DATA")]
+    pub data_binary: Vec<String>,
+    /// As -d, without the @ meaning.
+    #[arg(long = "data-raw", value_name = "DATA")]
+    pub data_raw: Vec<String>,
+    /// As -d, percent-encoded: content, =content, name=content, @file, name@file.
+    #[arg(long = "data-urlencode", value_name = "DATA")]
+    pub data_urlencode: Vec<String>,
+    /// Send the -d data in the URL's query with a GET.
+    #[arg(short = 'G', long = "get")]
+    pub get: bool,
+    /// Multipart form part: name=value, name=@file (an upload), name=<file (its content); ;type=T sets the part's type.
+    #[arg(short = 'F', long = "form", value_name = "NAME=CONTENT")]
+    pub form: Vec<String>,
+    /// PUT FILE ('-' for standard input); a URL ending in / gets the file's name.
+    #[arg(short = 'T', long = "upload-file", value_name = "FILE")]
+    pub upload: Option<PathBuf>,
+    /// Basic authentication (credentials in the URL do the same).
+    #[arg(short = 'u', long = "user", value_name = "USER:PASSWORD")]
+    pub user: Option<String>,
+    /// User-Agent header.
+    #[arg(short = 'A', long = "user-agent", value_name = "NAME")]
+    pub user_agent: Option<String>,
+    /// Referer header.
+    #[arg(short = 'e', long = "referer", value_name = "URL")]
+    pub referer: Option<String>,
+    /// Byte range(s): 0-499, 500-, -500, 0-0,-1.
+    #[arg(short = 'r', long = "range", value_name = "RANGE")]
+    pub range: Option<String>,
+    /// Resume at OFFSET, or '-' for the size of the output file so far (appends to it).
+    #[arg(short = 'C', long = "continue-at", value_name = "OFFSET")]
+    pub continue_at: Option<String>,
+    /// Ask for a compressed body (deflate, gzip, br, zstd) and decode it.
+    #[arg(long)]
+    pub compressed: bool,
+    /// Print response headers before the body (into the -o file when there is one).
+    #[arg(short = 'i', long = "include")]
+    pub include: bool,
+    /// HEAD request; print the headers.
+    #[arg(short = 'I', long = "head")]
+    pub head: bool,
+    /// Write the response headers to FILE ('-' for standard output).
+    #[arg(short = 'D', long = "dump-header", value_name = "FILE")]
+    pub dump_header: Option<PathBuf>,
+    /// Request and response headers and the connection choice, on standard error.
+    #[arg(short = 'v', long = "verbose")]
+    pub verbose: bool,
+    /// Print FORMAT after each transfer: curl's %{variables} (%{http_code},
+    /// %{time_total}, %{json}, ...) and ours (%{tcp_rtt_ms}, %{tcp_cwnd},
+    /// %{pool_reason}); @FILE reads it from a file.
+    #[arg(short = 'w', long = "write-out", value_name = "FORMAT")]
+    pub write_out: Option<String>,
+    /// No progress meter, warnings or error messages (add -S for errors).
+    #[arg(short = 's', long = "silent")]
+    pub silent: bool,
+    /// With -s, still print error messages.
+    #[arg(short = 'S', long = "show-error")]
+    pub show_error: bool,
+    /// No progress meter.
+    #[arg(long = "no-progress-meter")]
+    pub no_progress_meter: bool,
+    /// Follow redirects.
+    #[arg(short = 'L', long = "location")]
+    pub location: bool,
+    /// At most this many redirects with -L (curl's default 50; -1 for no limit).
+    #[arg(
+        long = "max-redirs",
+        value_name = "N",
+        default_value_t = 50,
+        allow_negative_numbers = true
+    )]
+    pub max_redirs: i64,
+    /// Exit 22 on HTTP status 400 or above, writing no body.
+    #[arg(short = 'f', long = "fail", conflicts_with = "fail_with_body")]
+    pub fail: bool,
+    /// Exit 22 on HTTP status 400 or above, after writing the body.
+    #[arg(long = "fail-with-body")]
+    pub fail_with_body: bool,
+    /// Retry transient failures (timeouts; HTTP 408, 429, 500, 502, 503, 504) up to N times, waiting 1 s, 2 s, 4 s, ...
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub retry: u32,
+    /// Wait this long between retries instead.
+    #[arg(long, value_name = "SECONDS")]
+    pub retry_delay: Option<Seconds>,
+    /// Start no retry after this long.
+    #[arg(long, value_name = "SECONDS")]
+    pub retry_max_time: Option<Seconds>,
+    /// Also retry a refused connection.
+    #[arg(long)]
+    pub retry_connrefused: bool,
+    /// Retry any failure.
+    #[arg(long)]
+    pub retry_all_errors: bool,
+    /// Give up connecting after this long (per connection, curl's exit 28): 10, 2.5, 500ms.
+    #[arg(long, value_name = "SECONDS", default_value = "10")]
+    pub connect_timeout: Seconds,
+    /// Accept any server certificate (curl's -k): for self-signed test origins only.
+    #[arg(short = 'k', long)]
+    pub insecure: bool,
+    /// Fail (curl's exit 63) when a body grows past SIZE, e.g. an endless chunked body.
+    #[arg(long, value_name = "SIZE")]
+    pub max_filesize: Option<Bytes>,
+    /// Give up after this long (whole run): 10, 2.5, 500ms.
+    #[arg(short = 'm', long = "max-time", value_name = "SECONDS")]
+    pub max_time: Option<Seconds>,
+    /// IPv4 addresses only.
+    #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// IPv6 addresses only.
+    #[arg(short = '6', long = "ipv6")]
+    pub ipv6: bool,
+    /// Connect to ADDRESS for HOST:PORT (repeatable).
+    #[arg(long, value_name = "HOST:PORT:ADDRESS")]
+    pub resolve: Vec<crate::Resolve>,
+    /// HTTP proxy [http://][USER:PASSWORD@]HOST[:PORT] (CONNECT for https); '' for none. Default: http_proxy, https_proxy, all_proxy.
+    #[arg(short = 'x', long = "proxy", value_name = "PROXY")]
+    pub proxy: Option<String>,
+    /// Hosts that skip the proxy (comma list, '*' for all; default: no_proxy).
+    #[arg(long, value_name = "LIST")]
+    pub noproxy: Option<String>,
+    /// Fetch the URLs at once (curl's -Z), up to --parallel-max.
+    #[arg(short = 'Z', long = "parallel")]
+    pub parallel: bool,
+    /// Transfers at once with -Z (curl's default 50).
+    #[arg(long = "parallel-max", default_value_t = 50, value_name = "N")]
+    pub parallel_max: usize,
+    /// HTTP/1.1 only (the default offers HTTP/2 by ALPN on https://, as curl does).
+    #[arg(long = "http1.1", conflicts_with_all = ["http2", "http2_prior_knowledge"])]
+    pub http1_1: bool,
+    /// HTTP/2 when the server agrees by TLS ALPN, else HTTP/1.1 (the default, as in curl).
+    #[arg(long = "http2", conflicts_with = "http2_prior_knowledge")]
+    pub http2: bool,
+    /// HTTP/2 from the first byte, also on http:// (h2c).
+    #[arg(long = "http2-prior-knowledge")]
+    pub http2_prior_knowledge: bool,
+    /// Print the timings and the connection report of every response to stderr.
+    #[arg(long)]
+    pub timing: bool,
+    /// Print one JSON array of responses (status, headers, timings, connection report) instead of bodies.
+    #[arg(long)]
+    pub json: bool,
+    /// Which idle connection to reuse: fifo, lifo, max-burst, warmest[:EXP], kernel[:no-restart].
+    #[arg(long, default_value = "max-burst", value_name = "POLICY")]
+    pub pool_policy: Policy,
+    /// Connections per origin at once.
+    #[arg(long, default_value_t = 6, value_name = "N")]
+    pub max_conns: usize,
+    /// Read sizes: slow-start[:MAX], fixed:N, adaptive[:MAX].
+    #[arg(long, default_value = "slow-start", value_name = "POLICY")]
+    pub read_sizing: ReadSizer,
+    /// Pin SO_RCVBUF (default: autotuned; see `tcpwise perf` for why not).
+    #[arg(long, value_name = "SIZE")]
+    pub rcvbuf: Option<Bytes>,
+    /// Pin SO_SNDBUF (default: autotuned).
+    #[arg(long, value_name = "SIZE")]
+    pub sndbuf: Option<Bytes>,
+    /// Also trust the CA certificates in this PEM file.
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+}
+
+impl GetArgs {
+    /// The `-d` family in command-line order (clap keeps each flag apart;
+    /// `m`, the `get` subcommand's matches, gives their positions; without
+    /// it they join flag by flag).
+    pub fn data_in_order(&self, m: Option<&clap::ArgMatches>) -> Vec<Data> {
+        let a = self;
+        let mut all: Vec<(usize, Data)> = Vec::new();
+        let mut add = |id: &str, vals: &[String], f: fn(String) -> Data| {
+            let idx: Vec<usize> = m
+                .and_then(|m| m.indices_of(id))
+                .map(|i| i.collect())
+                .unwrap_or_default();
+            for (n, v) in vals.iter().enumerate() {
+                all.push((idx.get(n).copied().unwrap_or(usize::MAX), f(v.clone())));
+            }
+        };
+        add("data", &a.data, Data::Ascii);
+        add("data_binary", &a.data_binary, Data::Binary);
+        add("data_raw", &a.data_raw, Data::Raw);
+        add("data_urlencode", &a.data_urlencode, Data::UrlEncode);
+        all.sort_by_key(|(i, _)| *i);
+        all.into_iter().map(|(_, d)| d).collect()
+    }
+}

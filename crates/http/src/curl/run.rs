@@ -1,0 +1,508 @@
+//! `tcpwise get` as one call, as curl's tool runs a command line: every
+//! URL, one after another (each URL's `-w`, errors and timing printed as
+//! it ends, curl's order) or at once with `-Z` (bodies and reports in URL
+//! order), each through [`transfer`](super::transfer::transfer) with
+//! `--retry` around it, one exit code at the end (the worst, as curl).
+//!
+//! [`Run::new`] turns the flags into one typed object before anything is
+//! sent (ripgrep's `HiArgs`): the request of every URL, the `-o` file,
+//! the `-C -` offset read from it, the `-w` format read from its file,
+//! the client's configuration. [`run`] does the rest. The binary only
+//! parses and calls them.
+
+use super::exit;
+use super::flags::GetArgs;
+use super::retry::{Outcome, RetryPolicy};
+use super::transfer::{self, Fail, Output, TransferError};
+use super::write_out;
+use super::{CurlArgs, CurlError, Data, remote_name};
+use crate::client::idempotent;
+use crate::{Client, ClientConfig, Family, Request, Version};
+use std::collections::HashSet;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use tcpwise_pool::Limits;
+use tcpwise_tcp::BufferPolicy;
+
+/// Why a run could not start or finish (a failed transfer is not one:
+/// it is reported and counted in the exit code, and the run goes on).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The flags or a URL make no request (curl's exit 2).
+    #[error(transparent)]
+    Words(#[from] CurlError),
+    /// Standard input or the output could not be read or written.
+    #[error("{what}")]
+    Io {
+        /// What was being read or written.
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `--max-time` ran out (curl's exit 28).
+    #[error("--max-time {0:.1} s elapsed")]
+    MaxTime(f64),
+}
+
+impl RunError {
+    /// curl's exit code for it.
+    pub fn curl_code(&self) -> i32 {
+        match self {
+            RunError::Words(e) => exit::words(e),
+            RunError::Io { .. } => 1,
+            RunError::MaxTime(_) => exit::MAX_TIME,
+        }
+    }
+}
+
+/// Standard input, read once (for `-d @-`, `-T -`, `-w @-`).
+#[derive(Default)]
+struct Stdin(Option<Vec<u8>>);
+
+impl Stdin {
+    fn read(&mut self) -> std::io::Result<Vec<u8>> {
+        if self.0.is_none() {
+            let mut v = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut v)?;
+            self.0 = Some(v);
+        }
+        Ok(self.0.clone().unwrap_or_default())
+    }
+}
+
+/// One URL of the command line, its request built.
+struct Planned {
+    index: usize,
+    request: Request,
+    out: Option<PathBuf>,
+    resume_from: Option<u64>,
+}
+
+/// A command line turned into what to do: built once, before anything
+/// is sent.
+pub struct Run {
+    flags: GetArgs,
+    planned: Vec<Planned>,
+    client: ClientConfig,
+    format: Option<String>,
+    retry: RetryPolicy,
+    parallel: usize,
+    progress_ok: bool,
+    body_to_terminal: bool,
+}
+
+fn usage(msg: String) -> RunError {
+    RunError::Words(CurlError::Usage(msg))
+}
+
+impl Run {
+    /// Checks the flags and builds every URL's request; `data` is the
+    /// `-d` family in command-line order ([`GetArgs::data_in_order`]).
+    pub fn new(a: GetArgs, data: Vec<Data>) -> Result<Run, RunError> {
+        if a.parallel_max == 0 || a.max_conns == 0 {
+            return Err(usage(
+                "--parallel-max and --max-conns must be at least 1".into(),
+            ));
+        }
+        let urls: Vec<String> = a.urls.iter().chain(a.url.iter()).cloned().collect();
+        if a.output.len() > urls.len() {
+            let msg = format!("{} -o files for {} URLs", a.output.len(), urls.len());
+            return Err(usage(msg));
+        }
+        if a.rcvbuf.is_some_and(|b| b.0 == 0) || a.sndbuf.is_some_and(|b| b.0 == 0) {
+            return Err(usage("--rcvbuf and --sndbuf must be positive".into()));
+        }
+        let mut stdin = Stdin::default();
+        let read_stdin = |e| RunError::Io {
+            what: "cannot read standard input",
+            source: e,
+        };
+        let format = match a.write_out.as_deref() {
+            Some(f) => Some(match f.strip_prefix('@') {
+                Some("-") => {
+                    String::from_utf8_lossy(&stdin.read().map_err(read_stdin)?).to_string()
+                }
+                Some(p) => std::fs::read_to_string(p)
+                    .map_err(|e| usage(format!("cannot read -w @{p}: {e}")))?,
+                None => f.to_string(),
+            }),
+            None => None,
+        };
+        let mut words = CurlArgs {
+            method: a.method.clone(),
+            head: a.head,
+            data,
+            get: a.get,
+            form: a.form.clone(),
+            upload: a.upload.clone(),
+            headers: a.headers.clone(),
+            user: a.user.clone(),
+            user_agent: a.user_agent.clone(),
+            referer: a.referer.clone(),
+            range: a.range.clone(),
+            resume_from: None,
+            compressed: a.compressed,
+            proxy: a.proxy.clone(),
+            noproxy: a.noproxy.clone(),
+        };
+        words.check()?;
+        let mut planned = Vec::new();
+        for (index, u) in urls.iter().enumerate() {
+            let url = super::parse_url(u)?;
+            let out = a.output.get(index).cloned();
+            let out = out.or_else(|| a.remote_name.then(|| remote_name(&url)));
+            let out = out.filter(|p| p.as_os_str() != "-");
+            words.resume_from = match a.continue_at.as_deref() {
+                None => None,
+                Some("-") => Some(
+                    out.as_ref()
+                        .and_then(|p| std::fs::metadata(p).ok())
+                        .map_or(0, |m| m.len()),
+                ),
+                Some(n) => Some(
+                    n.parse()
+                        .map_err(|_| usage(format!("-C '{n}' is not an offset or '-'")))?,
+                ),
+            };
+            let request = words.request(u, &mut || stdin.read())?;
+            planned.push(Planned {
+                index,
+                request,
+                out,
+                resume_from: words.resume_from,
+            });
+        }
+        let extra_ca = match &a.cacert {
+            Some(p) => vec![
+                std::fs::read(p)
+                    .map_err(|e| usage(format!("cannot read --cacert {}: {e}", p.display())))?,
+            ],
+            None => Vec::new(),
+        };
+        let client = client_config(&a, extra_ca);
+        let retry = RetryPolicy {
+            max: a.retry,
+            delay: a.retry_delay.map(|d| d.std()),
+            max_time: a.retry_max_time.map(|d| d.std()),
+            connrefused: a.retry_connrefused,
+            all_errors: a.retry_all_errors,
+        };
+        let parallel = if a.parallel { a.parallel_max } else { 1 };
+        let progress_ok = std::io::stderr().is_terminal()
+            && !a.silent
+            && !a.verbose
+            && !a.no_progress_meter
+            && !a.json;
+        Ok(Run {
+            planned,
+            client,
+            format,
+            retry,
+            parallel,
+            progress_ok,
+            body_to_terminal: std::io::stdout().is_terminal(),
+            flags: a,
+        })
+    }
+
+    /// A transfer's settings for one URL.
+    fn transfer_options(&self, to_stdout: bool, resume_from: Option<u64>) -> transfer::Options {
+        let a = &self.flags;
+        transfer::Options {
+            follow: a.location,
+            max_redirs: usize::try_from(a.max_redirs).unwrap_or(usize::MAX),
+            fail: if a.fail {
+                Fail::Fail
+            } else if a.fail_with_body {
+                Fail::WithBody
+            } else {
+                Fail::Never
+            },
+            include: (a.include || a.head) && !a.json,
+            dump_header: a.dump_header.clone(),
+            compressed: a.compressed,
+            resume_from,
+            verbose: a
+                .verbose
+                .then(|| Box::new(|s: &str| eprint!("{s}")) as transfer::Log),
+            progress: self.progress_ok && !(to_stdout && self.body_to_terminal),
+        }
+    }
+}
+
+/// The client the flags describe.
+fn client_config(a: &GetArgs, extra_ca: Vec<Vec<u8>>) -> ClientConfig {
+    let buffers = if a.rcvbuf.is_some() || a.sndbuf.is_some() {
+        BufferPolicy::Static {
+            rcv: a.rcvbuf.map(|b| b.0),
+            snd: a.sndbuf.map(|b| b.0),
+        }
+    } else {
+        BufferPolicy::Auto
+    };
+    ClientConfig {
+        policy: a.pool_policy,
+        limits: Limits {
+            max_idle: a.max_conns,
+            ..Limits::default()
+        },
+        max_conns_per_origin: a.max_conns,
+        read_sizing: a.read_sizing,
+        buffers,
+        extra_ca,
+        connect_timeout: a.connect_timeout.std(),
+        insecure: a.insecure,
+        max_body: a.max_filesize.map(|b| b.0),
+        resolve: a.resolve.clone(),
+        family: if a.ipv4 {
+            Family::V4
+        } else if a.ipv6 {
+            Family::V6
+        } else {
+            Family::Any
+        },
+        // curl's default: HTTP/2 when TLS's ALPN agrees, HTTP/1.1 on http://.
+        version: if a.http2_prior_knowledge {
+            Version::Http2PriorKnowledge
+        } else if a.http1_1 {
+            Version::Http1
+        } else {
+            Version::Http2
+        },
+    }
+}
+
+/// How a run ended: curl's exit code for each URL, and the run's (the
+/// largest of them, as curl's).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Finished {
+    /// The run's exit code.
+    pub code: i32,
+    /// Each URL's, in command-line order.
+    pub per_url: Vec<i32>,
+}
+
+/// Runs every URL of `r`: bodies to their outputs, `-w`, `--timing`,
+/// warnings and errors to standard output and error as curl prints
+/// them, `--json`'s array at the end.
+pub async fn run(r: Run) -> Result<Finished, RunError> {
+    let max_time = r.flags.max_time.map(|d| d.std());
+    let mut report = Report::default();
+    let all = run_all(&r, &mut report);
+    match max_time {
+        Some(d) => tokio::time::timeout(d, all)
+            .await
+            .map_err(|_| RunError::MaxTime(d.as_secs_f64()))?,
+        None => all.await,
+    }
+    let mut so = std::io::stdout().lock();
+    if r.flags.json {
+        let text = serde_json::to_string_pretty(&report.json).unwrap_or_default();
+        let _ = writeln!(so, "{text}");
+    }
+    let _ = so.flush();
+    Ok(Finished {
+        code: report.per_url.iter().copied().max().unwrap_or(0),
+        per_url: report.per_url,
+    })
+}
+
+/// The URLs one at a time, or with `-Z` up to `--parallel-max` at once
+/// (started in URL order, reported in URL order).
+async fn run_all(r: &Run, report: &mut Report) {
+    let client = Client::new(r.client.clone());
+    let mut tasks = Vec::new();
+    let sem = Arc::new(tokio::sync::Semaphore::new(r.parallel));
+    for p in &r.planned {
+        let opts = r.transfer_options(p.out.is_none(), p.resume_from);
+        let buffer = Arc::new(Mutex::new(Vec::new()));
+        let output = match (&p.out, r.flags.json, r.parallel > 1) {
+            (_, true, _) => Output::Null,
+            (Some(f), _, _) => Output::File(f.clone()),
+            (None, _, true) => Output::Buffer(buffer.clone()),
+            (None, _, false) => Output::Stdout,
+        };
+        let job = Job {
+            index: p.index,
+            url: p.request.url.to_string(),
+            method: p.request.method.to_string(),
+            out: p.out.clone(),
+            buffer,
+        };
+        let attempt = with_retries(
+            client.clone(),
+            p.request.clone(),
+            output,
+            opts,
+            r.retry,
+            r.flags.silent,
+        );
+        if r.parallel == 1 {
+            let t = attempt.await;
+            report.add(r, job, t);
+        } else {
+            // Taken here, in URL order.
+            let Ok(permit) = sem.clone().acquire_owned().await else {
+                break; // never closed
+            };
+            tasks.push((
+                job,
+                tokio::spawn(async move {
+                    let _p = permit;
+                    attempt.await
+                }),
+            ));
+        }
+    }
+    for (job, t) in tasks {
+        let t = t.await.unwrap_or_else(|e| transfer::Transferred {
+            chain: Vec::new(),
+            error: Some(TransferError::Http(crate::HttpError::Sink(
+                std::io::Error::other(e),
+            ))),
+        });
+        report.add(r, job, t);
+    }
+}
+
+/// One URL of the command line, as reported.
+struct Job {
+    index: usize,
+    url: String,
+    method: String,
+    out: Option<PathBuf>,
+    buffer: Arc<Mutex<Vec<u8>>>,
+}
+
+/// A transfer with curl's `--retry` around it.
+async fn with_retries(
+    client: Client,
+    req: Request,
+    output: Output,
+    mut opts: transfer::Options,
+    retry: RetryPolicy,
+    quiet: bool,
+) -> transfer::Transferred {
+    let idempotent = idempotent(&req.method);
+    let first = Instant::now();
+    let mut done = 0;
+    loop {
+        // A retry writes its body again, to the same place (curl does).
+        let o = output.clone();
+        let t = transfer::transfer(&client, req.clone(), o, &mut opts).await;
+        let outcome = match (&t.error, t.chain.last()) {
+            (Some(e), _) => Outcome::Error {
+                code: exit::transfer(e),
+                refused: exit::refused(e),
+            },
+            (None, Some(r)) => Outcome::Status(
+                r.status,
+                r.header("retry-after").and_then(|v| v.trim().parse().ok()),
+            ),
+            (None, None) => return t,
+        };
+        let Some(wait) = retry.next(done, first.elapsed(), idempotent, outcome) else {
+            return t;
+        };
+        done += 1;
+        if !quiet {
+            eprintln!(
+                "tcpwise: warning: problem: {}. Will retry in {} seconds. {} retries left.",
+                outcome.describe(),
+                wait.as_secs(),
+                retry.max - done + 1
+            );
+        }
+        tokio::time::sleep(wait).await;
+    }
+}
+
+/// What is printed after each URL, and each URL's exit code.
+#[derive(Default)]
+struct Report {
+    per_url: Vec<i32>,
+    json: Vec<serde_json::Value>,
+    warned: HashSet<String>,
+}
+
+impl Report {
+    fn add(&mut self, r: &Run, job: Job, t: transfer::Transferred) {
+        let a = &r.flags;
+        let mut so = std::io::stdout().lock();
+        if let Ok(b) = job.buffer.lock() {
+            let _ = so.write_all(&b);
+        }
+        let url = &job.url;
+        let chain = t.chain;
+        for resp in &chain {
+            if a.timing {
+                eprintln!("{url}  {}", resp.timing_report());
+            }
+            for w in &resp.conn.buffers.warnings {
+                if !a.silent && self.warned.insert(w.clone()) {
+                    eprintln!("tcpwise: warning: {w}");
+                }
+            }
+        }
+        if t.error.is_none()
+            && !a.silent
+            && let Some(d) = chain.last().and_then(|l| l.rcvbuf_diagnosis())
+        {
+            eprintln!("tcpwise: warning: {url}: {d}");
+        }
+        let mut error = serde_json::Value::Null;
+        let mut code = 0;
+        let mut message = None;
+        if let Some(e) = t.error {
+            code = exit::transfer(&e);
+            let m = chain_text(&e);
+            if !a.silent || a.show_error {
+                eprintln!("tcpwise: error: {url}: {m}");
+            }
+            error = serde_json::json!({ "message": m, "exit_code": code });
+            message = Some(m);
+        }
+        self.per_url.push(code);
+        if let Some(f) = &r.format {
+            let filename = job.out.as_ref().map(|p| p.display().to_string());
+            let w = write_out::render(
+                f,
+                &write_out::Done {
+                    url,
+                    chain: &chain,
+                    exit_code: code,
+                    error: message.as_deref(),
+                    filename: filename.as_deref(),
+                    method: &job.method,
+                    urlnum: job.index,
+                },
+            );
+            let _ = so.write_all(w.stdout.as_bytes());
+            eprint!("{}", w.stderr);
+            for w in w.warnings {
+                if self.warned.insert(w.clone()) {
+                    eprintln!("tcpwise: warning: {w}");
+                }
+            }
+        }
+        let _ = so.flush();
+        // One entry per URL, in order: its responses (redirects first) or its error.
+        self.json
+            .push(serde_json::json!({ "url": url, "responses": chain, "error": error }));
+    }
+}
+
+/// An error and its causes on one line, `: `-separated (anyhow's `{:#}`).
+pub fn chain_text(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s
+}

@@ -1,0 +1,96 @@
+//! How an operation ends, in one vocabulary for every crate.
+//!
+//! - **The class of a failure** ([`Class`]): each library's error type
+//!   says what kind of failure it is ([`Classify`]), the binary maps the
+//!   classes to exit codes in one place ([`Class::exit_code`]) and never
+//!   looks at a library's variants. A new variant is classified where it
+//!   is defined; the binary does not change. This is hyper's
+//!   `Error { kind, cause }` with predicates (`is_timeout()`) turned
+//!   outward: the predicate the binary needs is "which exit code".
+//! - **Shutdown** (`shutdown`): the one signal every server (perf, http,
+//!   dispatch) takes to stop, whoever sends it (a signal handler, the
+//!   lab, a test).
+//!
+//! Nothing here touches the OS: it is vocabulary.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod shutdown;
+
+pub use shutdown::Shutdown;
+
+/// What kind of failure an error is, as far as the caller is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Bad flags or input: the user can fix the command (exit 2).
+    Usage,
+    /// Missing privileges or system support: root, `/dev/net/tun`,
+    /// iproute2, io_uring (exit 3).
+    Privileges,
+    /// The emulator could not be set up or stopped working (exit 4).
+    Emulator,
+    /// A measurement, transfer or server failed (exit 1).
+    Failed,
+    /// Interrupted by a signal (exit 128 + N; Ctrl-C is 130).
+    Interrupted(i32),
+    /// A command to run was found but could not be executed (exit 126,
+    /// as the shell's).
+    CannotExecute,
+    /// A command to run was not found (exit 127, as the shell's).
+    NotFound,
+    /// A tool's own number for the failure, as the tool it imitates
+    /// exits with it (curl's 6, 7, 22, 28, ...).
+    Tool(i32),
+}
+
+/// SIGINT's number: Ctrl-C.
+pub const SIGINT: i32 = 2;
+
+impl Class {
+    /// The exit status for this class: the documented table of
+    /// `tcpwise --help`.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Class::Usage => 2,
+            Class::Privileges => 3,
+            Class::Emulator => 4,
+            Class::Failed => 1,
+            Class::Interrupted(sig) => 128 + sig,
+            Class::CannotExecute => 126,
+            Class::NotFound => 127,
+            Class::Tool(n) => n,
+        }
+    }
+}
+
+/// An error that knows its class. `None` means "not mine to say": the
+/// class is that of the error's cause (its `source()`), or
+/// [`Class::Failed`] when no error in the chain has one.
+pub trait Classify {
+    /// This error's class, if it decides one.
+    fn class(&self) -> Option<Class>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_are_the_documented_ones() {
+        let table = [
+            (Class::Failed, 1),
+            (Class::Usage, 2),
+            (Class::Privileges, 3),
+            (Class::Emulator, 4),
+            (Class::CannotExecute, 126),
+            (Class::NotFound, 127),
+            (Class::Interrupted(SIGINT), 130),
+            (Class::Interrupted(15), 143),
+            (Class::Tool(22), 22),
+        ];
+        for (c, code) in table {
+            assert_eq!(c.exit_code(), code, "{c:?}");
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! The one way to tell a server (or any long loop) to stop.
+//!
+//! A [`Shutdown`] is a cloneable flag: whoever holds a clone can
+//! [`trigger`](Shutdown::trigger) it, and every holder sees it, whether
+//! it polls ([`is_triggered`](Shutdown::is_triggered), for threads and
+//! epoll loops), blocks ([`wait_timeout`](Shutdown::wait_timeout)) or
+//! awaits ([`wait`](Shutdown::wait), for async servers on any runtime:
+//! no tokio here). Triggering is idempotent and cannot be undone.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+#[derive(Default)]
+struct Inner {
+    set: AtomicBool,
+    wakers: Mutex<Vec<Waker>>,
+    blocked: Condvar,
+}
+
+/// A stop signal shared by clones (see the module docs).
+#[derive(Clone, Default)]
+pub struct Shutdown {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Shutdown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shutdown")
+            .field("triggered", &self.is_triggered())
+            .finish()
+    }
+}
+
+impl Shutdown {
+    /// A signal not yet triggered.
+    pub fn new() -> Shutdown {
+        Shutdown::default()
+    }
+
+    /// Tells every holder to stop.
+    pub fn trigger(&self) {
+        self.inner.set.store(true, Ordering::SeqCst);
+        let wakers = match self.inner.wakers.lock() {
+            Ok(mut w) => std::mem::take(&mut *w),
+            Err(p) => std::mem::take(&mut *p.into_inner()),
+        };
+        for w in wakers {
+            w.wake();
+        }
+        self.inner.blocked.notify_all();
+    }
+
+    /// Whether [`trigger`](Shutdown::trigger) was called.
+    pub fn is_triggered(&self) -> bool {
+        self.inner.set.load(Ordering::SeqCst)
+    }
+
+    /// Blocks up to `d`; true if triggered.
+    pub fn wait_timeout(&self, d: Duration) -> bool {
+        let guard = match self.inner.wakers.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if self.is_triggered() {
+            return true;
+        }
+        let _ = self
+            .inner
+            .blocked
+            .wait_timeout_while(guard, d, |_| !self.is_triggered());
+        self.is_triggered()
+    }
+
+    /// Resolves once triggered.
+    pub fn wait(&self) -> Wait {
+        Wait {
+            shutdown: self.clone(),
+        }
+    }
+}
+
+/// The future of [`Shutdown::wait`].
+pub struct Wait {
+    shutdown: Shutdown,
+}
+
+impl Future for Wait {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.shutdown.is_triggered() {
+            return Poll::Ready(());
+        }
+        let mut w = match self.shutdown.inner.wakers.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        // Checked again under the lock: a trigger in between has taken
+        // the wakers already.
+        if self.shutdown.is_triggered() {
+            return Poll::Ready(());
+        }
+        if !w.iter().any(|x| x.will_wake(cx.waker())) {
+            w.push(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::task::Wake;
+
+    struct Flag(AtomicBool);
+    impl Wake for Flag {
+        fn wake(self: Arc<Self>) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn every_clone_sees_a_trigger_polled_blocked_or_awaited() {
+        let s = Shutdown::new();
+        let c = s.clone();
+        assert!(!c.is_triggered());
+        assert!(!c.wait_timeout(Duration::from_millis(1)));
+        let woke = Arc::new(Flag(AtomicBool::new(false)));
+        let waker = Waker::from(woke.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut fut = Box::pin(c.wait());
+        assert!(fut.as_mut().poll(&mut cx).is_pending());
+        let t = {
+            let c = c.clone();
+            std::thread::spawn(move || c.wait_timeout(Duration::from_secs(10)))
+        };
+        s.trigger();
+        assert!(t.join().expect("thread"), "a blocked waiter is woken");
+        assert!(woke.0.load(Ordering::SeqCst), "an awaiting task is woken");
+        assert!(fut.as_mut().poll(&mut cx).is_ready());
+        assert!(c.is_triggered());
+        s.trigger(); // idempotent
+        assert!(c.wait_timeout(Duration::ZERO));
+    }
+}
