@@ -22,7 +22,9 @@
 pub use tcpwise_sys as sys;
 
 pub mod clean;
+pub mod command;
 pub mod config;
+pub mod flags;
 pub mod forwarder;
 pub mod ip;
 pub mod netns;
@@ -76,6 +78,15 @@ pub enum EmuError {
     /// An I/O error while measuring.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// A result could not be written (`--stats-json`, `plot -o`).
+    #[error("{what}")]
+    Output {
+        /// What was being written.
+        what: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl EmuError {
@@ -100,7 +111,7 @@ impl tcpwise_outcome::Classify for EmuError {
             }
             EmuError::Spawn { .. } => Class::CannotExecute,
             EmuError::Interrupted => Class::Interrupted(tcpwise_outcome::SIGINT),
-            EmuError::Io(_) => Class::Failed,
+            EmuError::Io(_) | EmuError::Output { .. } => Class::Failed,
         })
     }
 }

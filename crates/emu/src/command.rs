@@ -1,0 +1,288 @@
+//! The `emu` commands as one call each: `shell`, `pair`, `selftest`,
+//! `plot`, `clean`. Each refuses bad input before anything is set up
+//! (an unwritable `--log` or `--stats-json`, a missing root for `shell`),
+//! sets the testbed up, runs the commands in it under supervision, tears
+//! it down, and turns the outcome into the exit status the user sees
+//! (the command's own, or 128+N after signal N). The binary parses the
+//! flags and calls these.
+
+use crate::flags::{Common, PairArgs, PlotArgs, SelftestArgs, ShellArgs};
+use crate::forwarder::{Faults, ForwarderOptions};
+use crate::netns::Sysctl;
+use crate::path::summarize;
+use crate::record::RecordArgs;
+use crate::selftest::{self, SelftestOptions, SelftestReport};
+use crate::session::{Outcome, RunAs, Session, server_stdio};
+use crate::{DirectionStats, EmuError, Role, TestbedConfig, Topology};
+use std::io::IsTerminal;
+use std::time::Duration;
+
+fn write(path: &std::path::Path, text: String) -> Result<(), EmuError> {
+    std::fs::write(path, text).map_err(|source| EmuError::Output {
+        what: format!("cannot write {}", path.display()),
+        source,
+    })
+}
+
+/// `emu clean`: removes `tw-*` namespaces whose process is gone; their names.
+pub fn clean() -> Result<Vec<String>, EmuError> {
+    crate::testbed::check_privileges()?;
+    crate::clean::clean_stale()
+}
+
+/// `emu plot`: draws the logs of `--log DIR` into an SVG or HTML file.
+pub fn plot(a: PlotArgs) -> Result<i32, EmuError> {
+    use crate::plot::{LinkLog, PlotOptions};
+    let ext = a.output.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if ext != "svg" && ext != "html" {
+        return Err(EmuError::Config(format!(
+            "-o {}: give a .svg or .html file",
+            a.output.display()
+        )));
+    }
+    let (up, down) = if a.dir.is_file() {
+        (None, Some(LinkLog::load(&a.dir)?))
+    } else {
+        let load = |n: &str| {
+            let p = a.dir.join(n);
+            p.exists().then(|| LinkLog::load(&p)).transpose()
+        };
+        let (u, d) = (load("up.log")?, load("down.log")?);
+        if u.is_none() && d.is_none() {
+            return Err(EmuError::Config(format!(
+                "{}: no up.log or down.log here (write them with --log DIR)",
+                a.dir.display()
+            )));
+        }
+        (u, d)
+    };
+    let bin_ms = (a.bin.0 / 1_000_000).max(1);
+    let mut summary = Vec::new();
+    for (n, l) in [("up", &up), ("down", &down)] {
+        if let Some(l) = l {
+            let s = crate::plot::summary(n, l);
+            eprintln!("tcpwise emu plot: {s}");
+            summary.push(s);
+        }
+    }
+    let svg = crate::plot::svg(up.as_ref(), down.as_ref(), &PlotOptions { bin_ms });
+    let out = if ext == "html" {
+        crate::plot::html(&svg, &summary.join("\n"))
+    } else {
+        svg
+    };
+    write(&a.output, out)?;
+    eprintln!("tcpwise emu plot: wrote {}", a.output.display());
+    Ok(0)
+}
+
+/// An unwritable --log/--pcap DIR fails first: before privileges are
+/// checked and before anything is set up.
+fn check_record(r: &RecordArgs) -> Result<(), EmuError> {
+    let o = r.options();
+    if o.any() {
+        o.open()?;
+    }
+    Ok(())
+}
+
+fn pairs(v: &[Sysctl]) -> Vec<(String, String)> {
+    v.iter().map(|s| (s.0.clone(), s.1.clone())).collect()
+}
+
+fn config(
+    c: &Common,
+    topology: Topology,
+    server: Vec<(String, String)>,
+) -> Result<TestbedConfig, EmuError> {
+    let (up, down) = c.link.resolve()?;
+    let record = c.record.options();
+    for w in crate::path::warnings(&up, &down) {
+        eprintln!("tcpwise: warning: {w}");
+    }
+    if !c.quiet {
+        eprintln!("tcpwise emu: {}", crate::testbed::sysctl_notice());
+    }
+    // Found before anything is set up, not after CMD ran.
+    if let Some(p) = &c.stats_json {
+        std::fs::File::create(p)
+            .map_err(|e| EmuError::Config(format!("--stats-json {}: {e}", p.display())))?;
+    }
+    let mut cfg = TestbedConfig::pair(up, down);
+    cfg.topology = topology;
+    cfg.client_sysctls = pairs(&c.client_sysctl);
+    cfg.server_sysctls = server;
+    cfg.record = record;
+    cfg.forwarder = ForwarderOptions {
+        // The edge reads the environment; the library takes it in code.
+        realtime: std::env::var_os("TCPWISE_NO_RT").is_none(),
+        faults: Faults {
+            panic_after: c.inject_panic_after,
+        },
+    };
+    Ok(cfg)
+}
+
+/// Tears down, prints the statistics, and turns the outcome into a status.
+fn finish(s: Session, c: &Common, cfg: &TestbedConfig, outcome: Outcome) -> Result<i32, EmuError> {
+    let stats = s.finish()?;
+    report_stats(&stats, c, cfg)?;
+    Session::exit_status(&outcome, &stats)
+}
+
+fn report_stats(
+    stats: &[DirectionStats; 2],
+    c: &Common,
+    cfg: &TestbedConfig,
+) -> Result<(), EmuError> {
+    if !c.quiet {
+        for d in stats {
+            eprintln!("tcpwise emu {}", d.summary_line());
+        }
+    }
+    if let Some(path) = &c.stats_json {
+        let v = serde_json::json!({
+            "path": summarize(&cfg.up, &cfg.down),
+            "directions": stats,
+        });
+        let text = serde_json::to_string_pretty(&v).map_err(std::io::Error::other)?;
+        write(path, text + "\n")?;
+    }
+    Ok(())
+}
+
+/// `emu shell`: CMD (or `$SHELL`) in a client namespace whose far end is
+/// this host; CMD's exit status.
+pub fn shell(a: ShellArgs) -> Result<i32, EmuError> {
+    check_record(&a.common.record)?;
+    if crate::sys::euid() != 0 {
+        return Err(EmuError::Privileges(
+            "tcpwise emu shell needs root: its far end is this host's own network namespace (run it with sudo, or use 'tcpwise emu pair', which works rootless where the kernel allows)".into(),
+        ));
+    }
+    let who = run_as(&a.common)?;
+    let cfg = config(&a.common, Topology::Shell, Vec::new())?;
+    let mut s = Session::start(&cfg, crate::session::watch_signals())?;
+    s.run_as(who);
+    if let Some(n) = s.signalled() {
+        let _ = s.finish();
+        return Ok(128 + n);
+    }
+    let argv = if a.cmd.is_empty() {
+        vec![std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into())]
+    } else {
+        a.cmd.clone()
+    };
+    let mut child = match s.spawn(Role::Client, &argv, std::io::stdin().is_terminal(), |_| {}) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = s.finish();
+            return Err(e);
+        }
+    };
+    let outcome = s.supervise(&mut child, None);
+    drop(child);
+    finish(s, &a.common, &cfg, outcome)
+}
+
+/// Who CMD runs as: the sudo user unless --as-root (said on stderr unless -q).
+fn run_as(c: &Common) -> Result<Option<RunAs>, EmuError> {
+    if c.as_root {
+        return Ok(None);
+    }
+    let who = RunAs::from_sudo_env()?;
+    if let Some(w) = &who
+        && !c.quiet
+    {
+        eprintln!(
+            "tcpwise emu: commands run as uid {} gid {} (SUDO_UID/SUDO_GID; --as-root keeps root); the forwarder keeps root",
+            w.uid, w.gid
+        );
+    }
+    Ok(who)
+}
+
+/// `emu pair`: a server and a client command in two namespaces joined
+/// by the link; the client's exit status.
+pub fn pair(a: PairArgs) -> Result<i32, EmuError> {
+    check_record(&a.common.record)?;
+    // Before a rootless user namespace is entered (there is no sudo user then).
+    let who = run_as(&a.common)?;
+    crate::rootless::enter_if_unprivileged()?;
+    let cfg = config(&a.common, Topology::Pair, pairs(&a.server_sysctl))?;
+    let mut s = Session::start(&cfg, crate::session::watch_signals())?;
+    s.run_as(who);
+    let argv = ["sh".to_string(), "-c".into(), a.server.clone()];
+    let mut server = match s.spawn(Role::Server, &argv, false, server_stdio) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = s.finish();
+            return Err(e);
+        }
+    };
+    if let Err(e) = s.wait_listening(&mut server, a.wait_port, a.wait_timeout.std()) {
+        drop(server);
+        let signalled = s.signalled();
+        let stats = s.finish()?;
+        report_stats(&stats, &a.common, &cfg)?;
+        return match signalled {
+            Some(n) => Ok(128 + n),
+            None => Err(e),
+        };
+    }
+    let fg = std::io::stdin().is_terminal();
+    let mut child = match s.spawn(Role::Client, &a.cmd, fg, |_| {}) {
+        Ok(c) => c,
+        Err(e) => {
+            drop(server);
+            let _ = s.finish();
+            return Err(e);
+        }
+    };
+    let outcome = s.supervise(&mut child, Some(&mut server));
+    drop(child);
+    drop(server);
+    finish(s, &a.common, &cfg, outcome)
+}
+
+/// How `emu selftest` ended.
+pub enum Selftested {
+    /// The report, to print.
+    Report(Box<SelftestReport>),
+    /// Stopped by this exit status (128 + the signal).
+    Interrupted(i32),
+}
+
+/// `emu selftest`: measures the emulator against its own configuration.
+/// Progress lines go to standard error unless `--json`.
+pub fn selftest(a: &SelftestArgs) -> Result<Selftested, EmuError> {
+    check_record(&a.record)?;
+    crate::rootless::enter_if_unprivileged()?;
+    let sig = crate::session::watch_signals();
+    let (up, down) = a.link.or_selftest_default().resolve()?;
+    let mut testbed = TestbedConfig::pair(up, down);
+    testbed.client_sysctls = pairs(&a.sysctl);
+    testbed.server_sysctls = pairs(&a.sysctl);
+    testbed.record = a.record.options();
+    let opts = SelftestOptions {
+        testbed,
+        rtt_samples: a.samples as usize,
+        bulk: Duration::from_nanos(a.bulk.0.max(1_000_000_000)),
+        flows: a.flows as usize,
+        congestion: a.congestion.clone(),
+    };
+    let quiet = a.json;
+    let progress = |s: &str| {
+        if !quiet {
+            eprintln!("tcpwise emu selftest: {s}");
+        }
+    };
+    let sig2 = sig.clone();
+    let cancelled = move || sig2.load(std::sync::atomic::Ordering::Relaxed) != 0;
+    match selftest::run(&opts, &progress, &cancelled) {
+        Err(EmuError::Interrupted) => Ok(Selftested::Interrupted(
+            128 + sig.load(std::sync::atomic::Ordering::Relaxed) as i32,
+        )),
+        r => Ok(Selftested::Report(Box::new(r?))),
+    }
+}

@@ -1,0 +1,128 @@
+//! `tcpwise emu`'s flags, parsed once by clap: the link (`path::PathSpec`),
+//! the record (`record::RecordArgs`) and the `--config` file
+//! (`record::ConfigArgs`) flattened into each command's own. They live
+//! in this crate because they are its configuration as users write it
+//! (the `--config` file is the same flags written down); the binary only
+//! parses them and calls [`crate::command`].
+
+use crate::netns::Sysctl;
+use crate::path::PathSpec;
+use crate::record::{ConfigArgs, RecordArgs};
+use clap::Args;
+use std::path::PathBuf;
+use tcpwise_units::Dur;
+
+/// The flags `shell` and `pair` share.
+#[derive(Debug, Args)]
+pub struct Common {
+    /// The emulated link.
+    #[command(flatten)]
+    pub link: PathSpec,
+    /// What to record of it.
+    #[command(flatten)]
+    pub record: RecordArgs,
+    /// A `--config` file of these flags.
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Sysctl for the client namespace (net.* keys), repeatable.
+    #[arg(long = "client-sysctl", value_name = "KEY=VALUE")]
+    pub client_sysctl: Vec<Sysctl>,
+    /// Write per-direction statistics as JSON to FILE on exit.
+    #[arg(long, value_name = "FILE")]
+    pub stats_json: Option<PathBuf>,
+    /// Do not print the per-direction summary on exit.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Under sudo, run CMD (and --server) as root instead of as the user who
+    /// invoked sudo (SUDO_UID/SUDO_GID, supplementary groups dropped, the
+    /// default, as Mahimahi does). The forwarder always keeps root.
+    #[arg(long)]
+    pub as_root: bool,
+    /// Make the forwarder panic after N packets (tests of the teardown).
+    #[arg(long, hide = true, value_name = "N")]
+    pub inject_panic_after: Option<u64>,
+}
+
+/// `emu shell`.
+#[derive(Debug, Args)]
+pub struct ShellArgs {
+    /// The flags shell and pair share.
+    #[command(flatten)]
+    pub common: Common,
+    /// Command and arguments (default: $SHELL).
+    #[arg(last = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
+}
+
+/// `emu pair`.
+#[derive(Debug, Args)]
+pub struct PairArgs {
+    /// The flags shell and pair share.
+    #[command(flatten)]
+    pub common: Common,
+    /// Sysctl for the server namespace, e.g. net.ipv4.tcp_slow_start_after_idle=0; repeatable.
+    #[arg(long = "server-sysctl", value_name = "KEY=VALUE")]
+    pub server_sysctl: Vec<Sysctl>,
+    /// Server command, run with `sh -c` in the server namespace.
+    #[arg(long, value_name = "CMD")]
+    pub server: String,
+    /// Start the client once this TCP port listens in the server namespace [default: any port].
+    #[arg(long, value_name = "PORT")]
+    pub wait_port: Option<u16>,
+    /// Give up if the server does not listen within this time.
+    #[arg(long, default_value = "10s", value_name = "TIME")]
+    pub wait_timeout: Dur,
+    /// Client command and arguments.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
+}
+
+/// `emu plot`.
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// Directory holding up.log and/or down.log (or a single log file).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Output: FILE.svg or FILE.html.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Throughput bin (mm-throughput-graph's MS_PER_BIN).
+    #[arg(long, default_value = "100ms", value_name = "TIME")]
+    pub bin: Dur,
+}
+
+/// `emu selftest`.
+#[derive(Debug, Args)]
+pub struct SelftestArgs {
+    /// The emulated link.
+    #[command(flatten)]
+    pub link: PathSpec,
+    /// What to record of it.
+    #[command(flatten)]
+    pub record: RecordArgs,
+    /// A `--config` file of these flags.
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Idle round trips to time.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub samples: u32,
+    /// Length of the bulk download (at least 1s).
+    #[arg(long, default_value = "5s", value_name = "TIME")]
+    pub bulk: Dur,
+    /// Parallel bulk downloads (2 shows whether a fair queue, fq-codel,
+    /// keeps the RTT probes' flow apart from the bulk ones).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub flows: u32,
+    /// Congestion control of the test's sockets, both ends (TCP_CONGESTION),
+    /// e.g. cubic: a namespace may only default to what the host allows
+    /// (net.ipv4.tcp_allowed_congestion_control), a socket may use any
+    /// available one. BBR keeps its own queue short and hides bufferbloat.
+    #[arg(short = 'C', long, value_name = "ALGO")]
+    pub congestion: Option<String>,
+    /// Sysctl for both namespaces, repeatable, e.g. net.ipv4.tcp_ecn=1.
+    #[arg(long = "sysctl", value_name = "KEY=VALUE")]
+    pub sysctl: Vec<Sysctl>,
+    /// Print the report as JSON on stdout instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
