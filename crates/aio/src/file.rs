@@ -50,6 +50,32 @@ fn io_err(path: &Path, what: &'static str, e: std::io::Error) -> AioError {
 }
 
 impl DataFile {
+    /// `tcpwise dispatch aio`'s data file: `path` or the default one for
+    /// `bytes`, created once if missing. `say` gets the lines a user
+    /// should read on standard error: that the file is being created, and
+    /// that it is on a memory filesystem (its I/O reaches RAM, not a disk).
+    pub fn open_for_run(
+        path: Option<std::path::PathBuf>,
+        bytes: u64,
+        say: &dyn Fn(String),
+    ) -> Result<DataFile, AioError> {
+        let path = path.unwrap_or_else(|| crate::default_file(bytes));
+        let file = DataFile::open(&path, bytes, || {
+            say(format!(
+                "creating the data file {} ({}; once, later runs reuse it)",
+                path.display(),
+                tcpwise_units::Bytes(bytes)
+            ))
+        })?;
+        if file.in_memory {
+            say(format!(
+                "warning: --file {} is on a memory filesystem (tmpfs/ramfs): its I/O reaches RAM, not a disk",
+                path.display()
+            ));
+        }
+        Ok(file)
+    }
+
     /// Opens the data file of `bytes` bytes at `path`, creating it first
     /// (calling `creating` before the long write) if it does not exist.
     /// Refuses a file that is not ours or has another size, and a

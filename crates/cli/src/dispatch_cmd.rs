@@ -5,8 +5,6 @@
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use std::net::SocketAddr;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use tcpwise_dispatch::load::LoadOptions;
 use tcpwise_dispatch::server::ServerOptions;
 use tcpwise_dispatch::{Model, Workload};
@@ -158,22 +156,8 @@ fn aio(a: AioArgs) -> Result<i32> {
         seed: a.seed,
     };
     opts.validate()?;
-    let path = a
-        .file
-        .unwrap_or_else(|| tcpwise_aio::default_file(a.size.0));
-    let file = tcpwise_aio::DataFile::open(&path, a.size.0, || {
-        eprintln!(
-            "tcpwise dispatch aio: creating the data file {} ({}; once, later runs reuse it)",
-            path.display(),
-            a.size
-        )
-    })?;
-    if file.in_memory {
-        eprintln!(
-            "tcpwise dispatch aio: warning: --file {} is on a memory filesystem (tmpfs/ramfs): its I/O reaches RAM, not a disk",
-            path.display()
-        );
-    }
+    let say = |s: String| eprintln!("tcpwise dispatch aio: {s}");
+    let file = tcpwise_aio::DataFile::open_for_run(a.file, a.size.0, &say)?;
     let r = tcpwise_aio::run(&opts, &file)?;
     if a.json {
         println!("{}", serde_json::json!({ "summary": r }));
@@ -184,10 +168,7 @@ fn aio(a: AioArgs) -> Result<i32> {
 }
 
 fn server(a: ServerArgs) -> Result<i32> {
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        let _ = signal_hook::flag::register(sig, stop.clone());
-    }
+    let stop = crate::shutdown_on_signals()?;
     let opts = ServerOptions {
         bind: a.bind,
         model: a.model,

@@ -5,38 +5,10 @@ use clap::Args;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+pub use tcpwise_lab::HELP as LAB_HELP;
 use tcpwise_lab::progress::Bars;
 use tcpwise_lab::{LabError, LabOptions};
 use tcpwise_units::{Dur, Rate};
-
-pub const LAB_HELP: &str = "\
-Experiments (each a field report, reproduced with real kernel TCP on both ends):
-  buffers          177 ms / 151 Mbit/s: 10 s download, static 278,775-byte SO_RCVBUF vs autotuned
-                   (testbed ceilings tcp_rmem/tcp_wmem 32 MiB) vs autotuned with the kernel's ceilings
-  idle-selection   250 ms / 8 Mbit/s: six objects, 1 s idle, a 25 KB object on the idle
-                   connection each pool policy picks; server tcp_slow_start_after_idle=0 and =1;
-                   the full run also sweeps 100 KB and 400 KB objects
-  read-slow-start  A/B trial of read sizing over 20/50/100/200 ms paths, 2000 fresh connections
-  completion       1 ms / 1 Gbit/s: closed-loop load, 4 to 1024 clients, against four dispatch
-                   models of one server (shared epoll queue, fixed 64-slot segments, tokio,
-                   io_uring); then the report's own workload, file I/O on io_uring (16 KiB
-                   O_DIRECT read-modify-write, no fsync, 1 GiB file in /var/tmp/tcpwise):
-                   shared completion queue vs fixed segments vs pread/pwrite, uniform and
-                   Zipf 0.99 keys
-
---runs N sets runs per policy (idle-selection) or the total number of trials
-(read-slow-start) or rounds (completion); --quick: 5 s downloads, 3 runs
-per policy, 120 trials, 3 client counts of 2 s (file I/O: 1.5 s, one round).
-Results go to DIR/results.json, DIR/report.md and DIR/index.html, rewritten
-after every experiment. Progress bars on a terminal, plain lines otherwise.
-
-Examples:
-  tcpwise lab                               every experiment (about 19 min on 2 cores)
-  tcpwise lab --quick --out /tmp/lab        the short run CI does (about 3 min)
-  tcpwise lab idle-selection --rtt 100ms    one experiment on your own path
-
-Exit codes: 0 done, 1 a step failed, 2 bad flags, 3 missing privileges,
-4 emulator failure, 130 Ctrl-C / 143 SIGTERM (finished experiments are kept).";
 
 #[derive(Debug, Args)]
 pub struct LabArgs {
@@ -93,22 +65,9 @@ pub fn run(a: LabArgs) -> Result<i32> {
         cancel,
     };
     // Bad requests are refused before anything is set up or written.
-    tcpwise_lab::select(&opts, &a.experiments)?;
-    if opts.record.any() {
-        opts.record.open()?; // an unwritable DIR: one line, exit 2
-        for d in [&opts.record.log_dir, &opts.record.pcap_dir]
-            .into_iter()
-            .flatten()
-        {
-            for f in ["up.log", "down.log", "up.pcap", "down.pcap"] {
-                let _ = std::fs::remove_file(d.join(f)); // the probe's files
-            }
-        }
-    }
-    tcpwise_emu::testbed::check_privileges()?;
-    tcpwise_lab::prepare_out(&opts)?;
+    let plan = tcpwise_lab::plan(&opts, &a.experiments)?;
     let progress = Bars::new();
-    let result = tcpwise_lab::run(&opts, &a.experiments, &progress);
+    let result = plan.run(&opts, &progress);
     progress.clear();
     let out = a.out.display();
     match result {

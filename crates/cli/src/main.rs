@@ -12,23 +12,9 @@ mod perf_cmd;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use tcpwise_http::curl;
-use tcpwise_outcome::{Class, Classify};
+use tcpwise_outcome::{Class, Classify, Shutdown};
 
-const EXIT_CODES: &str = "\
-Units, in every flag: durations need a unit (100ms, 1.5s, 250us, 2min, 1h; a bare 0
-is fine), except -t of perf and -m of get, where a bare number is seconds as in iperf3
-and curl; sizes are bytes (278775, 64KB = 64000, 256KiB = 262144); rates are bits per
-second (20mbit, 1.5gbit) or bytes per second (2.5MB/s); 'mbps' is refused as ambiguous.
-
-Exit status:
-  0    success (for `emu shell` and `emu pair`: the command's own status)
-  1    a measurement or transfer failed, or a server cannot listen (address in use)
-  2    bad flags or input (unknown unit, unreadable trace, ...)
-  3    missing privileges or system support (root, /dev/net/tun, iproute2)
-  4    the emulator could not be set up or stopped working
-  126  `emu shell/pair`: the command could not be executed; 127: not found
-  128+N  interrupted by signal N (130 for Ctrl-C); everything is torn down first
-  `tcpwise get` uses curl's numbers (see `tcpwise get --help`).";
+use tcpwise_outcome::EXIT_HELP as EXIT_CODES;
 
 /// tcpwise: network I/O that cooperates with TCP, and the lab that proves it.
 #[derive(Debug, Parser)]
@@ -100,6 +86,7 @@ fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<Class> {
         curl::CurlError,
         tcpwise_http::tls::TlsSetupError,
         tcpwise_bench::BenchError,
+        tcpwise_http::server::command::ServeError,
         tcpwise_aio::UringError,
         tcpwise_aio::AioError,
         tcpwise_perf::PerfError,
@@ -133,19 +120,19 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .build()
 }
 
-/// Resolves on Ctrl-C or SIGTERM: how servers are told to finish.
-pub async fn stop_signal() {
-    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
+/// A [`Shutdown`] triggered by the first SIGINT or SIGTERM: how servers
+/// are told to finish.
+pub fn shutdown_on_signals() -> std::io::Result<Shutdown> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let stop = Shutdown::new();
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+    let s = stop.clone();
+    std::thread::spawn(move || {
+        if signals.forever().next().is_some() {
+            s.trigger();
         }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
+    });
+    Ok(stop)
 }
 
 fn main() {

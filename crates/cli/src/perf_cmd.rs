@@ -195,13 +195,11 @@ fn server(a: ServerArgs) -> Result<i32> {
         one_off: a.one_off,
         verbose: a.verbose,
     };
-    crate::runtime()?.block_on(async {
-        tokio::select! {
-            r = tcpwise_perf::run_server(opts, |addr| eprintln!("tcpwise perf server listening on {addr}")) => r?,
-            _ = crate::stop_signal() => {}
-        }
-        Ok(0)
-    })
+    let stop = crate::shutdown_on_signals()?;
+    crate::runtime()?.block_on(tcpwise_perf::run_server(opts, stop, |addr| {
+        eprintln!("tcpwise perf server listening on {addr}")
+    }))?;
+    Ok(0)
 }
 
 fn client(a: ClientArgs) -> Result<i32> {

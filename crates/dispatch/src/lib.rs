@@ -168,6 +168,13 @@ pub fn burn(us: u32) {
     std::hint::black_box(x);
 }
 
+/// What the server did, per worker: how evenly the work spread.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ServerStats {
+    /// Requests served by each worker.
+    pub per_worker: Vec<u64>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

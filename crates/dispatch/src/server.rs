@@ -4,13 +4,13 @@
 
 use crate::proto::{REQUEST_LEN, Request};
 use crate::{Model, Slots, burn};
-use serde::Serialize;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
+use tcpwise_outcome::Shutdown;
 
 /// How to serve.
 #[derive(Debug, Clone)]
@@ -23,12 +23,7 @@ pub struct ServerOptions {
     pub workers: usize,
 }
 
-/// What the server did, per worker: how evenly the work spread.
-#[derive(Debug, Clone, Serialize)]
-pub struct ServerStats {
-    /// Requests served by each worker.
-    pub per_worker: Vec<u64>,
-}
+pub use crate::ServerStats;
 
 /// One connection's state between readiness events.
 struct Conn {
@@ -101,10 +96,10 @@ fn write_all(s: &mut TcpStream, mut b: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-/// Serves until `stop` is set; `ready` gets the bound address.
+/// Serves until `stop` is triggered; `ready` gets the bound address.
 pub fn serve(
     opts: &ServerOptions,
-    stop: Arc<AtomicBool>,
+    stop: Shutdown,
     ready: impl FnOnce(SocketAddr),
 ) -> io::Result<ServerStats> {
     if opts.workers == 0 {
@@ -140,11 +135,11 @@ pub use tcpwise_sys::raise_fd_limit;
 /// Accepts until `stop`, handing each connection to `hand`.
 fn accept_loop(
     listener: &TcpListener,
-    stop: &AtomicBool,
+    stop: &Shutdown,
     mut hand: impl FnMut(TcpStream),
 ) -> io::Result<()> {
     listener.set_nonblocking(true)?;
-    while !stop.load(Ordering::Relaxed) {
+    while !stop.is_triggered() {
         match listener.accept() {
             Ok((s, _)) => hand(s),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -164,7 +159,7 @@ fn accept_loop(
 /// Completion-port discipline: one epoll set, every connection armed
 /// one-shot, any worker takes the next ready one (one at a time, like
 /// `GetQueuedCompletionStatus`) and re-arms it when done.
-fn shared(listener: TcpListener, workers: usize, stop: &AtomicBool) -> io::Result<ServerStats> {
+fn shared(listener: TcpListener, workers: usize, stop: &Shutdown) -> io::Result<ServerStats> {
     let ep = tcpwise_sys::Epoll::new()?;
     let ep = &ep;
     let table: Arc<Vec<Mutex<Option<Conn>>>> =
@@ -174,7 +169,7 @@ fn shared(listener: TcpListener, workers: usize, stop: &AtomicBool) -> io::Resul
         for count in &counts {
             let table = table.clone();
             s.spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
+                while !stop.is_triggered() {
                     let Some(token) = ep.wait_one(100) else {
                         continue;
                     };
@@ -206,7 +201,7 @@ fn shared(listener: TcpListener, workers: usize, stop: &AtomicBool) -> io::Resul
             *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(conn);
             let _ = ep.arm_oneshot(fd, fd as u64, true);
         });
-        stop.store(true, Ordering::Relaxed);
+        stop.trigger();
         r
     })?;
     Ok(ServerStats {
@@ -221,7 +216,7 @@ fn segments(
     listener: TcpListener,
     workers: usize,
     slots: usize,
-    stop: &AtomicBool,
+    stop: &Shutdown,
 ) -> io::Result<ServerStats> {
     let counts: Vec<AtomicU64> = (0..workers).map(|_| AtomicU64::new(0)).collect();
     let mut senders = Vec::new();
@@ -248,7 +243,7 @@ fn segments(
                 tcpwise_sys::eventfd_signal(wakers[w].as_raw_fd());
             }
         });
-        stop.store(true, Ordering::Relaxed);
+        stop.trigger();
         r
     })?;
     Ok(ServerStats {
@@ -261,12 +256,12 @@ fn segment_worker(
     efd: RawFd,
     slots: usize,
     count: &AtomicU64,
-    stop: &AtomicBool,
+    stop: &Shutdown,
 ) {
     let mut conns: std::collections::HashMap<RawFd, Conn> = std::collections::HashMap::new();
     let mut set: Slots<RawFd> = Slots::new(slots);
     let mut pfds: Vec<libc::pollfd> = Vec::new();
-    while !stop.load(Ordering::Relaxed) {
+    while !stop.is_triggered() {
         pfds.clear();
         pfds.push(libc::pollfd {
             fd: efd,
@@ -317,11 +312,7 @@ fn segment_worker(
 
 /// tokio's multi-thread runtime with `workers` workers, a task per
 /// connection: tcpwise's own servers.
-fn tokio_model(
-    listener: TcpListener,
-    workers: usize,
-    stop: &AtomicBool,
-) -> io::Result<ServerStats> {
+fn tokio_model(listener: TcpListener, workers: usize, stop: &Shutdown) -> io::Result<ServerStats> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
@@ -331,7 +322,7 @@ fn tokio_model(
     listener.set_nonblocking(true)?;
     rt.block_on(async {
         let listener = tokio::net::TcpListener::from_std(listener)?;
-        while !stop.load(Ordering::Relaxed) {
+        while !stop.is_triggered() {
             let Ok(acc) = tokio::time::timeout(Duration::from_millis(100), listener.accept()).await
             else {
                 continue;

@@ -10,15 +10,16 @@
 //! waits on one socket: the ring thread only ever waits for "something
 //! completed", like `GetQueuedCompletionStatus`.
 
+use crate::ServerStats;
 use crate::burn;
 use crate::proto::{REQUEST_LEN, Request};
-use crate::server::ServerStats;
 use std::collections::HashMap;
 use std::io;
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
+use tcpwise_outcome::Shutdown;
 use tcpwise_sys::uring::{Doorbell, Event, Ring, SharedFd};
 
 /// Token of the accept and of the doorbell (connection ids count up from 0).
@@ -46,7 +47,7 @@ struct Conn {
     pending: Vec<u8>,
 }
 
-pub fn serve(listener: TcpListener, workers: usize, stop: &AtomicBool) -> io::Result<ServerStats> {
+pub fn serve(listener: TcpListener, workers: usize, stop: &Shutdown) -> io::Result<ServerStats> {
     let mut ring = Ring::new(4096).map_err(|e| io::Error::new(io::ErrorKind::Unsupported, e))?;
     // io_uring polls a non-blocking listener instead of parking an accept
     // on one of its worker threads.
@@ -95,12 +96,12 @@ fn ring_loop(
     bell: &Arc<Doorbell>,
     jobs: &crossbeam_channel::Sender<Job>,
     replies: &crossbeam_channel::Receiver<Reply>,
-    stop: &AtomicBool,
+    stop: &Shutdown,
 ) -> io::Result<()> {
     let mut conns: HashMap<u64, Conn> = HashMap::new();
     let mut next_id = 0u64;
     let mut evs = Vec::new();
-    while !stop.load(Ordering::Relaxed) {
+    while !stop.is_triggered() {
         ring.submit_and_wait(1, 100)?;
         ring.reap(&mut evs);
         for ev in evs.drain(..) {

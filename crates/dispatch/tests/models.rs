@@ -3,8 +3,6 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tcpwise_dispatch::load::{LoadOptions, run};
 use tcpwise_dispatch::server::{ServerOptions, serve};
@@ -14,10 +12,10 @@ fn start(
     model: Model,
 ) -> (
     SocketAddr,
-    Arc<AtomicBool>,
+    tcpwise_outcome::Shutdown,
     std::thread::JoinHandle<Vec<u64>>,
 ) {
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = tcpwise_outcome::Shutdown::new();
     let (tx, rx) = std::sync::mpsc::channel();
     let s = stop.clone();
     let h = std::thread::spawn(move || {
@@ -74,7 +72,7 @@ fn every_model_serves_a_closed_loop_load_and_stops() {
         assert!(rep.requests > 12, "{model:?}: {rep:?}");
         assert!(rep.p50_us <= rep.p99_us && rep.p99_us <= rep.max_us);
         assert!(rep.min_rtt_us.is_some());
-        stop.store(true, Ordering::Relaxed);
+        stop.trigger();
         let per_worker = h.join().unwrap();
         let served: u64 = per_worker.iter().sum();
         assert!(

@@ -143,6 +143,22 @@ impl RecordOptions {
         };
         Ok([files("up")?, files("down")?])
     }
+
+    /// Checks that the directories can be written, as [`open`](Self::open)
+    /// does, and leaves no file behind (a caller that records several
+    /// testbeds, each into its own subdirectory, checks first).
+    pub fn probe(&self) -> Result<(), EmuError> {
+        if !self.any() {
+            return Ok(());
+        }
+        drop(self.open()?);
+        for d in [&self.log_dir, &self.pcap_dir].into_iter().flatten() {
+            for f in ["up.log", "down.log", "up.pcap", "down.pcap"] {
+                let _ = std::fs::remove_file(d.join(f));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One direction's open files.

@@ -78,7 +78,8 @@ async fn malformed_responses_are_clear_errors_and_the_connection_is_dropped() {
 
 #[tokio::test]
 async fn reuses_by_policy_and_reports_why() {
-    let (tx, rx) = tokio::sync::watch::channel(false);
+    let tx = tcpwise_outcome::Shutdown::new();
+    let rx = tx.clone();
     let (atx, arx) = tokio::sync::oneshot::channel();
     let opts = tcpwise_http::ServeOptions {
         bind: "127.0.0.1:0".parse().unwrap(),
@@ -120,7 +121,7 @@ async fn reuses_by_policy_and_reports_why() {
     assert_eq!(r.conn.candidates.len(), 2);
     assert!(r.timings.first_byte_ms >= r.timings.request_written_ms);
     assert!(r.conn.tcp_info_end.is_some());
-    let _ = tx.send(true);
+    tx.trigger();
     srv.await.unwrap().unwrap();
 }
 
@@ -191,8 +192,9 @@ async fn nginx_closing_idle_connections_causes_no_error() {
 /// An HTTPS origin with `cfg` on an ephemeral port: (address, stop).
 async fn tls_origin(
     cfg: std::sync::Arc<rustls::ServerConfig>,
-) -> (std::net::SocketAddr, tokio::sync::watch::Sender<bool>) {
-    let (tx, rx) = tokio::sync::watch::channel(false);
+) -> (std::net::SocketAddr, tcpwise_outcome::Shutdown) {
+    let tx = tcpwise_outcome::Shutdown::new();
+    let rx = tx.clone();
     let (atx, arx) = tokio::sync::oneshot::channel();
     let opts = tcpwise_http::ServeOptions {
         bind: "127.0.0.1:0".parse().unwrap(),

@@ -12,7 +12,7 @@ use tcpwise_http::pattern::pattern_byte;
 
 struct Server {
     addr: SocketAddr,
-    stop: tokio::sync::watch::Sender<bool>,
+    stop: tcpwise_outcome::Shutdown,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -22,7 +22,8 @@ impl Server {
     }
 
     fn with(limits: tcpwise_http::Limits) -> Server {
-        let (tx, rx) = tokio::sync::watch::channel(false);
+        let tx = tcpwise_outcome::Shutdown::new();
+        let rx = tx.clone();
         let (atx, arx) = std::sync::mpsc::channel();
         let opts = tcpwise_http::ServeOptions {
             bind: "127.0.0.1:0".parse().unwrap(),
@@ -51,7 +52,7 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.stop.send(true);
+        self.stop.trigger();
         if let Some(t) = self.thread.take() {
             t.join().unwrap();
         }
@@ -333,7 +334,7 @@ fn shutdown_finishes_a_response_in_flight_and_closes_idle_connections() {
     busy.write_all(b"GET /delay/300/bytes/1000 HTTP/1.1\r\n\r\n")
         .unwrap();
     std::thread::sleep(Duration::from_millis(100));
-    srv.stop.send(true).unwrap();
+    srv.stop.trigger();
     let mut buf = Vec::new();
     let r = read_response(&mut busy, &mut buf, false);
     assert!(r.status == 200 && r.body.len() == 1000 && is_pattern(&r.body));

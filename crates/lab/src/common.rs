@@ -11,34 +11,25 @@
 
 use crate::{LabError, LabOptions, PathError};
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tcpwise_emu::netns::SpawnedIn;
 use tcpwise_emu::path::PathSpec;
 use tcpwise_emu::{DirectionStats, Role, Testbed, TestbedConfig};
 use tcpwise_link::Nanos;
+use tcpwise_outcome::Shutdown;
 
 /// Every address, an ephemeral port: the server says which port it got.
 const ANY: &str = "[::]:0";
 
-/// How a server is told to stop.
-enum Stop {
-    /// tokio servers: a watch channel their accept loop selects on.
-    Watch(tokio::sync::watch::Sender<bool>),
-    /// Thread-pool servers: a flag their loops poll.
-    Flag(Arc<AtomicBool>),
-}
-
 /// A server running on a thread inside the server namespace; stopped
 /// (and its thread joined) when dropped.
 struct Server {
-    stop: Stop,
+    stop: Shutdown,
     thread: Option<SpawnedIn<Result<(), LabError>>>,
 }
 
 impl Server {
-    fn new(stop: Stop, thread: SpawnedIn<Result<(), LabError>>) -> Server {
+    fn new(stop: Shutdown, thread: SpawnedIn<Result<(), LabError>>) -> Server {
         Server {
             stop,
             thread: Some(thread),
@@ -46,12 +37,7 @@ impl Server {
     }
 
     fn signal(&self) {
-        match &self.stop {
-            Stop::Watch(tx) => {
-                let _ = tx.send(true);
-            }
-            Stop::Flag(f) => f.store(true, Ordering::Relaxed),
-        }
+        self.stop.trigger();
     }
 
     /// Stops it and returns how its thread ended.
@@ -148,15 +134,11 @@ impl Bed {
     /// Returns the port it listens on.
     fn spawn_tokio<F, Fut>(&mut self, name: &'static str, serve: F) -> Result<u16, LabError>
     where
-        F: FnOnce(
-                std::sync::mpsc::SyncSender<SocketAddr>,
-                tokio::sync::watch::Receiver<bool>,
-            ) -> Fut
-            + Send
-            + 'static,
+        F: FnOnce(std::sync::mpsc::SyncSender<SocketAddr>, Shutdown) -> Fut + Send + 'static,
         Fut: std::future::Future<Output = Result<(), LabError>>,
     {
-        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let stop = Shutdown::new();
+        let stop_rx = stop.clone();
         let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
         let thread = self
             .tb
@@ -165,7 +147,7 @@ impl Bed {
                     .map_err(|source| LabError::Server { what: name, source })?
                     .block_on(serve(ready_tx, stop_rx))
             })?;
-        self.wait_ready(name, Server::new(Stop::Watch(stop_tx), thread), ready_rx)
+        self.wait_ready(name, Server::new(stop, thread), ready_rx)
     }
 
     fn wait_ready(
@@ -192,16 +174,20 @@ impl Bed {
 
     /// `tcpwise perf server`, in-process.
     pub fn serve_perf(&mut self) -> Result<u16, LabError> {
-        self.spawn_tokio("perf", |ready, mut stop| async move {
+        self.spawn_tokio("perf", |ready, stop| async move {
             let opts = tcpwise_perf::ServerOptions {
                 bind: ANY.parse().expect("valid"),
                 one_off: false,
                 verbose: false,
             };
-            tokio::select! {
-                r = tcpwise_perf::run_server(opts, move |a| { let _ = ready.send(a); }) => r.map_err(|source| LabError::Perf { what: "the perf server".into(), source }),
-                _ = stop.changed() => Ok(()),
-            }
+            tcpwise_perf::run_server(opts, stop, move |a| {
+                let _ = ready.send(a);
+            })
+            .await
+            .map_err(|source| LabError::Perf {
+                what: "the perf server".into(),
+                source,
+            })
         })
     }
 
@@ -233,7 +219,7 @@ impl Bed {
         model: tcpwise_dispatch::Model,
         workers: usize,
     ) -> Result<u16, LabError> {
-        let flag = Arc::new(AtomicBool::new(false));
+        let flag = Shutdown::new();
         let stop = flag.clone();
         let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
         let opts = tcpwise_dispatch::server::ServerOptions {
@@ -251,7 +237,7 @@ impl Bed {
                 source,
             })
         })?;
-        self.wait_ready("dispatch", Server::new(Stop::Flag(flag), thread), ready_rx)
+        self.wait_ready("dispatch", Server::new(flag, thread), ready_rx)
     }
 
     /// Runs the future `make` builds on a runtime inside the client

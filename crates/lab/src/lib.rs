@@ -321,22 +321,73 @@ pub fn prepare_out(opts: &LabOptions) -> Result<(), LabError> {
         })
 }
 
-/// Runs `names` (all when empty), writing the report after each.
-pub fn run(
-    opts: &LabOptions,
-    names: &[String],
-    progress: &dyn Progress,
-) -> Result<Vec<ExperimentResult>, LabError> {
+/// `tcpwise lab --help`'s closing text: what each experiment runs, and
+/// the flags that shorten or repeat them.
+pub const HELP: &str = "\
+Experiments (each a field report, reproduced with real kernel TCP on both ends):
+  buffers          177 ms / 151 Mbit/s: 10 s download, static 278,775-byte SO_RCVBUF vs autotuned
+                   (testbed ceilings tcp_rmem/tcp_wmem 32 MiB) vs autotuned with the kernel's ceilings
+  idle-selection   250 ms / 8 Mbit/s: six objects, 1 s idle, a 25 KB object on the idle
+                   connection each pool policy picks; server tcp_slow_start_after_idle=0 and =1;
+                   the full run also sweeps 100 KB and 400 KB objects
+  read-slow-start  A/B trial of read sizing over 20/50/100/200 ms paths, 2000 fresh connections
+  completion       1 ms / 1 Gbit/s: closed-loop load, 4 to 1024 clients, against four dispatch
+                   models of one server (shared epoll queue, fixed 64-slot segments, tokio,
+                   io_uring); then the report's own workload, file I/O on io_uring (16 KiB
+                   O_DIRECT read-modify-write, no fsync, 1 GiB file in /var/tmp/tcpwise):
+                   shared completion queue vs fixed segments vs pread/pwrite, uniform and
+                   Zipf 0.99 keys
+
+--runs N sets runs per policy (idle-selection) or the total number of trials
+(read-slow-start) or rounds (completion); --quick: 5 s downloads, 3 runs
+per policy, 120 trials, 3 client counts of 2 s (file I/O: 1.5 s, one round).
+Results go to DIR/results.json, DIR/report.md and DIR/index.html, rewritten
+after every experiment. Progress bars on a terminal, plain lines otherwise.
+
+Examples:
+  tcpwise lab                               every experiment (about 19 min on 2 cores)
+  tcpwise lab --quick --out /tmp/lab        the short run CI does (about 3 min)
+  tcpwise lab idle-selection --rtt 100ms    one experiment on your own path
+
+Exit codes: 0 done, 1 a step failed, 2 bad flags, 3 missing privileges,
+4 emulator failure, 130 Ctrl-C / 143 SIGTERM (finished experiments are kept).";
+
+/// A lab run that was checked before anything is set up: the experiments
+/// chosen and valid, the record directories writable, the privileges
+/// there, the output directory made.
+pub struct Plan {
+    chosen: Vec<Box<dyn Experiment>>,
+}
+
+/// Checks a run of `names` (all when empty), in the order that refuses
+/// bad input first: unknown experiments and bad flags (exit 2), an
+/// unwritable `--log`/`--pcap` (2), missing privileges (3), an
+/// unwritable `--out` (2).
+pub fn plan(opts: &LabOptions, names: &[String]) -> Result<Plan, LabError> {
     let chosen = select(opts, names)?;
+    opts.record.probe()?;
+    tcpwise_emu::testbed::check_privileges()?;
     prepare_out(opts)?;
-    let mut done = Vec::new();
-    for e in chosen {
-        opts.check()?;
-        let r = e.run(opts, progress)?;
-        done.push(r);
-        report::write(opts, &done)?;
+    Ok(Plan { chosen })
+}
+
+impl Plan {
+    /// Runs the experiments, writing the report after each.
+    pub fn run(
+        self,
+        opts: &LabOptions,
+        progress: &dyn Progress,
+    ) -> Result<Vec<ExperimentResult>, LabError> {
+        let mut done = Vec::new();
+        for e in self.chosen {
+            opts.check()?;
+            let r = e.run(opts, progress)?;
+            done.push(r);
+            let header = report::write(opts, &done)?;
+            html::write(opts, &done, &header)?;
+        }
+        Ok(done)
     }
-    Ok(done)
 }
 
 impl tcpwise_outcome::Classify for LabError {
@@ -345,8 +396,14 @@ impl tcpwise_outcome::Classify for LabError {
         Some(match self {
             LabError::Usage(_) => Class::Usage,
             LabError::Interrupted => Class::Interrupted(tcpwise_outcome::SIGINT),
-            // The emulator failing under an experiment is the emulator's.
-            LabError::Emu(_) | LabError::Io(_) => Class::Emulator,
+            // Missing privileges and bad record flags stay what they are
+            // (found before anything is set up); any other emulator
+            // failure under an experiment is the emulator's.
+            LabError::Emu(e) => match tcpwise_outcome::Classify::class(e) {
+                Some(c @ (Class::Privileges | Class::Usage)) => c,
+                _ => Class::Emulator,
+            },
+            LabError::Io(_) => Class::Emulator,
             _ => Class::Failed,
         })
     }

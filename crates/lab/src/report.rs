@@ -21,8 +21,8 @@ struct ResultsFile<'a> {
     experiments: std::collections::BTreeMap<String, &'a ExperimentResult>,
 }
 
-/// Writes both files.
-pub fn write(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Result<()> {
+/// Writes both files; returns the header line the HTML page repeats.
+pub fn write(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Result<String> {
     let kernel = first_line("/proc/sys/kernel/osrelease");
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
@@ -54,7 +54,6 @@ pub fn write(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Result<()
         if opts.quick { ", quick" } else { "" },
         tcpwise_emu::testbed::sysctls_text(tcpwise_emu::testbed::DEFAULT_SYSCTLS)
     );
-    crate::html::write(opts, done, &header)?;
     let mut md = String::new();
     let _ = writeln!(md, "# tcpwise lab report\n\n{header}\n\n{}", glance(done));
     for e in done {
@@ -62,7 +61,8 @@ pub fn write(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Result<()
     }
     let tmp = opts.out.join("report.md.tmp");
     std::fs::write(&tmp, md)?;
-    std::fs::rename(&tmp, opts.out.join("report.md"))
+    std::fs::rename(&tmp, opts.out.join("report.md"))?;
+    Ok(header)
 }
 
 /// A Markdown table's header row and rule: `| a | b |` then `|---|---|`.

@@ -44,6 +44,24 @@ pub enum Class {
     Tool(i32),
 }
 
+/// `tcpwise --help`'s closing text: the units every flag takes and the
+/// exit statuses of [`Class::exit_code`].
+pub const EXIT_HELP: &str = "\
+Units, in every flag: durations need a unit (100ms, 1.5s, 250us, 2min, 1h; a bare 0
+is fine), except -t of perf and -m of get, where a bare number is seconds as in iperf3
+and curl; sizes are bytes (278775, 64KB = 64000, 256KiB = 262144); rates are bits per
+second (20mbit, 1.5gbit) or bytes per second (2.5MB/s); 'mbps' is refused as ambiguous.
+
+Exit status:
+  0    success (for `emu shell` and `emu pair`: the command's own status)
+  1    a measurement or transfer failed, or a server cannot listen (address in use)
+  2    bad flags or input (unknown unit, unreadable trace, ...)
+  3    missing privileges or system support (root, /dev/net/tun, iproute2)
+  4    the emulator could not be set up or stopped working
+  126  `emu shell/pair`: the command could not be executed; 127: not found
+  128+N  interrupted by signal N (130 for Ctrl-C); everything is torn down first
+  `tcpwise get` uses curl's numbers (see `tcpwise get --help`).";
+
 /// SIGINT's number: Ctrl-C.
 pub const SIGINT: i32 = 2;
 

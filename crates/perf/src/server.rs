@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tcpwise_outcome::Shutdown;
 use tcpwise_tcp::BufferPolicy;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
@@ -27,10 +28,11 @@ pub struct ServerOptions {
 
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<TcpStream>>>>;
 
-/// Serves until the task is dropped (or after one test with `one_off`).
-/// `ready` gets the bound address once listening.
+/// Serves until `stop` is triggered or the task is dropped (or after one
+/// test with `one_off`). `ready` gets the bound address once listening.
 pub async fn run_server(
     opts: ServerOptions,
+    stop: Shutdown,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), PerfError> {
     let listener = TcpListener::bind(opts.bind)
@@ -63,6 +65,7 @@ pub async fn run_server(
                 });
             }
             _ = done_rx.recv(), if opts.one_off => return Ok(()),
+            _ = stop.wait() => return Ok(()),
         }
     }
 }

@@ -23,7 +23,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use tokio::sync::watch;
+use tcpwise_outcome::Shutdown;
 
 /// The connection preface an h2c client starts with (RFC 9113 3.4).
 pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -256,7 +256,7 @@ pub async fn serve_connection<S>(
     io: S,
     root: Option<Arc<files::Root>>,
     lim: Limits,
-    mut stop: watch::Receiver<bool>,
+    stop: Shutdown,
 ) -> io::Result<()>
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
@@ -271,7 +271,7 @@ where
     loop {
         tokio::select! {
             r = conn.as_mut() => return r.map_err(io::Error::other),
-            _ = stop.changed(), if !stopping => {
+            _ = stop.wait(), if !stopping => {
                 stopping = true;
                 conn.as_mut().graceful_shutdown();
             }

@@ -18,7 +18,9 @@
 //! for async code on the connection's own buffers. It stops gracefully
 //! (finishing responses in flight) when `shutdown` fires.
 
+pub mod command;
 pub mod files;
+pub mod flags;
 pub mod h2;
 pub mod routes;
 
@@ -45,9 +47,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tcpwise_outcome::Shutdown;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 /// Server configuration.
@@ -165,7 +168,7 @@ impl Default for Limits {
 /// `ready` gets the bound address.
 pub async fn serve(
     opts: ServeOptions,
-    shutdown: watch::Receiver<bool>,
+    shutdown: Shutdown,
     ready: impl FnOnce(SocketAddr),
 ) -> io::Result<()> {
     let listener = listen(opts.bind, false)?;
@@ -210,7 +213,7 @@ fn listen(addr: SocketAddr, reuse_port: bool) -> io::Result<std::net::TcpListene
 pub fn serve_threads(
     opts: ServeOptions,
     threads: usize,
-    shutdown: watch::Receiver<bool>,
+    shutdown: Shutdown,
     ready: impl FnOnce(SocketAddr),
 ) -> io::Result<()> {
     // Thousands of connections need more than the usual 1024 descriptors.
@@ -253,7 +256,7 @@ pub fn serve_threads(
 async fn serve_listener(
     listener: TcpListener,
     opts: ServeOptions,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: Shutdown,
     shared: Shared,
 ) -> io::Result<()> {
     let acceptor = opts.tls.clone().map(tokio_rustls::TlsAcceptor::from);
@@ -277,7 +280,7 @@ async fn serve_listener(
                 }
                 tokio::select! {
                     p = shared.conns.clone().acquire_owned() => p.map_err(io::Error::other)?,
-                    _ = shutdown.changed() => break,
+                    _ = shutdown.wait() => break,
                 }
             }
         };
@@ -324,7 +327,7 @@ async fn serve_listener(
                 // Reap finished connections so the set does not grow with churn.
                 while tasks.try_join_next().is_some() {}
             }
-            _ = shutdown.changed() => break,
+            _ = shutdown.wait() => break,
         }
     }
     drop(listener);
@@ -518,9 +521,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         }
     }
 
-    async fn run(mut self, stop: watch::Receiver<bool>) -> io::Result<()> {
-        let mut wake = stop.clone();
-        let mut stopped = pin!(wake.changed());
+    async fn run(mut self, stop: Shutdown) -> io::Result<()> {
+        let mut stopped = pin!(stop.wait());
         // One lazy timer per connection: requests move `since` without
         // touching it; when it fires early it is re-armed to the deadline.
         // Only a partial head can bring the deadline forward (re-armed below).
@@ -563,7 +565,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                 }
                 Step::Close(drain) => return self.close(drain).await,
             }
-            if stop.has_changed().unwrap_or(true) {
+            if stop.is_triggered() {
                 return Ok(());
             }
             // The header timeout runs from a partial head's first byte and

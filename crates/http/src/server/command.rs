@@ -1,0 +1,123 @@
+//! `tcpwise serve` as one call: checks the flags, makes the TLS
+//! certificate, fits the limits to the descriptor limit, and runs the
+//! worker threads until the [`Shutdown`] is triggered.
+
+use super::files::Root;
+use super::flags::ServeArgs;
+use super::{Limits, ServeOptions, serve_threads};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tcpwise_outcome::{Class, Classify, Shutdown};
+
+/// Why `serve` did not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// Flags that do not go together, or a file that cannot be used.
+    #[error("{0}")]
+    Usage(String),
+    /// The certificate could not be made.
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsSetupError),
+    /// The server could not listen or stopped on an error.
+    #[error("cannot serve on {bind}")]
+    Serve {
+        /// The address asked for.
+        bind: SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Classify for ServeError {
+    fn class(&self) -> Option<Class> {
+        Some(match self {
+            ServeError::Usage(_) | ServeError::Tls(_) => Class::Usage,
+            ServeError::Serve { .. } => Class::Failed,
+        })
+    }
+}
+
+/// Serves until `stop` is triggered; `ready` gets the line that says
+/// where it listens (for standard error).
+pub fn serve(
+    mut a: ServeArgs,
+    stop: Shutdown,
+    ready: impl FnOnce(String),
+) -> Result<(), ServeError> {
+    if let Some(p) = a.port {
+        a.bind = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, p));
+    }
+    if a.tls_names.len() + usize::from(a.cert_out.is_some()) > 0 && !a.tls {
+        return Err(ServeError::Usage(
+            "--cert-out and --tls-name need --tls".into(),
+        ));
+    }
+    let tls = if a.tls {
+        let mut names = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
+        if !a.bind.ip().is_unspecified() {
+            names.push(a.bind.ip().to_string());
+        }
+        names.extend(a.tls_names.iter().cloned());
+        let (cfg, pem) = crate::tls::self_signed(&names)?;
+        if let Some(p) = &a.cert_out {
+            std::fs::write(p, pem)
+                .map_err(|e| ServeError::Usage(format!("cannot write {}: {e}", p.display())))?;
+        }
+        Some(cfg)
+    } else {
+        None
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    for (d, flag) in [
+        (a.header_timeout, "--header-timeout"),
+        (a.idle_timeout, "--idle-timeout"),
+    ] {
+        if d.0 == 0 {
+            return Err(ServeError::Usage(format!("{flag} must be more than 0")));
+        }
+    }
+    if a.max_conns == 0 || a.max_header_size.0 < 64 {
+        return Err(ServeError::Usage(
+            "--max-conns must be at least 1 and --max-header-size at least 64 bytes".into(),
+        ));
+    }
+    let limits = Limits {
+        header_timeout: a.header_timeout.std(),
+        idle_timeout: a.idle_timeout.std(),
+        max_head: usize::try_from(a.max_header_size.0).unwrap_or(usize::MAX),
+        max_body: a.max_body.0,
+        max_bytes: a.max_bytes.0,
+        max_delay: a.max_delay.std(),
+        max_conns: a.max_conns,
+    }
+    .fit_fd_limit();
+    let max_conns = limits.max_conns;
+    let root = match &a.root {
+        None => None,
+        Some(d) => Some(Arc::new(Root::new(d).map_err(|e| {
+            ServeError::Usage(format!("--root {}: {e}", d.display()))
+        })?)),
+    };
+    let opts = ServeOptions {
+        bind: a.bind,
+        tls,
+        access_log: a.access_log,
+        limits,
+        root,
+        gzip: a.gzip,
+    };
+    let threads = a.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        usize::from,
+    );
+    let bind = a.bind;
+    serve_threads(opts, threads, stop, |addr| {
+        ready(format!(
+            "tcpwise serve: {threads} thread(s), at most {max_conns} connections, header timeout {}, idle timeout {}; listening on {scheme}://{addr}",
+            tcpwise_units::fmt_nanos(a.header_timeout.0),
+            tcpwise_units::fmt_nanos(a.idle_timeout.0)
+        ))
+    })
+    .map_err(|source| ServeError::Serve { bind, source })
+}

@@ -1,0 +1,135 @@
+//! `tcpwise serve`'s flags, parsed once by clap; [`super::command::serve`]
+//! runs them. They live beside the server for the reason curl's flags
+//! live beside curl's rules (see `curl::flags`): the binary only parses.
+
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use tcpwise_units::{Bytes, Seconds};
+
+/// `tcpwise serve`'s flags.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address to listen on: PORT (all addresses, IPv4 and IPv6),
+    /// HOST:PORT (a name is resolved: localhost:8080), IPv4:PORT or
+    /// [IPv6]:PORT.
+    #[arg(long, default_value = "[::]:8080", value_parser = parse_bind, value_name = "ADDR")]
+    pub bind: SocketAddr,
+    /// Port on all addresses: the same as --bind PORT.
+    #[arg(short = 'p', long, conflicts_with = "bind", value_name = "PORT")]
+    pub port: Option<u16>,
+    /// Serve HTTPS with a fresh self-signed certificate.
+    #[arg(long)]
+    pub tls: bool,
+    /// With --tls: write the certificate (PEM) here, for curl --cacert / tcpwise get --cacert.
+    #[arg(long, value_name = "FILE")]
+    pub cert_out: Option<PathBuf>,
+    /// With --tls: extra names for the certificate (localhost and the bind address are always in).
+    #[arg(long = "tls-name", value_name = "NAME")]
+    pub tls_names: Vec<String>,
+    /// Log one line per request to stderr in nginx's combined format,
+    /// followed by the request time in seconds ($request_time).
+    #[arg(long)]
+    pub access_log: bool,
+    /// Serve the files and directory listings under DIR (as python3 -m
+    /// http.server does) instead of /bytes, /delay, /echo and /health:
+    /// Content-Type from the extension, ETag/Last-Modified with 304s,
+    /// single and multiple Range requests (206, 416), HEAD. No path leaves
+    /// DIR: a `..` segment (however encoded) or a symlink out is a 403.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Compress responses (text, /bytes, files and listings) with gzip for
+    /// HTTP/1.1 clients whose Accept-Encoding allows it, streamed in
+    /// chunks; ETags become weak, ranges and 304s stay uncompressed.
+    #[arg(long)]
+    pub gzip: bool,
+    /// Worker threads, each with its own event loop and SO_REUSEPORT listener
+    /// (nginx's worker model). Default: one per CPU this process may run on.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
+    /// Limit: time to receive a request head, from its first byte (from the
+    /// connection's start for the first request); slowloris connections are
+    /// closed after it. TLS handshakes get the same time.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value = "10",
+        help_heading = "Limits"
+    )]
+    pub header_timeout: Seconds,
+    /// Limit: close a keep-alive connection idle this long; also the longest
+    /// a request body or a response may make no progress.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value = "60",
+        help_heading = "Limits"
+    )]
+    pub idle_timeout: Seconds,
+    /// Limit: largest request head (larger: 431 and close).
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "64KiB",
+        help_heading = "Limits"
+    )]
+    pub max_header_size: Bytes,
+    /// Limit: largest /echo request body (larger: 413 and close; a chunked
+    /// body that grows past it is cut off).
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "1GiB",
+        help_heading = "Limits"
+    )]
+    pub max_body: Bytes,
+    /// Limit: largest N of /bytes/N (larger: 400).
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "100GB",
+        help_heading = "Limits"
+    )]
+    pub max_bytes: Bytes,
+    /// Limit: longest MS of /delay/MS (longer: 400).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value = "600",
+        help_heading = "Limits"
+    )]
+    pub max_delay: Seconds,
+    /// Limit: connections open at once (lowered to fit RLIMIT_NOFILE); more
+    /// wait in the listen backlog, and a line on stderr says so.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 16_384,
+        help_heading = "Limits"
+    )]
+    pub max_conns: usize,
+}
+
+/// `--bind`: `PORT`, `HOST:PORT` (resolved), `IPv4:PORT` or `[IPv6]:PORT`.
+fn parse_bind(s: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(p) = s.parse::<u16>() {
+        return Ok(SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, p)));
+    }
+    if let Ok(a) = s.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    if s.parse::<std::net::IpAddr>().is_ok() || !s.contains(':') {
+        return Err(format!(
+            "'{s}' has no port: give PORT, HOST:PORT, IPv4:PORT or [IPv6]:PORT"
+        ));
+    }
+    match s.to_socket_addrs() {
+        Ok(mut it) => it
+            .next()
+            .ok_or_else(|| format!("'{s}' resolves to no address")),
+        Err(e) => Err(format!(
+            "cannot resolve '{s}': {e} (give PORT, HOST:PORT, IPv4:PORT or [IPv6]:PORT)"
+        )),
+    }
+}
