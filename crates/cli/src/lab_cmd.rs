@@ -11,7 +11,10 @@ use tcpwise_lab::{LabError, LabOptions};
 use tcpwise_units::{Dur, Rate};
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct LabArgs {
+    #[command(subcommand)]
+    pub sub: Option<LabSub>,
     /// Experiments to run (default: all): buffers, idle-selection, read-slow-start, completion.
     #[arg(value_name = "EXPERIMENT")]
     pub experiments: Vec<String>,
@@ -39,6 +42,16 @@ pub struct LabArgs {
     pub record: tcpwise_emu::record::RecordArgs,
 }
 
+#[derive(Debug, clap::Subcommand)]
+pub enum LabSub {
+    /// Rebuild DIR/report.md and DIR/index.html from DIR/results.json alone.
+    Report {
+        /// A lab run's output directory.
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
+}
+
 fn at_least_one(s: &str) -> Result<usize, crate::Usage> {
     match s.parse::<usize>() {
         Ok(n) if n >= 1 => Ok(n),
@@ -47,6 +60,11 @@ fn at_least_one(s: &str) -> Result<usize, crate::Usage> {
 }
 
 pub fn run(a: LabArgs) -> Result<i32> {
+    if let Some(LabSub::Report { dir }) = &a.sub {
+        tcpwise_lab::rebuild_report(dir)?;
+        println!("report: {0}/report.md, {0}/index.html", dir.display());
+        return Ok(0);
+    }
     let cancel = Arc::new(AtomicBool::new(false));
     // Both signals cancel; the exit status says which (130 or 143).
     let term = Arc::new(AtomicBool::new(false));

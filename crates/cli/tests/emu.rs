@@ -696,6 +696,29 @@ fn lab_interrupted_keeps_finished_results_and_leaves_nothing() {
             > 0.0
     );
     assert!(dir.0.join("report.md").exists() && dir.0.join("index.html").exists());
+    // `lab report DIR` rebuilds both pages from results.json alone, byte for byte.
+    let (md, html) = (dir.0.join("report.md"), dir.0.join("index.html"));
+    let before = (std::fs::read(&md).unwrap(), std::fs::read(&html).unwrap());
+    std::fs::remove_file(&md).unwrap();
+    std::fs::remove_file(&html).unwrap();
+    let o = Command::new(BIN)
+        .args(["lab", "report"])
+        .arg(&dir.0)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read(&md).unwrap() == before.0, "report.md differs");
+    assert!(
+        std::fs::read(&html).unwrap() == before.1,
+        "index.html differs"
+    );
+    let o = Command::new(BIN)
+        .args(["lab", "report"])
+        .arg(dir.0.join("no-such-run"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
 }
 
 #[test]

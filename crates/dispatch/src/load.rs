@@ -117,15 +117,6 @@ pub enum LoadError {
     Broken(u64, usize),
 }
 
-/// splitmix64, per connection: the same request stream for every model.
-fn next(state: &mut u64) -> f64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-}
-
 /// Runs the load on the current tokio runtime.
 pub async fn run(o: &LoadOptions) -> Result<LoadReport, LoadError> {
     o.validate()?;
@@ -153,7 +144,8 @@ pub async fn run(o: &LoadOptions) -> Result<LoadReport, LoadError> {
     let mut tasks = tokio::task::JoinSet::new();
     for (i, mut s) in streams.into_iter().enumerate() {
         let w = o.workload;
-        let mut rng = o.seed ^ (i as u64).wrapping_mul(0xA24B_AED4_963E_E407);
+        let mut rng =
+            tcpwise_units::SplitMix64(o.seed ^ (i as u64).wrapping_mul(0xA24B_AED4_963E_E407));
         tasks.spawn(async move {
             let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("bounds");
             let mut reply = vec![0u8; w.reply_bytes.max(4) as usize];
@@ -166,7 +158,7 @@ pub async fn run(o: &LoadOptions) -> Result<LoadReport, LoadError> {
                 }
                 seq = seq.wrapping_add(1);
                 let req = Request {
-                    work_us: w.work_us(next(&mut rng)),
+                    work_us: w.work_us(rng.unit()),
                     reply_bytes: w.reply_bytes.max(4),
                     seq,
                 };

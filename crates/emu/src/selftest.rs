@@ -81,7 +81,7 @@ impl RttStats {
             return RttStats::default();
         }
         v.sort_by(f64::total_cmp);
-        let q = |p: f64| v[((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+        let q = |p: f64| tcpwise_units::nearest_rank(&v, p);
         RttStats {
             samples: v.len(),
             min_ms: v[0],

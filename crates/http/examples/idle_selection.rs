@@ -19,7 +19,7 @@ use tcpwise_pool::Policy;
 
 fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(f64::total_cmp);
-    v[((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1]
+    tcpwise_units::nearest_rank(v, p)
 }
 
 #[tokio::main]

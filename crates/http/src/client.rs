@@ -99,11 +99,16 @@ pub struct Resolve {
     pub addrs: Vec<IpAddr>,
 }
 
-impl std::str::FromStr for Resolve {
-    type Err = String;
+/// A `--resolve` entry that is not `HOST:PORT:ADDRESS[,ADDRESS...]`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not HOST:PORT:ADDRESS[,ADDRESS...]")]
+pub struct BadResolve(pub String);
 
-    fn from_str(s: &str) -> Result<Resolve, String> {
-        let bad = || format!("'{s}' is not HOST:PORT:ADDRESS[,ADDRESS...]");
+impl std::str::FromStr for Resolve {
+    type Err = BadResolve;
+
+    fn from_str(s: &str) -> Result<Resolve, BadResolve> {
+        let bad = || BadResolve(s.to_string());
         let (host, rest) = s.split_once(':').ok_or_else(bad)?;
         let (port, addrs) = rest.split_once(':').ok_or_else(bad)?;
         let port = port.parse().map_err(|_| bad())?;

@@ -301,10 +301,6 @@ impl Bed {
 pub fn median_p90(v: &[f64]) -> (f64, f64) {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
-    let q = |p: f64| s[((p * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1];
-    if s.is_empty() {
-        (f64::NAN, f64::NAN)
-    } else {
-        (q(0.5), q(0.9))
-    }
+    let q = |p: f64| tcpwise_units::nearest_rank(&s, p);
+    (q(0.5), q(0.9))
 }

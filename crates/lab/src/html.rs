@@ -2,9 +2,10 @@
 //! The chart helpers are here; what to plot is each experiment's business
 //! (its result carries its plots), so this file knows no experiment.
 
-use crate::{ExperimentResult, LabOptions};
+use crate::report::Entry;
 use plotters::prelude::*;
 use std::fmt::Write;
+use std::path::Path;
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -123,7 +124,7 @@ fn render(md: &str) -> String {
 /// Writes `index.html`: the same text as report.md, rendered, with each
 /// experiment's plots under its heading and every named figure folded away
 /// at the end of its section.
-pub fn write(opts: &LabOptions, done: &[ExperimentResult], header: &str) -> std::io::Result<()> {
+pub fn write(out: &Path, done: &[Entry], header: &str) -> std::io::Result<()> {
     let mut h = String::new();
     let _ = write!(
         h,
@@ -161,7 +162,7 @@ pub fn write(opts: &LabOptions, done: &[ExperimentResult], header: &str) -> std:
         h.push_str("</table></details></section>");
     }
     h.push_str("</body></html>\n");
-    let tmp = opts.out.join("index.html.tmp");
+    let tmp = out.join("index.html.tmp");
     std::fs::write(&tmp, h)?;
-    std::fs::rename(&tmp, opts.out.join("index.html"))
+    std::fs::rename(&tmp, out.join("index.html"))
 }

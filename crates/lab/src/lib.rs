@@ -130,7 +130,7 @@ impl LabOptions {
 }
 
 /// The emulator's own error on one path of an experiment.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct PathError {
     /// The path.
     pub path: String,
@@ -143,7 +143,7 @@ pub struct PathError {
 }
 
 /// The seed's figure beside ours.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Headline {
     /// What the field report measured.
     pub seed: String,
@@ -190,6 +190,24 @@ impl Figure {
     }
 }
 
+// Read back as written: a JSON integer is a count, any other number a
+// measurement (serde_json writes every f64 with a fraction or an
+// exponent), `null` a measurement that was not a number (JSON has no NaN).
+impl<'de> serde::Deserialize<'de> for Figure {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Figure, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        match v {
+            serde_json::Value::Bool(b) => Ok(Figure::Flag(b)),
+            serde_json::Value::Number(n) if n.is_u64() => {
+                Ok(Figure::Count(n.as_u64().unwrap_or(0)))
+            }
+            serde_json::Value::Number(n) => Ok(Figure::Num(n.as_f64().unwrap_or(f64::NAN))),
+            serde_json::Value::Null => Ok(Figure::Num(f64::NAN)),
+            other => Err(serde::de::Error::custom(format!("not a figure: {other}"))),
+        }
+    }
+}
+
 impl std::fmt::Display for Figure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -232,10 +250,8 @@ pub struct ExperimentResult {
     /// and what this run measured.
     pub headline: Headline,
     /// The experiment's section of report.md.
-    #[serde(skip)]
     pub markdown: String,
     /// Its plots (SVG), drawn by the experiment itself.
-    #[serde(skip)]
     pub plots: Vec<String>,
 }
 
@@ -348,9 +364,29 @@ Examples:
   tcpwise lab                               every experiment (about 19 min on 2 cores)
   tcpwise lab --quick --out /tmp/lab        the short run CI does (about 3 min)
   tcpwise lab idle-selection --rtt 100ms    one experiment on your own path
+  tcpwise lab report /tmp/lab               rebuild report.md and index.html from results.json
 
 Exit codes: 0 done, 1 a step failed, 2 bad flags, 3 missing privileges,
 4 emulator failure, 130 Ctrl-C / 143 SIGTERM (finished experiments are kept).";
+
+/// Writes `report.md` and `index.html` from the entries.
+fn write_pages(
+    out: &std::path::Path,
+    header: &str,
+    entries: &[report::Entry],
+) -> std::io::Result<()> {
+    report::write_md(out, header, entries)?;
+    html::write(out, entries, header)
+}
+
+/// `tcpwise lab report DIR`: rebuilds `DIR/report.md` and `DIR/index.html`
+/// from `DIR/results.json` alone (the same bytes the run wrote).
+pub fn rebuild_report(dir: &std::path::Path) -> Result<(), LabError> {
+    let saved = report::Saved::load(dir)?;
+    let header = saved.header.clone();
+    write_pages(dir, &header, &saved.entries()?)?;
+    Ok(())
+}
 
 /// A lab run that was checked before anything is set up: the experiments
 /// chosen and valid, the record directories writable, the privileges
@@ -383,8 +419,9 @@ impl Plan {
             opts.check()?;
             let r = e.run(opts, progress)?;
             done.push(r);
-            let header = report::write(opts, &done)?;
-            html::write(opts, &done, &header)?;
+            let header = report::write_json(opts, &done)?;
+            let entries: Vec<report::Entry> = done.iter().map(Into::into).collect();
+            write_pages(&opts.out, &header, &entries)?;
         }
         Ok(done)
     }

@@ -40,20 +40,7 @@ pub struct Trial {
     pub min_rtt_ms: Option<f64>,
 }
 
-/// splitmix64: a seeded, replayable stream for arm and size choices.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+use tcpwise_units::SplitMix64 as Rng;
 
 /// One row of the seed's table for one arm.
 #[derive(Debug, Clone, Serialize)]
@@ -69,7 +56,7 @@ pub struct ArmRow {
 }
 
 fn row(sorted: &[f64], cutoff: f64) -> ArmRow {
-    let i = ((cutoff / 100.0 * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
+    let i = tcpwise_units::nearest_rank_index(sorted.len(), cutoff / 100.0);
     let below = &sorted[..=i];
     let n = below.len() as f64;
     let mean = below.iter().sum::<f64>() / n;
@@ -160,7 +147,7 @@ impl Experiment for ReadSlowStart {
                 })
                 .collect();
             for i in (1..plan.len()).rev() {
-                let j = (rng.next() % (i as u64 + 1)) as usize;
+                let j = (rng.next_u64() % (i as u64 + 1)) as usize;
                 let (a, b) = (plan[i].0, plan[j].0);
                 plan[i].0 = b;
                 plan[j].0 = a;
@@ -392,7 +379,7 @@ mod tests {
         assert!(r.min_avg < 25.5 && r.max_avg > 25.5);
         let mut a = Rng(1);
         let mut b = Rng(1);
-        assert_eq!(a.next(), b.next(), "replayable");
+        assert_eq!(a.next_u64(), b.next_u64(), "replayable");
         assert!((0.0..1.0).contains(&a.unit()));
     }
 }

@@ -1,7 +1,86 @@
 //! `results.json` and `report.md`, rewritten after every experiment.
+//!
+//! `results.json` holds everything the two pages are made of (each
+//! experiment's [`Entry`]: its figures, headline, paths, section and
+//! plots, and the run's header line), so `tcpwise lab report DIR`
+//! rebuilds `report.md` and `index.html` from it alone, byte for byte.
 
-use crate::{ExperimentResult, LabOptions};
+use crate::{ExperimentResult, Headline, LabOptions, PathError, Summary};
+use serde::{Deserialize, Serialize};
 use std::fmt::Write;
+use std::path::Path;
+
+/// What the report shows of one experiment: the part of an
+/// [`ExperimentResult`] the pages are rendered from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Entry {
+    /// Name (`buffers`, `idle-selection`, ...).
+    pub name: String,
+    /// Named figures.
+    pub summary: Summary,
+    /// The emulator's error on each path used.
+    pub paths: Vec<PathError>,
+    /// The first table's line.
+    pub headline: Headline,
+    /// The experiment's section of report.md.
+    pub markdown: String,
+    /// Its plots (SVG).
+    pub plots: Vec<String>,
+}
+
+impl From<&ExperimentResult> for Entry {
+    fn from(e: &ExperimentResult) -> Entry {
+        Entry {
+            name: e.name.clone(),
+            summary: e.summary.clone(),
+            paths: e.paths.clone(),
+            headline: e.headline.clone(),
+            markdown: e.markdown.clone(),
+            plots: e.plots.clone(),
+        }
+    }
+}
+
+/// What `tcpwise lab report` reads back of `results.json`.
+#[derive(Deserialize)]
+pub struct Saved {
+    /// The run's header line.
+    pub header: String,
+    /// The experiments' names in the order they ran.
+    pub order: Vec<String>,
+    /// Each experiment, under its name with `_` for `-`.
+    pub experiments: std::collections::BTreeMap<String, Entry>,
+}
+
+impl Saved {
+    /// Reads `DIR/results.json`.
+    pub fn load(dir: &Path) -> Result<Saved, crate::LabError> {
+        let p = dir.join("results.json");
+        let text = std::fs::read_to_string(&p)
+            .map_err(|e| crate::LabError::Usage(format!("cannot read {}: {e}", p.display())))?;
+        serde_json::from_str(&text).map_err(|e| {
+            crate::LabError::Usage(format!(
+                "{}: not a results.json this tcpwise can rebuild a report from ({e}; runs before the report was kept in it cannot be rebuilt)",
+                p.display()
+            ))
+        })
+    }
+
+    /// The entries in the order they ran.
+    pub fn entries(self) -> Result<Vec<Entry>, crate::LabError> {
+        let mut map = self.experiments;
+        self.order
+            .iter()
+            .map(|n| {
+                map.remove(&n.replace('-', "_")).ok_or_else(|| {
+                    crate::LabError::Usage(format!(
+                        "results.json: '{n}' is in order but not in experiments"
+                    ))
+                })
+            })
+            .collect()
+    }
+}
 
 fn first_line(path: &str) -> String {
     std::fs::read_to_string(path)
@@ -18,11 +97,13 @@ struct ResultsFile<'a> {
     machine: String,
     seed: u64,
     quick: bool,
+    header: &'a str,
+    order: Vec<&'a str>,
     experiments: std::collections::BTreeMap<String, &'a ExperimentResult>,
 }
 
-/// Writes both files; returns the header line the HTML page repeats.
-pub fn write(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Result<String> {
+/// Writes `results.json`; returns the header line both pages open with.
+pub fn write_json(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Result<String> {
     let kernel = first_line("/proc/sys/kernel/osrelease");
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
@@ -33,12 +114,21 @@ pub fn write(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Result<St
         })
         .unwrap_or_default();
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let header = format!(
+        "tcpwise {}, kernel {kernel}, {cores} x {cpu}, seed {}{}. Every testbed namespace gets {} before the experiment's own sysctls (listed with each path).",
+        env!("CARGO_PKG_VERSION"),
+        opts.seed,
+        if opts.quick { ", quick" } else { "" },
+        tcpwise_emu::testbed::sysctls_text(tcpwise_emu::testbed::DEFAULT_SYSCTLS)
+    );
     let doc = ResultsFile {
         tcpwise_version: env!("CARGO_PKG_VERSION"),
         kernel: &kernel,
         machine: format!("{cores} x {cpu}"),
         seed: opts.seed,
         quick: opts.quick,
+        header: &header,
+        order: done.iter().map(|e| e.name.as_str()).collect(),
         experiments: done.iter().map(|e| (e.name.replace('-', "_"), e)).collect(),
     };
     let tmp = opts.out.join("results.json.tmp");
@@ -47,22 +137,19 @@ pub fn write(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Result<St
         serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n",
     )?;
     std::fs::rename(&tmp, opts.out.join("results.json"))?;
-    let header = format!(
-        "tcpwise {}, kernel {kernel}, {cores} x {cpu}, seed {}{}. Every testbed namespace gets {} before the experiment's own sysctls (listed with each path).",
-        env!("CARGO_PKG_VERSION"),
-        opts.seed,
-        if opts.quick { ", quick" } else { "" },
-        tcpwise_emu::testbed::sysctls_text(tcpwise_emu::testbed::DEFAULT_SYSCTLS)
-    );
+    Ok(header)
+}
+
+/// Writes `report.md` from the entries.
+pub fn write_md(out: &Path, header: &str, done: &[Entry]) -> std::io::Result<()> {
     let mut md = String::new();
     let _ = writeln!(md, "# tcpwise lab report\n\n{header}\n\n{}", glance(done));
     for e in done {
         md.push_str(&section(e));
     }
-    let tmp = opts.out.join("report.md.tmp");
+    let tmp = out.join("report.md.tmp");
     std::fs::write(&tmp, md)?;
-    std::fs::rename(&tmp, opts.out.join("report.md"))?;
-    Ok(header)
+    std::fs::rename(&tmp, out.join("report.md"))
 }
 
 /// A Markdown table's header row and rule: `| a | b |` then `|---|---|`.
@@ -72,7 +159,7 @@ pub fn table_head<S: AsRef<str>>(cols: &[S]) -> String {
 }
 
 /// The first table: each experiment's seed figure beside ours.
-pub fn glance(done: &[ExperimentResult]) -> String {
+pub fn glance(done: &[Entry]) -> String {
     let mut md =
         String::from("| experiment | the seed reported | this run measured |\n|---|---|---|\n");
     for e in done {
@@ -87,7 +174,7 @@ pub fn glance(done: &[ExperimentResult]) -> String {
 
 /// One experiment's section: its text and tables, then the emulator's
 /// error on each path it used.
-pub fn section(e: &ExperimentResult) -> String {
+pub fn section(e: &Entry) -> String {
     let mut md = e.markdown.clone();
     let _ = writeln!(
         md,

@@ -17,19 +17,30 @@ pub const DATA_PREFIX: &[u8; 4] = b"TWPD";
 /// Longest test a server accepts (an hour).
 pub const MAX_DURATION_MS: u64 = 3_600_000;
 
-/// Parses and checks a client's header line; `Err` is the reason the
-/// server refuses it with.
-pub fn check_header(line: &str) -> Result<Header, String> {
+/// Why a server refuses a client's header; its text is what the server
+/// sends back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadHeader {
+    /// Not the JSON of a [`Header`].
+    #[error("bad header: {0}")]
+    Json(String),
+    /// Another protocol (or version of ours).
+    #[error("protocol {0} not supported; this server speaks {MAGIC}")]
+    Protocol(String),
+    /// A zero interval or a test longer than [`MAX_DURATION_MS`].
+    #[error("interval must be positive and tests at most an hour long")]
+    Limits,
+}
+
+/// Parses and checks a client's header line.
+pub fn check_header(line: &str) -> Result<Header, BadHeader> {
     let header: Header =
-        serde_json::from_str(line.trim()).map_err(|e| format!("bad header: {e}"))?;
+        serde_json::from_str(line.trim()).map_err(|e| BadHeader::Json(e.to_string()))?;
     if header.magic != MAGIC {
-        return Err(format!(
-            "protocol {} not supported; this server speaks {MAGIC}",
-            header.magic
-        ));
+        return Err(BadHeader::Protocol(header.magic));
     }
     if header.interval_ms == 0 || header.duration_ms > MAX_DURATION_MS {
-        return Err("interval must be positive and tests at most an hour long".into());
+        return Err(BadHeader::Limits);
     }
     Ok(header)
 }
@@ -196,7 +207,12 @@ mod tests {
         let mut line = String::new();
         let e = read_line(&mut r, &mut line).await.unwrap_err();
         assert!(e.to_string().contains("64 KiB") && line.len() as u64 <= MAX_LINE);
-        assert!(check_header("{}").unwrap_err().starts_with("bad header"));
+        assert!(
+            check_header("{}")
+                .unwrap_err()
+                .to_string()
+                .starts_with("bad header")
+        );
         let h = |magic: &str, interval: u64| {
             format!(
                 "{{\"magic\":\"{magic}\",\"reverse\":false,\"duration_ms\":1000,\"bytes\":null,\"interval_ms\":{interval},\"server_rcvbuf\":null,\"server_sndbuf\":null,\"server_read_sizing\":null}}"
@@ -206,6 +222,7 @@ mod tests {
         assert!(
             check_header(&h("iperf", 100))
                 .unwrap_err()
+                .to_string()
                 .contains("not supported")
         );
         assert!(check_header(&h(MAGIC, 0)).is_err());

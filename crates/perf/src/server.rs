@@ -135,6 +135,7 @@ async fn control(sock: TcpStream, pending: Pending) -> Result<String, PerfError>
     let header = match proto::check_header(&line) {
         Ok(h) => h,
         Err(why) => {
+            let why = why.to_string();
             send(&mut w, &refuse(&why)).await?;
             return Err(PerfError::WrongProtocol("client".into(), why));
         }

@@ -394,6 +394,44 @@ pub fn parse_seconds(input: &str) -> Result<Nanos, UnitError> {
     }
 }
 
+/// The nearest-rank `p`-quantile (`p` from 0 to 1) of an ascending
+/// slice: the smallest value with at least `p` of the values at or below
+/// it (NaN for an empty slice). One definition for every percentile the
+/// lab, the emulator's selftest and the examples print.
+pub fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[nearest_rank_index(sorted.len(), p)]
+}
+
+/// The index [`nearest_rank`] reads in an ascending slice of `n > 0`.
+pub fn nearest_rank_index(n: usize, p: f64) -> usize {
+    ((p * n as f64).ceil() as usize).clamp(1, n) - 1
+}
+
+/// splitmix64 (Steele, Lea and Flood): a seeded, replayable stream of
+/// 64-bit values, the one every replayable choice (request mixes, trial
+/// arms, object sizes) draws from. Not for anything secret.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(pub u64);
+
+impl SplitMix64 {
+    /// The next value.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// The next value as a uniform `f64` in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -445,6 +483,20 @@ mod tests {
             };
             assert_eq!(again(s), s, "round trip");
         }
+    }
+
+    #[test]
+    fn nearest_rank_and_splitmix() {
+        let v = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0];
+        assert_eq!(nearest_rank(&v, 0.5), 5.0);
+        assert_eq!(nearest_rank(&v, 0.9), 9.0);
+        assert_eq!(nearest_rank(&v, 0.99), 10.0);
+        assert_eq!(nearest_rank(&v, 0.0), 1.0);
+        assert!(nearest_rank(&[], 0.5).is_nan());
+        // splitmix64's published first output for seed 0.
+        assert_eq!(SplitMix64(0).next_u64(), 0xE220_A839_7B1D_CDAF);
+        let mut r = SplitMix64(7);
+        assert!((0..1000).map(|_| r.unit()).all(|u| (0.0..1.0).contains(&u)));
     }
 
     #[test]
