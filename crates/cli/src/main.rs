@@ -113,12 +113,7 @@ pub fn print_json_error(e: &anyhow::Error) {
     println!("{v}");
 }
 
-/// The multi-thread runtime every command's async work runs on.
-pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-}
+pub use tcpwise_tcp::runtime;
 
 /// A [`Shutdown`] triggered by the first SIGINT or SIGTERM: how servers
 /// are told to finish.

@@ -359,17 +359,8 @@ fn print_partial<I: serde::Serialize, P: serde::Serialize + std::fmt::Display>(
 fn udp(opts: &ClientOptions, style: Option<JsonStyle>) -> Result<i32> {
     use tcpwise_perf::udp;
     let json = style.is_some();
-    let rate = opts.pacing_bps.unwrap_or(udp::DEFAULT_RATE);
     if !json {
-        println!(
-            "tcpwise perf: UDP {} {}:{} for {:.1} s at {:.2} Mbit/s, {} B datagrams",
-            if opts.reverse { "from" } else { "to" },
-            opts.host,
-            opts.port,
-            opts.duration.as_secs_f64(),
-            rate as f64 / 1e6,
-            opts.length.unwrap_or(udp::DEFAULT_LEN)
-        );
+        println!("{}", udp::banner(opts));
     }
     // Ctrl-C: what arrived so far, then exit 130, as for TCP.
     let lines = std::sync::Mutex::new(Vec::new());

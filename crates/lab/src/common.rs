@@ -74,11 +74,7 @@ pub struct Bed {
 }
 
 /// A multi-thread runtime like the `tcpwise` binary's (one worker per core).
-fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-}
+use tcpwise_tcp::runtime;
 
 impl Bed {
     /// Starts a pair testbed of `rtt` and `rate` (or the `--rtt`/`--rate`

@@ -35,6 +35,12 @@ pub mod queue;
 pub mod schedule;
 pub mod trace;
 
+mod serializer;
+mod stats;
+
+use serializer::*;
+pub use stats::*;
+
 pub use jitter::Jitter;
 pub use loss::LossModel;
 pub use queue::{Ecn, QueueSpec};
@@ -200,114 +206,6 @@ impl Default for LinkConfig {
     }
 }
 
-/// Why a packet was not admitted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DropCause {
-    /// The queue was full.
-    Queue,
-    /// Random loss.
-    Loss,
-    /// An outage window (blackhole).
-    Outage,
-    /// The queue's AQM (CoDel, PIE) chose to drop it.
-    Aqm,
-    /// The on/off process had the link off.
-    OnOff,
-    /// Over the policer's rate.
-    Police,
-}
-
-/// A packet the link refused, handed back so its buffer can be reused.
-#[derive(Debug)]
-pub struct Dropped<T> {
-    /// Why.
-    pub cause: DropCause,
-    /// The packet.
-    pub item: T,
-}
-
-/// Counters of one direction.
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
-pub struct LinkStats {
-    /// Packets offered to the link.
-    pub offered_packets: u64,
-    /// Bytes offered to the link.
-    pub offered_bytes: u64,
-    /// Packets handed out by `dequeue`.
-    pub delivered_packets: u64,
-    /// Bytes handed out by `dequeue`.
-    pub delivered_bytes: u64,
-    /// Packets dropped because the queue was full.
-    pub dropped_queue: u64,
-    /// Packets dropped by random loss.
-    pub dropped_loss: u64,
-    /// Packets dropped in outage windows.
-    #[serde(default)]
-    pub dropped_outage: u64,
-    /// Packets the queue's AQM dropped (CoDel, PIE).
-    #[serde(default)]
-    pub dropped_aqm: u64,
-    /// Packets marked CE instead of dropped (`ecn`).
-    #[serde(default)]
-    pub marked_ce: u64,
-    /// Packets dropped while the on/off process had the link off.
-    #[serde(default)]
-    pub dropped_onoff: u64,
-    /// Packets dropped by the policer.
-    #[serde(default)]
-    pub dropped_police: u64,
-    /// Delivered packets that skipped the delay line (reordered).
-    #[serde(default)]
-    pub reordered: u64,
-    /// Delivered packets delivered twice.
-    #[serde(default)]
-    pub duplicated: u64,
-    /// Delivered packets with a bit flipped.
-    #[serde(default)]
-    pub corrupted: u64,
-    /// When each schedule line took effect.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub schedule_applied: Vec<ScheduleApplied>,
-    /// Largest queue seen, bytes (waiting for the serialiser).
-    pub peak_queue_bytes: u64,
-    /// Largest queue seen, packets.
-    pub peak_queue_packets: u64,
-    /// Time packets waited in the queue before the serialiser took them
-    /// (filled by [`Link::report`]).
-    #[serde(default)]
-    pub sojourn: Sojourn,
-    /// IP bytes delivered in each whole second since the link started
-    /// (by due time), as `mm-throughput-graph` bins them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub delivered_bytes_per_s: Vec<u64>,
-}
-
-/// Queueing delay of the packets the serialiser took, µs (2 significant
-/// digits).
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
-pub struct Sojourn {
-    /// Packets measured.
-    pub samples: u64,
-    /// Median.
-    pub p50_us: u64,
-    /// 99th percentile.
-    pub p99_us: u64,
-    /// Largest.
-    pub max_us: u64,
-}
-
-/// A schedule line that took effect.
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
-pub struct ScheduleApplied {
-    /// Its line in the schedule file.
-    pub line: usize,
-    /// Its offset, ns from the link's start.
-    pub at_ns: u64,
-    /// How long after its offset it took effect, ns.
-    pub late_ns: u64,
-}
-
 struct InFlight<T> {
     arrival: Nanos,
     departure: Nanos,
@@ -338,137 +236,7 @@ pub struct Delivery<T> {
     pub corrupt: Option<u32>,
 }
 
-/// Serialiser state.
-enum Serializer {
-    Unlimited,
-    Rate {
-        bps: u64,
-        overhead: u32,
-        /// Start of the current busy period and bits sent in it: departures
-        /// are computed from these, so rounding never accumulates.
-        busy_start: Nanos,
-        busy_bits: u128,
-        free_at: Nanos,
-    },
-    Trace {
-        trace: Arc<Trace>,
-        once: bool,
-        start: Nanos,
-        cycle: u64,
-        idx: usize,
-        credit: u32,
-        exhausted: bool,
-    },
-}
-
 const NEVER: Nanos = Nanos::MAX;
-
-impl Serializer {
-    fn new(c: &Capacity, start: Nanos) -> Serializer {
-        match c {
-            Capacity::Unlimited => Serializer::Unlimited,
-            Capacity::Rate {
-                bits_per_sec,
-                overhead,
-            } => Serializer::Rate {
-                bps: *bits_per_sec,
-                overhead: *overhead,
-                busy_start: start,
-                busy_bits: 0,
-                free_at: start,
-            },
-            Capacity::Trace { trace, once } => Serializer::Trace {
-                trace: trace.clone(),
-                once: *once,
-                start,
-                cycle: 0,
-                idx: 0,
-                credit: trace::OPPORTUNITY_BYTES,
-                exhausted: false,
-            },
-        }
-    }
-
-    /// When a packet of `size` bytes arriving at `now` has been fully
-    /// serialised, given everything admitted before it.
-    fn departure(&mut self, now: Nanos, size: u32) -> Nanos {
-        match self {
-            Serializer::Unlimited => now,
-            Serializer::Rate {
-                bps,
-                overhead,
-                busy_start,
-                busy_bits,
-                free_at,
-            } => {
-                // A packet that starts the moment the last one ends
-                // continues the busy period (no rounding per packet).
-                if now > *free_at {
-                    *busy_start = now;
-                    *busy_bits = 0;
-                }
-                *busy_bits += u128::from(size + *overhead) * 8;
-                let ns = (*busy_bits * 1_000_000_000).div_ceil(u128::from(*bps));
-                *free_at = *busy_start + ns as Nanos;
-                *free_at
-            }
-            Serializer::Trace {
-                trace,
-                once,
-                start,
-                cycle,
-                idx,
-                credit,
-                exhausted,
-            } => {
-                if *exhausted {
-                    return NEVER;
-                }
-                let period = trace.period_ms();
-                let at = |cycle: u64, idx: usize| {
-                    *start + (cycle * period + trace.ms_at(idx)) * 1_000_000
-                };
-                // Credit of an opportunity that passed before this packet
-                // arrived is lost to it: skip to the first one at or after now.
-                if at(*cycle, *idx) < now {
-                    let rel_ms = (now - *start).div_ceil(1_000_000);
-                    let c = rel_ms / period;
-                    (*cycle, *idx) = match trace.first_at_or_after(rel_ms - c * period) {
-                        Some(i) => (c, i),
-                        None => (c + 1, 0),
-                    };
-                    *credit = trace::OPPORTUNITY_BYTES;
-                }
-                if *once && *cycle > 0 {
-                    *exhausted = true;
-                    return NEVER;
-                }
-                let mut remaining = size;
-                loop {
-                    let take = remaining.min(*credit);
-                    remaining -= take;
-                    *credit -= take;
-                    let t = at(*cycle, *idx);
-                    if *credit == 0 {
-                        *idx += 1;
-                        *credit = trace::OPPORTUNITY_BYTES;
-                        if *idx == trace.opportunities() {
-                            *idx = 0;
-                            *cycle += 1;
-                        }
-                    }
-                    if remaining == 0 {
-                        return t;
-                    }
-                    if *once && *cycle > 0 {
-                        *exhausted = true;
-                        return NEVER;
-                    }
-                }
-            }
-        }
-    }
-}
 
 /// One direction of an emulated path. `T` is whatever the caller carries
 /// (a packet buffer); the link only looks at the size given with it.

@@ -21,9 +21,12 @@
 pub mod client;
 pub mod diagnose;
 pub mod iperf3;
+pub mod net;
+pub mod options;
 pub mod parallel;
 pub mod proto;
 pub mod server;
+pub mod stream;
 pub mod udp;
 
 pub use client::{ClientOptions, run_client};

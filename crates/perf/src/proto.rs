@@ -96,7 +96,7 @@ pub struct Header {
     pub pacing_bps: Option<u64>,
     /// `-u`: a UDP test at this rate and datagram size.
     #[serde(default)]
-    pub udp: Option<crate::udp::UdpSpec>,
+    pub udp: Option<UdpSpec>,
     /// `--get-server-output`: send the server's own lines at the end.
     #[serde(default)]
     pub server_output: bool,
@@ -191,6 +191,20 @@ pub enum ServerMsg {
         /// As the server would print them.
         text: String,
     },
+}
+
+/// UDP datagram header bytes: magic, sequence, departure time.
+pub const HEADER_LEN: usize = 20;
+/// The largest UDP payload over IPv4 (65,535 less the IP and UDP headers).
+pub const MAX_LEN: usize = 65_507;
+
+/// The UDP parameters of a test header.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct UdpSpec {
+    /// Rate, bits/s.
+    pub rate_bps: u64,
+    /// Payload bytes per datagram.
+    pub len: usize,
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! `tcpwise perf server`: accepts tests, one control and one data
 //! connection each, any number at once (tokio tasks).
 
+use crate::PerfError;
 use crate::proto::{self, Accept, MAGIC, Sample, ServerMsg};
-use crate::{PerfError, client};
+use crate::stream::{Limit, run_receiver, run_sender};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -206,12 +207,12 @@ async fn control(sock: TcpStream, pending: Pending) -> Result<String, PerfError>
     let server_output = header.server_output;
     let work = async move {
         let r = if header.reverse {
-            let limit = client::Limit::from_header(&header);
-            client::run_sender(data, limit, interval, &stx, header.zerocopy).await
+            let limit = Limit::from_header(&header);
+            run_sender(data, limit, interval, &stx, header.zerocopy).await
         } else {
             let sizer = header.server_read_sizing.unwrap_or_default();
-            let limit = client::Limit::from_header(&header);
-            client::run_receiver(data, sizer, interval, limit, &stx).await
+            let limit = Limit::from_header(&header);
+            run_receiver(data, sizer, interval, limit, &stx).await
         };
         drop(stx);
         r

@@ -23,6 +23,7 @@
 
 use crate::PerfError;
 use crate::proto::{self, Accept, MAGIC};
+pub use crate::proto::{HEADER_LEN, MAX_LEN, UdpSpec};
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -31,14 +32,10 @@ use tokio::net::UdpSocket;
 
 /// First bytes of every datagram.
 pub const UDP_MAGIC: u32 = 0x5457_5055; // "TWPU"
-/// Header bytes: magic, sequence, departure time.
-pub const HEADER_LEN: usize = 20;
 /// iperf3's default rate for UDP, bits/s.
 pub const DEFAULT_RATE: u64 = 1_000_000;
 /// Payload size: a 1500-byte MTU less IPv6 and UDP headers.
 pub const DEFAULT_LEN: usize = 1448;
-/// The largest UDP payload over IPv4 (65,535 less the IP and UDP headers).
-pub const MAX_LEN: usize = 65_507;
 /// The sequence number that tells the receiver the sender is done.
 const END: u64 = u64::MAX;
 
@@ -488,26 +485,17 @@ pub async fn serve(
     Ok(format!("received {n} UDP datagrams"))
 }
 
-/// The UDP parameters of a test header.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct UdpSpec {
-    /// Rate, bits/s.
-    pub rate_bps: u64,
-    /// Payload bytes per datagram.
-    pub len: usize,
-}
-
 /// Runs a UDP test against `addr`: the client's side.
 pub async fn run_udp_client(
-    opts: &crate::ClientOptions,
+    opts: &crate::options::ClientOptions,
     mut on_interval: impl FnMut(&UdpInterval),
 ) -> Result<UdpReport, PerfError> {
     opts.validate()?;
-    let addr = crate::client::resolve(opts).await?;
-    let (ctl_local, data_local) = crate::client::local_addrs(opts, addr)?;
+    let addr = crate::net::resolve(opts).await?;
+    let (ctl_local, data_local) = crate::net::local_addrs(opts, addr)?;
     let rate = opts.pacing_bps.unwrap_or(DEFAULT_RATE);
     let len = opts.length.unwrap_or(DEFAULT_LEN);
-    let (ctl, _) = crate::client::connect_with(
+    let (ctl, _) = crate::net::connect_with(
         addr,
         tcpwise_tcp::BufferPolicy::Auto,
         opts.connect_timeout,
@@ -667,6 +655,19 @@ fn report(
         mbit: stats.bytes as f64 * 8.0 / seconds.max(1e-9) / 1e6,
         seconds,
     }
+}
+
+/// The line a UDP test starts with.
+pub fn banner(opts: &crate::options::ClientOptions) -> String {
+    format!(
+        "tcpwise perf: UDP {} {}:{} for {:.1} s at {:.2} Mbit/s, {} B datagrams",
+        if opts.reverse { "from" } else { "to" },
+        opts.host,
+        opts.port,
+        opts.duration.as_secs_f64(),
+        opts.pacing_bps.unwrap_or(DEFAULT_RATE) as f64 / 1e6,
+        opts.length.unwrap_or(DEFAULT_LEN)
+    )
 }
 
 #[cfg(test)]

@@ -28,6 +28,17 @@ pub mod path;
 pub mod read_sizer;
 
 pub use buffer::{AppliedBuffers, BufferError, BufferPolicy};
+
+/// The runtime every tcpwise client and server runs on: tokio's
+/// multi-thread runtime, one epoll driver and work-stealing workers, so
+/// any worker runs any ready connection (the completion-port lesson of
+/// the MariaDB seed; the lab's completion experiment measures it against
+/// the alternatives). One definition for the binary and the lab.
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+}
 pub use burst::BurstMeter;
 pub use info::TcpInfo;
 pub use read_sizer::{ReadSizer, SizedRead};

@@ -1,0 +1,311 @@
+//! Opening a connection: resolve (`--resolve`, `-4`/`-6`), connect with
+//! the socket policy (buffers, read sizing), a CONNECT tunnel through a
+//! proxy, TLS with ALPN, then hyper's HTTP/1.1 or HTTP/2 handshake.
+
+use super::*;
+
+/// Opens a CONNECT tunnel to `target` through the proxy on `stream`.
+pub(super) async fn tunnel(
+    stream: &mut TcpStream,
+    target: &str,
+    dial: &str,
+    p: &Proxy,
+) -> Result<(), HttpError> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut head = format!(
+        "CONNECT {target} HTTP/1.1\r\nHost: {target}\r\nUser-Agent: tcpwise/{}\r\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    if let Some(a) = &p.auth {
+        head.push_str(&format!("Proxy-Authorization: {a}\r\n"));
+    }
+    head.push_str("Proxy-Connection: Keep-Alive\r\n\r\n");
+    let io = |e| HttpError::connect(dial, e);
+    stream.write_all(head.as_bytes()).await.map_err(io)?;
+    // The server speaks only after our TLS hello, so whatever arrives now
+    // is the proxy's answer.
+    let mut buf = Vec::new();
+    let answer = loop {
+        let mut chunk = [0u8; 4096];
+        let n = stream.read(&mut chunk).await.map_err(io)?;
+        if n == 0 {
+            break None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(h) = final_head(&buf) {
+            break Some(h);
+        }
+        if buf.len() > TAP_MAX {
+            break None;
+        }
+    };
+    match answer {
+        Some(h) if (200..300).contains(&h.status) => Ok(()),
+        other => Err(HttpError::Tunnel {
+            proxy: dial.to_string(),
+            target: target.to_string(),
+            status: other.map_or("no answer".into(), |h| {
+                format!("{} {} {}", h.version, h.status, h.reason)
+            }),
+        }),
+    }
+}
+
+impl Client {
+    pub(super) fn origin(req: &Request) -> Result<Origin, HttpError> {
+        let url = &req.url;
+        let scheme = url.scheme().to_string();
+        if scheme != "http" && scheme != "https" {
+            return Err(HttpError::url(
+                url,
+                "only http:// and https:// are supported",
+            ));
+        }
+        // An IPv6 literal without its brackets, so it resolves and connects.
+        let host = match url.host() {
+            Some(url::Host::Ipv6(a)) => a.to_string(),
+            Some(h) => h.to_string(),
+            None => return Err(HttpError::url(url, "no host")),
+        };
+        let port = url.port_or_known_default().unwrap_or(80);
+        Ok(Origin {
+            scheme,
+            host,
+            port,
+            via: req.proxy.clone(),
+        })
+    }
+
+    pub(super) fn tls_config(&self) -> Result<Arc<rustls::ClientConfig>, HttpError> {
+        let mut g = self.inner.tls.lock().expect("lock");
+        if let Some(c) = g.as_ref() {
+            return Ok(c.clone());
+        }
+        let mut c = if self.inner.cfg.insecure {
+            crate::tls::insecure_client_config()?
+        } else {
+            crate::tls::client_config(&self.inner.cfg.extra_ca)?
+        };
+        if self.inner.cfg.version != Version::Http1 {
+            let mut h2 = (*c).clone();
+            h2.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+            c = Arc::new(h2);
+        }
+        *g = Some(c.clone());
+        Ok(c)
+    }
+
+    /// The addresses of `host:port`: `--resolve` first, then the system's
+    /// resolver, filtered by `-4`/`-6`.
+    pub(super) async fn addresses(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> Result<Vec<SocketAddr>, HttpError> {
+        let fixed = self
+            .inner
+            .cfg
+            .resolve
+            .iter()
+            .find(|r| r.port == port && r.host.eq_ignore_ascii_case(host));
+        let local = host.eq_ignore_ascii_case("localhost")
+            || host.to_ascii_lowercase().ends_with(".localhost");
+        let all: Vec<SocketAddr> = match fixed {
+            Some(r) => r.addrs.iter().map(|a| SocketAddr::new(*a, port)).collect(),
+            // RFC 6761: localhost is the loopback, both families, whatever
+            // /etc/hosts says (curl resolves it the same way).
+            None if local => vec![
+                SocketAddr::new(IpAddr::V6(std::net::Ipv6Addr::LOCALHOST), port),
+                SocketAddr::new(IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), port),
+            ],
+            None => {
+                let lookup = if host.contains(':') {
+                    format!("[{host}]:{port}")
+                } else {
+                    format!("{host}:{port}")
+                };
+                tokio::net::lookup_host(lookup)
+                    .await
+                    .map_err(|source| HttpError::Dns {
+                        host: host.to_string(),
+                        source,
+                    })?
+                    .collect()
+            }
+        };
+        let family = self.inner.cfg.family;
+        let kept: Vec<SocketAddr> = all
+            .into_iter()
+            .filter(|a| match family {
+                Family::Any => true,
+                Family::V4 => a.is_ipv4(),
+                Family::V6 => a.is_ipv6(),
+            })
+            .collect();
+        if kept.is_empty() {
+            let which = if family == Family::V4 { "IPv4" } else { "IPv6" };
+            return Err(HttpError::Dns {
+                host: host.to_string(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("no {which} address"),
+                ),
+            });
+        }
+        Ok(kept)
+    }
+
+    pub(super) async fn connect(
+        &self,
+        origin: &Origin,
+        start: Instant,
+        t: &mut Timings,
+    ) -> Result<Conn, HttpError> {
+        let target = origin.target();
+        let (dial_host, dial_port) = match &origin.via {
+            Some(p) => (p.host.clone(), p.port),
+            None => (origin.host.clone(), origin.port),
+        };
+        let dial = if dial_host.contains(':') {
+            format!("[{dial_host}]:{dial_port}")
+        } else {
+            format!("{dial_host}:{dial_port}")
+        };
+        let addrs = self.addresses(&dial_host, dial_port).await?;
+        t.dns_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+        let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
+        let mut stream = None;
+        for addr in addrs {
+            let raw = socket2::Socket::new(
+                socket2::Domain::for_address(addr),
+                socket2::Type::STREAM,
+                Some(socket2::Protocol::TCP),
+            )
+            .map_err(|e| HttpError::connect(&dial, e))?;
+            let applied = self.inner.cfg.buffers.apply(&raw)?;
+            raw.set_nonblocking(true)
+                .map_err(|e| HttpError::connect(&dial, e))?;
+            let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(raw));
+            match tokio::time::timeout(self.inner.cfg.connect_timeout, sock.connect(addr)).await {
+                Ok(Ok(s)) => {
+                    stream = Some((s, applied));
+                    break;
+                }
+                Ok(Err(e)) => last = std::io::Error::new(e.kind(), format!("{addr}: {e}")),
+                Err(_) => {
+                    last = std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!(
+                            "{addr}: no answer within {:.1} s (--connect-timeout)",
+                            self.inner.cfg.connect_timeout.as_secs_f64()
+                        ),
+                    )
+                }
+            }
+        }
+        let (mut stream, buffers) = stream.ok_or_else(|| HttpError::connect(&dial, last))?;
+        t.connect_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+        let _ = stream.set_nodelay(true);
+        let fd = stream
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| HttpError::connect(&dial, e))?;
+        let (local, peer) = (stream.local_addr().ok(), stream.peer_addr().ok());
+        if let Some(p) = &origin.via
+            && origin.scheme == "https"
+        {
+            tunnel(&mut stream, &target, &dial, p).await?;
+        }
+        let mut h2 = origin.scheme == "http"
+            && origin.via.is_none()
+            && self.inner.cfg.version == Version::Http2PriorKnowledge;
+        let transport = if origin.scheme == "https" {
+            let name =
+                rustls_pki_types::ServerName::try_from(origin.host.clone()).map_err(|e| {
+                    HttpError::Tls {
+                        target: target.clone(),
+                        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
+                    }
+                })?;
+            let tls = tokio_rustls::TlsConnector::from(self.tls_config()?)
+                .connect(name, stream)
+                .await
+                .map_err(|source| {
+                    let cert = source
+                        .get_ref()
+                        .and_then(|e| e.downcast_ref::<rustls::Error>())
+                        .and_then(|e| match e {
+                            rustls::Error::InvalidCertificate(c) => Some(format!("{c:?}")),
+                            _ => None,
+                        });
+                    match cert {
+                        Some(why) => HttpError::Certificate {
+                            target: target.clone(),
+                            why,
+                        },
+                        None => HttpError::Tls {
+                            target: target.clone(),
+                            source,
+                        },
+                    }
+                })?;
+            t.tls_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+            h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+            Transport::Tls(Box::new(tls))
+        } else {
+            Transport::Plain(stream)
+        };
+        let tap = Arc::new(Mutex::new(TapState::default()));
+        let tapped = Tapped {
+            inner: transport,
+            tap: tap.clone(),
+        };
+        let sized = SizedRead::new(tapped, self.inner.cfg.read_sizing);
+        let peak_read = sized.peak_handle();
+        let io = TokioIo::new(sized);
+        let protocol = |source| HttpError::Protocol {
+            target: target.clone(),
+            source,
+        };
+        let sender = if h2 {
+            let (sender, conn) = http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+                .handshake::<_, Full<Bytes>>(io)
+                .await
+                .map_err(protocol)?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            Sender::H2(sender)
+        } else {
+            let (sender, conn) = http1::Builder::new()
+                .title_case_headers(true)
+                .handshake::<_, Full<Bytes>>(io)
+                .await
+                .map_err(protocol)?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            Sender::H1(Arc::new(tokio::sync::Mutex::new(sender)))
+        };
+        let id = self
+            .inner
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        Ok(Conn {
+            sender,
+            fd: Arc::new(fd),
+            history: History {
+                id,
+                created_at: self.now(),
+                ..History::default()
+            },
+            burst: BurstMeter::default(),
+            local,
+            peer,
+            peak_read,
+            buffers,
+            tap,
+        })
+    }
+}

@@ -1,0 +1,278 @@
+//! The HTTP client: hyper's connection-level API (HTTP/1.1, and HTTP/2
+//! by ALPN or prior knowledge), our pool in front.
+//!
+//! HTTP/1.1 connections carry one request at a time, so the pool keeps
+//! several per origin and the idle-selection policy picks among them.
+//! An HTTP/2 connection carries every stream to its origin at once: the
+//! client keeps exactly one per origin (opened once, under a per-origin
+//! lock) and every request shares it, as browsers do; the policy still
+//! chooses among HTTP/1.1 connections, within and across origins.
+//!
+//! The response head is also read off the wire as it arrived (a tap below
+//! hyper), so `-i`/`-v` print the server's version, reason phrase and
+//! header case, which hyper normalises.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::{http1, http2};
+use hyper_util::rt::TokioIo;
+use serde::Serialize;
+use std::collections::{HashMap, VecDeque};
+use std::net::{IpAddr, SocketAddr};
+use std::os::fd::{AsFd, OwnedFd};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+use tcpwise_pool::{History, IdlePool, Limits, Policy};
+use tcpwise_tcp::{BufferPolicy, BurstMeter, ReadSizer, SizedRead, TcpInfo};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpSocket, TcpStream};
+use tokio::sync::Semaphore;
+use url::Url;
+
+mod checkout;
+mod config;
+mod connect;
+mod error;
+mod message;
+mod send;
+mod tap;
+
+use checkout::*;
+pub use config::*;
+pub use error::*;
+pub use message::*;
+use send::*;
+pub use tap::*;
+
+struct Inner {
+    cfg: ClientConfig,
+    epoch: Instant,
+    pool: Mutex<IdlePool<Origin, Conn>>,
+    limits: Mutex<HashMap<Origin, Arc<Semaphore>>>,
+    /// The one HTTP/2 connection of each origin.
+    h2: Mutex<HashMap<Origin, Conn>>,
+    /// Held while an origin's connection is being opened with HTTP/2 on
+    /// offer, so parallel requests wait for it rather than open their own.
+    opening: Mutex<HashMap<Origin, Arc<tokio::sync::Mutex<()>>>>,
+    next_id: std::sync::atomic::AtomicU64,
+    tls: Mutex<Option<Arc<rustls::ClientConfig>>>,
+}
+
+/// The client. Cheap to clone; clones share the pool.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+/// RFC 9110's idempotent methods: the ones a client may send again
+/// (a stale pooled connection, `--retry`) without doing a thing twice.
+pub fn idempotent(m: &hyper::Method) -> bool {
+    matches!(
+        *m,
+        hyper::Method::GET
+            | hyper::Method::HEAD
+            | hyper::Method::PUT
+            | hyper::Method::DELETE
+            | hyper::Method::OPTIONS
+            | hyper::Method::TRACE
+    )
+}
+
+impl Client {
+    /// A client with `cfg`.
+    pub fn new(cfg: ClientConfig) -> Client {
+        Client {
+            inner: Arc::new(Inner {
+                pool: Mutex::new(IdlePool::new(cfg.policy, cfg.limits)),
+                cfg,
+                epoch: Instant::now(),
+                limits: Mutex::new(HashMap::new()),
+                h2: Mutex::new(HashMap::new()),
+                opening: Mutex::new(HashMap::new()),
+                next_id: std::sync::atomic::AtomicU64::new(0),
+                tls: Mutex::new(None),
+            }),
+        }
+    }
+
+    fn now(&self) -> u64 {
+        self.inner.epoch.elapsed().as_nanos() as u64
+    }
+
+    /// Sends `req`, handing body bytes to `sink` as they arrive.
+    pub async fn request(
+        &self,
+        req: &Request,
+        sink: impl FnMut(&[u8]) -> std::io::Result<()>,
+    ) -> Result<Response, HttpError> {
+        self.request_streaming(req, |_| Ok(HeadAction::Read), sink)
+            .await
+    }
+
+    /// [`Client::request`], showing the response head to `on_head` before
+    /// any body byte: it may stop the body from being read
+    /// ([`HeadAction::Discard`]: the connection is then closed, not
+    /// pooled), or fail the request with an I/O error of its own (a head
+    /// it cannot write, `HttpError::Sink`).
+    pub async fn request_streaming(
+        &self,
+        req: &Request,
+        mut on_head: impl FnMut(&Head) -> std::io::Result<HeadAction>,
+        mut sink: impl FnMut(&[u8]) -> std::io::Result<()>,
+    ) -> Result<Response, HttpError> {
+        let origin = Self::origin(req)?;
+        let sem = self.semaphore(&origin);
+        let _permit = sem.acquire_owned().await.expect("never closed");
+        let start = Instant::now();
+        let mut timings = Timings::default();
+        let (mut conn, mut report) = self.take(&origin, start, &mut timings).await?;
+        let mut retried = false;
+        let target = origin.target();
+        let (resp, request_head) = loop {
+            let hreq = self.build(req, &origin, conn.sender.h2())?;
+            let head = request_head(&hreq, conn.sender.h2());
+            timings.request_written_ms = start.elapsed().as_secs_f64() * 1e3;
+            report.tcp_info_start = TcpInfo::of(&conn.fd);
+            conn.burst.begin();
+            {
+                let mut tap = conn.tap.lock().expect("lock");
+                tap.armed = !conn.sender.h2();
+                tap.buf.clear();
+            }
+            match conn.sender.send(hreq).await {
+                Ok(r) => break (r, head),
+                Err(e) if report.reused && !retried && idempotent(&req.method) => {
+                    // The server may have closed the idle connection as we
+                    // sent: retry once on a fresh one.
+                    let _ = e;
+                    retried = true;
+                    timings = Timings::default();
+                    conn = self.connect_new(&origin, start, &mut timings).await?;
+                    report = self.report(&conn, None);
+                }
+                Err(source) => return Err(HttpError::Protocol { target, source }),
+            }
+        };
+        timings.first_byte_ms = start.elapsed().as_secs_f64() * 1e3;
+        let status = resp.status().as_u16();
+        let version = match resp.version() {
+            hyper::Version::HTTP_10 => "HTTP/1.0",
+            hyper::Version::HTTP_2 => "HTTP/2",
+            _ => "HTTP/1.1",
+        }
+        .to_string();
+        let raw = {
+            let mut tap = conn.tap.lock().expect("lock");
+            tap.armed = false;
+            final_head(&tap.buf).filter(|h| h.status == status)
+        };
+        let (headers, reason, head_bytes) = match raw {
+            Some(h) => (h.headers, h.reason, h.len as u64),
+            None => {
+                let headers: Vec<(String, String)> = resp
+                    .headers()
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.as_str().to_string(),
+                            String::from_utf8_lossy(v.as_bytes()).to_string(),
+                        )
+                    })
+                    .collect();
+                let len = headers
+                    .iter()
+                    .map(|(k, v)| k.len() + v.len() + 4)
+                    .sum::<usize>();
+                (headers, String::new(), (len + 15) as u64)
+            }
+        };
+        let action = on_head(&Head {
+            url: &req.url,
+            status,
+            version: &version,
+            reason: &reason,
+            headers: &headers,
+            request_head: &request_head,
+            conn: &report,
+        })
+        .map_err(HttpError::Sink)?;
+        // Discarded: the body is not read, and an HTTP/1.1 connection with
+        // a body left in it cannot be reused.
+        let discard = action == HeadAction::Discard;
+        let rtt_ns = report
+            .tcp_info_start
+            .as_ref()
+            .map_or(0, |i| u64::from(i.rtt_us) * 1000);
+        let mut per_rtt = PerRtt {
+            window: rtt_ns.max(1),
+            samples: VecDeque::new(),
+            max: 0,
+        };
+        let mut body = resp.into_body();
+        let mut got = 0u64;
+        while !discard && let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|source| HttpError::Body {
+                target: target.clone(),
+                after: got,
+                source,
+            })?;
+            if let Some(d) = frame.data_ref() {
+                let now = self.now();
+                let before = got;
+                got += d.len() as u64;
+                conn.burst.record(now, d.len() as u64, rtt_ns);
+                per_rtt.record(now, before, got);
+                if let Some(max) = self.inner.cfg.max_body
+                    && got > max
+                {
+                    return Err(HttpError::TooLarge {
+                        target: target.clone(),
+                        max,
+                    });
+                }
+                sink(d).map_err(HttpError::Sink)?;
+            }
+        }
+        timings.body_done_ms = start.elapsed().as_secs_f64() * 1e3;
+        timings.total_ms = timings.body_done_ms;
+        conn.burst.end();
+        let end_info = TcpInfo::of(&conn.fd);
+        conn.history.requests += 1;
+        conn.history.bytes_read += got;
+        conn.history.max_burst = conn.burst.max_activation;
+        conn.history.max_per_rtt = conn.history.max_per_rtt.max(per_rtt.max);
+        if let Some(i) = &end_info {
+            conn.history.srtt = u64::from(i.rtt_us) * 1000;
+            conn.history.rto = u64::from(i.rto_us) * 1000;
+        }
+        report.tcp_info_end = end_info;
+        report.history = conn.history.clone();
+        report.max_burst = conn.burst.max_activation;
+        report.max_read = conn.peak_read.load(std::sync::atomic::Ordering::Relaxed);
+        if !discard || conn.sender.h2() {
+            self.give_back(origin, conn, got, per_rtt.max);
+        }
+        Ok(Response {
+            url: req.url.to_string(),
+            status,
+            version,
+            reason,
+            headers,
+            head_bytes,
+            request_head,
+            upload_bytes: req.body.len() as u64,
+            body_bytes: got,
+            timings,
+            conn: report,
+            retried,
+        })
+    }
+
+    /// Idle connections held for `url`'s origin.
+    pub fn idle_count(&self, url: &Url) -> usize {
+        Self::origin(&Request::get(url.clone()))
+            .map_or(0, |o| self.inner.pool.lock().expect("lock").idle_count(&o))
+    }
+}

@@ -1,0 +1,147 @@
+//! Turning a [`Request`] into hyper's request and sending it on a
+//! connection (HTTP/1.1 or HTTP/2), and the request head as curl's `-v`
+//! prints it.
+
+use super::*;
+
+/// How requests reach a connection.
+#[derive(Clone)]
+pub(super) enum Sender {
+    H1(Arc<tokio::sync::Mutex<http1::SendRequest<Full<Bytes>>>>),
+    H2(http2::SendRequest<Full<Bytes>>),
+}
+
+impl Sender {
+    pub(super) fn is_closed(&self) -> bool {
+        match self {
+            Sender::H1(s) => s.try_lock().map(|s| s.is_closed()).unwrap_or(false),
+            Sender::H2(s) => s.is_closed(),
+        }
+    }
+    pub(super) fn h2(&self) -> bool {
+        matches!(self, Sender::H2(_))
+    }
+    pub(super) async fn send(
+        &self,
+        req: hyper::Request<Full<Bytes>>,
+    ) -> hyper::Result<hyper::Response<hyper::body::Incoming>> {
+        match self {
+            Sender::H1(s) => {
+                // An idle connection whose last body just ended may not be
+                // marked ready yet: wait for it (an error if it closed).
+                let mut s = s.lock().await;
+                s.ready().await?;
+                s.send_request(req).await
+            }
+            Sender::H2(s) => {
+                let mut s = s.clone();
+                s.ready().await?;
+                s.send_request(req).await
+            }
+        }
+    }
+}
+
+/// Header names as curl and hyper's `title_case_headers` write them.
+pub(super) fn title_case(name: &str) -> String {
+    let mut up = true;
+    name.chars()
+        .map(|c| {
+            let o = if up { c.to_ascii_uppercase() } else { c };
+            up = c == '-';
+            o
+        })
+        .collect()
+}
+
+/// The request head as it goes out, for `-v` and `%{size_request}`:
+/// HTTP/1.1 text with hyper's title case; HTTP/2 written as curl shows it.
+pub(super) fn request_head(r: &hyper::Request<Full<Bytes>>, h2: bool) -> String {
+    let mut out = if h2 {
+        let uri = r.uri();
+        let path = uri.path_and_query().map_or("/", |p| p.as_str());
+        let mut s = format!("{} {path} HTTP/2\r\n", r.method());
+        if let Some(a) = uri.authority() {
+            s.push_str(&format!("Host: {a}\r\n"));
+        }
+        s
+    } else {
+        format!("{} {} HTTP/1.1\r\n", r.method(), r.uri())
+    };
+    for (k, v) in r.headers() {
+        let name = if h2 {
+            k.as_str().to_string()
+        } else {
+            title_case(k.as_str())
+        };
+        out.push_str(&format!(
+            "{name}: {}\r\n",
+            String::from_utf8_lossy(v.as_bytes())
+        ));
+    }
+    out.push_str("\r\n");
+    out
+}
+
+impl Client {
+    pub(super) fn build(
+        &self,
+        req: &Request,
+        origin: &Origin,
+        h2: bool,
+    ) -> Result<hyper::Request<Full<Bytes>>, HttpError> {
+        let path = match req.url.query() {
+            Some(q) => format!("{}?{q}", req.url.path()),
+            None => req.url.path().to_string(),
+        };
+        let default_port = if origin.scheme == "https" { 443 } else { 80 };
+        let host = if origin.port == default_port {
+            req.url.host_str().unwrap_or_default().to_string()
+        } else {
+            format!("{}:{}", req.url.host_str().unwrap_or_default(), origin.port)
+        };
+        let proxied = origin.via.is_some() && origin.scheme == "http";
+        let uri = if h2 {
+            format!("{}://{host}{path}", origin.scheme)
+        } else if proxied {
+            format!("http://{host}{path}")
+        } else {
+            path
+        };
+        let mut b = hyper::Request::builder()
+            .method(req.method.clone())
+            .uri(uri);
+        if h2 {
+            b = b.version(hyper::Version::HTTP_2);
+        }
+        let has = |n: &str| req.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
+        if !has("host") && !h2 {
+            b = b.header("host", host);
+        }
+        if proxied && let Some(auth) = origin.via.as_ref().and_then(|p| p.auth.as_deref()) {
+            b = b.header("proxy-authorization", auth);
+        }
+        if !has("user-agent") {
+            b = b.header("user-agent", concat!("tcpwise/", env!("CARGO_PKG_VERSION")));
+        }
+        if !has("accept") {
+            b = b.header("accept", "*/*");
+        }
+        for (k, v) in &req.headers {
+            // An empty value removes the header, as curl's `-H 'Name:'`.
+            if !v.is_empty() {
+                b = b.header(k.as_str(), v.as_str());
+            }
+        }
+        let sends_body = !req.body.is_empty()
+            || matches!(
+                req.method,
+                hyper::Method::POST | hyper::Method::PUT | hyper::Method::PATCH
+            );
+        if sends_body && !has("content-length") {
+            b = b.header("content-length", req.body.len());
+        }
+        b.body(Full::new(req.body.clone()))
+            .map_err(|e| HttpError::url(&req.url, format!("bad request header: {e}")))
+    }
+}

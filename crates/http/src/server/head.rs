@@ -1,0 +1,92 @@
+//! Response heads written straight into the thread's buffer on the fast
+//! path: the cached `Date`, text, gzip and pattern heads.
+
+use super::*;
+
+pub(super) fn with_date<R>(f: impl FnOnce(&[u8]) -> R) -> R {
+    let now = SystemTime::now();
+    let secs = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    DATE.with_borrow_mut(|(at, s)| {
+        if *at != secs {
+            *at = secs;
+            *s = httpdate::fmt_http_date(now);
+        }
+        f(s.as_bytes())
+    })
+}
+
+/// Appends a text response (`text/plain`).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn put_text(
+    out: &mut Vec<u8>,
+    status: u16,
+    minor: u8,
+    keep_alive: bool,
+    allow: Option<&str>,
+    text: &str,
+    head_only: bool,
+    date: &[u8],
+) {
+    let h = h1::ResponseHead {
+        status,
+        minor,
+        keep_alive,
+        body: BodyLen::Length(text.len() as u64),
+        content_type: Some("text/plain; charset=utf-8"),
+        allow,
+    };
+    h1::put_response_head(out, &h, date);
+    if !head_only {
+        out.extend_from_slice(text.as_bytes());
+    }
+}
+
+/// A head for a gzip-compressed, chunked body.
+pub(super) fn put_gzip_head(
+    out: &mut Vec<u8>,
+    status: u16,
+    keep_alive: bool,
+    content_type: &str,
+    headers: &[(&str, String)],
+    date: &[u8],
+) {
+    use std::io::Write as _;
+    let _ = write!(
+        out,
+        "HTTP/1.1 {status} {}\r\ntransfer-encoding: chunked\r\ncontent-type: {content_type}\r\ncontent-encoding: gzip\r\nvary: accept-encoding\r\n",
+        h1::reason(status)
+    );
+    for (k, v) in headers {
+        let _ = write!(out, "{k}: {v}\r\n");
+    }
+    if !keep_alive {
+        out.extend_from_slice(b"connection: close\r\n");
+    }
+    out.extend_from_slice(b"date: ");
+    out.extend_from_slice(date);
+    out.extend_from_slice(b"\r\n\r\n");
+}
+
+pub(super) fn put_pattern_head(
+    out: &mut Vec<u8>,
+    status: u16,
+    minor: u8,
+    keep_alive: bool,
+    len: u64,
+    chunked: bool,
+    date: &[u8],
+) {
+    let h = h1::ResponseHead {
+        status,
+        minor,
+        keep_alive,
+        body: if chunked {
+            BodyLen::Chunked
+        } else {
+            BodyLen::Length(len)
+        },
+        content_type: Some("application/octet-stream"),
+        allow: None,
+    };
+    h1::put_response_head(out, &h, date);
+}

@@ -1,0 +1,158 @@
+//! What `tcpwise perf client` is asked to do ([`ClientOptions`]), checked
+//! before anything is sent.
+
+use crate::PerfError;
+use crate::proto::DEFAULT_PORT;
+use std::time::Duration;
+use tcpwise_tcp::ReadSizer;
+
+/// Client configuration.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Server host (name or address).
+    pub host: String,
+    /// Server port.
+    pub port: u16,
+    /// The server sends (`-R`).
+    pub reverse: bool,
+    /// Test length.
+    pub duration: Duration,
+    /// Bytes to send instead of a duration.
+    pub bytes: Option<u64>,
+    /// Sampling interval.
+    pub interval: Duration,
+    /// Static SO_RCVBUF for the receiving socket.
+    pub rcvbuf: Option<u64>,
+    /// Static SO_SNDBUF for the sending socket.
+    pub sndbuf: Option<u64>,
+    /// Read sizing for the receiver.
+    pub read_sizing: ReadSizer,
+    /// The path's rate if known (for the BDP in the diagnosis).
+    pub path_rate_bps: Option<f64>,
+    /// How long to wait for the connection.
+    pub connect_timeout: Duration,
+    /// Congestion control of both ends (`-C`), or the namespace default.
+    pub congestion: Option<String>,
+    /// Give up when no data moves for this long (a dead path: TCP alone
+    /// would retransmit for about 15 minutes); iperf3's `--rcv-timeout`.
+    pub stall_timeout: Duration,
+    /// `-b`: pace the sender at this many bits/s (`SO_MAX_PACING_RATE`: the
+    /// kernel paces, the send loop never sleeps).
+    pub pacing_bps: Option<u64>,
+    /// `-O`: leave this much of the start out of the summary.
+    pub omit: Duration,
+    /// `-4`/`-6`: only addresses of this family (`None`: the first the
+    /// resolver gives).
+    pub ipv6: Option<bool>,
+    /// `-B`: the local address both connections use.
+    pub bind: Option<std::net::IpAddr>,
+    /// `--cport`: the data connection's local port.
+    pub cport: Option<u16>,
+    /// `--get-server-output`: ask the server for its own lines.
+    pub server_output: bool,
+    /// `-Z`: send without copying through user space (sendfile or
+    /// `MSG_ZEROCOPY`).
+    pub zerocopy: Option<crate::proto::ZeroCopy>,
+    /// `-l`: a UDP datagram's payload bytes (default 1448).
+    pub length: Option<usize>,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            host: "127.0.0.1".into(),
+            port: DEFAULT_PORT,
+            reverse: false,
+            duration: Duration::from_secs(10),
+            bytes: None,
+            interval: Duration::from_secs(1),
+            rcvbuf: None,
+            sndbuf: None,
+            read_sizing: ReadSizer::default(),
+            path_rate_bps: None,
+            connect_timeout: Duration::from_secs(5),
+            congestion: None,
+            stall_timeout: Duration::from_secs(30),
+            pacing_bps: None,
+            omit: Duration::ZERO,
+            ipv6: None,
+            bind: None,
+            cport: None,
+            length: None,
+            server_output: false,
+            zerocopy: None,
+        }
+    }
+}
+
+impl ClientOptions {
+    /// The first line `tcpwise perf client` prints: what it is about to do.
+    pub fn banner(&self) -> String {
+        format!(
+            "tcpwise perf: {} {}:{} for {}, receiver reads {}{}",
+            if self.reverse {
+                "receiving from"
+            } else {
+                "sending to"
+            },
+            self.host,
+            self.port,
+            self.bytes.map_or(
+                format!("{:.1} s", self.duration.as_secs_f64()),
+                crate::diagnose::human_bytes
+            ),
+            self.read_sizing,
+            self.congestion.as_ref().map_or(String::new(), |c| format!(
+                ", congestion control {c} at both ends"
+            )) + &self.pacing_bps.map_or(String::new(), |b| format!(
+                ", sender paced at {:.2} Mbit/s by the kernel",
+                b as f64 / 1e6
+            ))
+        )
+    }
+
+    /// Refuses what cannot be run, with the flag's name in the message.
+    pub fn validate(&self) -> Result<(), PerfError> {
+        let bad = |m: String| Err(PerfError::Config(m));
+        if self.duration.is_zero() || self.duration > Duration::from_secs(3600) {
+            return bad("-t: the test length must be between 0 and 3600 seconds".into());
+        }
+        if self.interval.is_zero() {
+            return bad("--interval must be positive".into());
+        }
+        if self.bytes == Some(0) {
+            return bad("-n: a size must be positive".into());
+        }
+        if self.pacing_bps == Some(0) {
+            return bad("-b: a rate must be positive".into());
+        }
+        if let Some(n) = self.length
+            && !(crate::proto::HEADER_LEN..=crate::proto::MAX_LEN).contains(&n)
+        {
+            return bad(format!(
+                "-l {n}: a datagram carries {} to {} bytes",
+                crate::proto::HEADER_LEN,
+                crate::proto::MAX_LEN
+            ));
+        }
+        if self.omit >= self.duration && self.bytes.is_none() {
+            return bad("-O: the time omitted must be shorter than -t".into());
+        }
+        if let Some(algo) = &self.congestion {
+            let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
+            crate::set_congestion(&socket2::SockRef::from(&sock), algo)?;
+        }
+        for (flag, v) in [("--rcvbuf", self.rcvbuf), ("--sndbuf", self.sndbuf)] {
+            match v {
+                Some(0) => return bad(format!("{flag}: a size must be positive")),
+                Some(n) if n > (i32::MAX / 2) as u64 => {
+                    return bad(format!(
+                        "{flag} {n}: too large for a socket buffer (at most 1 GiB)"
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}

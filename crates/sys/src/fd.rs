@@ -1,0 +1,168 @@
+//! File descriptors: non-blocking reads and writes, epoll, poll, file
+//! locks, access checks, which filesystem a path is on.
+
+use super::*;
+
+/// Opens a file read-only with O_CLOEXEC.
+pub fn open_ro(path: &str) -> io::Result<OwnedFd> {
+    let c = CString::new(path).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: c is a valid C string.
+    let fd = cvt(unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) })?;
+    // SAFETY: freshly opened.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Non-blocking read; `Ok(None)` when nothing is there.
+pub fn read_nb(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    // SAFETY: buf is valid for buf.len() bytes.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::EAGAIN) | Some(libc::EINTR) => Ok(None),
+            _ => Err(e),
+        };
+    }
+    Ok(Some(n as usize))
+}
+
+/// Writes one packet.
+pub fn write_all(fd: RawFd, buf: &[u8]) -> io::Result<()> {
+    // SAFETY: buf is valid for buf.len() bytes.
+    let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// A minimal epoll set; `Sync`, so several threads can drain one set
+/// (the completion-port discipline of the dispatch crate).
+pub struct Epoll(OwnedFd);
+
+impl Epoll {
+    /// A new epoll instance.
+    pub fn new() -> io::Result<Epoll> {
+        // SAFETY: no pointers.
+        let fd = cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
+        // SAFETY: freshly created.
+        Ok(Epoll(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    /// Watches `fd` for input, reporting `token`.
+    pub fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: libc::EPOLLIN as u32,
+            u64: token,
+        };
+        // SAFETY: ev is valid for the call.
+        cvt(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) })
+            .map(|_| ())
+    }
+
+    /// Arms `fd` for exactly one input (or hang-up) event reporting
+    /// `token`; `add` for a new fd, otherwise re-arms one already in the set.
+    pub fn arm_oneshot(&self, fd: RawFd, token: u64, add: bool) -> io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: (libc::EPOLLIN | libc::EPOLLONESHOT | libc::EPOLLRDHUP) as u32,
+            u64: token,
+        };
+        let op = if add {
+            libc::EPOLL_CTL_ADD
+        } else {
+            libc::EPOLL_CTL_MOD
+        };
+        // SAFETY: ev is valid for the call; a closed fd gives EBADF, not UB.
+        cvt(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), op, fd, &mut ev) }).map(|_| ())
+    }
+
+    /// Waits for at most one event (what `GetQueuedCompletionStatus` hands
+    /// a worker); `None` on timeout or EINTR.
+    pub fn wait_one(&self, timeout_ms: i32) -> Option<u64> {
+        let mut ev = [libc::epoll_event { events: 0, u64: 0 }; 1];
+        // SAFETY: ev has room for the one event asked for.
+        let n = unsafe { libc::epoll_wait(self.0.as_raw_fd(), ev.as_mut_ptr(), 1, timeout_ms) };
+        (n == 1).then(|| ev[0].u64)
+    }
+
+    /// Waits (forever when `timeout_ms` is -1); returns the tokens ready.
+    pub fn wait(&self, timeout_ms: i32, out: &mut Vec<u64>) -> io::Result<()> {
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 8];
+        // SAFETY: evs is valid for 8 entries.
+        let n = unsafe { libc::epoll_wait(self.0.as_raw_fd(), evs.as_mut_ptr(), 8, timeout_ms) };
+        out.clear();
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return if e.raw_os_error() == Some(libc::EINTR) {
+                Ok(())
+            } else {
+                Err(e)
+            };
+        }
+        out.extend(evs[..n as usize].iter().map(|e| e.u64));
+        Ok(())
+    }
+}
+
+/// An exclusive advisory lock on a file, released on drop.
+pub struct FileLock(#[allow(dead_code)] std::fs::File);
+
+impl FileLock {
+    /// Blocks until the lock on `path` is held.
+    pub fn acquire(path: &str) -> io::Result<FileLock> {
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        // SAFETY: valid fd.
+        cvt(unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) })?;
+        Ok(FileLock(f))
+    }
+}
+
+/// Whether the caller may read and write `path` (access(2) with R_OK|W_OK).
+pub fn can_read_write(path: &str) -> bool {
+    let Ok(c) = CString::new(path) else {
+        return false;
+    };
+    // SAFETY: c is a valid C string.
+    unsafe { libc::access(c.as_ptr(), libc::R_OK | libc::W_OK) == 0 }
+}
+
+/// Waits up to `timeout_ms` for `events` (`libc::POLLIN`, `POLLOUT`) on
+/// `fd`; returns whether they came.
+pub fn wait_fd(fd: RawFd, events: i16, timeout_ms: i32) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut p, 1, timeout_ms) > 0 }
+}
+
+/// poll(2) over `fds`; returns how many have events (0 on timeout or EINTR).
+pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> usize {
+    // SAFETY: fds is a valid array of its length.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+    n.max(0) as usize
+}
+
+/// Whether `path` is on a filesystem kept in memory (tmpfs, ramfs): there
+/// `O_DIRECT`, where it is allowed at all, reaches RAM, not a disk.
+pub fn on_memory_fs(path: &std::path::Path) -> io::Result<bool> {
+    use std::os::unix::ffi::OsStrExt;
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in path"))?;
+    // SAFETY: statfs is plain data; zeroed is a valid value to overwrite.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c is a valid NUL-terminated path; st is a valid out pointer.
+    cvt(unsafe { libc::statfs(c.as_ptr(), &mut st) })?;
+    #[allow(clippy::unnecessary_cast)]
+    let t = st.f_type as i64;
+    Ok(t == TMPFS_MAGIC || t == RAMFS_MAGIC)
+}
