@@ -81,6 +81,8 @@ pub fn run(a: LabArgs) -> Result<i32> {
         rate: a.rate.map(|r| r.0),
         record: a.record.options(),
         cancel,
+        // The edge reads the environment; the library takes it in code.
+        require_io_uring: std::env::var_os("TCPWISE_REQUIRE_IO_URING").is_some(),
     };
     // Bad requests are refused before anything is set up or written.
     let plan = tcpwise_lab::plan(&opts, &a.experiments)?;

@@ -340,6 +340,50 @@ fn file_cases(tls: &[&str]) -> Vec<Case> {
     cases
 }
 
+/// Credential headers across redirects (curl 7.83.1+, CVE-2022-27776):
+/// `Authorization` and `Cookie`, from `-H` or `-u`, go only to the first
+/// request's scheme, host and port; the echo shows what arrived.
+fn credential_cases() -> Vec<Case> {
+    let creds = ["-sL", "-H", "Cookie: c=1", "-H", "Authorization: Bearer t"];
+    let with = |a: &[&str]| case(&[&creds[..], a].concat());
+    vec![
+        // The same origin keeps them.
+        with(&["{B}/redirect?to=/echo-req"]),
+        with(&["{B}/redirect?to=http://127.0.0.1:{P}/echo-req"]),
+        // Another port, another host (the same server by --resolve),
+        // another scheme: stripped.
+        with(&["{B}/redirect?to=http://127.0.0.1:{P2}/echo-req"]),
+        with(&[
+            "--resolve",
+            "other.test:{P}:127.0.0.1",
+            "{B}/redirect?to=http://other.test:{P}/echo-req",
+        ]),
+        with(&[
+            "--cacert",
+            "{NCA}",
+            "{B}/redirect?to=https://127.0.0.1:{P3}/echo-req",
+        ]),
+        // Away and back: sent again to the first origin.
+        with(&[
+            "{B}/redirect?to=http%3A%2F%2F127.0.0.1%3A{P2}%2Fredirect%3Fto%3Dhttp%253A%252F%252F127.0.0.1%253A{P}%252Fecho-req",
+        ]),
+        // Lower case, and -u's Basic credentials.
+        case(&[
+            "-sL",
+            "-H",
+            "cookie: c=2",
+            "{B}/redirect?to=http://127.0.0.1:{P2}/echo-req",
+        ]),
+        case(&[
+            "-sL",
+            "-u",
+            "user:pass",
+            "{B}/redirect?to=http://127.0.0.1:{P2}/echo-req",
+        ]),
+        case(&["-sL", "-u", "user:pass", "{B}/redirect?to=/echo-req"]),
+    ]
+}
+
 fn odd_cases() -> Vec<Case> {
     let mut cases = vec![
         case(&["{B}/echo-req"]),
@@ -543,6 +587,15 @@ fn get_matches_curl_flag_for_flag() {
     ]);
     let (_s3, endpoints) = serve(&["--gzip"]);
     let (_odd, port) = python_peer("odd_origin.py", &[]);
+    let (_odd2, port2) = python_peer("odd_origin.py", &[]);
+    let (_odd3, port3) = python_peer(
+        "odd_origin.py",
+        &[
+            std::ffi::OsStr::new("--tls"),
+            ng.join("cert.pem").as_os_str(),
+            ng.join("key.pem").as_os_str(),
+        ],
+    );
     let dead = free_port().to_string();
     let ng_cert = ng.join("ca.pem").display().to_string();
     let one_liner = ng.join("one.pem").display().to_string();
@@ -594,6 +647,11 @@ fn get_matches_curl_flag_for_flag() {
             "odd origin".into(),
             format!("http://127.0.0.1:{port}"),
             odd_cases(),
+        ),
+        (
+            "odd origin, credentials across redirects".into(),
+            format!("http://127.0.0.1:{port}"),
+            credential_cases(),
         ),
         ("serve endpoints".into(), endpoints, serve_cases()),
     ];
@@ -691,6 +749,11 @@ fn get_matches_curl_flag_for_flag() {
     via.push(connect_head);
     origins.push(("through an HTTP proxy".into(), files_http.clone(), via));
     let (mut same, mut differ, mut failures) = (0, 0, Vec::new());
+    // TCPWISE_DIFF_BEFORE=/path/to/an/older/tcpwise: every combination also
+    // runs through that binary, and ours must match it to the byte,
+    // standard error included (a refactor's check: nothing changed).
+    let before = std::env::var("TCPWISE_DIFF_BEFORE").ok();
+    let (mut checked_before, mut changed) = (0, Vec::new());
     for (name, base, cases) in &origins {
         for c in cases {
             let args: Vec<String> = c
@@ -702,6 +765,9 @@ fn get_matches_curl_flag_for_flag() {
                         .replace("{S}", &files_https)
                         .replace("{BP}", files_http.rsplit(':').next().unwrap())
                         .replace("{P}", &port)
+                        .replace("{P2}", &port2)
+                        .replace("{P3}", &port3)
+                        .replace("{NCA}", &ng_cert)
                         .replace("{DEAD}", &dead)
                 })
                 .collect();
@@ -720,6 +786,17 @@ fn get_matches_curl_flag_for_flag() {
             let theirs = run(&["curl"], &c, &t.0.join("curl"));
             let ours = run(&[BIN, "get"], &c, &t.0.join("ours"));
             let shown = c.args.join(" ");
+            if let Some(old) = &before {
+                let was = run(&[old.as_str(), "get"], &c, &t.0.join("before"));
+                checked_before += 1;
+                if was != ours || was.stderr.0 != ours.stderr.0 {
+                    changed.push(format!(
+                        "[{name}] {shown}\n  before: {}\n  now:    {}",
+                        brief(&was),
+                        brief(&ours)
+                    ));
+                }
+            }
             match c.differs {
                 Some(why) => {
                     differ += 1;
@@ -745,6 +822,13 @@ fn get_matches_curl_flag_for_flag() {
         "compared {same} flag combinations with curl byte for byte (stdout, files, exit code); {differ} differ on purpose; {} mismatched",
         failures.len()
     );
+    if let Some(old) = &before {
+        println!(
+            "compared {checked_before} combinations with {old} (stdout, standard error, files, exit code): {} changed",
+            changed.len()
+        );
+        assert!(changed.is_empty(), "{}", changed.join("\n"));
+    }
     assert!(same >= 60, "only {same} combinations");
     let log = std::fs::read_to_string(&proxy_log).unwrap_or_default();
     assert!(

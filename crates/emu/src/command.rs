@@ -155,11 +155,7 @@ fn report_stats(
 /// this host; CMD's exit status.
 pub fn shell(a: ShellArgs) -> Result<i32, EmuError> {
     check_record(&a.common.record)?;
-    if crate::sys::euid() != 0 {
-        return Err(EmuError::Privileges(
-            "tcpwise emu shell needs root: its far end is this host's own network namespace (run it with sudo, or use 'tcpwise emu pair', which works rootless where the kernel allows)".into(),
-        ));
-    }
+    crate::testbed::check_privileges_for(Topology::Shell)?;
     let who = run_as(&a.common)?;
     let cfg = config(&a.common, Topology::Shell, Vec::new())?;
     let mut s = Session::start(&cfg, crate::session::watch_signals())?;

@@ -146,6 +146,19 @@ fn shell_addrs(k: u32) -> (Ipv4Addr, Ipv4Addr, Ipv6Addr, Ipv6Addr) {
     )
 }
 
+/// What a topology needs beyond [`check_privileges`], checked before
+/// anything is set up: a shell's far end is this host's own network
+/// namespace, which only root may wire up (a pair can live in a
+/// rootless user namespace).
+pub fn check_privileges_for(topology: Topology) -> Result<(), EmuError> {
+    if topology == Topology::Shell && sys::euid() != 0 {
+        return Err(EmuError::Privileges(
+            "tcpwise emu shell needs root: its far end is this host's own network namespace (run it with sudo, or use 'tcpwise emu pair', which works rootless where the kernel allows)".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks what the emulator needs before touching anything.
 pub fn check_privileges() -> Result<(), EmuError> {
     if !std::path::Path::new("/dev/net/tun").exists() {

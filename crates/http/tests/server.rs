@@ -9,6 +9,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 use tcpwise_http::h1::{Chunked, MAX_HEAD};
 use tcpwise_http::pattern::pattern_byte;
+use tcpwise_http::server::{Core, Step};
 
 struct Server {
     addr: SocketAddr,
@@ -498,12 +499,45 @@ fn at_the_connection_limit_new_connections_wait_until_one_closes() {
     assert_eq!(read_response(&mut c, &mut buf, false).status, 200);
 }
 
+/// Feeds `pieces` to a connection's I/O-free core as successive reads,
+/// as the socket glue does: everything answered on the fast path, up to
+/// where a request would leave it.
+fn answers(pieces: &[&[u8]], limits: tcpwise_http::Limits) -> (Vec<u8>, Step) {
+    let mut core = Core::new(limits);
+    let (mut all, mut out) = (Vec::new(), Vec::new());
+    let mut feed = pieces.iter();
+    loop {
+        let data = if core.has_more() {
+            None
+        } else {
+            feed.next().copied()
+        };
+        if data.is_none() && !core.has_more() {
+            return (all, Step::Again);
+        }
+        out.clear();
+        let step = core.consume(data, &mut out);
+        all.extend_from_slice(&out);
+        if !matches!(step, Step::Again) {
+            return (all, step);
+        }
+    }
+}
+
 #[test]
-fn the_fuzz_entry_answers_pipelined_reads_like_the_socket_path() {
+fn the_io_free_core_answers_pipelined_reads_like_the_socket_path() {
     let wire = b"GET /health HTTP/1.1\r\n\r\nGET /bytes/3 HTTP/1.1\r\n\r\nGET /he";
-    let out = tcpwise_http::server::fuzz_request_path([&wire[..10], &wire[10..]], limits());
+    let (out, step) = answers(&[&wire[..10], &wire[10..]], limits());
     let text = String::from_utf8_lossy(&out);
     assert_eq!(text.matches("HTTP/1.1 200 OK").count(), 2, "{text}");
-    let out = tcpwise_http::server::fuzz_request_path([&b"BAD\r\n\r\n"[..]], limits());
+    assert!(
+        matches!(step, Step::Again),
+        "the partial third request waits"
+    );
+    let (out, step) = answers(&[&b"BAD\r\n\r\n"[..]], limits());
     assert!(out.starts_with(b"HTTP/1.1 400 "));
+    assert!(matches!(step, Step::Close(_)));
+    // A request that leaves the fast path (a delay) is handed over.
+    let (_, step) = answers(&[&b"GET /delay/10/bytes/1 HTTP/1.1\r\n\r\n"[..]], limits());
+    assert!(matches!(step, Step::Slow(_)));
 }

@@ -14,14 +14,12 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-pub mod buffers;
 pub mod common;
-pub mod completion;
-pub mod completion_files;
+pub mod experiments;
+
+pub use experiments::{buffers, completion, idle_selection, read_slow_start};
 pub mod html;
-pub mod idle_selection;
 pub mod progress;
-pub mod read_slow_start;
 pub mod report;
 
 use serde::Serialize;
@@ -116,6 +114,9 @@ pub struct LabOptions {
     pub record: tcpwise_emu::record::RecordOptions,
     /// Set by a signal handler.
     pub cancel: Arc<AtomicBool>,
+    /// Fail, rather than leave out, the io_uring rows where io_uring is
+    /// not there (CI sets it where the kernel has io_uring).
+    pub require_io_uring: bool,
 }
 
 impl LabOptions {
@@ -149,6 +150,25 @@ pub struct Headline {
     pub seed: String,
     /// What this run measured.
     pub ours: String,
+}
+
+/// What an experiment's renderer makes of its typed results: its
+/// section of the report, its plots and its line of the first table.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// The section of `report.md` (and, rendered, of `index.html`).
+    pub markdown: String,
+    /// Plots (SVG).
+    pub plots: Vec<String>,
+    /// The first table's line.
+    pub headline: Headline,
+}
+
+/// The last stage of an experiment (plan → measure → analysis → render):
+/// typed results in, the report's parts out, no I/O.
+pub trait Render {
+    /// The section, plots and headline.
+    fn render(&self) -> Rendered;
 }
 
 /// One named figure of `results.json`'s `summary`.

@@ -1,11 +1,12 @@
 """An origin that answers what the curl differential tests need: the
 request echoed back (method, target, chosen headers, body) and servers
 that misbehave in the ways real ones do. Prints its port, then serves
-until killed."""
+until killed. With `--tls CERT KEY` it speaks HTTPS."""
 import gzip
 import http.server
 import socketserver
 import sys
+import urllib.parse
 
 SHOWN = ("authorization", "content-type", "content-length", "range", "referer",
          "accept-encoding", "host", "if-range", "cookie")
@@ -54,6 +55,9 @@ class H(http.server.BaseHTTPRequestHandler):
         if p == "/http10":
             return self.raw(b"HTTP/1.0 200 Fine Thanks\r\nX-MiXed-CaSe: Yes\r\nContent-Type: text/plain\r\n"
                             b"content-length: 6\r\n\r\nhello\n")
+        if p == "/redirect":
+            to = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query).get("to", ["/"])[0]
+            return self.send(302, b"", extra=[("Location", to)])
         if p == "/loop":
             return self.send(302, b"", extra=[("Location", "/loop")])
         if p.startswith("/chain/"):
@@ -107,5 +111,10 @@ class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 
 s = S(("127.0.0.1", 0), H)
+if len(sys.argv) == 4 and sys.argv[1] == "--tls":
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(sys.argv[2], sys.argv[3])
+    s.socket = ctx.wrap_socket(s.socket, server_side=True)
 print(s.server_address[1], flush=True)
 s.serve_forever()

@@ -12,7 +12,8 @@
 //!   (deflate, gzip, br, zstd); a body that does not decode is curl's 61.
 //! - Redirects: 301, 302, 303, 307, 308 with a `Location`, at most
 //!   `--max-redirs` (curl's 50); a 303, and a 301/302 after a POST, turn
-//!   into a GET without a body.
+//!   into a GET without a body; `Authorization` and `Cookie` (from `-H`
+//!   or `-u`) go only to the first request's scheme, host and port.
 //! - `-v` lines go to a caller's log as each head arrives.
 //! - curl's progress meter, for a terminal, once a transfer has run for a
 //!   second ([`meter_line`]).
@@ -226,6 +227,20 @@ pub struct Transferred {
     pub error: Option<TransferError>,
 }
 
+/// Headers that carry credentials: sent to the first request's target
+/// only, never across a redirect to another scheme, host or port.
+pub fn is_credential(name: &str) -> bool {
+    name.eq_ignore_ascii_case("authorization") || name.eq_ignore_ascii_case("cookie")
+}
+
+/// Whether `b` is the same scheme, host and port as `a` (curl's
+/// `Curl_auth_allowed_to_host`: a default port is the scheme's).
+pub fn same_target(a: &url::Url, b: &url::Url) -> bool {
+    a.scheme() == b.scheme()
+        && a.host_str().map(str::to_ascii_lowercase) == b.host_str().map(str::to_ascii_lowercase)
+        && a.port_or_known_default() == b.port_or_known_default()
+}
+
 fn redirect(status: u16) -> bool {
     matches!(status, 301 | 302 | 303 | 307 | 308)
 }
@@ -286,6 +301,8 @@ pub async fn transfer(
         }
     }
     let mut req = req;
+    let first = req.url.clone();
+    let mut headers = req.headers.clone();
     let mut chain: Vec<Response> = Vec::new();
     let start = Instant::now();
     let state = std::sync::Mutex::new(Sinks {
@@ -430,14 +447,20 @@ pub async fn transfer(
         if status == 303 || (matches!(status, 301 | 302) && req.method == hyper::Method::POST) {
             req.method = hyper::Method::GET;
             req.body = bytes::Bytes::new();
-            req.headers
-                .retain(|(k, _)| !k.eq_ignore_ascii_case("content-type"));
+            headers.retain(|(k, _)| !k.eq_ignore_ascii_case("content-type"));
         }
-        // Credentials stay with the host they were given for (curl's rule).
-        if next.host_str() != req.url.host_str() || next.port() != req.url.port() {
-            req.headers
-                .retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
-        }
+        // Credentials go only where they were given (curl's rule since
+        // 7.83.1, CVE-2022-27776): each hop is compared with the first
+        // request's scheme, host and port, so they come back on a return.
+        req.headers = if same_target(&first, &next) {
+            headers.clone()
+        } else {
+            headers
+                .iter()
+                .filter(|(k, _)| !is_credential(k))
+                .cloned()
+                .collect()
+        };
         req.url = next;
     };
     state.lock().expect("lock").meter.done();
@@ -597,6 +620,19 @@ pub fn meter_line(total: Option<u64>, got: u64, elapsed: f64, now_rate: f64) -> 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn credentials_stay_with_the_first_scheme_host_and_port() {
+        let u = |s: &str| url::Url::parse(s).expect("url");
+        let a = u("http://127.0.0.1:8080/x");
+        assert!(same_target(&a, &u("http://127.0.0.1:8080/y?z")));
+        assert!(same_target(&u("http://h/"), &u("http://H:80/other")));
+        assert!(!same_target(&a, &u("http://127.0.0.1:8081/x")), "port");
+        assert!(!same_target(&a, &u("http://localhost:8080/x")), "host");
+        assert!(!same_target(&u("http://h/"), &u("https://h:80/")), "scheme");
+        assert!(is_credential("Cookie") && is_credential("AUTHORIZATION"));
+        assert!(!is_credential("cookie2") && !is_credential("x-auth"));
+    }
+
     use super::*;
 
     #[test]

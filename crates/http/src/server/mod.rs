@@ -36,11 +36,14 @@ macro_rules! log {
 mod conn;
 mod head;
 mod log;
+mod machine;
 mod stream;
 
 use conn::*;
+pub use conn::{Slow, Step};
 use head::*;
 use log::*;
+pub use machine::Core;
 
 pub use routes::{MAX_BYTES, MAX_DELAY_MS};
 
@@ -77,46 +80,6 @@ pub struct ServeOptions {
     pub root: Option<Arc<files::Root>>,
     /// `--gzip`: compress responses for clients that accept gzip.
     pub gzip: bool,
-}
-
-/// The request path without a socket, for the fuzz target: feeds `pieces`
-/// as successive reads and returns everything answered on the fast path
-/// (stopping where a request would leave it). Asserts the buffers stay
-/// bounded: pending input by the head limit plus one read, output of one
-/// step by the pipelining bound plus one inline response.
-#[doc(hidden)]
-pub fn fuzz_request_path<'a>(
-    pieces: impl IntoIterator<Item = &'a [u8]>,
-    limits: Limits,
-) -> Vec<u8> {
-    let (io, _peer) = tokio::io::duplex(64);
-    let mut c = Conn::new(io, 0, SocketAddr::from(([0, 0, 0, 0], 0)), false, limits);
-    let mut all = Vec::new();
-    let mut out = Vec::new();
-    let mut feed = pieces.into_iter();
-    loop {
-        let data = if c.more { None } else { feed.next() };
-        if data.is_none() && !c.more {
-            return all;
-        }
-        let len = data.map_or(0, <[u8]>::len);
-        out.clear();
-        let step = c.consume(data, &mut out);
-        assert!(
-            c.pending.len() <= limits.max_head + len + READ_BUF,
-            "pending {}",
-            c.pending.len()
-        );
-        assert!(
-            out.len() <= OUT_HIGH + INLINE_BODY as usize + 4096,
-            "out {}",
-            out.len()
-        );
-        all.extend_from_slice(&out);
-        if !matches!(step, Step::Again) {
-            return all;
-        }
-    }
 }
 
 /// What one client may take. The defaults are nginx's where it has one

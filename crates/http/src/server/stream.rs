@@ -18,7 +18,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
     /// for `--idle-timeout` is dropped.
     pub(super) async fn send(&mut self, data: &[u8]) -> io::Result<()> {
         let io = &mut self.io;
-        match tokio::time::timeout(self.lim.idle_timeout, async {
+        match tokio::time::timeout(self.core.lim.idle_timeout, async {
             io.write_all(data).await?;
             io.flush().await
         })
@@ -35,7 +35,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
     /// Reads more into `buf`; a client that sends nothing for
     /// `--idle-timeout` is dropped, and one that closes early is an error.
     pub(super) async fn receive(&mut self, buf: &mut Vec<u8>) -> io::Result<()> {
-        match tokio::time::timeout(self.lim.idle_timeout, self.io.read_buf(buf)).await {
+        match tokio::time::timeout(self.core.lim.idle_timeout, self.io.read_buf(buf)).await {
             Ok(Ok(0)) => Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 "the client closed in the middle of a request body",

@@ -1,0 +1,69 @@
+//! The Windows TCP team's experiment: a 10 s download over 177 ms /
+//! 151 Mbit/s with a static 278,775-byte receive buffer, then autotuned.
+//! Both with the `tcpwise-perf` library (server and client in-process, in
+//! their namespaces) on real kernel TCP.
+//!
+//! Plan ([`Plan`]: how long each download runs) → [`measure`] (the three
+//! downloads, typed) → [`analysis`] (figures, pure) → [`render`] (the
+//! report's section, plot and headline, pure).
+
+pub mod analysis;
+pub mod measure;
+pub mod render;
+
+pub use measure::Details;
+
+use crate::{Experiment, ExperimentResult, LabError, LabOptions, Progress, Render};
+
+/// The experiment.
+pub struct Buffers;
+
+/// The seed's static receive buffer, bytes.
+pub const SEED_BUFFER: u64 = 278_775;
+
+/// What a run does, decided before anything is measured.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    /// Seconds of each download.
+    pub secs: u64,
+}
+
+impl Plan {
+    /// `--quick` downloads for 5 s, a full run for 10 s (the seed's).
+    pub fn new(opts: &LabOptions) -> Plan {
+        Plan {
+            secs: if opts.quick { 5 } else { 10 },
+        }
+    }
+}
+
+impl Experiment for Buffers {
+    fn name(&self) -> &'static str {
+        "buffers"
+    }
+
+    fn run(
+        &self,
+        opts: &LabOptions,
+        progress: &dyn Progress,
+    ) -> Result<ExperimentResult, LabError> {
+        let plan = Plan::new(opts);
+        let m = measure::measure(&plan, opts, progress)?;
+        let a = analysis::analyse(&m);
+        let r = render::Section {
+            plan: &plan,
+            measured: &m,
+            analysis: &a,
+        }
+        .render();
+        Ok(ExperimentResult {
+            name: "buffers".into(),
+            summary: a.summary,
+            details: crate::Details::Buffers(Box::new(m.details)),
+            paths: vec![m.path],
+            headline: r.headline,
+            markdown: r.markdown,
+            plots: r.plots,
+        })
+    }
+}

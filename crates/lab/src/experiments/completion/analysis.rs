@@ -1,0 +1,110 @@
+//! The network half's figures: per model and client count the median
+//! requests per second and p99 latency over rounds, flatness (the last
+//! count over the best), and the ratios the report quotes (no I/O).
+
+use super::Plan;
+use super::measure::Measured;
+use crate::Summary;
+use crate::common::median_p90;
+use tcpwise_dispatch::load::LoadReport;
+
+/// What the runs show.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    /// Per model (in `Measured::models` order), per count: median req/s.
+    pub tps: Vec<Vec<f64>>,
+    /// Per model, per count: median p99 latency, ms.
+    pub p99_ms: Vec<Vec<f64>>,
+    /// Per model: req/s at the last count over its best.
+    pub flatness: Vec<f64>,
+    /// At the last count: segments over shared, throughput and p99.
+    pub segments_over_shared: (f64, f64),
+    /// At the last count: tokio over shared, throughput and p99.
+    pub tokio_over_shared: (f64, f64),
+    /// The experiment's line, network half.
+    pub headline: String,
+    /// Named figures for `results.json`.
+    pub summary: Summary,
+}
+
+/// The median of `k` over the runs of `model` at `clients`.
+pub fn median_of(m: &Measured, model: &str, clients: usize, k: fn(&LoadReport) -> f64) -> f64 {
+    let v: Vec<f64> = m
+        .runs
+        .iter()
+        .filter(|r| r.model == model && r.report.clients == clients)
+        .map(|r| k(&r.report))
+        .collect();
+    median_p90(&v).0
+}
+
+fn tps(r: &LoadReport) -> f64 {
+    r.tps
+}
+
+fn p99(r: &LoadReport) -> f64 {
+    r.p99_us as f64
+}
+
+/// The figures of `m`.
+pub fn analyse(plan: &Plan, m: &Measured) -> Analysis {
+    let counts = &plan.counts;
+    let (lo, hi) = (counts[0], counts[counts.len() - 1]);
+    let mut summary = Summary::new();
+    let mut all_tps = Vec::new();
+    let mut flatness = Vec::new();
+    for model in &m.models {
+        let v: Vec<f64> = counts
+            .iter()
+            .map(|&c| median_of(m, model, c, tps))
+            .collect();
+        let peak = v.iter().copied().fold(0.0f64, f64::max);
+        let flat = v[v.len() - 1] / peak;
+        for (c, t) in counts.iter().zip(&v) {
+            summary.insert(format!("{model}_{c}_tps"), (*t).into());
+        }
+        summary.insert(format!("{model}_flatness"), flat.into());
+        all_tps.push(v);
+        flatness.push(flat);
+    }
+    let mut all_p99 = Vec::new();
+    for model in &m.models {
+        let v: Vec<f64> = counts
+            .iter()
+            .map(|&c| {
+                let p = median_of(m, model, c, p99) / 1e3;
+                summary.insert(format!("{model}_{c}_p99_ms"), p.into());
+                p
+            })
+            .collect();
+        all_p99.push(v);
+    }
+    let over = |a: &str, b: &str| {
+        (
+            median_of(m, a, hi, tps) / median_of(m, b, hi, tps),
+            median_of(m, a, hi, p99) / median_of(m, b, hi, p99),
+        )
+    };
+    let headline = m
+        .models
+        .iter()
+        .map(|model| {
+            format!(
+                "{model} {:.0} -> {:.0}/s (p99 {:.0} ms at {hi})",
+                median_of(m, model, lo, tps),
+                median_of(m, model, hi, tps),
+                median_of(m, model, hi, p99) / 1e3
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    Analysis {
+        tps: all_tps,
+        p99_ms: all_p99,
+        flatness,
+        segments_over_shared: over("segments", "shared"),
+        tokio_over_shared: over("tokio", "shared"),
+        headline,
+        summary,
+    }
+}

@@ -1,0 +1,142 @@
+//! The file-I/O half's figures: medians over rounds per key set, model
+//! and client count, flatness, shared over segments at the top count,
+//! and the hypervisor's steal over all runs (no I/O).
+
+use super::{Measured, Plan, SKEW};
+use crate::Summary;
+use crate::common::median_p90;
+use tcpwise_aio::{AioReport, Keys, Model};
+
+/// The runs, asked for medians.
+pub struct Medians<'a> {
+    runs: Vec<&'a AioReport>,
+}
+
+impl<'a> Medians<'a> {
+    /// Over `m`'s runs.
+    pub fn of(m: &'a Measured) -> Medians<'a> {
+        Medians {
+            runs: m.table.runs.iter().map(|r| &r.report).collect(),
+        }
+    }
+
+    /// The runs of one key set, model and count.
+    pub fn runs(&self, keys: Keys, model: Model, clients: u32) -> Vec<&'a AioReport> {
+        let (keys, model) = (keys.to_string(), model.to_string());
+        self.runs
+            .iter()
+            .copied()
+            .filter(|r| r.keys == keys && r.model == model && r.clients == clients)
+            .collect()
+    }
+
+    /// The median of `k` over them (NaN when none ran).
+    pub fn median(&self, keys: Keys, model: Model, clients: u32, k: fn(&AioReport) -> f64) -> f64 {
+        let v: Vec<f64> = self.runs(keys, model, clients).into_iter().map(k).collect();
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            median_p90(&v).0
+        }
+    }
+}
+
+/// Transactions per second of a run.
+pub fn tps(r: &AioReport) -> f64 {
+    r.tps
+}
+
+/// The summary key of a key set.
+pub fn key_prefix(keys: Keys) -> &'static str {
+    match keys {
+        Keys::Uniform => "aio",
+        Keys::Zipf(_) => "aio_skew",
+    }
+}
+
+/// `segments:8` as a summary key: `segments8`.
+pub fn model_key(m: Model) -> String {
+    m.to_string().replace(':', "")
+}
+
+/// What the half's runs show.
+pub struct Analysis {
+    /// Per key set, per model: median tx/s per count, and flatness.
+    pub tps: Vec<Vec<(Vec<f64>, f64)>>,
+    /// Per key set: shared over segments at the top count.
+    pub shared_over_segments: Vec<f64>,
+    /// Hypervisor steal over all runs, ticks.
+    pub steal: u64,
+    /// The half's line for the first table, when it ran.
+    pub headline: Option<String>,
+    /// Named figures for `results.json`.
+    pub summary: Summary,
+}
+
+/// The figures of `m`.
+pub fn analyse(plan: &Plan, m: &Measured) -> Analysis {
+    let mut summary = Summary::new();
+    if m.table.skipped.is_some() {
+        return Analysis {
+            tps: Vec::new(),
+            shared_over_segments: Vec::new(),
+            steal: 0,
+            headline: None,
+            summary,
+        };
+    }
+    let med = Medians::of(m);
+    let counts = &plan.counts;
+    let (lo, hi) = (counts[0], counts[counts.len() - 1]);
+    let shared: Model = "shared".parse().expect("model");
+    let segments: Model = "segments".parse().expect("model");
+    let mut all = Vec::new();
+    let mut ratios = Vec::new();
+    for (keys, models) in &plan.sets {
+        let prefix = key_prefix(*keys);
+        let mut per_model = Vec::new();
+        for &model in models {
+            let v: Vec<f64> = counts
+                .iter()
+                .map(|&c| med.median(*keys, model, c, tps))
+                .collect();
+            let peak = v.iter().copied().fold(0.0f64, f64::max);
+            let flat = v[v.len() - 1] / peak;
+            for (c, t) in counts.iter().zip(&v) {
+                summary.insert(
+                    format!("{prefix}_{}_{c}_tps", model_key(model)),
+                    (*t).into(),
+                );
+            }
+            summary.insert(
+                format!("{prefix}_{}_flatness", model_key(model)),
+                flat.into(),
+            );
+            per_model.push((v, flat));
+        }
+        let ratio = med.median(*keys, shared, hi, tps) / med.median(*keys, segments, hi, tps);
+        summary.insert(format!("{prefix}_shared_over_segments_{hi}"), ratio.into());
+        all.push(per_model);
+        ratios.push(ratio);
+    }
+    let headline = format!(
+        "file I/O (uniform): shared {:.0} -> {:.0} tx/s, segments {:.0} -> {:.0}; skewed at {hi}: shared/segments {:.2}",
+        med.median(Keys::Uniform, shared, lo, tps),
+        med.median(Keys::Uniform, shared, hi, tps),
+        med.median(Keys::Uniform, segments, lo, tps),
+        med.median(Keys::Uniform, segments, hi, tps),
+        med.median(SKEW, shared, hi, tps) / med.median(SKEW, segments, hi, tps),
+    );
+    Analysis {
+        tps: all,
+        shared_over_segments: ratios,
+        steal: m
+            .table
+            .runs
+            .iter()
+            .filter_map(|r| r.report.steal_ticks)
+            .sum(),
+        headline: Some(headline),
+        summary,
+    }
+}

@@ -1,0 +1,155 @@
+//! The file-I/O half's part of the completion section: tables, the
+//! per-model detail at the top count, plots (no I/O).
+
+use super::analysis::{Analysis, Medians, tps};
+use super::{Measured, Plan, THREADS};
+use crate::experiments::completion::SEED;
+use crate::html::{Series, lines};
+use crate::report::table_head;
+use crate::{Headline, Render, Rendered};
+use plotters::style::{BLUE, RED, RGBColor};
+use std::fmt::Write;
+use tcpwise_aio::AioReport;
+
+/// One colour per model, the same in every plot.
+fn color_of(m: &str) -> RGBColor {
+    match m {
+        "shared" => BLUE,
+        "shared:256" => RGBColor(120, 0, 160),
+        "segments" => RED,
+        "segments:8" => RGBColor(200, 120, 0),
+        _ => RGBColor(0, 140, 0),
+    }
+}
+
+/// What the half's part is made of.
+pub struct Section<'a> {
+    /// The plan.
+    pub plan: &'a Plan,
+    /// The runs.
+    pub measured: &'a Measured,
+    /// Their figures.
+    pub analysis: &'a Analysis,
+}
+
+impl Render for Section<'_> {
+    /// The part's markdown and plots; its headline is the analysis's
+    /// (the experiment's line joins both halves).
+    fn render(&self) -> Rendered {
+        let (plan, m, a) = (self.plan, self.measured, self.analysis);
+        let headline = Headline {
+            seed: String::new(),
+            ours: a.headline.clone().unwrap_or_default(),
+        };
+        if let Some(reason) = &m.table.skipped {
+            return Rendered {
+                markdown: format!(
+                    "### File I/O (the report's own workload)\n\nSkipped: {reason}.\n\n"
+                ),
+                plots: Vec::new(),
+                headline,
+            };
+        }
+        let (path, pages) = m.file.clone().unwrap_or_default();
+        let med = Medians::of(m);
+        let counts = &plan.counts;
+        let hi = counts[counts.len() - 1];
+        let (secs, rounds, steal) = (plan.secs, plan.rounds, a.steal);
+        let mut md = String::new();
+        let _ = writeln!(
+            md,
+            "### File I/O: the report's own workload, on io_uring\n\nsysbench `update_no_key` reduced to its I/O: each closed-loop client's transaction reads one 16 KiB page at a random key from `{}` (1 GiB, {pages} pages, written once and reused) with `O_DIRECT`, updates a row and writes the page back. **No fsync** (the report's author turned durability off to stress the I/O path; so do we). A transaction holds its page's latch from read to write (as a row lock would), so under skewed keys the hottest pages queue (`latch waits`). {THREADS} I/O threads per model: `shared` (one ring, as deep as the clients need; a reaper thread hands completions to one queue any of the 4 workers drains: a completion port, as MariaDB's tpool does on Linux), `shared:256` (the same with at most 256 I/Os in flight, the total the segments allow), `segments` (4 rings, each I/O bound to ring hash(page) mod 4 with at most 64 in flight; only the owner reaps it: WaitForMultipleObjects' segments), `segments:8` (8 slots a segment), `sync` (4 threads doing pread/pwrite). {secs:?} per run, {rounds} round(s) interleaving every model, key set and count; medians. Every page of the file was read back and checked after every run (header, checksum, version of its last write). Hypervisor steal over all runs: {steal} ticks.\n",
+            path.display(),
+        );
+        let mut cols: Vec<String> = vec!["model".into()];
+        cols.extend(counts.iter().map(|c| c.to_string()));
+        let mut plots = Vec::new();
+        for (si, (keys, models)) in plan.sets.iter().enumerate() {
+            let _ = writeln!(
+                md,
+                "Transactions per second, {keys} keys (last column: at {hi} clients over the model's best count):\n\n{}",
+                table_head(&[cols.clone(), vec![format!("{hi}/peak")]].concat())
+            );
+            let mut series: Vec<Series> = Vec::new();
+            for (mi, &model) in models.iter().enumerate() {
+                let name = model.to_string();
+                let (v, flat) = &a.tps[si][mi];
+                let cells: Vec<String> = v.iter().map(|t| format!("{t:.0}")).collect();
+                let _ = writeln!(md, "| {name} | {} | {flat:.2} |", cells.join(" | "));
+                series.push((
+                    name.clone(),
+                    color_of(&name),
+                    counts
+                        .iter()
+                        .zip(v)
+                        .map(|(&c, &t)| (f64::from(c).log2(), t))
+                        .collect(),
+                ));
+            }
+            let ratio = a.shared_over_segments[si];
+            let _ = writeln!(
+                md,
+                "\nAt {hi} clients, {keys} keys: shared / segments = {ratio:.2}. What each model did there (medians; per-thread completions of the median-throughput run):\n\n{}",
+                table_head(
+                    &[
+                        "model",
+                        "in flight (peak)",
+                        "I/O in kernel p50 / p99 ms",
+                        "queued (peak)",
+                        "slot waits",
+                        "slot wait p99 ms",
+                        "latch waits",
+                        "p99 ms",
+                        "busiest thread CPU %",
+                        "completions per thread"
+                    ]
+                    .map(String::from)
+                )
+            );
+            for &model in models {
+                let f = |k: fn(&AioReport) -> f64| med.median(*keys, model, hi, k);
+                let mid = f(tps);
+                let spread = med
+                    .runs(*keys, model, hi)
+                    .into_iter()
+                    .min_by(|a, b| (a.tps - mid).abs().total_cmp(&(b.tps - mid).abs()))
+                    .map(|r| format!("{:?}", r.per_thread_completions))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    md,
+                    "| {model} | {:.0} | {:.1} / {:.1} | {:.0} | {:.0} | {:.1} | {:.0} | {:.1} | {:.0} | {spread} |",
+                    f(|r| r.inflight_peak as f64),
+                    f(|r| r.io_p50_ms),
+                    f(|r| r.io_p99_ms),
+                    f(|r| r.queued_peak as f64),
+                    f(|r| r.slot_waits as f64),
+                    f(|r| r.slot_wait_p99_ms),
+                    f(|r| r.latch_waits as f64),
+                    f(|r| r.p99_ms),
+                    f(|r| r.busiest_thread_cpu * 100.0),
+                );
+            }
+            let _ = writeln!(md);
+            plots.push(lines(
+                &format!("File I/O transactions per second, {keys} keys"),
+                "log2(clients): 2 = 4, 6 = 64, 10 = 1024",
+                "transactions/s",
+                &series,
+            ));
+        }
+        let _ = writeln!(
+            md,
+            "The seed's table (sysbench update_no_key on Windows, 2011) for comparison:\n\n| server | 4 | 16 | 64 | 256 | 1024 |\n|---|---|---|---|---|---|"
+        );
+        for (name, v) in SEED {
+            let cells: Vec<String> = v.iter().map(u32::to_string).collect();
+            let _ = writeln!(md, "| {name} | {} |", cells.join(" | "));
+        }
+        let _ = writeln!(md);
+        Rendered {
+            markdown: md,
+            plots,
+            headline,
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! MariaDB's completion-port report, on Linux: the same closed-loop
+//! request/response load (sysbench-like: every client sends its next
+//! request when the last reply arrives; 1 % of requests are 100 times
+//! longer, a slow query) against four dispatch models of one server,
+//! for 4 to 1024 clients over a LAN-like emulated path. Models are
+//! interleaved within each round so drift hits them alike; the figure per
+//! model and client count is the median over rounds. Then the report's
+//! own workload, file I/O on io_uring ([`files`]).
+//!
+//! [`Plan`] → [`measure`] → [`analysis`] → [`render`], for each half.
+
+pub mod analysis;
+pub mod files;
+pub mod measure;
+pub mod render;
+
+pub use files::{FileRun, FileTable};
+pub use measure::Run;
+
+use crate::{Experiment, ExperimentResult, LabError, LabOptions, Progress, Render};
+use serde::Serialize;
+use std::time::Duration;
+use tcpwise_dispatch::Model;
+
+/// The experiment.
+pub struct Completion;
+
+/// Everything measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Details {
+    /// Every run, in the order they ran.
+    pub runs: Vec<Run>,
+    /// Client counts, in table order.
+    pub counts: Vec<usize>,
+    /// The file-I/O table (the report's own workload).
+    pub files: FileTable,
+}
+
+/// The seed's sysbench table (transactions/s at 4, 16, 64, 256, 1024 clients).
+pub const SEED: [(&str, [u32; 5]); 3] = [
+    ("mariadb-5.2 (segments)", [17812, 22378, 23436, 7882, 6043]),
+    (
+        "mariadb-5.2-fix (completion port)",
+        [19217, 24302, 25499, 25986, 25925],
+    ),
+    ("mysql-5.5.13", [12961, 20445, 16393, 14407, 5343]),
+];
+
+/// The network half's plan.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Client counts, in table order.
+    pub counts: Vec<usize>,
+    /// Rounds (each runs every model at every count).
+    pub rounds: usize,
+    /// Measured time of each run.
+    pub secs: Duration,
+    /// Warm-up before it.
+    pub warm: Duration,
+    /// The models compared, all serving side by side in the server
+    /// namespace (`io-uring` only where io_uring is available).
+    pub models: Vec<Model>,
+    /// The file-I/O half's plan.
+    pub files: files::Plan,
+}
+
+impl Plan {
+    /// The full run: 4 to 1024 clients, 2 rounds of 4 s; `--quick`: 3
+    /// counts, 1 round of 2 s; `--runs` sets the rounds.
+    pub fn new(opts: &LabOptions) -> Plan {
+        let quick = opts.quick;
+        Plan {
+            counts: if quick {
+                vec![4, 64, 1024]
+            } else {
+                vec![4, 16, 64, 256, 1024]
+            },
+            rounds: opts.runs.unwrap_or(if quick { 1 } else { 2 }),
+            secs: Duration::from_secs(if quick { 2 } else { 4 }),
+            warm: if quick {
+                Duration::from_millis(500)
+            } else {
+                Duration::from_secs(1)
+            },
+            models: vec![
+                Model::Shared,
+                Model::Segments { slots: 64 },
+                Model::Tokio,
+                Model::IoUring,
+            ],
+            files: files::Plan::new(opts),
+        }
+    }
+}
+
+impl Experiment for Completion {
+    fn name(&self) -> &'static str {
+        "completion"
+    }
+
+    fn run(
+        &self,
+        opts: &LabOptions,
+        progress: &dyn Progress,
+    ) -> Result<ExperimentResult, LabError> {
+        let plan = Plan::new(opts);
+        let m = measure::measure(&plan, opts, progress)?;
+        let a = analysis::analyse(&plan, &m);
+        progress.done(m.progress_id, &format!("completion: {}", a.headline));
+        let files = files::measure(&plan.files, opts, progress)?;
+        let fa = files::analysis::analyse(&plan.files, &files);
+        if let Some(h) = &fa.headline {
+            progress.done(files.progress_id, &format!("completion: {h}"));
+        }
+        let mut summary = a.summary.clone();
+        summary.extend(fa.summary.clone());
+        summary.insert("rtt_ms".into(), m.rtt_ms.into());
+        let r = render::Section {
+            plan: &plan,
+            measured: &m,
+            analysis: &a,
+            files: files::render::Section {
+                plan: &plan.files,
+                measured: &files,
+                analysis: &fa,
+            },
+        }
+        .render();
+        Ok(ExperimentResult {
+            name: "completion".into(),
+            summary,
+            details: crate::Details::Completion(Details {
+                runs: m.runs,
+                counts: plan.counts.clone(),
+                files: files.table,
+            }),
+            paths: vec![m.path],
+            headline: r.headline,
+            markdown: r.markdown,
+            plots: r.plots,
+        })
+    }
+}

@@ -1,0 +1,147 @@
+//! Medians, 90th percentiles and round trips per contender, from the
+//! runs alone (no I/O).
+
+use super::measure::{Measured, Table};
+use super::{Contender, SWEEP, contenders, sweep_contenders};
+use crate::Summary;
+use crate::common::median_p90;
+use tcpwise_http::scenario::IdleRun;
+
+/// One contender's row of a main table.
+pub struct Row {
+    /// Who took the object.
+    pub contender: Contender,
+    /// Median load time, ms.
+    pub median_ms: f64,
+    /// 90th percentile, ms.
+    pub p90_ms: f64,
+    /// Round trips the median stands for.
+    pub round_trips: f64,
+    /// The largest burst of the connection it chose (its first run), bytes.
+    pub chosen_burst: u64,
+}
+
+/// A main table's figures.
+pub struct TableFigures {
+    /// The server's `tcp_slow_start_after_idle`.
+    pub ssai: &'static str,
+    /// One round trip plus serialising the object, ms.
+    pub one_round_trip_ms: f64,
+    /// A row per contender.
+    pub rows: Vec<Row>,
+}
+
+/// One object size of the sweep: per contender, (median ms, round trips).
+pub type SweepRow = (u64, Vec<(Contender, f64, f64)>);
+
+/// What the runs show.
+pub struct Analysis {
+    /// The main tables, `=0` then `=1`.
+    pub tables: Vec<TableFigures>,
+    /// The sweep: per size, per contender, (median ms, round trips).
+    pub sweep: Vec<SweepRow>,
+    /// Named figures for `results.json`.
+    pub summary: Summary,
+}
+
+/// Serialising `bytes` of payload at `rate_mbit`, ms (1448 per 1500-byte packet).
+pub fn serialise_ms(bytes: u64, rate_mbit: f64) -> f64 {
+    (bytes as f64 / 1448.0).ceil() * 1500.0 * 8.0 / (rate_mbit * 1e3)
+}
+
+/// The median and round trips of `v`'s load times after `ser_ms` of
+/// serialisation on an `rtt_ms` path.
+fn trips(v: &[f64], ser_ms: f64, rtt_ms: f64) -> (f64, f64, f64) {
+    let (med, p90) = median_p90(v);
+    (med, p90, ((med - ser_ms) / rtt_ms).round())
+}
+
+fn table(t: &Table<IdleRun>, summary: &mut Summary) -> TableFigures {
+    let ser_ms = serialise_ms(t.target, t.rate_mbit);
+    let prefix = if t.ssai == "0" { "" } else { "restart_" };
+    let rows = contenders()
+        .into_iter()
+        .map(|c| {
+            let name = c.name();
+            let v: Vec<f64> = t
+                .runs
+                .iter()
+                .filter(|r| r.policy == name)
+                .map(|r| r.load_ms)
+                .collect();
+            let (median_ms, p90_ms, round_trips) = trips(&v, ser_ms, t.rtt_ms);
+            let key = c.key();
+            summary.insert(format!("{prefix}{key}_median_ms"), median_ms.into());
+            summary.insert(format!("{prefix}{key}_p90_ms"), p90_ms.into());
+            summary.insert(format!("{prefix}{key}_round_trips"), round_trips.into());
+            Row {
+                contender: c,
+                median_ms,
+                p90_ms,
+                round_trips,
+                chosen_burst: t
+                    .runs
+                    .iter()
+                    .find(|r| r.policy == name)
+                    .map_or(0, |r| r.chosen_burst),
+            }
+        })
+        .collect();
+    summary.insert("rtt_ms".into(), t.rtt_ms.into());
+    summary.insert("rate_mbit".into(), t.rate_mbit.into());
+    TableFigures {
+        ssai: t.ssai,
+        one_round_trip_ms: t.rtt_ms + ser_ms,
+        rows,
+    }
+}
+
+/// The figures of `m`.
+pub fn analyse(m: &Measured) -> Analysis {
+    let mut summary = Summary::new();
+    let tables = m.tables.iter().map(|t| table(t, &mut summary)).collect();
+    let sweep = m.sweep.as_ref().map_or_else(Vec::new, |s| {
+        SWEEP
+            .iter()
+            .map(|&size| {
+                let ser_ms = serialise_ms(size, s.rate_mbit);
+                let cells = sweep_contenders()
+                    .into_iter()
+                    .map(|c| {
+                        let v: Vec<f64> = s
+                            .runs
+                            .iter()
+                            .filter(|(sz, r)| *sz == size && r.policy == c.name())
+                            .map(|(_, r)| r.load_ms)
+                            .collect();
+                        let (med, _, trips) = trips(&v, ser_ms, s.rtt_ms);
+                        summary.insert(
+                            format!("sweep_{}kb_{}_median_ms", size / 1000, c.key()),
+                            med.into(),
+                        );
+                        (c, med, trips)
+                    })
+                    .collect();
+                (size, cells)
+            })
+            .collect()
+    });
+    Analysis {
+        tables,
+        sweep,
+        summary,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_25_kb_object_at_8_mbit_takes_about_26_ms_to_serialise() {
+        let ms = serialise_ms(25_000, 8.0);
+        assert!((ms - 27.0).abs() < 0.01, "{ms}");
+        let (med, _, t) = trips(&[276.0, 277.0, 276.5], ms, 250.0);
+        assert_eq!((med, t), (276.5, 1.0));
+    }
+}
