@@ -13,12 +13,38 @@ use tcpwise_tcp::{AppliedBuffers, BufferPolicy};
 use tokio::io::{AsyncWriteExt, BufReader};
 
 /// Runs one test; `on_interval` sees each interval as soon as both sides
-/// have reported it.
+/// have reported it. Three steps: [`set_up`] (control connection, the
+/// header and the server's answer, the data connection), [`data_phase`]
+/// (the transfer, both sides' samples joined into intervals as they
+/// arrive, then the server's last words), and [`summarize`] (the summary
+/// and the diagnosis, no I/O).
 pub async fn run_client(
     opts: &ClientOptions,
     mut on_interval: impl FnMut(&Interval),
 ) -> Result<PerfReport, PerfError> {
     opts.validate()?;
+    let setup = set_up(opts).await?;
+    let local_buffers = setup.local_buffers.clone();
+    let phase = data_phase(opts, setup, &mut on_interval).await?;
+    Ok(summarize(opts, local_buffers, phase))
+}
+
+/// A test set up: both connections open, the server ready.
+struct Setup {
+    addr: std::net::SocketAddr,
+    /// The control connection's halves (the write half stays open until
+    /// the test ends: closing it would tell the server we are gone).
+    r: BufReader<tokio::net::tcp::OwnedReadHalf>,
+    _w: tokio::net::tcp::OwnedWriteHalf,
+    data: tokio::net::TcpStream,
+    local_buffers: AppliedBuffers,
+    /// When the data phase must be over, whatever the server does.
+    data_deadline: tokio::time::Instant,
+}
+
+/// Resolves, connects, sends the header, reads the server's answer and
+/// opens the data connection, within -t + 0.5 s.
+async fn set_up(opts: &ClientOptions) -> Result<Setup, PerfError> {
     let addr = resolve(opts).await?;
     let (ctl_local, data_local) = local_addrs(opts, addr)?;
 
@@ -124,6 +150,40 @@ pub async fn run_client(
             }
         };
 
+    Ok(Setup {
+        addr,
+        r,
+        _w: w,
+        data,
+        local_buffers,
+        data_deadline,
+    })
+}
+
+/// What the data phase saw.
+struct Phase {
+    st: Joiner,
+    local_last: Sample,
+    remote_last: Sample,
+    remote_buffers: AppliedBuffers,
+    server_output: Option<String>,
+}
+
+/// The transfer and the server's last words.
+async fn data_phase(
+    opts: &ClientOptions,
+    setup: Setup,
+    on_interval: &mut impl FnMut(&Interval),
+) -> Result<Phase, PerfError> {
+    let Setup {
+        addr,
+        mut r,
+        _w,
+        data,
+        data_deadline,
+        ..
+    } = setup;
+    let wrong = |why: String| PerfError::WrongProtocol(addr.to_string(), why);
     // Server messages arrive on their own task.
     let (mtx, mut mrx) = tokio::sync::mpsc::unbounded_channel::<ServerMsg>();
     let reader = tokio::spawn(async move {
@@ -187,7 +247,7 @@ pub async fn run_client(
                     None => {}
                 },
             }
-            st.emit(&mut on_interval);
+            st.emit(on_interval);
         }
         Ok(())
     };
@@ -216,11 +276,28 @@ pub async fn run_client(
     reader.abort();
     let remote_last =
         remote_done.ok_or_else(|| wrong("the server did not report the end of the test".into()))?;
-    st.emit(&mut on_interval);
+    st.emit(on_interval);
     st.local.push(local_last.clone());
     st.remote.push(remote_last.clone());
-    st.emit_final(&mut on_interval);
+    st.emit_final(on_interval);
+    Ok(Phase {
+        st,
+        local_last,
+        remote_last,
+        remote_buffers,
+        server_output,
+    })
+}
 
+/// The summary, diagnosis and report of a finished test (no I/O).
+fn summarize(opts: &ClientOptions, local_buffers: AppliedBuffers, phase: Phase) -> PerfReport {
+    let Phase {
+        st,
+        local_last,
+        remote_last,
+        remote_buffers,
+        server_output,
+    } = phase;
     let (rx_last, tx_last) = if opts.reverse {
         (local_last, remote_last)
     } else {
@@ -264,7 +341,7 @@ pub async fn run_client(
         counts: tx_last.zerocopy,
     });
     let grown = diagnose::Grown::from_samples(rx_samples, tx_samples);
-    Ok(PerfReport {
+    PerfReport {
         grown,
         intervals: st.lines,
         summary,
@@ -275,7 +352,7 @@ pub async fn run_client(
         pacing,
         server_output,
         zerocopy,
-    })
+    }
 }
 
 /// Pairs local and remote samples by index into interval lines.

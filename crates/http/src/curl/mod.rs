@@ -24,6 +24,7 @@ pub mod exit;
 pub mod flags;
 pub mod retry;
 pub mod run;
+pub mod sink;
 pub mod transfer;
 pub mod write_out;
 

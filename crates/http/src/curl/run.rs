@@ -13,13 +13,14 @@
 use super::exit;
 use super::flags::GetArgs;
 use super::retry::{Outcome, RetryPolicy};
+use super::sink::Sink;
 use super::transfer::{self, Fail, Output, TransferError};
 use super::write_out;
 use super::{CurlArgs, CurlError, Data, remote_name};
 use crate::client::idempotent;
 use crate::{Client, ClientConfig, Family, Request, Version};
 use std::collections::HashSet;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -92,6 +93,7 @@ pub struct Run {
     parallel: usize,
     progress_ok: bool,
     body_to_terminal: bool,
+    sink: Sink,
 }
 
 fn usage(msg: String) -> RunError {
@@ -205,7 +207,17 @@ impl Run {
             progress_ok,
             body_to_terminal: std::io::stdout().is_terminal(),
             flags: a,
+            sink: Sink::std(),
         })
+    }
+
+    /// Sends the run's output to `sink` instead of standard output and
+    /// error (no terminal there: no progress meter).
+    pub fn with_sink(mut self, sink: Sink) -> Run {
+        self.sink = sink;
+        self.progress_ok = false;
+        self.body_to_terminal = false;
+        self
     }
 
     /// A transfer's settings for one URL.
@@ -225,10 +237,12 @@ impl Run {
             dump_header: a.dump_header.clone(),
             compressed: a.compressed,
             resume_from,
-            verbose: a
-                .verbose
-                .then(|| Box::new(|s: &str| eprint!("{s}")) as transfer::Log),
+            verbose: a.verbose.then(|| {
+                let sink = self.sink.clone();
+                Box::new(move |s: &str| sink.err(s)) as transfer::Log
+            }),
             progress: self.progress_ok && !(to_stdout && self.body_to_terminal),
+            sink: self.sink.clone(),
         }
     }
 }
@@ -298,12 +312,11 @@ pub async fn run(r: Run) -> Result<Finished, RunError> {
             .map_err(|_| RunError::MaxTime(d.as_secs_f64()))?,
         None => all.await,
     }
-    let mut so = std::io::stdout().lock();
     if r.flags.json {
         let text = serde_json::to_string_pretty(&report.json).unwrap_or_default();
-        let _ = writeln!(so, "{text}");
+        let _ = r.sink.write_out(format!("{text}\n").as_bytes());
     }
-    let _ = so.flush();
+    let _ = r.sink.flush_out();
     Ok(Finished {
         code: report.per_url.iter().copied().max().unwrap_or(0),
         per_url: report.per_url,
@@ -339,6 +352,7 @@ async fn run_all(r: &Run, report: &mut Report) {
             opts,
             r.retry,
             r.flags.silent,
+            r.sink.clone(),
         );
         if r.parallel == 1 {
             let t = attempt.await;
@@ -385,6 +399,7 @@ async fn with_retries(
     mut opts: transfer::Options,
     retry: RetryPolicy,
     quiet: bool,
+    sink: Sink,
 ) -> transfer::Transferred {
     let idempotent = idempotent(&req.method);
     let first = Instant::now();
@@ -409,12 +424,12 @@ async fn with_retries(
         };
         done += 1;
         if !quiet {
-            eprintln!(
-                "tcpwise: warning: problem: {}. Will retry in {} seconds. {} retries left.",
+            sink.err(&format!(
+                "tcpwise: warning: problem: {}. Will retry in {} seconds. {} retries left.\n",
                 outcome.describe(),
                 wait.as_secs(),
                 retry.max - done + 1
-            );
+            ));
         }
         tokio::time::sleep(wait).await;
     }
@@ -430,20 +445,19 @@ struct Report {
 
 impl Report {
     fn add(&mut self, r: &Run, job: Job, t: transfer::Transferred) {
-        let a = &r.flags;
-        let mut so = std::io::stdout().lock();
+        let (a, sink) = (&r.flags, &r.sink);
         if let Ok(b) = job.buffer.lock() {
-            let _ = so.write_all(&b);
+            let _ = sink.write_out(&b);
         }
         let url = &job.url;
         let chain = t.chain;
         for resp in &chain {
             if a.timing {
-                eprintln!("{url}  {}", resp.timing_report());
+                sink.err(&format!("{url}  {}\n", resp.timing_report()));
             }
             for w in &resp.conn.buffers.warnings {
                 if !a.silent && self.warned.insert(w.clone()) {
-                    eprintln!("tcpwise: warning: {w}");
+                    sink.err(&format!("tcpwise: warning: {w}\n"));
                 }
             }
         }
@@ -451,7 +465,7 @@ impl Report {
             && !a.silent
             && let Some(d) = chain.last().and_then(|l| l.rcvbuf_diagnosis())
         {
-            eprintln!("tcpwise: warning: {url}: {d}");
+            sink.err(&format!("tcpwise: warning: {url}: {d}\n"));
         }
         let mut error = serde_json::Value::Null;
         let mut code = 0;
@@ -460,7 +474,7 @@ impl Report {
             code = exit::transfer(&e);
             let m = chain_text(&e);
             if !a.silent || a.show_error {
-                eprintln!("tcpwise: error: {url}: {m}");
+                sink.err(&format!("tcpwise: error: {url}: {m}\n"));
             }
             error = serde_json::json!({ "message": m, "exit_code": code });
             message = Some(m);
@@ -480,15 +494,15 @@ impl Report {
                     urlnum: job.index,
                 },
             );
-            let _ = so.write_all(w.stdout.as_bytes());
-            eprint!("{}", w.stderr);
+            let _ = sink.write_out(w.stdout.as_bytes());
+            sink.err(&w.stderr);
             for w in w.warnings {
                 if self.warned.insert(w.clone()) {
-                    eprintln!("tcpwise: warning: {w}");
+                    sink.err(&format!("tcpwise: warning: {w}\n"));
                 }
             }
         }
-        let _ = so.flush();
+        let _ = sink.flush_out();
         // One entry per URL, in order: its responses (redirects first) or its error.
         self.json
             .push(serde_json::json!({ "url": url, "responses": chain, "error": error }));

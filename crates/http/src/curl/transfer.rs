@@ -73,6 +73,8 @@ pub struct Options {
     pub verbose: Option<Log>,
     /// curl's progress meter on standard error.
     pub progress: bool,
+    /// Where standard output and error go.
+    pub sink: super::sink::Sink,
 }
 
 /// Why a transfer failed, beside the client's errors.
@@ -172,6 +174,7 @@ impl Decoder {
 
 /// The destination, opened when the final head arrives.
 struct Dest {
+    sink: super::sink::Sink,
     output: Output,
     file: Option<std::fs::File>,
     append: bool,
@@ -186,7 +189,7 @@ impl Dest {
     }
     fn put(&mut self, d: &[u8]) -> std::io::Result<()> {
         match &mut self.output {
-            Output::Stdout => std::io::stdout().write_all(d),
+            Output::Stdout => self.sink.write_out(d),
             Output::Buffer(b) => {
                 b.lock().expect("lock").extend_from_slice(d);
                 Ok(())
@@ -212,7 +215,7 @@ impl Dest {
     }
     fn flush(&mut self) -> std::io::Result<()> {
         match &mut self.output {
-            Output::Stdout => std::io::stdout().flush(),
+            Output::Stdout => self.sink.flush_out(),
             _ => Ok(()),
         }
     }
@@ -282,6 +285,7 @@ pub async fn transfer(
     opts: &mut Options,
 ) -> Transferred {
     let dest = Dest {
+        sink: opts.sink.clone(),
         output,
         file: None,
         append: opts.resume_from.is_some_and(|n| n > 0),
@@ -308,7 +312,7 @@ pub async fn transfer(
     let state = std::sync::Mutex::new(Sinks {
         dest,
         dump,
-        meter: Meter::new(opts.progress, start),
+        meter: Meter::new(opts.progress, start, opts.sink.clone()),
         hop: Hop::default(),
     });
     let error = loop {
@@ -318,6 +322,7 @@ pub async fn transfer(
         let include = opts.include;
         let compressed = opts.compressed;
         let to_stdout = opts.dump_header.is_some();
+        let sink = opts.sink.clone();
         let resume = opts.resume_from.is_some_and(|n| n > 0);
         let verbose = &mut opts.verbose;
         let r = client
@@ -336,7 +341,7 @@ pub async fn transfer(
                     if let Some(f) = st.dump.as_mut() {
                         f.write_all(text.as_bytes())?;
                     } else if to_stdout {
-                        std::io::stdout().write_all(text.as_bytes())?;
+                        sink.write_out(text.as_bytes())?;
                     }
                     if !is_final {
                         if include {
@@ -501,6 +506,7 @@ impl Default for Hop {
 /// curl's progress meter: a header, then one line a second, shown only
 /// once a transfer has run for a second.
 struct Meter {
+    sink: super::sink::Sink,
     on: bool,
     start: Instant,
     last: Instant,
@@ -511,8 +517,9 @@ struct Meter {
 }
 
 impl Meter {
-    fn new(on: bool, start: Instant) -> Meter {
+    fn new(on: bool, start: Instant, sink: super::sink::Sink) -> Meter {
         Meter {
+            sink,
             on,
             start,
             last: start,
@@ -535,9 +542,8 @@ impl Meter {
     }
 
     fn print(&mut self, now_rate: f64) {
-        let mut err = std::io::stderr().lock();
         if !self.shown {
-            let _ = write!(err, "{METER_HEADER}");
+            self.sink.err(METER_HEADER);
             self.shown = true;
         }
         let line = meter_line(
@@ -546,14 +552,14 @@ impl Meter {
             self.start.elapsed().as_secs_f64(),
             now_rate,
         );
-        let _ = write!(err, "\r{line}");
+        self.sink.err(&format!("\r{line}"));
     }
 
     fn done(&mut self) {
         if self.shown {
             let rate = self.got as f64 / self.start.elapsed().as_secs_f64().max(1e-9);
             self.print(rate);
-            let _ = writeln!(std::io::stderr());
+            self.sink.err("\n");
         }
     }
 }
