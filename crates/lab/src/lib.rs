@@ -275,6 +275,28 @@ pub struct ExperimentResult {
     pub plots: Vec<String>,
 }
 
+impl ExperimentResult {
+    /// An experiment's result: its figures, measurements and paths, and
+    /// what its renderer made of them.
+    pub fn of(
+        name: &str,
+        summary: Summary,
+        details: Details,
+        paths: Vec<PathError>,
+        r: Rendered,
+    ) -> ExperimentResult {
+        ExperimentResult {
+            name: name.into(),
+            summary,
+            details,
+            paths,
+            headline: r.headline,
+            markdown: r.markdown,
+            plots: r.plots,
+        }
+    }
+}
+
 /// Where an experiment reports how far it got. The command line draws
 /// progress bars on a terminal and prints plain lines otherwise; the lab
 /// only says what it is doing and how many units (runs, trials, seconds)

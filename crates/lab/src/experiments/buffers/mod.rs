@@ -56,14 +56,13 @@ impl Experiment for Buffers {
             analysis: &a,
         }
         .render();
-        Ok(ExperimentResult {
-            name: "buffers".into(),
-            summary: a.summary,
-            details: crate::Details::Buffers(Box::new(m.details)),
-            paths: vec![m.path],
-            headline: r.headline,
-            markdown: r.markdown,
-            plots: r.plots,
-        })
+        let details = crate::Details::Buffers(Box::new(m.details));
+        Ok(ExperimentResult::of(
+            "buffers",
+            a.summary,
+            details,
+            vec![m.path],
+            r,
+        ))
     }
 }

@@ -126,18 +126,17 @@ impl Experiment for Completion {
             },
         }
         .render();
-        Ok(ExperimentResult {
-            name: "completion".into(),
+        let details = crate::Details::Completion(Details {
+            runs: m.runs,
+            counts: plan.counts.clone(),
+            files: files.table,
+        });
+        Ok(ExperimentResult::of(
+            "completion",
             summary,
-            details: crate::Details::Completion(Details {
-                runs: m.runs,
-                counts: plan.counts.clone(),
-                files: files.table,
-            }),
-            paths: vec![m.path],
-            headline: r.headline,
-            markdown: r.markdown,
-            plots: r.plots,
-        })
+            details,
+            vec![m.path],
+            r,
+        ))
     }
 }

@@ -110,14 +110,13 @@ impl Experiment for IdleSelection {
         .render();
         let mut paths: Vec<crate::PathError> = m.tables.iter().map(|t| t.path.clone()).collect();
         paths.extend(m.sweep.as_ref().map(|s| s.path.clone()));
-        Ok(ExperimentResult {
-            name: "idle-selection".into(),
-            headline: r.headline,
-            summary: a.summary,
-            details: crate::Details::IdleSelection(m.details()),
+        let details = crate::Details::IdleSelection(m.details());
+        Ok(ExperimentResult::of(
+            "idle-selection",
+            a.summary,
+            details,
             paths,
-            markdown: r.markdown,
-            plots: r.plots,
-        })
+            r,
+        ))
     }
 }

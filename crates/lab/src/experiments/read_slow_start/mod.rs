@@ -123,18 +123,17 @@ impl Experiment for ReadSlowStart {
             analysis: &a,
         }
         .render();
-        Ok(ExperimentResult {
-            name: "read-slow-start".into(),
-            headline: r.headline,
-            summary: a.summary,
-            details: crate::Details::ReadSlowStart(Details {
-                table: a.table,
-                trials: m.trials,
-            }),
-            paths: m.paths,
-            markdown: r.markdown,
-            plots: r.plots,
-        })
+        let details = crate::Details::ReadSlowStart(Details {
+            table: a.table,
+            trials: m.trials,
+        });
+        Ok(ExperimentResult::of(
+            "read-slow-start",
+            a.summary,
+            details,
+            m.paths,
+            r,
+        ))
     }
 }
 
