@@ -13,7 +13,7 @@ use crate::path::summarize;
 use crate::record::RecordArgs;
 use crate::selftest::{self, SelftestOptions, SelftestReport};
 use crate::session::{Outcome, RunAs, Session, server_stdio};
-use crate::{DirectionStats, EmuError, Role, TestbedConfig, Topology};
+use crate::{DirectionStats, EmuError, Kind, Role, TestbedConfig, Topology};
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -105,8 +105,9 @@ fn config(
     }
     // Found before anything is set up, not after CMD ran.
     if let Some(p) = &c.stats_json {
-        std::fs::File::create(p)
-            .map_err(|e| EmuError::Config(format!("--stats-json {}: {e}", p.display())))?;
+        std::fs::File::create(p).map_err(|e| {
+            EmuError::caused(Kind::Config, format!("--stats-json {}", p.display()), e)
+        })?;
     }
     let mut cfg = TestbedConfig::pair(up, down);
     cfg.topology = topology;

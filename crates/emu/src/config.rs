@@ -106,8 +106,13 @@ pub fn to_args(text: &str, file: &Path) -> Result<Vec<OsString>, EmuError> {
 
 /// Reads FILE and returns its flags.
 pub fn load(file: &Path) -> Result<Vec<OsString>, EmuError> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| EmuError::Config(format!("cannot read config {}: {e}", file.display())))?;
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        EmuError::caused(
+            crate::Kind::Config,
+            format!("cannot read config {}", file.display()),
+            e,
+        )
+    })?;
     to_args(&text, file)
 }
 

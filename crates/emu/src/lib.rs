@@ -78,6 +78,19 @@ pub enum EmuError {
     /// An I/O error while measuring.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// A failure of one of the kinds above with the error that caused it
+    /// kept as its source (hyper's `Error { kind, cause }`), not
+    /// formatted into the text.
+    #[error("{what}")]
+    Caused {
+        /// Which kind of failure (decides the exit code).
+        kind: Kind,
+        /// What failed, in the user's terms.
+        what: String,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// A result could not be written (`--stats-json`, `plot -o`).
     #[error("{what}")]
     Output {
@@ -99,11 +112,44 @@ impl EmuError {
     }
 }
 
+/// The kind of an [`EmuError::Caused`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Not enough privilege (exit 3).
+    Privileges,
+    /// A tool or device is missing (exit 3).
+    Missing,
+    /// Bad input: a file or value that cannot be used (exit 2).
+    Config,
+    /// A setup step failed (exit 4).
+    Setup,
+}
+
+impl EmuError {
+    /// `what` failed because of `source`.
+    pub fn caused(
+        kind: Kind,
+        what: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> EmuError {
+        EmuError::Caused {
+            kind,
+            what: what.into(),
+            source: source.into(),
+        }
+    }
+}
+
 impl tcpwise_outcome::Classify for EmuError {
     fn class(&self) -> Option<tcpwise_outcome::Class> {
         use tcpwise_outcome::Class;
         Some(match self {
             EmuError::Privileges(_) | EmuError::Missing(_) => Class::Privileges,
+            EmuError::Caused { kind, .. } => match kind {
+                Kind::Privileges | Kind::Missing => Class::Privileges,
+                Kind::Config => Class::Usage,
+                Kind::Setup => Class::Emulator,
+            },
             EmuError::Config(_) => Class::Usage,
             EmuError::Setup(_) | EmuError::Os { .. } => Class::Emulator,
             EmuError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {

@@ -2,7 +2,7 @@
 //! `ip netns` makes them, so users can inspect a live testbed with
 //! `ip netns exec tw-… ss -ti` while it runs.
 
-use crate::{EmuError, sys};
+use crate::{EmuError, Kind, sys};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::MetadataExt;
 use std::process::{Command, Stdio};
@@ -92,9 +92,11 @@ impl Netns {
             Ok(fd) => fd,
             Err(e) => {
                 let _ = sys::delete_named_netns(&path);
-                return Err(EmuError::Setup(format!(
-                    "cannot open namespace {name}: {e}"
-                )));
+                return Err(EmuError::caused(
+                    Kind::Setup,
+                    format!("cannot open namespace {name}"),
+                    e,
+                ));
             }
         };
         let ns = Netns {
@@ -172,9 +174,11 @@ impl Netns {
                 )));
             }
             std::fs::write(&path, value.as_bytes()).map_err(|e| {
-                EmuError::Config(format!(
-                    "cannot set {key2}={value}: the kernel refused the value ({e})"
-                ))
+                EmuError::caused(
+                    Kind::Config,
+                    format!("cannot set {key2}={value}: the kernel refused the value"),
+                    e,
+                )
             })
         })?
     }

@@ -2,7 +2,7 @@
 //! two [`LinkConfig`]s of a testbed. Shared by `tcpwise emu` and the lab so
 //! both resolve defaults the same way.
 
-use crate::EmuError;
+use crate::{EmuError, Kind};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -283,10 +283,15 @@ impl PathSpec {
             None => Schedule::default(),
             Some(p) => {
                 let text = std::fs::read_to_string(p).map_err(|e| {
-                    EmuError::Config(format!("cannot read schedule {}: {e}", p.display()))
+                    EmuError::caused(
+                        Kind::Config,
+                        format!("cannot read schedule {}", p.display()),
+                        e,
+                    )
                 })?;
-                Schedule::parse(&text)
-                    .map_err(|e| EmuError::Config(format!("schedule {}: {e}", p.display())))?
+                Schedule::parse(&text).map_err(|e| {
+                    EmuError::caused(Kind::Config, format!("schedule {}", p.display()), e)
+                })?
             }
         };
         let up_cap = cap(self.up_rate, &self.up_trace, "up")?;

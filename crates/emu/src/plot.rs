@@ -9,7 +9,7 @@
 //! ingress and egress as lines), then each packet's queueing delay at its
 //! departure, with drops (by cause) and CE marks as ticks along the bottom.
 
-use crate::EmuError;
+use crate::{EmuError, Kind};
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -120,9 +120,11 @@ impl LinkLog {
 
     /// Reads and parses a log file.
     pub fn load(path: &Path) -> Result<LinkLog, EmuError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| EmuError::Config(format!("cannot read {}: {e}", path.display())))?;
-        LinkLog::parse(&text).map_err(|e| EmuError::Config(format!("{}: {e}", path.display())))
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            EmuError::caused(Kind::Config, format!("cannot read {}", path.display()), e)
+        })?;
+        LinkLog::parse(&text)
+            .map_err(|e| EmuError::caused(Kind::Config, path.display().to_string(), e))
     }
 
     /// Sum of the departures' bytes.

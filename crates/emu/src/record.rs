@@ -30,7 +30,7 @@
 //! it hands compact events to a writer thread through a channel, one batch
 //! per loop turn, and the thread formats and writes them.
 
-use crate::EmuError;
+use crate::{EmuError, Kind};
 use pcap_file::DataLink;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use std::fs::File;
@@ -125,12 +125,13 @@ impl RecordOptions {
     pub fn open(&self) -> Result<[Files; 2], EmuError> {
         let open = |dir: &Option<PathBuf>, name: &str| -> Result<Option<File>, EmuError> {
             let Some(d) = dir else { return Ok(None) };
-            std::fs::create_dir_all(d)
-                .map_err(|e| EmuError::Config(format!("cannot create {}: {e}", d.display())))?;
+            std::fs::create_dir_all(d).map_err(|e| {
+                EmuError::caused(Kind::Config, format!("cannot create {}", d.display()), e)
+            })?;
             let p = d.join(name);
-            File::create(&p)
-                .map(Some)
-                .map_err(|e| EmuError::Config(format!("cannot write {}: {e}", p.display())))
+            File::create(&p).map(Some).map_err(|e| {
+                EmuError::caused(Kind::Config, format!("cannot write {}", p.display()), e)
+            })
         };
         let files = |dir: &str| -> Result<Files, EmuError> {
             Ok(Files {

@@ -13,7 +13,7 @@
 //! caller (Debian makes it 0666; some images make it root-only). A shell
 //! testbed cannot be rootless: its far end is the host's own namespace.
 
-use crate::{EmuError, sys};
+use crate::{EmuError, Kind, sys};
 
 /// Enters a user + mount namespace when not root. Returns whether it did.
 /// Must be called while the process is still single-threaded.
@@ -28,9 +28,11 @@ pub fn enter_if_unprivileged() -> Result<bool, EmuError> {
         ));
     }
     sys::unshare_user_and_mount().map_err(|e| {
-        EmuError::Privileges(format!(
-            "cannot create an unprivileged user namespace ({e}): enable them (sysctl user.max_user_namespaces=10000, or kernel.unprivileged_userns_clone=1) or run with sudo"
-        ))
+        EmuError::caused(
+            Kind::Privileges,
+            "cannot create an unprivileged user namespace (enable them: sysctl user.max_user_namespaces=10000, or kernel.unprivileged_userns_clone=1; or run with sudo)",
+            e,
+        )
     })?;
     let setup = || -> std::io::Result<()> {
         std::fs::write("/proc/self/setgroups", "deny")?;
@@ -39,9 +41,11 @@ pub fn enter_if_unprivileged() -> Result<bool, EmuError> {
         sys::private_tmpfs_at("/run")
     };
     setup().map_err(|e| {
-        EmuError::Privileges(format!(
-            "cannot set up the rootless namespace ({e}): run with sudo"
-        ))
+        EmuError::caused(
+            Kind::Privileges,
+            "cannot set up the rootless namespace (run with sudo)",
+            e,
+        )
     })?;
     Ok(true)
 }

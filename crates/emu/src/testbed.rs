@@ -13,7 +13,7 @@
 
 use crate::forwarder::{DirectionStats, Ends, Forwarder, ForwarderOptions, Phase};
 use crate::netns::{self, Netns};
-use crate::{EmuError, sys};
+use crate::{EmuError, Kind, sys};
 use serde::Serialize;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::os::fd::OwnedFd;
@@ -429,7 +429,7 @@ fn free_subnet() -> Result<u32, EmuError> {
     let out = Command::new("ip")
         .args(["-o", "-4", "addr", "show"])
         .output()
-        .map_err(|e| EmuError::Missing(format!("cannot run ip ({e}): install iproute2")))?;
+        .map_err(|e| EmuError::caused(Kind::Missing, "cannot run ip (install iproute2)", e))?;
     let text = String::from_utf8_lossy(&out.stdout);
     (1..16_384)
         .find(|&k| {
