@@ -387,6 +387,15 @@ fn credential_cases() -> Vec<Case> {
 fn odd_cases() -> Vec<Case> {
     let mut cases = vec![
         case(&["{B}/echo-req"]),
+        // No redirect: 0.000000, never -0.000000.
+        case(&[
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{time_redirect} %{num_redirects}\\n",
+            "{B}/echo-req",
+        ]),
         case(&["-d", "a=1", "-d", "b=2", "{B}/echo-req"]),
         case(&["-d", "@data.txt", "{B}/echo-req"]),
         case(&["--data-binary", "@data.txt", "{B}/echo-req"]),

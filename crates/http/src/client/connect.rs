@@ -235,7 +235,7 @@ impl Client {
                         .get_ref()
                         .and_then(|e| e.downcast_ref::<rustls::Error>())
                         .and_then(|e| match e {
-                            rustls::Error::InvalidCertificate(c) => Some(format!("{c:?}")),
+                            rustls::Error::InvalidCertificate(c) => Some(certificate_reason(c)),
                             _ => None,
                         });
                     match cert {
@@ -307,5 +307,84 @@ impl Client {
             buffers,
             tap,
         })
+    }
+}
+
+/// Why a certificate was refused, as one sentence a user can act on
+/// (rustls's `Debug` form names internal structures).
+pub fn certificate_reason(c: &rustls::CertificateError) -> String {
+    use rustls::CertificateError as C;
+    let date = |t: &rustls_pki_types::UnixTime| {
+        httpdate::fmt_http_date(std::time::UNIX_EPOCH + Duration::from_secs(t.as_secs()))
+    };
+    match c {
+        C::Expired => "it has expired".into(),
+        C::ExpiredContext { not_after, .. } => format!("it expired on {}", date(not_after)),
+        C::NotValidYet => "it is not valid yet".into(),
+        C::NotValidYetContext { not_before, .. } => {
+            format!("it is not valid before {}", date(not_before))
+        }
+        C::UnknownIssuer => "it was issued by an authority this client does not know".into(),
+        C::NotValidForName => "it is for another name".into(),
+        C::NotValidForNameContext {
+            expected,
+            presented,
+        } => format!(
+            "it is for {}, not {}",
+            if presented.is_empty() {
+                "no name".to_string()
+            } else {
+                // webpki shows them as `DnsName("x")`: the name is x.
+                presented
+                    .iter()
+                    .map(|p| {
+                        p.split_once('(')
+                            .and_then(|(_, r)| r.strip_suffix(')'))
+                            .map_or(p.as_str(), |r| r.trim_matches('"'))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+            expected.to_str()
+        ),
+        C::BadSignature => "its signature does not verify".into(),
+        C::Revoked => "it has been revoked".into(),
+        C::BadEncoding => "it cannot be decoded".into(),
+        C::UnhandledCriticalExtension => {
+            "it has a critical extension this client does not handle".into()
+        }
+        C::InvalidPurpose | C::InvalidPurposeContext { .. } => {
+            "it is not meant for a TLS server".into()
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::certificate_reason;
+    use rustls::CertificateError as C;
+    use rustls_pki_types::UnixTime;
+
+    #[test]
+    fn certificate_reasons_are_sentences() {
+        let t = |s| UnixTime::since_unix_epoch(std::time::Duration::from_secs(s));
+        let e = C::ExpiredContext {
+            time: t(1_800_000_000),
+            not_after: t(1_700_000_000),
+        };
+        assert_eq!(
+            certificate_reason(&e),
+            "it expired on Tue, 14 Nov 2023 22:13:20 GMT"
+        );
+        let n = C::NotValidForNameContext {
+            expected: "example.test".try_into().expect("name"),
+            presented: vec!["DnsName(\"other.test\")".into()],
+        };
+        assert_eq!(
+            certificate_reason(&n),
+            "it is for other.test, not example.test"
+        );
+        assert!(!certificate_reason(&C::UnknownIssuer).contains('{'));
     }
 }

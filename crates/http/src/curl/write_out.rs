@@ -102,13 +102,15 @@ impl V {
 
 fn var(name: &str, d: &Done) -> Option<V> {
     let last = d.chain.last();
+    // A fold from +0.0: `sum()` of no f64 is -0.0, which prints as
+    // curl never does (`%{time_redirect}` without redirects: 0.000000).
     let before: f64 = d
         .chain
         .iter()
         .rev()
         .skip(1)
         .map(|r| r.timings.total_ms)
-        .sum();
+        .fold(0.0, |a, b| a + b);
     let at = |f: &dyn Fn(&Response) -> Option<f64>| {
         V::T(last.and_then(f).map_or(0.0, |ms| (before + ms) / 1e3))
     };
@@ -342,12 +344,12 @@ mod tests {
             ..done(&none)
         };
         let r = render(
-            "%{http_code} %{exitcode} %{errormsg}%{stderr}[e]%{stdout} \\n\\x\\\\n %% %z %{nope}|%{scheme} %{time_total}\\t%{num_redirects}\n",
+            "%{http_code} %{exitcode} %{errormsg}%{stderr}[e]%{stdout} \\n\\x\\\\n %% %z %{nope}|%{scheme} %{time_total}\\t%{num_redirects} %{time_redirect}\n",
             &d,
         );
         assert_eq!(
             r.stdout,
-            "000 7 cannot connect \n\\x\\\\n % %z |HTTP 0.000000\t0\n"
+            "000 7 cannot connect \n\\x\\\\n % %z |HTTP 0.000000\t0 0.000000\n"
         );
         assert_eq!(r.stderr, "[e]");
         assert_eq!(r.warnings, vec!["unknown --write-out variable: 'nope'"]);
