@@ -387,6 +387,14 @@ fn credential_cases() -> Vec<Case> {
 fn odd_cases() -> Vec<Case> {
     let mut cases = vec![
         case(&["{B}/echo-req"]),
+        // A server that closes without answering: curl's 52.
+        case(&["{B}/empty-reply"]),
+        case(&[
+            "-sS",
+            "-w",
+            "%{http_code} %{exitcode}\\n",
+            "{B}/empty-reply",
+        ]),
         // No redirect: 0.000000, never -0.000000.
         case(&[
             "-s",

@@ -52,6 +52,9 @@ class H(http.server.BaseHTTPRequestHandler):
         if p == "/echo-req":
             return self.echo()
         self.body()
+        if p == "/empty-reply":
+            self.close_connection = True
+            return
         if p == "/http10":
             return self.raw(b"HTTP/1.0 200 Fine Thanks\r\nX-MiXed-CaSe: Yes\r\nContent-Type: text/plain\r\n"
                             b"content-length: 6\r\n\r\nhello\n")

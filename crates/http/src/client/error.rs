@@ -51,6 +51,13 @@ pub enum HttpError {
         #[source]
         source: hyper::Error,
     },
+    /// The server closed the connection without a byte of response
+    /// (curl's 52, "Empty reply from server").
+    #[error("empty reply from {target}: it closed the connection without answering")]
+    EmptyReply {
+        /// host:port.
+        target: String,
+    },
     /// The body ended early or the connection broke while reading it.
     #[error("response body from {target} failed after {after} bytes")]
     Body {

@@ -152,7 +152,16 @@ impl Client {
                     conn = self.connect_new(&origin, start, &mut timings).await?;
                     report = self.report(&conn, None);
                 }
-                Err(source) => return Err(HttpError::Protocol { target, source }),
+                Err(source) => {
+                    let silent = source.is_incomplete_message()
+                        && !conn.sender.h2()
+                        && conn.tap.lock().is_ok_and(|t| t.buf.is_empty());
+                    return Err(if silent {
+                        HttpError::EmptyReply { target }
+                    } else {
+                        HttpError::Protocol { target, source }
+                    });
+                }
             }
         };
         timings.first_byte_ms = start.elapsed().as_secs_f64() * 1e3;

@@ -14,6 +14,7 @@ pub fn http(e: &HttpError) -> i32 {
         HttpError::Connect { source, .. } if source.kind() == std::io::ErrorKind::TimedOut => 28,
         HttpError::Connect { .. } => 7,
         HttpError::Protocol { .. } => 8,
+        HttpError::EmptyReply { .. } => 52,
         HttpError::Sink(_) => 23,
         HttpError::Tls { .. } => 35,
         HttpError::Certificate { .. } => 60,

@@ -38,6 +38,7 @@ Exit status (curl's numbers):
   33  -C: the server ignored the range (cannot resume)
   35  the TLS handshake failed
   47  more redirects than --max-redirs
+  52  the server closed the connection without answering
   56  the connection failed while receiving the body, or a proxy refused CONNECT
   60  the server's certificate is not trusted (expired, another name, unknown issuer)
   61  --compressed: the body does not decode
