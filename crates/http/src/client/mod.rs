@@ -153,7 +153,11 @@ impl Client {
                     report = self.report(&conn, None);
                 }
                 Err(source) => {
+                    // curl's 52 is a fresh connection that closed without
+                    // a byte; a reused one that did was closed while idle
+                    // (curl resends there; we never resend a POST: 8).
                     let silent = source.is_incomplete_message()
+                        && !report.reused
                         && !conn.sender.h2()
                         && conn.tap.lock().is_ok_and(|t| t.buf.is_empty());
                     return Err(if silent {
