@@ -58,11 +58,6 @@ impl Core {
         self.more
     }
 
-    /// Bytes kept for the next call (a partial request).
-    pub fn pending_len(&self) -> usize {
-        self.pending.len()
-    }
-
     /// When the current wait times out.
     pub(super) fn deadline(&self) -> Instant {
         if self.in_head || self.answered == 0 {

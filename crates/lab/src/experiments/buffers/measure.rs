@@ -29,9 +29,9 @@ pub struct Measured {
     pub details: Details,
     /// The emulator's error on the path.
     pub path: PathError,
-    /// The path's RTT, ms, and rate, Mbit/s (after `--rtt`/`--rate`).
+    /// The path's RTT, ms (after `--rtt`).
     pub rtt_ms: f64,
-    /// The path's rate, Mbit/s.
+    /// The path's rate, Mbit/s (after `--rate`).
     pub rate_mbit: f64,
 }
 
