@@ -384,6 +384,80 @@ fn credential_cases() -> Vec<Case> {
     ]
 }
 
+/// URL globbing (curl's default; `-g` turns it off): ranges, sets, the
+/// order they expand in, `#N` in `-o` names, and the patterns curl
+/// refuses (exit 3).
+fn glob_cases() -> Vec<Case> {
+    vec![
+        case(&["-s", "{B}/echo-req?n=[1-3]"]),
+        case(&["-s", "{B}/echo-req?{a,b}[1-2]"]),
+        case(&["-s", "{B}/echo-req?n=[001-003]&c=[a-e:2]"]),
+        case(&["-s", "{B}/echo-req?n=[0-100:50]"]),
+        case(&["-s", "{B}/echo-req?{x\\,y,z}"]),
+        case(&["-s", "{B}/echo-req?\\[1-2\\]"]),
+        case(&["-s", "{B}/echo-req?a[]=1&b[]=2"]),
+        case(&["-s", "-o", "out_#1_#2", "{B}/echo-req?{a,b}[1-2]"]),
+        case(&["-s", "-o", "out_#2#1#3", "{B}/echo-req?[7-8]/{u,v}"]),
+        case(&[
+            "-s",
+            "-w",
+            "%{urlnum} %{url_effective}\\n",
+            "-o",
+            "/dev/null",
+            "{B}/echo-req?[1-3]",
+        ]),
+        case(&["-sg", "{B}/echo-req?{a,b}[1-2]"]),
+        case(&["--globoff", "-s", "{B}/echo-req?x=[1-2]"]),
+        case(&["-s", "{B}/echo-req?[3-1]"]),
+        case(&["-s", "{B}/echo-req?[1-3:5]"]),
+        case(&["-s", "{B}/echo-req?{a,b"]),
+        case(&["-s", "{B}/echo-req?{}"]),
+        case(&["-s", "{B}/echo-req?x]"]),
+        case(&["-s", "{B}/echo-req?[a-Z]"]),
+        case(&["-s", "{B}/echo-req?{a,{b}}"]),
+        case(&["-s", "{B}/echo-req?[%]"]),
+    ]
+}
+
+/// curl 7.82's `--json`: a POST of JSON with its two headers, `@file`,
+/// `@-`, joined with nothing, mixed with `-d`, and `-G`, `-H` overrides.
+fn json_cases() -> Vec<Case> {
+    let with_file = |mut c: Case| {
+        c.seed = vec![("j.json", b"{\"f\": [1, 2]}\n")];
+        c
+    };
+    let mut from_stdin = case(&["-s", "--json", "@-", "{B}/echo-req"]);
+    from_stdin.stdin = Some(b"{\"in\": true}\n");
+    vec![
+        case(&["-s", "--json", "{\"x\":1}", "{B}/echo-req"]),
+        case(&[
+            "-s",
+            "--json",
+            "{\"x\":1}",
+            "--json",
+            "{\"y\":2}",
+            "{B}/echo-req",
+        ]),
+        case(&["-s", "-d", "a=1", "--json", "{\"y\":2}", "{B}/echo-req"]),
+        case(&["-s", "--json", "{\"y\":2}", "-d", "a=1", "{B}/echo-req"]),
+        with_file(case(&["-s", "--json", "@j.json", "{B}/echo-req"])),
+        with_file(case(&[
+            "-s",
+            "--json",
+            "@j.json",
+            "-H",
+            "Content-Type: text/x",
+            "-H",
+            "Accept: */*",
+            "{B}/echo-req",
+        ])),
+        case(&["-s", "-G", "--json", "{}", "{B}/echo-req"]),
+        case(&["-s", "-I", "--json", "{}", "{B}/echo-req"]),
+        case(&["-s", "-X", "PUT", "--json", "[]", "{B}/echo-req"]),
+        from_stdin,
+    ]
+}
+
 fn odd_cases() -> Vec<Case> {
     let mut cases = vec![
         case(&["{B}/echo-req"]),
@@ -664,6 +738,16 @@ fn get_matches_curl_flag_for_flag() {
             "odd origin".into(),
             format!("http://127.0.0.1:{port}"),
             odd_cases(),
+        ),
+        (
+            "odd origin, URL globbing".into(),
+            format!("http://127.0.0.1:{port}"),
+            glob_cases(),
+        ),
+        (
+            "odd origin, --json".into(),
+            format!("http://127.0.0.1:{port}"),
+            json_cases(),
         ),
         (
             "odd origin, credentials across redirects".into(),

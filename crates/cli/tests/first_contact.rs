@@ -110,7 +110,7 @@ fn get_json_has_one_entry_per_url_with_errors() {
     let (srv, url) = serve_on("127.0.0.1:0");
     let _srv = Killed(srv);
     let ok = format!("{url}/health");
-    let o = tcpwise(&["get", "--json", "http://127.0.0.1:1/", &ok]);
+    let o = tcpwise(&["get", "--report-json", "http://127.0.0.1:1/", &ok]);
     assert_eq!(o.status.code(), Some(7), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let a = v.as_array().unwrap();

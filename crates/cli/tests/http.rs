@@ -221,7 +221,7 @@ fn get_against_nginx_reuse_redirects_204_304() {
     );
 
     // Redirect chain with -L, 204, 304.
-    let o = tcpwise(&["get", "-L", "--json", &u("r1")]);
+    let o = tcpwise(&["get", "-L", "--report-json", &u("r1")]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let chain = v[0]["responses"].as_array().unwrap();

@@ -9,7 +9,7 @@ import sys
 import urllib.parse
 
 SHOWN = ("authorization", "content-type", "content-length", "range", "referer",
-         "accept-encoding", "host", "if-range", "cookie")
+         "accept-encoding", "host", "if-range", "cookie", "accept")
 
 
 class H(http.server.BaseHTTPRequestHandler):

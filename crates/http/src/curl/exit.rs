@@ -37,9 +37,15 @@ pub fn transfer(e: &TransferError) -> i32 {
 }
 
 /// curl's exit code for words that make no request (bad flags or URL).
-pub fn words(_: &CurlError) -> i32 {
-    2
+pub fn words(e: &CurlError) -> i32 {
+    match e {
+        CurlError::Glob { .. } => URL_MALFORMAT,
+        _ => 2,
+    }
 }
+
+/// curl's CURLE_URL_MALFORMAT (a bad glob pattern).
+pub const URL_MALFORMAT: i32 = 3;
 
 /// `--max-time` ran out.
 pub const MAX_TIME: i32 = 28;
@@ -66,7 +72,10 @@ impl tcpwise_outcome::Classify for TransferError {
 
 impl tcpwise_outcome::Classify for CurlError {
     fn class(&self) -> Option<tcpwise_outcome::Class> {
-        Some(tcpwise_outcome::Class::Usage)
+        Some(match words(self) {
+            2 => tcpwise_outcome::Class::Usage,
+            n => tcpwise_outcome::Class::Tool(n),
+        })
     }
 }
 

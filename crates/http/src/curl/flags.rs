@@ -57,6 +57,11 @@ pub struct GetArgs {
     /// URLs to fetch; they share one connection pool.
     #[arg(value_name = "URL", required_unless_present = "url")]
     pub urls: Vec<String>,
+    /// Send [ ] { } in URLs as they are (no globbing: by default
+    /// [1-3], [a-z], [01-10:2] and {a,b} expand into several URLs, and
+    /// #N in an -o name is the Nth pattern's value).
+    #[arg(short = 'g', long = "globoff")]
+    pub globoff: bool,
     /// Another URL (curl's --url), after the positional ones.
     #[arg(long = "url", value_name = "URL")]
     pub url: Vec<String>,
@@ -80,6 +85,11 @@ pub struct GetArgs {
     /// As -d, but @FILE is sent as it is.
     #[arg(long = "data-binary", value_name = "DATA")]
     pub data_binary: Vec<String>,
+    /// POST JSON (curl 7.82's --json): as --data-binary, with
+    /// Content-Type and Accept application/json; @FILE, @- read it;
+    /// several are joined with nothing between them.
+    #[arg(long = "json", value_name = "DATA")]
+    pub json: Vec<String>,
     /// As -d, without the @ meaning.
     #[arg(long = "data-raw", value_name = "DATA")]
     pub data_raw: Vec<String>,
@@ -216,9 +226,11 @@ pub struct GetArgs {
     /// Print the timings and the connection report of every response to stderr.
     #[arg(long)]
     pub timing: bool,
-    /// Print one JSON array of responses (status, headers, timings, connection report) instead of bodies.
-    #[arg(long)]
-    pub json: bool,
+    /// Print one JSON array of responses (status, headers, timings,
+    /// connection report) instead of bodies (curl's --json is a JSON POST;
+    /// -w '%{json}' prints curl's own per-transfer object).
+    #[arg(long = "report-json")]
+    pub report_json: bool,
     /// Which idle connection to reuse: fifo, lifo, max-burst, warmest[:EXP], kernel[:no-restart].
     #[arg(long, default_value = "max-burst", value_name = "POLICY")]
     pub pool_policy: Policy,
@@ -259,6 +271,7 @@ impl GetArgs {
         add("data_binary", &a.data_binary, Data::Binary);
         add("data_raw", &a.data_raw, Data::Raw);
         add("data_urlencode", &a.data_urlencode, Data::UrlEncode);
+        add("json", &a.json, Data::Json);
         all.sort_by_key(|(i, _)| *i);
         all.into_iter().map(|(_, d)| d).collect()
     }

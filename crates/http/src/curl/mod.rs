@@ -5,6 +5,8 @@
 //!   authorization (as `-u` does) and leave the URL;
 //! - `-d`/`--data-binary`/`--data-raw`/`--data-urlencode` join their parts
 //!   with `&` into a POST with a form content type unless one is given;
+//!   `--json` joins with nothing and says `application/json` (Content-Type
+//!   and Accept);
 //!   `-d @FILE` strips CR and LF (curl does), `--data-binary @FILE` keeps
 //!   them, `@-` reads standard input; `-G` moves the data into the query;
 //! - `-F` builds a `multipart/form-data` body with curl's boundary form;
@@ -22,6 +24,7 @@
 
 pub mod exit;
 pub mod flags;
+pub mod glob;
 pub mod retry;
 pub mod run;
 pub mod sink;
@@ -44,6 +47,15 @@ pub enum CurlError {
         /// As given.
         url: String,
         /// The parser's complaint, if any.
+        why: String,
+    },
+    /// A malformed `[..]` or `{..}` pattern (curl's exit 3; `-g` sends
+    /// the URL as it is).
+    #[error("'{url}': {why} (-g/--globoff sends brackets and braces as they are)")]
+    Glob {
+        /// As given.
+        url: String,
+        /// curl's complaint, with the position.
         why: String,
     },
     /// `-X` with something that is not a method.
@@ -81,6 +93,9 @@ pub enum Data {
     /// `--data-urlencode`: `content`, `=content`, `name=content`,
     /// `@file`, `name@file`, the content percent-encoded.
     UrlEncode(String),
+    /// `--json`: as `--data-binary`, joined to what precedes it with
+    /// nothing between, and the request says `application/json`.
+    Json(String),
 }
 
 /// The request-shaping flags of `tcpwise get`.
@@ -255,6 +270,11 @@ impl CurlArgs {
         if self.compressed {
             add("Accept-Encoding", ACCEPT_ENCODING.into());
         }
+        if self.data.iter().any(|d| matches!(d, Data::Json(_))) {
+            // Even with -G, as curl 7.88 does.
+            add("Content-Type", "application/json".into());
+            add("Accept", "application/json".into());
+        }
         let body = match (&form, &data, &self.upload) {
             (Some((ty, body)), _, _) => {
                 add("Content-Type", ty.clone());
@@ -293,7 +313,7 @@ impl CurlArgs {
         }
         let mut out = Vec::new();
         for (i, d) in self.data.iter().enumerate() {
-            if i > 0 {
+            if i > 0 && !matches!(d, Data::Json(_)) {
                 out.push(b'&');
             }
             match d {
@@ -305,7 +325,7 @@ impl CurlArgs {
                     }
                     None => out.extend_from_slice(s.as_bytes()),
                 },
-                Data::Binary(s) => match s.strip_prefix('@') {
+                Data::Binary(s) | Data::Json(s) => match s.strip_prefix('@') {
                     Some(f) => out.extend(read_arg(Path::new(f), stdin)?),
                     None => out.extend_from_slice(s.as_bytes()),
                 },

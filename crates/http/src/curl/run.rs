@@ -12,6 +12,7 @@
 
 use super::exit;
 use super::flags::GetArgs;
+use super::glob;
 use super::retry::{Outcome, RetryPolicy};
 use super::sink::Sink;
 use super::transfer::{self, Fail, Output, TransferError};
@@ -96,6 +97,19 @@ pub struct Run {
     sink: Sink,
 }
 
+/// One URL argument's URLs and their pattern values: itself when `-g`
+/// is given or it has no pattern.
+fn expand(given: &str, globoff: bool) -> Result<Vec<(String, Vec<String>)>, RunError> {
+    if globoff {
+        return Ok(vec![(given.to_string(), Vec::new())]);
+    }
+    Ok(glob::Glob::parse(given)?
+        .expand()
+        .into_iter()
+        .map(|e| (e.url, e.values))
+        .collect())
+}
+
 fn usage(msg: String) -> RunError {
     RunError::Words(CurlError::Usage(msg))
 }
@@ -152,30 +166,36 @@ impl Run {
         };
         words.check()?;
         let mut planned = Vec::new();
-        for (index, u) in urls.iter().enumerate() {
-            let url = super::parse_url(u)?;
-            let out = a.output.get(index).cloned();
-            let out = out.or_else(|| a.remote_name.then(|| remote_name(&url)));
-            let out = out.filter(|p| p.as_os_str() != "-");
-            words.resume_from = match a.continue_at.as_deref() {
-                None => None,
-                Some("-") => Some(
-                    out.as_ref()
-                        .and_then(|p| std::fs::metadata(p).ok())
-                        .map_or(0, |m| m.len()),
-                ),
-                Some(n) => Some(
-                    n.parse()
-                        .map_err(|_| usage(format!("-C '{n}' is not an offset or '-'")))?,
-                ),
-            };
-            let request = words.request(u, &mut || stdin.read())?;
-            planned.push(Planned {
-                index,
-                request,
-                out,
-                resume_from: words.resume_from,
-            });
+        // `index` is the URL argument's (curl's %{urlnum}: a glob's URLs share it).
+        for (index, given) in urls.iter().enumerate() {
+            for (u, values) in expand(given, a.globoff)? {
+                let url = super::parse_url(&u)?;
+                let out = a.output.get(index).map(|t| match t.to_str() {
+                    Some(t) if !values.is_empty() => PathBuf::from(glob::output_name(t, &values)),
+                    _ => t.clone(),
+                });
+                let out = out.or_else(|| a.remote_name.then(|| remote_name(&url)));
+                let out = out.filter(|p| p.as_os_str() != "-");
+                words.resume_from = match a.continue_at.as_deref() {
+                    None => None,
+                    Some("-") => Some(
+                        out.as_ref()
+                            .and_then(|p| std::fs::metadata(p).ok())
+                            .map_or(0, |m| m.len()),
+                    ),
+                    Some(n) => Some(
+                        n.parse()
+                            .map_err(|_| usage(format!("-C '{n}' is not an offset or '-'")))?,
+                    ),
+                };
+                let request = words.request(&u, &mut || stdin.read())?;
+                planned.push(Planned {
+                    index,
+                    request,
+                    out,
+                    resume_from: words.resume_from,
+                });
+            }
         }
         let extra_ca = match &a.cacert {
             Some(p) => vec![
@@ -197,7 +217,7 @@ impl Run {
             && !a.silent
             && !a.verbose
             && !a.no_progress_meter
-            && !a.json;
+            && !a.report_json;
         Ok(Run {
             planned,
             client,
@@ -233,7 +253,7 @@ impl Run {
             } else {
                 Fail::Never
             },
-            include: (a.include || a.head) && !a.json,
+            include: (a.include || a.head) && !a.report_json,
             dump_header: a.dump_header.clone(),
             compressed: a.compressed,
             resume_from,
@@ -301,7 +321,7 @@ pub struct Finished {
 
 /// Runs every URL of `r`: bodies to their outputs, `-w`, `--timing`,
 /// warnings and errors to standard output and error as curl prints
-/// them, `--json`'s array at the end.
+/// them, `--report-json`'s array at the end.
 pub async fn run(r: Run) -> Result<Finished, RunError> {
     let max_time = r.flags.max_time.map(|d| d.std());
     let mut report = Report::default();
@@ -312,7 +332,7 @@ pub async fn run(r: Run) -> Result<Finished, RunError> {
             .map_err(|_| RunError::MaxTime(d.as_secs_f64()))?,
         None => all.await,
     }
-    if r.flags.json {
+    if r.flags.report_json {
         let text = serde_json::to_string_pretty(&report.json).unwrap_or_default();
         let _ = r.sink.write_out(format!("{text}\n").as_bytes());
     }
@@ -332,7 +352,7 @@ async fn run_all(r: &Run, report: &mut Report) {
     for p in &r.planned {
         let opts = r.transfer_options(p.out.is_none(), p.resume_from);
         let buffer = Arc::new(Mutex::new(Vec::new()));
-        let output = match (&p.out, r.flags.json, r.parallel > 1) {
+        let output = match (&p.out, r.flags.report_json, r.parallel > 1) {
             (_, true, _) => Output::Null,
             (Some(f), _, _) => Output::File(f.clone()),
             (None, _, true) => Output::Buffer(buffer.clone()),
