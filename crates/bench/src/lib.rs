@@ -278,13 +278,16 @@ pub struct Report {
     pub bytes_written: u64,
     /// Soft RLIMIT_NOFILE during the run.
     pub fd_limit: u64,
+    /// Stopped early by SIGINT or SIGTERM: the figures cover the time
+    /// until then.
+    pub interrupted: bool,
 }
 
 impl std::fmt::Display for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "{} {}: {} connections, {} threads, {:.2} s{}",
+            "{} {}: {} connections, {} threads, {:.2} s{}{}",
             self.mode,
             self.url,
             self.connections,
@@ -292,7 +295,12 @@ impl std::fmt::Display for Report {
             self.duration_s,
             self.target_rate
                 .map(|r| format!(", target {r:.0} req/s"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            if self.interrupted {
+                " (interrupted: the figures cover the time until the signal)"
+            } else {
+                ""
+            }
         )?;
         writeln!(
             f,

@@ -14,6 +14,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use tcpwise_outcome::Shutdown;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 trait Io: AsyncRead + AsyncWrite + Unpin {}
@@ -34,6 +35,9 @@ struct Shared {
     connections: usize,
     timeout: Duration,
     done: Arc<AtomicU64>,
+    /// SIGINT or SIGTERM: every connection stops, the report covers the
+    /// time so far (wrk prints its report on Ctrl-C).
+    stop: Shutdown,
 }
 
 /// One thread's statistics.
@@ -97,8 +101,10 @@ impl Stats {
 }
 
 /// Loads the target as `opts` says; `done` counts completed responses as
-/// they come (for a progress bar).
-pub fn run(opts: &Options, done: Arc<AtomicU64>) -> Result<Report, BenchError> {
+/// they come (for a progress bar); `stop` ends the run early, and the
+/// report covers the time until then (the requests in flight are neither
+/// responses nor errors, as at the end of `-d`).
+pub fn run(opts: &Options, done: Arc<AtomicU64>, stop: Shutdown) -> Result<Report, BenchError> {
     opts.validate()?;
     let need = opts.connections as u64 + 64;
     let (soft, hard) = tcpwise_sys::fd_limit_for(need);
@@ -134,6 +140,7 @@ pub fn run(opts: &Options, done: Arc<AtomicU64>) -> Result<Report, BenchError> {
         connections: opts.connections,
         timeout: opts.timeout,
         done,
+        stop,
     });
     let threads = opts.threads.min(opts.connections);
     let handles: Vec<_> = (0..threads)
@@ -155,7 +162,8 @@ pub fn run(opts: &Options, done: Arc<AtomicU64>) -> Result<Report, BenchError> {
         Some(end) => end.min(Instant::now()) - start,
         None => start.elapsed(),
     };
-    if stats.requests == 0 {
+    let interrupted = shared.stop.is_triggered();
+    if stats.requests == 0 && !interrupted {
         return Err(BenchError::NothingAnswered {
             url: opts.url.to_string(),
             first: stats
@@ -163,7 +171,9 @@ pub fn run(opts: &Options, done: Arc<AtomicU64>) -> Result<Report, BenchError> {
                 .unwrap_or_else(|| "no response in time".into()),
         });
     }
-    Ok(report(opts, stats, elapsed, soft))
+    let mut r = report(opts, stats, elapsed, soft);
+    r.interrupted = interrupted;
+    Ok(r)
 }
 
 fn thread_main(t: usize, threads: usize, shared: Arc<Shared>) -> Result<Stats, BenchError> {
@@ -260,14 +270,21 @@ async fn connection(i: usize, shared: Arc<Shared>, stats: Rc<RefCell<Stats>>) {
     let far = shared.start + Duration::from_secs(86400 * 365);
     let end = shared.end.unwrap_or(far);
     let mut served = false;
+    let stop = &shared.stop;
     loop {
+        if stop.is_triggered() {
+            break;
+        }
         let due = match &mut schedule {
             Some(s) => {
                 let due = shared.start + Duration::from_nanos(s.next_due());
                 if due >= end {
                     break;
                 }
-                tokio::time::sleep_until(due.into()).await;
+                tokio::select! {
+                    _ = tokio::time::sleep_until(due.into()) => {}
+                    _ = stop.wait() => break,
+                }
                 due
             }
             None => Instant::now(),
@@ -281,11 +298,13 @@ async fn connection(i: usize, shared: Arc<Shared>, stats: Rc<RefCell<Stats>>) {
             break;
         }
         if stream.is_none() {
-            let c = tokio::time::timeout_at(
-                end.min(Instant::now() + shared.timeout).into(),
-                connect(&shared),
-            )
-            .await;
+            let c = tokio::select! {
+                c = tokio::time::timeout_at(
+                    end.min(Instant::now() + shared.timeout).into(),
+                    connect(&shared),
+                ) => c,
+                _ = stop.wait() => break,
+            };
             match c {
                 Ok(Ok(s)) => {
                     stats.borrow_mut().connects += 1;
@@ -297,7 +316,10 @@ async fn connection(i: usize, shared: Arc<Shared>, stats: Rc<RefCell<Stats>>) {
                         format!("connect to {}: {e}", shared.addr),
                     );
                     // Not a busy loop against a refused port.
-                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    tokio::select! {
+                        _ = tokio::time::sleep(Duration::from_millis(10)) => {}
+                        _ = stop.wait() => break,
+                    }
                     continue;
                 }
                 Err(_) => {
@@ -314,7 +336,11 @@ async fn connection(i: usize, shared: Arc<Shared>, stats: Rc<RefCell<Stats>>) {
         let Some(s) = stream.as_mut() else { continue };
         stats.borrow_mut().sent += 1;
         let deadline = end.min(Instant::now() + shared.timeout);
-        let r = tokio::time::timeout_at(deadline.into(), exchange(s, &shared, &mut buf)).await;
+        let r = tokio::select! {
+            r = tokio::time::timeout_at(deadline.into(), exchange(s, &shared, &mut buf)) => r,
+            // Cut by the signal: not an error, not a response (as at the end of -d).
+            _ = stop.wait() => break,
+        };
         let now = Instant::now();
         let mut st = stats.borrow_mut();
         st.bytes_written += shared.request.len() as u64;
@@ -418,5 +444,6 @@ fn report(opts: &Options, s: Stats, elapsed: Duration, fd_limit: u64) -> Report 
         bytes_read: s.bytes_read,
         bytes_written: s.bytes_written,
         fd_limit,
+        interrupted: false,
     }
 }

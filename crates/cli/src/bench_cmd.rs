@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use tcpwise_http::Header;
-use tcpwise_units::Dur;
+use tcpwise_units::Seconds;
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -18,9 +18,11 @@ pub struct BenchArgs {
     /// Threads, each with its own connections and event loop (default: one per CPU).
     #[arg(short = 't', long)]
     pub threads: Option<usize>,
-    /// How long to load (wrk's -d). Default 10s unless -n is given.
+    /// How long to load (wrk's -d: 10, 10s, 2m, 500ms). Default 10 s
+    /// unless -n is given. Ctrl-C or SIGTERM ends the run early and prints
+    /// the report of the time so far (exit 0, as wrk).
     #[arg(short = 'd', long, conflicts_with = "requests")]
-    pub duration: Option<Dur>,
+    pub duration: Option<Seconds>,
     /// Stop after this many responses instead (hey's -n).
     #[arg(short = 'n', long)]
     pub requests: Option<u64>,
@@ -39,7 +41,11 @@ pub struct BenchArgs {
     pub data: Option<String>,
     /// A request with no complete response after this long counts as a timeout error.
     #[arg(long, default_value = "10s")]
-    pub timeout: Dur,
+    pub timeout: Seconds,
+    /// Accepted for wrk's sake: the latency percentiles (p50 to p99.99
+    /// and max) are always printed.
+    #[arg(long)]
+    pub latency: bool,
     /// https: accept any server certificate.
     #[arg(short = 'k', long)]
     pub insecure: bool,
@@ -95,7 +101,7 @@ fn bench(a: BenchArgs) -> Result<i32> {
     };
     let duration = match (a.duration, a.requests) {
         (None, None) => Some(std::time::Duration::from_secs(10)),
-        (d, _) => d.map(Dur::std),
+        (d, _) => d.map(Seconds::std),
     };
     let opts = tcpwise_bench::Options {
         url: req.url,
@@ -113,6 +119,7 @@ fn bench(a: BenchArgs) -> Result<i32> {
         tls,
     };
     opts.validate()?;
+    let stop = crate::shutdown_on_signals()?;
     let done = Arc::new(AtomicU64::new(0));
     let bar = (!a.json && std::io::stderr().is_terminal()).then(|| {
         let (len, unit) = match (opts.requests, opts.duration) {
@@ -129,7 +136,7 @@ fn bench(a: BenchArgs) -> Result<i32> {
         b
     });
     let report = std::thread::scope(|s| {
-        let worker = s.spawn(|| tcpwise_bench::run(&opts, done.clone()));
+        let worker = s.spawn(|| tcpwise_bench::run(&opts, done.clone(), stop));
         let t0 = std::time::Instant::now();
         while !worker.is_finished() {
             if let Some(b) = &bar {

@@ -218,3 +218,48 @@ fn bad_input_is_one_line_and_the_right_exit_code() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// wrk prints its report on Ctrl-C; so does `bench`, for SIGINT and
+/// SIGTERM, text and `--json`, with the time until the signal. Bare
+/// seconds (`-d 30`, wrk's spelling) and `--latency` are accepted.
+#[test]
+fn a_signal_ends_the_run_with_the_report_so_far() {
+    let (_srv, base) = serve(&[]);
+    let url = format!("{base}/bytes/10");
+    for (sig, json) in [(libc::SIGINT, false), (libc::SIGTERM, true)] {
+        let mut args = vec!["bench", "-d", "30", "-c", "2", "-t", "1", "--latency", &url];
+        if json {
+            args.push("--json");
+        }
+        let child = std::process::Command::new(BIN)
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1200));
+        tcpwise_sys::kill(child.id() as i32, sig);
+        let t0 = std::time::Instant::now();
+        let o = child.wait_with_output().unwrap();
+        assert!(t0.elapsed() < Duration::from_secs(5), "slow to stop");
+        assert_eq!(o.status.code(), Some(0), "signal {sig}: {}", stderr(&o));
+        let out = stdout(&o);
+        let (requests, secs) = if json {
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            let s = &v["summary"];
+            assert_eq!(s["interrupted"], true);
+            (
+                s["requests"].as_u64().unwrap(),
+                s["duration_s"].as_f64().unwrap(),
+            )
+        } else {
+            assert!(out.contains("(interrupted"), "{out}");
+            let n = out.lines().nth(1).unwrap().split(' ').next().unwrap();
+            let d = out.lines().next().unwrap().split(", ").nth(2).unwrap();
+            let d = d.split(' ').next().unwrap();
+            (n.parse().unwrap(), d.parse().unwrap())
+        };
+        assert!(requests > 0, "{out}");
+        assert!((0.8..5.0).contains(&secs), "{secs} s: {out}");
+    }
+}
