@@ -993,3 +993,132 @@ fn progress_meter_on_a_terminal_as_curl_draws_it() {
     let quick = run(&format!("{base}/bytes/1000"));
     assert!(!quick.contains("% Total"), "{quick}");
 }
+
+/// `serve --root` with `--access-log` on stderr: (server, base URL, log lines).
+fn serve_logging(root: &std::path::Path) -> (Proc, String, std::sync::mpsc::Receiver<String>) {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tcpwise"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--access-log", "--root"])
+        .arg(root)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut banner = String::new();
+    err.read_line(&mut banner).unwrap();
+    let base = banner.trim().rsplit(' ').next().unwrap().to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for l in err.lines().map_while(Result::ok) {
+            if tx.send(l).is_err() {
+                break;
+            }
+        }
+    });
+    (Proc(child), base, rx)
+}
+
+/// nginx's `$request_time` runs to the last byte, and an aborted download
+/// is logged with the bytes sent: a rate-limited curl's total and the
+/// logged time agree within 10 ms, and a download cut by `--max-time`
+/// leaves a line with fewer bytes than the file.
+#[test]
+fn access_log_times_run_to_the_last_byte_and_aborts_are_logged() {
+    if !tool_ok("access_log_time", "curl") {
+        return;
+    }
+    let t = TempDir::new("log-time");
+    std::fs::write(t.0.join("m.bin"), blob(1_000_000, 5)).unwrap();
+    std::fs::write(t.0.join("big.bin"), blob(20_000_000, 6)).unwrap();
+    let (_s, base, lines) = serve_logging(&t.0);
+    let next = || lines.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+    for rate in ["200k", "500k"] {
+        let o = Command::new("curl")
+            .args([
+                "-s",
+                "--limit-rate",
+                rate,
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{time_total}",
+            ])
+            .arg(format!("{base}/m.bin"))
+            .output()
+            .unwrap();
+        let total: f64 = stdout(&o).parse().unwrap();
+        let l = next();
+        let logged: f64 = l.rsplit(' ').next().unwrap().parse().unwrap();
+        println!("curl --limit-rate {rate}: curl's total {total:.3} s, logged {logged:.3} s");
+        assert!(l.contains("\" 200 1000000 "), "{l}");
+        assert!((total - logged).abs() <= 0.010, "curl {total}, logged: {l}");
+    }
+    let o = Command::new("curl")
+        .args([
+            "-s",
+            "--limit-rate",
+            "100k",
+            "--max-time",
+            "0.5",
+            "-o",
+            "/dev/null",
+        ])
+        .arg(format!("{base}/big.bin"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(28));
+    let l = next();
+    let bytes: u64 = l
+        .split("\" 200 ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    println!("aborted download logged: {l}");
+    assert!(bytes > 0 && bytes < 20_000_000, "{l}");
+}
+
+/// Requests nginx answers 400 (a signed Content-Length, no Host in
+/// HTTP/1.1, two Hosts) get 400 from `serve` too, on raw sockets, and
+/// from nginx in the same run.
+#[test]
+fn serve_answers_400_where_nginx_does() {
+    use std::io::{Read, Write};
+    let t = TempDir::new("bad-400");
+    std::fs::create_dir_all(t.0.join("www")).unwrap();
+    let (_s, base, _lines) = serve_logging(&t.0.join("www"));
+    let ours = base.trim_start_matches("http://").to_string();
+    let mut targets = vec![("tcpwise serve", ours)];
+    let _ng = tool_ok("serve_400_nginx", "nginx").then(|| {
+        let port = free_port();
+        let p = nginx(&t.0, port);
+        targets.push(("nginx", format!("127.0.0.1:{port}")));
+        p
+    });
+    let cases: [&[u8]; 5] = [
+        b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: +3\r\n\r\nabc",
+        b"GET / HTTP/1.1\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+        b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3, 3\r\n\r\nabc",
+        b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0x3\r\n\r\nabc",
+    ];
+    for (name, addr) in &targets {
+        for c in cases {
+            let mut s = std::net::TcpStream::connect(addr).unwrap();
+            s.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+            s.write_all(c).unwrap();
+            let mut got = Vec::new();
+            let _ = s.read_to_end(&mut got);
+            let head = String::from_utf8_lossy(&got);
+            assert!(
+                head.starts_with("HTTP/1.1 400"),
+                "{name}: {:?} -> {:?}",
+                String::from_utf8_lossy(c),
+                head.lines().next()
+            );
+        }
+    }
+}

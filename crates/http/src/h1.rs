@@ -39,6 +39,10 @@ pub enum FramingError {
     /// Bad chunked framing.
     #[error("malformed chunked body")]
     Chunked,
+    /// An HTTP/1.1 request without one `Host` header (RFC 9112 §3.2:
+    /// answer 400, as nginx does, to none and to several).
+    #[error("an HTTP/1.1 request needs exactly one Host header")]
+    Host,
 }
 
 /// How a message body is delimited.
@@ -67,9 +71,10 @@ pub struct RequestHead<'a> {
     pub body: BodyLen,
     /// `Expect: 100-continue`.
     pub expect_continue: bool,
-    /// `Range`, `If-Range`, `If-None-Match`, `If-Modified-Since`, as sent
-    /// (what `serve --root` answers by).
-    pub cond: [Option<&'a str>; 4],
+    /// `Range`, `If-Range`, `If-None-Match`, `If-Modified-Since`,
+    /// `If-Match`, `If-Unmodified-Since`, as sent (what `serve --root`
+    /// answers by).
+    pub cond: [Option<&'a str>; 6],
     /// `Referer` and `User-Agent` (for the access log).
     pub referer: Option<&'a str>,
     /// `User-Agent`.
@@ -100,8 +105,9 @@ pub fn parse_request(buf: &[u8], max_head: usize) -> Result<Option<RequestHead<'
     let mut length: Option<u64> = None;
     let mut coding = false;
     let mut expect_continue = false;
-    let mut cond: [Option<&str>; 4] = [None; 4];
+    let mut cond: [Option<&str>; 6] = [None; 6];
     let (mut referer, mut user_agent, mut accept_gzip) = (None, None, false);
+    let mut hosts = 0;
     for h in r.headers.iter() {
         let is = |n: &str| h.name.eq_ignore_ascii_case(n);
         let text = || std::str::from_utf8(h.value).ok().map(str::trim);
@@ -109,7 +115,10 @@ pub fn parse_request(buf: &[u8], max_head: usize) -> Result<Option<RequestHead<'
         // their first letter: this runs for every request of the fast path.
         match h.name.as_bytes().first().map(|b| b | 0x20) {
             Some(b'c') if is("content-length") => {
+                // Digits only: Rust's parse takes "+3", which a proxy in
+                // front may read otherwise (request smuggling); nginx 400s.
                 let n = text()
+                    .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
                     .and_then(|v| v.parse::<u64>().ok())
                     .ok_or(FramingError::Length)?;
                 if length.is_some_and(|l| l != n) {
@@ -134,7 +143,10 @@ pub fn parse_request(buf: &[u8], max_head: usize) -> Result<Option<RequestHead<'
             Some(b'i') if is("if-range") => cond[1] = text(),
             Some(b'i') if is("if-none-match") => cond[2] = text(),
             Some(b'i') if is("if-modified-since") => cond[3] = text(),
+            Some(b'i') if is("if-match") => cond[4] = text(),
+            Some(b'i') if is("if-unmodified-since") => cond[5] = text(),
             Some(b'u') if is("user-agent") => user_agent = text(),
+            Some(b'h') if is("host") => hosts += 1,
             Some(b'a') if is("accept-encoding") => {
                 accept_gzip |= text().is_some_and(accepts_gzip);
             }
@@ -143,6 +155,9 @@ pub fn parse_request(buf: &[u8], max_head: usize) -> Result<Option<RequestHead<'
     }
     if coding && length.is_some() {
         return Err(FramingError::Coding);
+    }
+    if hosts > 1 || (minor == 1 && hosts == 0) {
+        return Err(FramingError::Host);
     }
     Ok(Some(RequestHead {
         len,
@@ -442,6 +457,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn requests_nginx_answers_400_are_refused() {
+        fn bad(wire: &[u8]) -> Result<Option<RequestHead<'_>>, FramingError> {
+            parse_request(wire, MAX_HEAD)
+        }
+        assert_eq!(
+            bad(b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: +3\r\n\r\nabc"),
+            Err(FramingError::Length)
+        );
+        assert_eq!(
+            bad(b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: -0\r\n\r\n"),
+            Err(FramingError::Length)
+        );
+        assert_eq!(bad(b"GET / HTTP/1.1\r\n\r\n"), Err(FramingError::Host));
+        assert_eq!(
+            bad(b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"),
+            Err(FramingError::Host)
+        );
+        // HTTP/1.0 needs no Host.
+        assert!(bad(b"GET / HTTP/1.0\r\n\r\n").unwrap().is_some());
+    }
+
+    #[test]
     fn request_heads_and_their_framing() {
         let r = parse_request(
             b"GET /bytes/5?x=1 HTTP/1.1\r\nHost: a\r\n\r\nrest",
@@ -462,29 +499,32 @@ mod tests {
             .unwrap()
             .unwrap();
         assert!(!r.keep_alive);
-        let r = parse_request(b"POST /echo HTTP/1.1\r\nConnection: close\r\nTransfer-Encoding: gzip, chunked\r\nExpect: 100-continue\r\n\r\n", MAX_HEAD).unwrap().unwrap();
+        let r = parse_request(b"POST /echo HTTP/1.1\r\nHost: t\r\nConnection: close\r\nTransfer-Encoding: gzip, chunked\r\nExpect: 100-continue\r\n\r\n", MAX_HEAD).unwrap().unwrap();
         assert!(!r.keep_alive && r.body == BodyLen::Chunked && r.expect_continue);
-        assert_eq!(parse_request(b"GET / HTTP/1.1\r\nHost", MAX_HEAD), Ok(None));
+        assert_eq!(
+            parse_request(b"GET / HTTP/1.1\r\nHost: t\r\nHost", MAX_HEAD),
+            Ok(None)
+        );
         for bad in [
-            &b"GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"[..],
-            b"GET / HTTP/1.1\r\nContent-Length: x\r\n\r\n",
-            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
-            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
+            &b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"[..],
+            b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: x\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
             b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
         ] {
             assert!(parse_request(bad, MAX_HEAD).is_err(), "{bad:?}");
         }
-        let mut big = b"GET / HTTP/1.1\r\nX: ".to_vec();
+        let mut big = b"GET / HTTP/1.1\r\nHost: t\r\nX: ".to_vec();
         big.resize(MAX_HEAD + 1, b'a');
         assert_eq!(
             parse_request(&big, MAX_HEAD),
             Err(FramingError::HeadTooLarge)
         );
         assert_eq!(
-            parse_request(b"GET / HTTP/1.1\r\nX: 1234\r\n\r\n", 20),
+            parse_request(b"GET / HTTP/1.1\r\nHost: t\r\nX: 1234\r\n\r\n", 20),
             Err(FramingError::HeadTooLarge)
         );
-        let mut many = b"GET / HTTP/1.1\r\n".to_vec();
+        let mut many = b"GET / HTTP/1.1\r\nHost: t\r\n".to_vec();
         for _ in 0..=MAX_HEADERS {
             many.extend_from_slice(b"X: y\r\n");
         }

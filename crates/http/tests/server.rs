@@ -150,7 +150,7 @@ fn read_to_close(s: &mut TcpStream, mut buf: Vec<u8>) -> Vec<u8> {
 #[test]
 fn pipelined_requests_are_answered_in_order_in_any_split() {
     let srv = Server::start();
-    let wire = b"GET /bytes/10 HTTP/1.1\r\nHost: x\r\n\r\nHEAD /bytes/70000?chunked=1 HTTP/1.1\r\n\r\nPOST /echo HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /health HTTP/1.1\r\n\r\nGET /bytes/100000 HTTP/1.1\r\n\r\nGET /nope HTTP/1.1\r\n\r\n";
+    let wire = b"GET /bytes/10 HTTP/1.1\r\nHost: x\r\n\r\nHEAD /bytes/70000?chunked=1 HTTP/1.1\r\nHost: t\r\n\r\nPOST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhelloGET /health HTTP/1.1\r\nHost: t\r\n\r\nGET /bytes/100000 HTTP/1.1\r\nHost: t\r\n\r\nGET /nope HTTP/1.1\r\nHost: t\r\n\r\n";
     for step in [1, 7, wire.len()] {
         let mut s = srv.connect();
         for piece in wire.chunks(step) {
@@ -196,7 +196,7 @@ fn http_1_0_closes_unless_kept_alive_and_connection_close_is_honoured() {
     let mut buf = Vec::new();
     let r = read_response(&mut s, &mut buf, false);
     assert_eq!(r.header("connection"), Some("keep-alive"));
-    s.write_all(b"GET /health HTTP/1.1\r\nConnection: close\r\n\r\nGET /health HTTP/1.1\r\n\r\n")
+    s.write_all(b"GET /health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\nGET /health HTTP/1.1\r\nHost: t\r\n\r\n")
         .unwrap();
     let out = read_to_close(&mut s, buf);
     let text = String::from_utf8_lossy(&out);
@@ -214,7 +214,7 @@ fn echo_streams_sized_and_chunked_bodies_and_answers_expect_continue() {
     let body: Vec<u8> = (0..3_000_000u32).map(|i| (i % 253) as u8).collect();
     let mut s = srv.connect();
     let head = format!(
-        "PUT /echo HTTP/1.1\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\r\n",
+        "PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\r\n",
         body.len()
     );
     s.write_all(head.as_bytes()).unwrap();
@@ -230,11 +230,11 @@ fn echo_streams_sized_and_chunked_bodies_and_answers_expect_continue() {
     assert!(r.body == body, "sized echo differs");
 
     // Chunked in odd pieces, then a request on the same connection.
-    let mut wire = b"POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    let mut wire = b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
     for part in body.chunks(77_777) {
         tcpwise_http::h1::put_chunk(&mut wire, part);
     }
-    wire.extend_from_slice(b"0\r\nX-Trailer: 1\r\n\r\nGET /health HTTP/1.1\r\n\r\n");
+    wire.extend_from_slice(b"0\r\nX-Trailer: 1\r\n\r\nGET /health HTTP/1.1\r\nHost: t\r\n\r\n");
     let mut w = s.try_clone().unwrap();
     let writer = std::thread::spawn(move || {
         for piece in wire.chunks(50_001) {
@@ -255,16 +255,17 @@ fn bad_heads_get_400_or_431_and_a_close() {
     for (wire, status) in [
         (b"\x16\x03\x01\x00\x05hello\r\n\r\n".to_vec(), 400),
         (
-            b"POST /echo HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n".to_vec(),
+            b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"
+                .to_vec(),
             400,
         ),
         (
-            b"POST /echo HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n".to_vec(),
+            b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n".to_vec(),
             400,
         ),
         (
             {
-                let mut v = b"GET / HTTP/1.1\r\nX: ".to_vec();
+                let mut v = b"GET / HTTP/1.1\r\nHost: t\r\nX: ".to_vec();
                 v.resize(MAX_HEAD + 100, b'a');
                 v
             },
@@ -288,7 +289,7 @@ fn a_body_on_a_route_that_takes_none_is_skipped_or_the_connection_closed() {
     // Small and all there: skipped, the connection stays usable.
     let mut s = srv.connect();
     s.write_all(
-        b"POST /bytes/4 HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET /bytes/2 HTTP/1.1\r\n\r\n",
+        b"POST /bytes/4 HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabcGET /bytes/2 HTTP/1.1\r\nHost: t\r\n\r\n",
     )
     .unwrap();
     let mut buf = Vec::new();
@@ -298,7 +299,7 @@ fn a_body_on_a_route_that_takes_none_is_skipped_or_the_connection_closed() {
     assert_eq!(r.body, [7, 38]);
     // Large and still arriving: answered, then closed (never read as a request).
     let mut s = srv.connect();
-    s.write_all(b"GET /bytes/4 HTTP/1.1\r\nContent-Length: 100000\r\n\r\nGET /x")
+    s.write_all(b"GET /bytes/4 HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\nGET /x")
         .unwrap();
     let mut buf = Vec::new();
     let r = read_response(&mut s, &mut buf, false);
@@ -319,7 +320,7 @@ fn large_bodies_in_both_framings_are_exact() {
         ("/bytes/0?chunked=1", 0),
         ("/bytes/0", 0),
     ] {
-        s.write_all(format!("GET {target} HTTP/1.1\r\n\r\n").as_bytes())
+        s.write_all(format!("GET {target} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes())
             .unwrap();
         let r = read_response(&mut s, &mut buf, false);
         assert_eq!(r.body.len(), len, "{target}");
@@ -332,7 +333,7 @@ fn shutdown_finishes_a_response_in_flight_and_closes_idle_connections() {
     let mut srv = Server::start();
     let mut idle = srv.connect();
     let mut busy = srv.connect();
-    busy.write_all(b"GET /delay/300/bytes/1000 HTTP/1.1\r\n\r\n")
+    busy.write_all(b"GET /delay/300/bytes/1000 HTTP/1.1\r\nHost: t\r\n\r\n")
         .unwrap();
     std::thread::sleep(Duration::from_millis(100));
     srv.stop.trigger();
@@ -359,7 +360,8 @@ fn slowloris_connections_are_closed_after_the_header_timeout_and_do_not_delay_ot
     // sends nothing at all.
     let mut slow: Vec<TcpStream> = (0..300).map(|_| srv.connect()).collect();
     let mut silent = srv.connect();
-    let head = b"GET /bytes/1 HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    let head =
+        b"GET /bytes/1 HTTP/1.1\r\nHost: t\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
     let mut closed = vec![None; slow.len()];
     for (k, byte) in head.iter().enumerate() {
         for (i, s) in slow.iter_mut().enumerate() {
@@ -370,7 +372,8 @@ fn slowloris_connections_are_closed_after_the_header_timeout_and_do_not_delay_ot
         if k == 3 {
             // A normal client is answered while they trickle.
             let mut s = srv.connect();
-            s.write_all(b"GET /health HTTP/1.1\r\n\r\n").unwrap();
+            s.write_all(b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
+                .unwrap();
             let r = read_response(&mut s, &mut Vec::new(), false);
             assert_eq!(r.body, b"ok\n");
         }
@@ -412,7 +415,8 @@ fn idle_keep_alive_connections_are_closed_after_the_idle_timeout() {
     let mut buf = Vec::new();
     for _ in 0..3 {
         // Requests 250 ms apart keep it open (each restarts the idle clock).
-        s.write_all(b"GET /health HTTP/1.1\r\n\r\n").unwrap();
+        s.write_all(b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
+            .unwrap();
         assert_eq!(read_response(&mut s, &mut buf, false).status, 200);
         std::thread::sleep(Duration::from_millis(250));
     }
@@ -435,8 +439,10 @@ fn echo_bodies_over_the_limit_get_413_or_are_cut_off() {
     });
     // Declared too large: 413 without reading it, then a close.
     let mut s = srv.connect();
-    s.write_all(b"POST /echo HTTP/1.1\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\r\n")
-        .unwrap();
+    s.write_all(
+        b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\r\n",
+    )
+    .unwrap();
     let out = read_to_close(&mut s, Vec::new());
     let text = String::from_utf8_lossy(&out);
     assert!(
@@ -445,7 +451,7 @@ fn echo_bodies_over_the_limit_get_413_or_are_cut_off() {
     );
     // At the limit: echoed.
     let mut s = srv.connect();
-    let mut wire = b"POST /echo HTTP/1.1\r\nContent-Length: 1000\r\n\r\n".to_vec();
+    let mut wire = b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\n".to_vec();
     wire.extend_from_slice(&[b'x'; 1000]);
     s.write_all(&wire).unwrap();
     assert_eq!(
@@ -454,7 +460,7 @@ fn echo_bodies_over_the_limit_get_413_or_are_cut_off() {
     );
     // Chunked, growing past it: the response is cut off and the connection closed.
     let mut s = srv.connect();
-    let mut wire = b"POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    let mut wire = b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
     for _ in 0..3 {
         tcpwise_http::h1::put_chunk(&mut wire, &[b'y'; 600]);
     }
@@ -466,7 +472,7 @@ fn echo_bodies_over_the_limit_get_413_or_are_cut_off() {
     );
     // A head over --max-header-size: 431.
     let mut s = srv.connect();
-    let mut wire = b"GET /health HTTP/1.1\r\nX: ".to_vec();
+    let mut wire = b"GET /health HTTP/1.1\r\nHost: t\r\nX: ".to_vec();
     wire.resize(300, b'a');
     s.write_all(&wire).unwrap();
     let out = read_to_close(&mut s, Vec::new());
@@ -483,12 +489,14 @@ fn at_the_connection_limit_new_connections_wait_until_one_closes() {
     let mut b = srv.connect();
     let mut buf = Vec::new();
     for s in [&mut a, &mut b] {
-        s.write_all(b"GET /health HTTP/1.1\r\n\r\n").unwrap();
+        s.write_all(b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
+            .unwrap();
         assert_eq!(read_response(s, &mut buf, false).status, 200);
     }
     // The third connects (the kernel's backlog) but is not answered...
     let mut c = srv.connect();
-    c.write_all(b"GET /health HTTP/1.1\r\n\r\n").unwrap();
+    c.write_all(b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
     c.set_read_timeout(Some(Duration::from_millis(300)))
         .unwrap();
     let mut byte = [0u8; 1];
@@ -526,7 +534,8 @@ fn answers(pieces: &[&[u8]], limits: tcpwise_http::Limits) -> (Vec<u8>, Step) {
 
 #[test]
 fn the_io_free_core_answers_pipelined_reads_like_the_socket_path() {
-    let wire = b"GET /health HTTP/1.1\r\n\r\nGET /bytes/3 HTTP/1.1\r\n\r\nGET /he";
+    let wire =
+        b"GET /health HTTP/1.1\r\nHost: t\r\n\r\nGET /bytes/3 HTTP/1.1\r\nHost: t\r\n\r\nGET /he";
     let (out, step) = answers(&[&wire[..10], &wire[10..]], limits());
     let text = String::from_utf8_lossy(&out);
     assert_eq!(text.matches("HTTP/1.1 200 OK").count(), 2, "{text}");
@@ -538,6 +547,9 @@ fn the_io_free_core_answers_pipelined_reads_like_the_socket_path() {
     assert!(out.starts_with(b"HTTP/1.1 400 "));
     assert!(matches!(step, Step::Close(_)));
     // A request that leaves the fast path (a delay) is handed over.
-    let (_, step) = answers(&[&b"GET /delay/10/bytes/1 HTTP/1.1\r\n\r\n"[..]], limits());
+    let (_, step) = answers(
+        &[&b"GET /delay/10/bytes/1 HTTP/1.1\r\nHost: t\r\n\r\n"[..]],
+        limits(),
+    );
     assert!(matches!(step, Step::Slow(_)));
 }

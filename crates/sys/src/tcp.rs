@@ -291,3 +291,16 @@ pub fn set_max_pacing_rate(
         Err(std::io::Error::last_os_error())
     }
 }
+
+/// Bytes a TCP socket holds that the peer has not acknowledged yet, sent
+/// or not (`ioctl(SIOCOUTQ)`): 0 once the peer has everything, which is
+/// when a download really ended (an access log's request time).
+pub fn unacked_bytes(fd: RawFd) -> std::io::Result<u32> {
+    let mut n: libc::c_int = 0;
+    // SAFETY: SIOCOUTQ writes one int through a valid pointer.
+    let r = unsafe { libc::ioctl(fd, libc::TIOCOUTQ, &mut n) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(n.max(0) as u32)
+}

@@ -42,6 +42,15 @@ pub(super) struct Conn<S> {
     /// Output the socket did not take yet.
     pub(super) unsent: Vec<u8>,
     pub(super) core: Core,
+    /// The TCP socket under `io` (TLS too), to see when the client has
+    /// acknowledged the last byte of an answer (the access log's time).
+    pub(super) fd: Option<std::os::fd::RawFd>,
+    /// Bytes `send` handed to the socket, for the access log's byte count.
+    pub(super) sent: u64,
+    /// The slow path's answer so far: its status and the body length it
+    /// promised, and the size of its head (set where the head is built).
+    pub(super) answer: Option<(u16, Option<u64>)>,
+    pub(super) head_len: u64,
 }
 
 impl<S> std::ops::Deref for Conn<S> {
@@ -63,7 +72,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             io,
             unsent: Vec::new(),
             core: Core::with(id, peer, log, lim),
+            fd: None,
+            sent: 0,
+            answer: None,
+            head_len: 0,
         }
+    }
+
+    /// The TCP socket's descriptor (see [`Conn::fd`]).
+    pub(super) fn with_fd(mut self, fd: std::os::fd::RawFd) -> Self {
+        self.fd = Some(fd);
+        self
     }
 
     pub(super) fn with_root(mut self, root: Option<Arc<files::Root>>, gzip: bool) -> Self {

@@ -56,6 +56,10 @@ pub struct Conditional {
     pub if_none_match: Option<String>,
     /// `If-Modified-Since`.
     pub if_modified_since: Option<String>,
+    /// `If-Match`.
+    pub if_match: Option<String>,
+    /// `If-Unmodified-Since`.
+    pub if_unmodified_since: Option<String>,
 }
 
 /// What to answer.
@@ -128,6 +132,48 @@ impl Plan {
                 }),
                 headers,
             ),
+        }
+    }
+
+    /// Whether `--gzip` compresses this answer: a 200 whose type is not
+    /// compressed already (images but SVG, audio, video, archives, fonts
+    /// in WOFF, PDF): gzip on a PNG only costs CPU and adds bytes, and
+    /// nginx's `gzip_types` leaves such types out.
+    pub fn compressible(&self) -> bool {
+        let ty = match self {
+            Plan::Text { status: 200, .. } => return true,
+            Plan::File {
+                status: 200,
+                content_type,
+                ..
+            } => content_type.to_ascii_lowercase(),
+            _ => return false,
+        };
+        let (top, sub) = ty.split_once('/').unwrap_or((&ty, ""));
+        let sub = sub.split(';').next().unwrap_or("").trim();
+        match top {
+            "image" => sub == "svg+xml" || sub == "bmp" || sub == "x-icon",
+            "audio" | "video" => false,
+            "font" => !matches!(sub, "woff" | "woff2"),
+            "application" => !matches!(
+                sub,
+                "zip"
+                    | "gzip"
+                    | "x-gzip"
+                    | "x-bzip2"
+                    | "x-xz"
+                    | "zstd"
+                    | "x-7z-compressed"
+                    | "vnd.rar"
+                    | "x-rar-compressed"
+                    | "pdf"
+                    | "font-woff"
+                    | "java-archive"
+                    | "epub+zip"
+                    | "x-compress"
+                    | "x-lzip"
+            ),
+            _ => true,
         }
     }
 
@@ -294,6 +340,25 @@ fn file_plan(path: &Path, c: &Conditional) -> Plan {
         ("etag", etag.clone()),
         ("last-modified", last_modified.clone()),
     ];
+    // RFC 9110, 13.2.2: If-Match first, else If-Unmodified-Since; either
+    // failing is 412 (nginx's answer too: a PUT or a resumed download
+    // must not mix two versions of the file).
+    let precondition_failed = match (&c.if_match, &c.if_unmodified_since) {
+        (Some(im), _) => !im.split(',').map(str::trim).any(|t| t == "*" || t == etag),
+        (None, Some(ius)) => httpdate::parse_http_date(ius)
+            .ok()
+            .and_then(|d| d.duration_since(UNIX_EPOCH).ok())
+            .is_some_and(|d| secs > d.as_secs()),
+        (None, None) => false,
+    };
+    if precondition_failed {
+        return Plan::Text {
+            status: 412,
+            content_type: "text/plain; charset=utf-8",
+            headers,
+            body: "precondition failed: the file is not the version the request names\n".into(),
+        };
+    }
     // If-None-Match wins over If-Modified-Since (RFC 9110, 13.2.2).
     let not_modified = match (&c.if_none_match, &c.if_modified_since) {
         (Some(inm), _) => inm

@@ -155,6 +155,8 @@ async fn answer(
             if_range: h("if-range"),
             if_none_match: h("if-none-match"),
             if_modified_since: h("if-modified-since"),
+            if_match: h("if-match"),
+            if_unmodified_since: h("if-unmodified-since"),
         };
         let plan = files::plan(&root, &method, &target, &cond);
         b = b.status(plan.status());

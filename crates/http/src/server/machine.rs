@@ -208,6 +208,8 @@ impl Core {
                             if_range: c(1),
                             if_none_match: c(2),
                             if_modified_since: c(3),
+                            if_match: c(4),
+                            if_unmodified_since: c(5),
                         }
                     },
                 };

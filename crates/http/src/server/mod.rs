@@ -274,6 +274,7 @@ async fn serve_listener(
                 let stop = shutdown.clone();
                 let root = opts.root.clone();
                 let gzip = opts.gzip;
+                let fd = std::os::fd::AsRawFd::as_raw_fd(&sock);
                 tasks.spawn(async move {
                     let _permit = permit;
                     let r = match acceptor {
@@ -282,13 +283,13 @@ async fn serve_listener(
                             Ok(Ok(tls)) if tls.get_ref().1.alpn_protocol() == Some(b"h2") => {
                                 h2::serve_connection(tls, root, lim, stop).await
                             }
-                            Ok(Ok(tls)) => Conn::new(tls, id, peer, log, lim).with_root(root, gzip).run(stop).await,
+                            Ok(Ok(tls)) => Conn::new(tls, id, peer, log, lim).with_root(root, gzip).with_fd(fd).run(stop).await,
                             Ok(Err(e)) => Err(e),
                             Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, "TLS handshake took longer than --header-timeout")),
                         },
                         None => match prior_knowledge(&sock, lim.header_timeout).await {
                             Ok(true) => h2::serve_connection(sock, root, lim, stop).await,
-                            Ok(false) => Conn::new(sock, id, peer, log, lim).with_root(root, gzip).run(stop).await,
+                            Ok(false) => Conn::new(sock, id, peer, log, lim).with_root(root, gzip).with_fd(fd).run(stop).await,
                             Err(e) => Err(e),
                         },
                     };

@@ -24,12 +24,54 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         })
         .await
         {
-            Ok(r) => r,
+            Ok(r) => {
+                if r.is_ok() {
+                    self.sent += data.len() as u64;
+                }
+                r
+            }
             Err(_) => Err(io::Error::new(
                 io::ErrorKind::TimedOut,
                 "the client read nothing for --idle-timeout",
             )),
         }
+    }
+
+    /// Waits (with `--access-log` only) until the client has acknowledged
+    /// every byte of the answer, so the logged time runs to the last byte
+    /// as nginx's `$request_time` is meant to (a write that fits in the
+    /// send buffer ends long before a slow client has it all); at most
+    /// `--idle-timeout`.
+    async fn delivered(&self) {
+        let Some(fd) = self.fd.filter(|_| self.core.log) else {
+            return;
+        };
+        let give_up = Instant::now() + self.core.lim.idle_timeout;
+        while matches!(tcpwise_sys::unacked_bytes(fd), Ok(n) if n > 0) && Instant::now() < give_up {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    /// Answers one request off the fast path (`false`: close afterwards)
+    /// and logs it once it ended: the bytes the body promised, or, for
+    /// an answer cut short (the client went away), the bytes sent.
+    pub(super) async fn slow(&mut self, s: Slow) -> io::Result<bool> {
+        let mark = self.sent;
+        self.answer = None;
+        self.head_len = 0;
+        let r = self.answer_slow(&s).await;
+        if r.is_ok() {
+            self.delivered().await;
+        }
+        if let Some((status, promised)) = self.answer.take() {
+            let sent = (self.sent - mark).saturating_sub(self.head_len);
+            let bytes = match (&r, promised) {
+                (Ok(_), Some(p)) => p,
+                _ => sent,
+            };
+            self.answering_slow(&s, status, Some(bytes));
+        }
+        r
     }
 
     /// Reads more into `buf`; a client that sends nothing for
@@ -48,11 +90,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         }
     }
 
-    /// Answers one request off the fast path; `false`: close afterwards.
-    pub(super) async fn slow(&mut self, s: Slow) -> io::Result<bool> {
-        let Slow { reply, .. } = &s;
+    async fn answer_slow(&mut self, s: &Slow) -> io::Result<bool> {
+        let Slow { reply, .. } = s;
         if reply.body == Body::File {
-            return self.file(&s).await;
+            return self.file(s).await;
         }
         if reply.delay_ms > 0 {
             tokio::time::sleep(Duration::from_millis(reply.delay_ms)).await;
@@ -66,9 +107,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             },
             Body::File => None,
         };
-        self.answering_slow(&s, reply.status, bytes);
+        self.answer = Some((reply.status, bytes));
         if reply.body == Body::Echo {
-            return self.echo(&s).await;
+            return self.echo(s).await;
         }
         // A body this route does not read (and that had not all arrived):
         // answer, then close rather than read it.
@@ -85,6 +126,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                 .into_iter()
                 .collect();
             with_date(|d| put_gzip_head(&mut head, reply.status, keep, ct, &allow, d));
+            self.head_len = head.len() as u64;
             self.send(&head).await?;
             if !s.head {
                 match &reply.body {
@@ -113,6 +155,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                         d,
                     )
                 });
+                self.head_len = head.len() as u64 - if s.head { 0 } else { t.len() as u64 };
                 self.send(&head).await?;
             }
             Body::Pattern { len, chunked } => {
@@ -120,6 +163,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                 with_date(|d| {
                     put_pattern_head(&mut head, reply.status, s.minor, keep, len, chunked, d)
                 });
+                self.head_len = head.len() as u64;
                 self.send(&head).await?;
                 if !s.head {
                     self.send_pattern(len, chunked).await?;
@@ -141,13 +185,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             return Err(io::Error::other("a file answer without --root"));
         };
         let plan = files::plan(&root, &s.method, &s.target, &s.cond);
-        self.answering_slow(s, plan.status(), plan.body_len());
+        self.answer = Some((plan.status(), plan.body_len()));
         // A body this answer does not read (and that had not all arrived):
         // answer, then close rather than read it.
         let keep = s.keep_alive && s.body == BodyLen::Length(0);
         let mut head = Vec::new();
-        let gzip = s.gzip && plan.status() == 200;
+        let gzip = s.gzip && plan.compressible();
         with_date(|d| files::put_head(&mut head, &plan, s.minor, keep, gzip, d));
+        self.head_len = head.len() as u64;
         self.send(&head).await?;
         if gzip && !s.head {
             match &plan {
@@ -250,6 +295,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         let body = s.body;
         if s.expect_continue && self.pending.is_empty() {
             self.send(h1::CONTINUE).await?;
+            self.head_len += h1::CONTINUE.len() as u64;
             self.io.flush().await?;
         }
         let mut out = Vec::new();
@@ -262,6 +308,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             allow: None,
         };
         with_date(|d| h1::put_response_head(&mut out, &h, d));
+        self.head_len += out.len() as u64;
         self.send(&out).await?;
         let mut buf = std::mem::take(&mut self.pending);
         let mut decoder = h1::Chunked::new();

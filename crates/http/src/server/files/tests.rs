@@ -268,3 +268,61 @@ fn no_path_leaves_the_root() {
         assert!(!matches!(&p, Plan::File { .. }), "{t}");
     }
 }
+
+#[test]
+fn failed_preconditions_are_412() {
+    let (_t, root) = tree("precond");
+    let p = get(&root, "/a.txt");
+    let etag = header(&p, "etag").unwrap().to_string();
+    let lm = header(&p, "last-modified").unwrap().to_string();
+    let c = |im: Option<&str>, ius: Option<&str>| Conditional {
+        if_match: im.map(String::from),
+        if_unmodified_since: ius.map(String::from),
+        ..Conditional::default()
+    };
+    let status = |c: &Conditional| plan(&root, "GET", "/a.txt", c).status();
+    assert_eq!(status(&c(Some(&etag), None)), 200);
+    assert_eq!(status(&c(Some("*"), None)), 200);
+    assert_eq!(status(&c(Some("\"stale\""), None)), 412);
+    // A weak tag never matches If-Match (strong comparison).
+    assert_eq!(status(&c(Some(&format!("W/{etag}")), None)), 412);
+    assert_eq!(status(&c(None, Some(&lm))), 200);
+    assert_eq!(status(&c(None, Some("Thu, 01 Jan 1970 00:00:00 GMT"))), 412);
+    // If-Match decides when both are there.
+    assert_eq!(
+        status(&c(Some(&etag), Some("Thu, 01 Jan 1970 00:00:00 GMT"))),
+        200
+    );
+}
+
+#[test]
+fn compressed_types_are_not_gzipped_again() {
+    let file = |ct: &str| Plan::File {
+        status: 200,
+        path: "x".into(),
+        size: 1,
+        ranges: vec![(0, 0)],
+        content_type: ct.into(),
+        headers: Vec::new(),
+        boundary: None,
+    };
+    for ct in [
+        "image/png",
+        "image/jpeg",
+        "application/zip",
+        "application/gzip",
+        "video/mp4",
+        "font/woff2",
+    ] {
+        assert!(!file(ct).compressible(), "{ct}");
+    }
+    for ct in [
+        "text/html",
+        "application/json",
+        "image/svg+xml",
+        "application/octet-stream",
+        "text/plain; charset=utf-8",
+    ] {
+        assert!(file(ct).compressible(), "{ct}");
+    }
+}
