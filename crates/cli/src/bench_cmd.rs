@@ -114,7 +114,10 @@ fn bench(a: BenchArgs) -> Result<i32> {
         rate: a.rate,
         method: req.method.to_string(),
         headers: req.headers,
-        body: (!req.body.is_empty()).then(|| req.body.to_vec()),
+        body: match &req.body {
+            tcpwise_http::Payload::Bytes(b) if !b.is_empty() => Some(b.to_vec()),
+            _ => None,
+        },
         timeout: a.timeout.std(),
         tls,
     };

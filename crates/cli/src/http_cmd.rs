@@ -10,7 +10,7 @@ pub use tcpwise_http::server::flags::ServeArgs;
 pub fn get(a: GetArgs, m: Option<&clap::ArgMatches>) -> Result<i32> {
     let data = a.data_in_order(m);
     let r = Run::new(a, data)?;
-    Ok(crate::runtime()?.block_on(run(r))?.code)
+    Ok(tcpwise_tcp::runtime_one_thread()?.block_on(run(r))?.code)
 }
 
 /// `tcpwise serve`, until SIGINT or SIGTERM.

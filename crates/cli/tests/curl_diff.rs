@@ -582,6 +582,16 @@ fn odd_cases() -> Vec<Case> {
     let mut stdin = case(&["-d", "@-", "{B}/echo-req"]);
     stdin.stdin = Some(b"from=stdin\nline=2\n");
     cases.push(stdin);
+    // -T - streams standard input, chunked (its length is unknown).
+    let mut upload_stdin = case(&["-T", "-", "{B}/echo-req"]);
+    upload_stdin.stdin = Some(b"streamed\r\nfrom stdin\n");
+    cases.push(upload_stdin);
+    // A 307 sends the file again; standard input cannot be sent again.
+    cases.push(case(&["-L", "-T", "data.txt", "{B}/temporary"]));
+    let mut again = case(&["-sL", "-T", "-", "{B}/temporary"]);
+    again.stdin = Some(b"once");
+    cases.push(again);
+    cases.push(case(&["-T", "missing.txt", "{B}/echo-req"]));
     let mut stdin_bin = case(&["--data-binary", "@-", "{B}/echo-req"]);
     stdin_bin.stdin = Some(b"raw\r\nbytes\n");
     cases.push(stdin_bin);

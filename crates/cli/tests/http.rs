@@ -1031,7 +1031,11 @@ fn access_log_times_run_to_the_last_byte_and_aborts_are_logged() {
     std::fs::write(t.0.join("m.bin"), blob(1_000_000, 5)).unwrap();
     std::fs::write(t.0.join("big.bin"), blob(20_000_000, 6)).unwrap();
     let (_s, base, lines) = serve_logging(&t.0);
-    let next = || lines.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+    let next = || {
+        lines
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .unwrap()
+    };
     for rate in ["200k", "500k"] {
         let o = Command::new("curl")
             .args([
@@ -1108,7 +1112,8 @@ fn serve_answers_400_where_nginx_does() {
     for (name, addr) in &targets {
         for c in cases {
             let mut s = std::net::TcpStream::connect(addr).unwrap();
-            s.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+            s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+                .unwrap();
             s.write_all(c).unwrap();
             let mut got = Vec::new();
             let _ = s.read_to_end(&mut got);
@@ -1121,4 +1126,49 @@ fn serve_answers_400_where_nginx_does() {
             );
         }
     }
+}
+
+/// `get -T` streams the file: a 300 MB upload (echoed back) runs in a
+/// few MB, where reading it whole took its size in memory. Peak RSS comes
+/// from the kernel's accounting of the finished child (python's
+/// `RUSAGE_CHILDREN`).
+#[test]
+fn upload_streams_with_bounded_memory() {
+    if !tool_ok("upload_streams", "python3") {
+        return;
+    }
+    let t = TempDir::new("upload-rss");
+    let f = t.0.join("big.bin");
+    std::fs::File::create(&f)
+        .unwrap()
+        .set_len(300_000_000)
+        .unwrap();
+    let (child, line) = spawn_announcing(&["serve", "--bind", "127.0.0.1:0", "--max-body", "1G"]);
+    let _srv = Proc(child);
+    let base = line.rsplit(' ').next().unwrap().to_string();
+    let o = Command::new("python3")
+        .args([
+            "-c",
+            "import resource, subprocess, sys\n\
+             r = subprocess.run(sys.argv[1:], capture_output=True)\n\
+             print(r.returncode, r.stdout.decode(), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+            BIN,
+            "get",
+            "-s",
+            "-T",
+            f.to_str().unwrap(),
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}:%{size_upload}",
+            &format!("{base}/echo"),
+        ])
+        .output()
+        .unwrap();
+    let out = stdout(&o);
+    let v: Vec<&str> = out.split_whitespace().collect();
+    assert_eq!(v[..2], ["0", "200:300000000"], "{out} {}", stderr(&o));
+    let kb: u64 = v[2].parse().unwrap();
+    println!("get -T of 300 MB: peak RSS {:.1} MB", kb as f64 / 1024.0);
+    assert!(kb < 50 * 1024, "peak RSS {kb} KB");
 }

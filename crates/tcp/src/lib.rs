@@ -39,6 +39,16 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
 }
+/// A runtime on the calling thread only, for a client that moves one
+/// transfer's bytes (curl's shape): the connection and the body reader
+/// wake each other without crossing threads, which costs a bulk download
+/// on loopback most of its speed on a multi-threaded runtime (futex
+/// wake-ups and task switches for every frame).
+pub fn runtime_one_thread() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+}
 pub use burst::BurstMeter;
 pub use info::TcpInfo;
 pub use read_sizer::{ReadSizer, SizedRead};

@@ -9,7 +9,8 @@ import sys
 import urllib.parse
 
 SHOWN = ("authorization", "content-type", "content-length", "range", "referer",
-         "accept-encoding", "host", "if-range", "cookie", "accept")
+         "accept-encoding", "host", "if-range", "cookie", "accept",
+         "transfer-encoding")
 
 
 class H(http.server.BaseHTTPRequestHandler):
@@ -34,6 +35,16 @@ class H(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def body(self):
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            out = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return out
+                out += self.rfile.read(size)
+                self.rfile.readline()
         n = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(n) if n else b""
 

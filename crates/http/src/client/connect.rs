@@ -269,7 +269,7 @@ impl Client {
         };
         let sender = if h2 {
             let (sender, conn) = http2::Builder::new(hyper_util::rt::TokioExecutor::new())
-                .handshake::<_, Full<Bytes>>(io)
+                .handshake::<_, ReqBody>(io)
                 .await
                 .map_err(protocol)?;
             tokio::spawn(async move {
@@ -279,7 +279,7 @@ impl Client {
         } else {
             let (sender, conn) = http1::Builder::new()
                 .title_case_headers(true)
-                .handshake::<_, Full<Bytes>>(io)
+                .handshake::<_, ReqBody>(io)
                 .await
                 .map_err(protocol)?;
             tokio::spawn(async move {

@@ -4,6 +4,10 @@
 /// error's source (print with `{:#}` to see the whole chain).
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
+    /// The request body cannot be sent (curl's 26, or 65 for standard
+    /// input sent a second time).
+    #[error(transparent)]
+    Upload(#[from] super::PayloadError),
     /// Not a usable URL.
     #[error("bad URL '{url}': {why}")]
     Url {

@@ -14,7 +14,7 @@ pub struct Request {
     /// Extra headers.
     pub headers: Vec<(String, String)>,
     /// Body (empty for none).
-    pub body: Bytes,
+    pub body: Payload,
     /// Go through this proxy.
     pub proxy: Option<Proxy>,
 }
@@ -26,7 +26,7 @@ impl Request {
             method: hyper::Method::GET,
             url,
             headers: Vec::new(),
-            body: Bytes::new(),
+            body: Payload::default(),
             proxy: None,
         }
     }

@@ -12,8 +12,7 @@
 //! hyper), so `-i`/`-v` print the server's version, reason phrase and
 //! header case, which hyper normalises.
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::BodyExt;
 use hyper::client::conn::{http1, http2};
 use hyper_util::rt::TokioIo;
 use serde::Serialize;
@@ -36,6 +35,7 @@ mod config;
 mod connect;
 mod error;
 mod message;
+mod payload;
 mod send;
 mod tap;
 
@@ -43,6 +43,7 @@ use checkout::*;
 pub use config::*;
 pub use error::*;
 pub use message::*;
+pub use payload::{Payload, PayloadError, ReqBody};
 use send::*;
 pub use tap::*;
 
@@ -275,7 +276,7 @@ impl Client {
             headers,
             head_bytes,
             request_head,
-            upload_bytes: req.body.len() as u64,
+            upload_bytes: req.body.len().unwrap_or(0),
             body_bytes: got,
             timings,
             conn: report,

@@ -7,8 +7,8 @@ use super::*;
 /// How requests reach a connection.
 #[derive(Clone)]
 pub(super) enum Sender {
-    H1(Arc<tokio::sync::Mutex<http1::SendRequest<Full<Bytes>>>>),
-    H2(http2::SendRequest<Full<Bytes>>),
+    H1(Arc<tokio::sync::Mutex<http1::SendRequest<ReqBody>>>),
+    H2(http2::SendRequest<ReqBody>),
 }
 
 impl Sender {
@@ -23,7 +23,7 @@ impl Sender {
     }
     pub(super) async fn send(
         &self,
-        req: hyper::Request<Full<Bytes>>,
+        req: hyper::Request<ReqBody>,
     ) -> hyper::Result<hyper::Response<hyper::body::Incoming>> {
         match self {
             Sender::H1(s) => {
@@ -56,7 +56,7 @@ pub(super) fn title_case(name: &str) -> String {
 
 /// The request head as it goes out, for `-v` and `%{size_request}`:
 /// HTTP/1.1 text with hyper's title case; HTTP/2 written as curl shows it.
-pub(super) fn request_head(r: &hyper::Request<Full<Bytes>>, h2: bool) -> String {
+pub(super) fn request_head(r: &hyper::Request<ReqBody>, h2: bool) -> String {
     let mut out = if h2 {
         let uri = r.uri();
         let path = uri.path_and_query().map_or("/", |p| p.as_str());
@@ -89,7 +89,7 @@ impl Client {
         req: &Request,
         origin: &Origin,
         h2: bool,
-    ) -> Result<hyper::Request<Full<Bytes>>, HttpError> {
+    ) -> Result<hyper::Request<ReqBody>, HttpError> {
         let path = match req.url.query() {
             Some(q) => format!("{}?{q}", req.url.path()),
             None => req.url.path().to_string(),
@@ -138,10 +138,14 @@ impl Client {
                 req.method,
                 hyper::Method::POST | hyper::Method::PUT | hyper::Method::PATCH
             );
-        if sends_body && !has("content-length") {
-            b = b.header("content-length", req.body.len());
+        // Standard input has no length: chunked on HTTP/1.1, as curl.
+        if sends_body
+            && !has("content-length")
+            && let Some(n) = req.body.len()
+        {
+            b = b.header("content-length", n);
         }
-        b.body(Full::new(req.body.clone()))
+        b.body(req.body.body()?)
             .map_err(|e| HttpError::url(&req.url, format!("bad request header: {e}")))
     }
 }

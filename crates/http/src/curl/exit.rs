@@ -11,6 +11,8 @@ pub fn http(e: &HttpError) -> i32 {
     match e {
         HttpError::Url { .. } | HttpError::Buffer(_) | HttpError::TlsSetup(_) => 2,
         HttpError::Dns { .. } => 6,
+        HttpError::Upload(crate::client::PayloadError::Open { .. }) => 26,
+        HttpError::Upload(crate::client::PayloadError::Rewind) => 65,
         HttpError::Connect { source, .. } if source.kind() == std::io::ErrorKind::TimedOut => 28,
         HttpError::Connect { .. } => 7,
         HttpError::Protocol { .. } => 8,
@@ -40,6 +42,7 @@ pub fn transfer(e: &TransferError) -> i32 {
 pub fn words(e: &CurlError) -> i32 {
     match e {
         CurlError::Glob { .. } => URL_MALFORMAT,
+        CurlError::Upload { .. } => 26,
         _ => 2,
     }
 }

@@ -28,12 +28,14 @@ Examples:
 Exit status (curl's numbers):
   0   every transfer completed (any HTTP status, unless -f)
   2   bad flags or URL
+  3   a malformed [..] or {..} URL pattern (-g sends it as it is)
   6   could not resolve the host
   7   could not connect
   8   the server's response was not valid HTTP
   18  the body ended before its Content-Length or last chunk
   22  HTTP status 400 or above with -f or --fail-with-body
   23  could not write the body or the headers (disk, pipe)
+  26  the -T file cannot be opened
   28  --max-time or --connect-timeout elapsed
   33  -C: the server ignored the range (cannot resume)
   35  the TLS handshake failed
@@ -43,6 +45,7 @@ Exit status (curl's numbers):
   60  the server's certificate is not trusted (expired, another name, unknown issuer)
   61  --compressed: the body does not decode
   63  the body grew past --max-filesize
+  65  -T -: a retry or redirect would send standard input a second time
 
 Where tcpwise differs from curl 7.88 on purpose: error messages name the URL
 and the cause chain (`tcpwise: error: URL: ...`); -O on a URL without a file
@@ -102,7 +105,8 @@ pub struct GetArgs {
     /// Multipart form part: name=value, name=@file (an upload), name=<file (its content); ;type=T sets the part's type.
     #[arg(short = 'F', long = "form", value_name = "NAME=CONTENT")]
     pub form: Vec<String>,
-    /// PUT FILE ('-' for standard input); a URL ending in / gets the file's name.
+    /// PUT FILE ('-' for standard input, sent chunked), streamed: memory
+    /// stays bounded whatever its size; a URL ending in / gets the file's name.
     #[arg(short = 'T', long = "upload-file", value_name = "FILE")]
     pub upload: Option<PathBuf>,
     /// Basic authentication (credentials in the URL do the same).

@@ -31,7 +31,7 @@ pub mod sink;
 pub mod transfer;
 pub mod write_out;
 
-use crate::client::Proxy;
+use crate::client::{Payload, Proxy};
 use crate::{Header, Request};
 use base64::Engine;
 use bytes::Bytes;
@@ -64,6 +64,15 @@ pub enum CurlError {
     /// A file named by `@FILE`, `-T` or `-F` cannot be read.
     #[error("cannot read {path}")]
     Data {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The `-T` file cannot be opened (curl's 26).
+    #[error("cannot open {path} to upload it")]
+    Upload {
         /// The file.
         path: String,
         /// Why.
@@ -278,14 +287,19 @@ impl CurlArgs {
         let body = match (&form, &data, &self.upload) {
             (Some((ty, body)), _, _) => {
                 add("Content-Type", ty.clone());
-                Bytes::from(body.clone())
+                Payload::Bytes(Bytes::from(body.clone()))
             }
             (None, Some(d), _) if !self.get => {
                 add("Content-Type", "application/x-www-form-urlencoded".into());
-                Bytes::from(d.clone())
+                Payload::Bytes(Bytes::from(d.clone()))
             }
-            (None, _, Some(f)) => Bytes::from(read_arg(f, stdin)?),
-            _ => Bytes::new(),
+            // -T streams: the file when it is sent, standard input as it comes.
+            (None, _, Some(f)) if f.as_os_str() == "-" => Payload::Stdin,
+            (None, _, Some(f)) => Payload::File {
+                path: f.clone(),
+                len: upload_len(f)?,
+            },
+            _ => Payload::default(),
         };
         headers.extend(self.headers.iter().map(|h| (h.0.clone(), h.1.clone())));
         let proxy = proxy_for(
@@ -384,6 +398,20 @@ pub fn parse_url(url: &str) -> Result<Url, CurlError> {
         return Err(bad(String::new()));
     }
     Ok(parsed)
+}
+
+/// The size of a file to upload (it must be a readable regular file).
+fn upload_len(path: &Path) -> Result<u64, CurlError> {
+    let bad = |source| CurlError::Upload {
+        path: path.display().to_string(),
+        source,
+    };
+    std::fs::File::open(path).map_err(bad)?;
+    let m = std::fs::metadata(path).map_err(bad)?;
+    if !m.is_file() {
+        return Err(bad(std::io::Error::other("not a regular file")));
+    }
+    Ok(m.len())
 }
 
 fn read_arg(

@@ -451,7 +451,7 @@ pub async fn transfer(
         }
         if status == 303 || (matches!(status, 301 | 302) && req.method == hyper::Method::POST) {
             req.method = hyper::Method::GET;
-            req.body = bytes::Bytes::new();
+            req.body = crate::client::Payload::default();
             headers.retain(|(k, _)| !k.eq_ignore_ascii_case("content-type"));
         }
         // Credentials go only where they were given (curl's rule since
