@@ -22,9 +22,11 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod h2;
 pub mod response;
 mod run;
 pub mod schedule;
+mod shared;
 
 pub use run::run;
 use serde::Serialize;
@@ -57,6 +59,11 @@ pub struct Options {
     pub timeout: Duration,
     /// TLS configuration for https.
     pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// HTTP/2 (h2c with prior knowledge on http://, ALPN h2 on https://),
+    /// as h2load loads.
+    pub http2: bool,
+    /// HTTP/2 streams in flight per connection (h2load's -m).
+    pub streams: usize,
 }
 
 /// Why a run could not be made.
@@ -91,6 +98,58 @@ pub enum BenchError {
     /// Starting the threads or runtimes failed.
     #[error("cannot start the load threads")]
     Io(#[from] std::io::Error),
+    /// `--cacert` holds no usable certificate.
+    #[error("--cacert: cannot set up TLS")]
+    Tls(#[from] tcpwise_http::tls::TlsSetupError),
+}
+
+/// The request a run sends, built by curl's rules (`-X`, `--data` as
+/// curl's `-d` with `@FILE`, `-H`), straight to the server whatever the
+/// proxy variables say.
+pub fn request(
+    url: &str,
+    method: Option<String>,
+    data: Option<String>,
+    headers: Vec<tcpwise_http::Header>,
+) -> Result<tcpwise_http::Request, BenchError> {
+    let curl = tcpwise_http::curl::CurlArgs {
+        method,
+        data: data
+            .into_iter()
+            .map(tcpwise_http::curl::Data::Ascii)
+            .collect(),
+        headers,
+        proxy: Some(String::new()),
+        ..Default::default()
+    };
+    curl.request(url, &mut || {
+        Err(std::io::Error::other("standard input is not read by bench"))
+    })
+    .map_err(|e| BenchError::Usage(tcpwise_http::curl::run::chain_text(&e)))
+}
+
+/// The TLS configuration for `url`: none for http://; for https://, the
+/// web's roots plus `cacert`'s certificates, or any certificate at all
+/// (`insecure`, for self-signed test origins).
+pub fn tls_config(
+    url: &url::Url,
+    insecure: bool,
+    cacert: Option<&std::path::Path>,
+) -> Result<Option<Arc<rustls::ClientConfig>>, BenchError> {
+    if url.scheme() != "https" {
+        return Ok(None);
+    }
+    if insecure {
+        return Ok(Some(tcpwise_http::tls::insecure_client_config()?));
+    }
+    let extra = match cacert {
+        Some(p) => vec![
+            std::fs::read(p)
+                .map_err(|e| BenchError::Usage(format!("--cacert {}: {e}", p.display())))?,
+        ],
+        None => Vec::new(),
+    };
+    Ok(Some(tcpwise_http::tls::client_config(&extra)?))
 }
 
 impl Options {
@@ -125,6 +184,17 @@ impl Options {
             && !(r.is_finite() && r > 0.0 && r <= 10_000_000.0)
         {
             return u("--rate must be a number of requests per second above 0 (at most 10000000)");
+        }
+        if self.streams == 0 || self.streams > 1024 {
+            return u("-m must be from 1 to 1024");
+        }
+        if self.streams > 1 && !self.http2 {
+            return u(
+                "-m (streams per connection) needs --http2: HTTP/1.1 carries one request at a time",
+            );
+        }
+        if self.http2 && self.rate.is_some() {
+            return u("--rate (open loop) is HTTP/1.1 only for now; drop --http2 or --rate");
         }
         if self.timeout.is_zero() {
             return u("--timeout must be longer than 0");
@@ -234,6 +304,10 @@ pub struct Report {
     pub threads: usize,
     /// `closed` or `open`.
     pub mode: &'static str,
+    /// `HTTP/1.1` or `HTTP/2`.
+    pub protocol: &'static str,
+    /// Streams in flight per connection (1 for HTTP/1.1).
+    pub streams: usize,
     /// The open loop's target rate, requests/s.
     pub target_rate: Option<f64>,
     /// Measured time, s.
@@ -287,10 +361,16 @@ impl std::fmt::Display for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "{} {}: {} connections, {} threads, {:.2} s{}{}",
+            "{} {} {}: {} connections{}, {} threads, {:.2} s{}{}",
             self.mode,
+            self.protocol,
             self.url,
             self.connections,
+            if self.streams > 1 {
+                format!(" x {} streams", self.streams)
+            } else {
+                String::new()
+            },
             self.threads,
             self.duration_s,
             self.target_rate
@@ -351,6 +431,7 @@ impl tcpwise_outcome::Classify for BenchError {
         Some(match self {
             BenchError::Usage(_) => Class::Usage,
             BenchError::FdLimit { .. } => Class::Privileges,
+            BenchError::Tls(_) => Class::Usage,
             _ => Class::Failed,
         })
     }

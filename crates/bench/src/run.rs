@@ -5,100 +5,16 @@
 
 use crate::response::Response;
 use crate::schedule::Schedule;
+use crate::shared::{Io, Shared, Stats, connect};
 use crate::{BenchError, Errors, Options, Percentiles, Report};
 use hdrhistogram::Histogram;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64};
 use std::time::{Duration, Instant};
 use tcpwise_outcome::Shutdown;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-
-trait Io: AsyncRead + AsyncWrite + Unpin {}
-impl<T: AsyncRead + AsyncWrite + Unpin> Io for T {}
-
-/// What every connection of a run needs to know.
-struct Shared {
-    addr: SocketAddr,
-    host: String,
-    tls: Option<tokio_rustls::TlsConnector>,
-    request: Vec<u8>,
-    head_only: bool,
-    start: Instant,
-    end: Option<Instant>,
-    /// Requests left to send (`-n`); negative once exhausted.
-    budget: Option<AtomicI64>,
-    rate: Option<f64>,
-    connections: usize,
-    timeout: Duration,
-    done: Arc<AtomicU64>,
-    /// SIGINT or SIGTERM: every connection stops, the report covers the
-    /// time so far (wrk prints its report on Ctrl-C).
-    stop: Shutdown,
-}
-
-/// One thread's statistics.
-struct Stats {
-    latency: Histogram<u64>,
-    ttfb: Histogram<u64>,
-    status: BTreeMap<u16, u64>,
-    errors: Errors,
-    first_error: Option<String>,
-    requests: u64,
-    sent: u64,
-    connects: u64,
-    served: u64,
-    bytes_read: u64,
-    bytes_written: u64,
-}
-
-fn histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1_000, 3_600_000_000_000, 3).expect("bounds")
-}
-
-impl Stats {
-    fn new() -> Stats {
-        Stats {
-            latency: histogram(),
-            ttfb: histogram(),
-            status: BTreeMap::new(),
-            errors: Errors::default(),
-            first_error: None,
-            requests: 0,
-            sent: 0,
-            connects: 0,
-            served: 0,
-            bytes_read: 0,
-            bytes_written: 0,
-        }
-    }
-
-    fn error(&mut self, kind: fn(&mut Errors) -> &mut u64, what: String) {
-        *kind(&mut self.errors) += 1;
-        self.first_error.get_or_insert(what);
-    }
-
-    fn merge(&mut self, o: Stats) {
-        let _ = self.latency.add(&o.latency);
-        let _ = self.ttfb.add(&o.ttfb);
-        for (k, v) in o.status {
-            *self.status.entry(k).or_default() += v;
-        }
-        self.errors.add(&o.errors);
-        if self.first_error.is_none() {
-            self.first_error = o.first_error;
-        }
-        self.requests += o.requests;
-        self.sent += o.sent;
-        self.connects += o.connects;
-        self.served += o.served;
-        self.bytes_read += o.bytes_read;
-        self.bytes_written += o.bytes_written;
-    }
-}
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Loads the target as `opts` says; `done` counts completed responses as
 /// they come (for a progress bar); `stop` ends the run early, and the
@@ -130,7 +46,18 @@ pub fn run(opts: &Options, done: Arc<AtomicU64>, stop: Shutdown) -> Result<Repor
             .trim_start_matches('[')
             .trim_end_matches(']')
             .to_string(),
-        tls: opts.tls.clone().map(tokio_rustls::TlsConnector::from),
+        // HTTP/2 on https:// is ALPN h2 alone: a server that does not
+        // agree fails the handshake instead of falling back to HTTP/1.1.
+        tls: opts.tls.clone().map(|c| {
+            let c = if opts.http2 {
+                let mut c = (*c).clone();
+                c.alpn_protocols = vec![b"h2".to_vec()];
+                Arc::new(c)
+            } else {
+                c
+            };
+            tokio_rustls::TlsConnector::from(c)
+        }),
         request: opts.request_bytes(),
         head_only: opts.method.eq_ignore_ascii_case("HEAD"),
         start,
@@ -141,6 +68,10 @@ pub fn run(opts: &Options, done: Arc<AtomicU64>, stop: Shutdown) -> Result<Repor
         timeout: opts.timeout,
         done,
         stop,
+        h2: opts
+            .http2
+            .then(|| crate::shared::Plan::new(opts))
+            .transpose()?,
     });
     let threads = opts.threads.min(opts.connections);
     let handles: Vec<_> = (0..threads)
@@ -185,7 +116,16 @@ fn thread_main(t: usize, threads: usize, shared: Arc<Shared>) -> Result<Stats, B
     local.block_on(&rt, async {
         let tasks: Vec<_> = (t..shared.connections)
             .step_by(threads)
-            .map(|i| tokio::task::spawn_local(connection(i, shared.clone(), stats.clone())))
+            .map(|i| {
+                let (shared, stats) = (shared.clone(), stats.clone());
+                tokio::task::spawn_local(async move {
+                    if shared.h2.is_some() {
+                        crate::h2::connection(shared, stats).await;
+                    } else {
+                        connection(i, shared, stats).await;
+                    }
+                })
+            })
             .collect();
         for task in tasks {
             let _ = task.await;
@@ -195,19 +135,6 @@ fn thread_main(t: usize, threads: usize, shared: Arc<Shared>) -> Result<Stats, B
     Ok(Rc::try_unwrap(stats)
         .map(RefCell::into_inner)
         .unwrap_or_else(|rc| std::mem::replace(&mut rc.borrow_mut(), Stats::new())))
-}
-
-async fn connect(shared: &Shared) -> std::io::Result<Box<dyn Io>> {
-    let s = tokio::net::TcpStream::connect(shared.addr).await?;
-    s.set_nodelay(true)?;
-    match &shared.tls {
-        None => Ok(Box::new(s)),
-        Some(tls) => {
-            let name = rustls_pki_types::ServerName::try_from(shared.host.clone())
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-            Ok(Box::new(tls.connect(name, s).await?))
-        }
-    }
 }
 
 /// How one request ended.
@@ -292,9 +219,7 @@ async fn connection(i: usize, shared: Arc<Shared>, stats: Rc<RefCell<Stats>>) {
         if due >= end {
             break;
         }
-        if let Some(b) = &shared.budget
-            && b.fetch_sub(1, Ordering::Relaxed) <= 0
-        {
+        if !shared.take_one() {
             break;
         }
         if stream.is_none() {
@@ -351,20 +276,11 @@ async fn connection(i: usize, shared: Arc<Shared>, stats: Rc<RefCell<Stats>>) {
                 first_byte,
                 read,
             }) => {
-                st.requests += 1;
-                st.bytes_read += read;
                 if !served {
                     served = true;
                     st.served += 1;
                 }
-                let _ = st
-                    .latency
-                    .record(((now - due).as_nanos() as u64).max(1_000));
-                let _ = st
-                    .ttfb
-                    .record(((first_byte.max(due) - due).as_nanos() as u64).max(1_000));
-                *st.status.entry(status).or_default() += 1;
-                shared.done.fetch_add(1, Ordering::Relaxed);
+                st.done(&shared, due, first_byte, status, read);
                 if !keep_alive {
                     stream = None;
                     buf.clear();
@@ -423,6 +339,8 @@ fn report(opts: &Options, s: Stats, elapsed: Duration, fd_limit: u64) -> Report 
             "closed"
         },
         target_rate: opts.rate,
+        protocol: if opts.http2 { "HTTP/2" } else { "HTTP/1.1" },
+        streams: if opts.http2 { opts.streams } else { 1 },
         duration_s: secs,
         requests: s.requests,
         sent: s.sent,

@@ -52,6 +52,18 @@ pub struct BenchArgs {
     /// https: trust the PEM certificates in FILE too.
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<std::path::PathBuf>,
+    /// HTTP/2, as h2load loads: h2c with prior knowledge on http://, ALPN
+    /// h2 on https://.
+    #[arg(long)]
+    pub http2: bool,
+    /// HTTP/2 streams in flight per connection (h2load's -m; needs --http2).
+    #[arg(
+        short = 'm',
+        long = "max-concurrent-streams",
+        default_value_t = 1,
+        value_name = "N"
+    )]
+    pub streams: usize,
     /// Print the report as JSON ({"summary": ...}).
     #[arg(long)]
     pub json: bool,
@@ -67,42 +79,10 @@ pub fn run(a: BenchArgs) -> Result<i32> {
 }
 
 fn bench(a: BenchArgs) -> Result<i32> {
-    let curl = tcpwise_http::curl::CurlArgs {
-        method: a.method.clone(),
-        data: a
-            .data
-            .iter()
-            .cloned()
-            .map(tcpwise_http::curl::Data::Ascii)
-            .collect(),
-        headers: a.headers.clone(),
-        // The load goes straight to the server, whatever the environment says.
-        proxy: Some(String::new()),
-        ..Default::default()
-    };
-    let req = curl
-        .request(&a.url, &mut || {
-            Err(std::io::Error::other("standard input is not read by bench"))
-        })
-        .map_err(|e| crate::Usage(format!("{e:#}")))?;
-    let tls = match req.url.scheme() {
-        "https" if a.insecure => Some(tcpwise_http::tls::insecure_client_config()?),
-        "https" => {
-            let extra = match &a.cacert {
-                Some(p) => vec![
-                    std::fs::read(p)
-                        .map_err(|e| crate::Usage(format!("--cacert {}: {e}", p.display())))?,
-                ],
-                None => Vec::new(),
-            };
-            Some(tcpwise_http::tls::client_config(&extra)?)
-        }
-        _ => None,
-    };
-    let duration = match (a.duration, a.requests) {
-        (None, None) => Some(std::time::Duration::from_secs(10)),
-        (d, _) => d.map(Seconds::std),
-    };
+    let req = tcpwise_bench::request(&a.url, a.method.clone(), a.data.clone(), a.headers.clone())?;
+    let tls = tcpwise_bench::tls_config(&req.url, a.insecure, a.cacert.as_deref())?;
+    let ten = (a.requests.is_none()).then(|| std::time::Duration::from_secs(10));
+    let duration = a.duration.map(Seconds::std).or(ten);
     let opts = tcpwise_bench::Options {
         url: req.url,
         connections: a.connections,
@@ -114,12 +94,15 @@ fn bench(a: BenchArgs) -> Result<i32> {
         rate: a.rate,
         method: req.method.to_string(),
         headers: req.headers,
-        body: match &req.body {
-            tcpwise_http::Payload::Bytes(b) if !b.is_empty() => Some(b.to_vec()),
-            _ => None,
-        },
+        body: req
+            .body
+            .bytes()
+            .filter(|b| !b.is_empty())
+            .map(|b| b.to_vec()),
         timeout: a.timeout.std(),
         tls,
+        http2: a.http2,
+        streams: a.streams,
     };
     opts.validate()?;
     let stop = crate::shutdown_on_signals()?;

@@ -263,3 +263,79 @@ fn a_signal_ends_the_run_with_the_report_so_far() {
         assert!((0.8..5.0).contains(&secs), "{secs} s: {out}");
     }
 }
+
+/// HTTP/2 load as h2load makes it: `-m` streams per connection, h2c with
+/// prior knowledge and ALPN h2 over TLS; an exact `-n` budget, statuses
+/// and bytes counted, a server without h2 is an error (no silent
+/// HTTP/1.1), and -m without --http2 is refused in one line.
+#[test]
+fn http2_load_with_streams_per_connection() {
+    let (_srv, base) = serve(&[]);
+    let (code, v, err) = bench(&[
+        &format!("{base}/bytes/100"),
+        "--http2",
+        "-m",
+        "10",
+        "-c",
+        "3",
+        "-n",
+        "500",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let s = &v["summary"];
+    assert_eq!(
+        (s["requests"].as_u64(), s["errors"].as_u64()),
+        (Some(500), Some(0)),
+        "{v}"
+    );
+    assert_eq!(s["protocol"], "HTTP/2", "{v}");
+    assert_eq!(s["streams"], 10, "{v}");
+    assert_eq!(s["bytes_read"], 50_000, "bodies only: {v}");
+    assert_eq!(s["connects"], 3, "{v}");
+    let (code, v, _) = bench(&[
+        &format!("{base}/nope"),
+        "--http2",
+        "-m",
+        "4",
+        "-c",
+        "1",
+        "-n",
+        "8",
+    ]);
+    assert_eq!(code, Some(0));
+    assert_eq!(v["summary"]["status"]["404"], 8, "{v}");
+    // Over TLS, by ALPN.
+    let dir = TempDir::new("bench-h2-tls");
+    let cert = dir.0.join("cert.pem");
+    let (_tls, tls_base) = serve(&["--tls", "--cert-out", cert.to_str().unwrap()]);
+    let (code, v, err) = bench(&[
+        &format!("{tls_base}/bytes/10"),
+        "--http2",
+        "-m",
+        "5",
+        "-c",
+        "2",
+        "-n",
+        "100",
+        "--cacert",
+        cert.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(v["summary"]["requests"], 100, "{v}");
+    // python's http.server speaks HTTP/1.x only: the h2 handshake fails.
+    let py_dir = TempDir::new("bench-h2-py");
+    let py = python_http(&py_dir.0);
+    let (code, _, err) = bench(&[
+        &format!("http://127.0.0.1:{}/", py.port),
+        "--http2",
+        "-c",
+        "1",
+        "-d",
+        "300ms",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("HTTP/2"), "{err}");
+    let (code, _, err) = bench(&[&format!("{base}/"), "-m", "4", "-n", "4"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--http2"), "{err}");
+}

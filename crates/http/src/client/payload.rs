@@ -86,6 +86,14 @@ impl Payload {
         }
     }
 
+    /// The bytes of a body held in memory.
+    pub fn bytes(&self) -> Option<&Bytes> {
+        match self {
+            Payload::Bytes(b) => Some(b),
+            _ => None,
+        }
+    }
+
     /// No body at all.
     pub fn is_empty(&self) -> bool {
         self.len() == Some(0)

@@ -1,0 +1,210 @@
+//! What the connections of a run share: the target and its request,
+//! the end of the run, `-n`'s budget, the stop signal ([`Shared`]), and
+//! each thread's statistics ([`Stats`]), for HTTP/1.1 ([`crate::run`])
+//! and HTTP/2 ([`crate::h2`]) alike, so both report the same way.
+
+use crate::{BenchError, Errors, Options};
+use bytes::Bytes;
+use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tcpwise_outcome::Shutdown;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+pub(crate) trait Io: AsyncRead + AsyncWrite + Unpin {}
+impl<T: AsyncRead + AsyncWrite + Unpin> Io for T {}
+
+/// What every connection of a run needs to know.
+pub(crate) struct Shared {
+    pub(crate) addr: SocketAddr,
+    pub(crate) host: String,
+    pub(crate) tls: Option<tokio_rustls::TlsConnector>,
+    pub(crate) request: Vec<u8>,
+    pub(crate) head_only: bool,
+    pub(crate) start: Instant,
+    pub(crate) end: Option<Instant>,
+    /// Requests left to send (`-n`); negative once exhausted.
+    pub(crate) budget: Option<AtomicI64>,
+    pub(crate) rate: Option<f64>,
+    pub(crate) connections: usize,
+    pub(crate) timeout: Duration,
+    pub(crate) done: Arc<AtomicU64>,
+    /// HTTP/2 with this many streams per connection (h2load's -m).
+    pub(crate) h2: Option<Plan>,
+    /// SIGINT or SIGTERM: every connection stops, the report covers the
+    /// time so far (wrk prints its report on Ctrl-C).
+    pub(crate) stop: Shutdown,
+}
+
+impl Shared {
+    /// Takes one request from `-n`'s budget; false once it is spent.
+    pub(crate) fn take_one(&self) -> bool {
+        self.budget
+            .as_ref()
+            .is_none_or(|b| b.fetch_sub(1, Ordering::Relaxed) > 0)
+    }
+}
+
+/// One thread's statistics.
+pub(crate) struct Stats {
+    pub(crate) latency: Histogram<u64>,
+    pub(crate) ttfb: Histogram<u64>,
+    pub(crate) status: BTreeMap<u16, u64>,
+    pub(crate) errors: Errors,
+    pub(crate) first_error: Option<String>,
+    pub(crate) requests: u64,
+    pub(crate) sent: u64,
+    pub(crate) connects: u64,
+    pub(crate) served: u64,
+    pub(crate) bytes_read: u64,
+    pub(crate) bytes_written: u64,
+}
+
+pub(crate) fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1_000, 3_600_000_000_000, 3).expect("bounds")
+}
+
+impl Stats {
+    pub(crate) fn new() -> Stats {
+        Stats {
+            latency: histogram(),
+            ttfb: histogram(),
+            status: BTreeMap::new(),
+            errors: Errors::default(),
+            first_error: None,
+            requests: 0,
+            sent: 0,
+            connects: 0,
+            served: 0,
+            bytes_read: 0,
+            bytes_written: 0,
+        }
+    }
+
+    /// A response that completed: `due` is when it was due (sent, in a
+    /// closed loop), `first_byte` when its head began to arrive.
+    pub(crate) fn done(
+        &mut self,
+        shared: &Shared,
+        due: Instant,
+        first_byte: Instant,
+        status: u16,
+        read: u64,
+    ) {
+        let now = Instant::now();
+        self.requests += 1;
+        self.bytes_read += read;
+        let _ = self
+            .latency
+            .record(((now - due).as_nanos() as u64).max(1_000));
+        let _ = self
+            .ttfb
+            .record(((first_byte.max(due) - due).as_nanos() as u64).max(1_000));
+        *self.status.entry(status).or_default() += 1;
+        shared.done.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn error(&mut self, kind: fn(&mut Errors) -> &mut u64, what: String) {
+        *kind(&mut self.errors) += 1;
+        self.first_error.get_or_insert(what);
+    }
+
+    pub(crate) fn merge(&mut self, o: Stats) {
+        let _ = self.latency.add(&o.latency);
+        let _ = self.ttfb.add(&o.ttfb);
+        for (k, v) in o.status {
+            *self.status.entry(k).or_default() += v;
+        }
+        self.errors.add(&o.errors);
+        if self.first_error.is_none() {
+            self.first_error = o.first_error;
+        }
+        self.requests += o.requests;
+        self.sent += o.sent;
+        self.connects += o.connects;
+        self.served += o.served;
+        self.bytes_read += o.bytes_read;
+        self.bytes_written += o.bytes_written;
+    }
+}
+
+pub(crate) async fn connect(shared: &Shared) -> std::io::Result<Box<dyn Io>> {
+    let s = tokio::net::TcpStream::connect(shared.addr).await?;
+    s.set_nodelay(true)?;
+    match &shared.tls {
+        None => Ok(Box::new(s)),
+        Some(tls) => {
+            let name = rustls_pki_types::ServerName::try_from(shared.host.clone())
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+            Ok(Box::new(tls.connect(name, s).await?))
+        }
+    }
+}
+
+/// What every HTTP/2 stream sends, built once.
+pub(crate) struct Plan {
+    /// Streams per connection.
+    pub(crate) streams: usize,
+    pub(crate) method: http::Method,
+    pub(crate) uri: http::Uri,
+    pub(crate) headers: http::HeaderMap,
+    pub(crate) body: Option<Bytes>,
+}
+
+impl Plan {
+    pub(crate) fn new(o: &Options) -> Result<Plan, BenchError> {
+        let bad = |m: String| BenchError::Usage(m);
+        let method = http::Method::from_bytes(o.method.as_bytes())
+            .map_err(|_| bad(format!("'{}' is not an HTTP method", o.method)))?;
+        let uri: http::Uri = o
+            .url
+            .as_str()
+            .parse()
+            .map_err(|e| bad(format!("{}: {e}", o.url)))?;
+        let mut headers = http::HeaderMap::new();
+        for (k, v) in &o.headers {
+            // Connection-specific headers are not HTTP/2's (RFC 9113 8.2.2).
+            if [
+                "host",
+                "connection",
+                "keep-alive",
+                "transfer-encoding",
+                "upgrade",
+            ]
+            .iter()
+            .any(|h| k.eq_ignore_ascii_case(h))
+            {
+                continue;
+            }
+            let name = http::HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| bad(format!("'{k}' is not a header name")))?;
+            let value = http::HeaderValue::from_str(v)
+                .map_err(|_| bad(format!("'{v}' is not a header value")))?;
+            headers.append(name, value);
+        }
+        if !headers.contains_key(http::header::USER_AGENT) {
+            headers.insert(
+                http::header::USER_AGENT,
+                http::HeaderValue::from_static("tcpwise-bench"),
+            );
+        }
+        Ok(Plan {
+            streams: o.streams,
+            method,
+            uri,
+            headers,
+            body: o.body.clone().map(Bytes::from),
+        })
+    }
+
+    pub(crate) fn request(&self) -> http::Request<()> {
+        let mut r = http::Request::new(());
+        *r.method_mut() = self.method.clone();
+        *r.uri_mut() = self.uri.clone();
+        *r.headers_mut() = self.headers.clone();
+        r
+    }
+}
