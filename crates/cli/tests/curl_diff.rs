@@ -152,13 +152,23 @@ fn run(tool: &[&str], c: &Case, dir: &Path) -> Run {
     drop(stdin);
     let o = child.wait_with_output().unwrap();
     let mut files = Vec::new();
-    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    // Every file under the directory (--create-dirs, --output-dir), by
+    // its path inside it.
+    let mut todo = vec![dir.to_path_buf()];
+    let mut names: Vec<PathBuf> = Vec::new();
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                names.push(p);
+            }
+        }
+    }
     names.sort();
     for p in names {
-        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        let name = p.strip_prefix(dir).unwrap().to_string_lossy().to_string();
         files.push((name, mask(&std::fs::read(&p).unwrap_or_default())));
     }
     Run {
@@ -458,6 +468,139 @@ fn json_cases() -> Vec<Case> {
     ]
 }
 
+/// curl's second-round flags: `-H @file`, `--output-dir`, `--create-dirs`,
+/// `--fail-early`, `--stderr`, `--etag-save`/`--etag-compare`, `-z`,
+/// `--limit-rate`, `--http1.0`, the keepalive flags, `-#`, `%{onerror}`,
+/// `%{ssl_verify_result}`, against the echoing origin.
+fn more_flag_cases() -> Vec<Case> {
+    let seeded = |args: &[&str], seed: Vec<(&'static str, &'static [u8])>| {
+        let mut c = case(args);
+        c.seed = seed;
+        c
+    };
+    let mut cases = vec![
+        seeded(
+            &["-s", "-H", "@h.txt", "-H", "X-C: 3", "{B}/echo-req"],
+            vec![("h.txt", b"X-A: 1\r\nX-B: two words\n\nX-Empty:\n")],
+        ),
+        case(&["-s", "--create-dirs", "-o", "a/b/c.txt", "{B}/echo-req"]),
+        case(&["-s", "-o", "missing-dir/c.txt", "{B}/echo-req"]),
+        case(&[
+            "-s",
+            "--output-dir",
+            "od",
+            "--create-dirs",
+            "-o",
+            "x.txt",
+            "{B}/echo-req",
+        ]),
+        case(&[
+            "-s",
+            "--output-dir",
+            "od",
+            "--create-dirs",
+            "-O",
+            "{B}/echo-req",
+        ]),
+        case(&["-s", "--output-dir", "nodir", "-o", "x.txt", "{B}/echo-req"]),
+        case(&[
+            "-sf",
+            "--fail-early",
+            "-w",
+            "%{http_code}\\n",
+            "{B}/teapot",
+            "{B}/echo-req",
+        ]),
+        case(&["-sf", "-w", "%{http_code}\\n", "{B}/teapot", "{B}/echo-req"]),
+        // The exit code of several URLs: the last one's; with -Z a failure's.
+        case(&[
+            "-sf",
+            "-o",
+            "/dev/null",
+            "-o",
+            "/dev/null",
+            "{B}/echo-req",
+            "{B}/teapot",
+        ]),
+        case(&[
+            "-sf",
+            "-o",
+            "/dev/null",
+            "-o",
+            "/dev/null",
+            "{B}/teapot",
+            "http://127.0.0.1:{DEAD}/",
+        ]),
+        case(&[
+            "-sfZ",
+            "-o",
+            "/dev/null",
+            "-o",
+            "/dev/null",
+            "{B}/teapot",
+            "{B}/echo-req",
+        ]),
+        case(&[
+            "-sfZ",
+            "-o",
+            "/dev/null",
+            "-o",
+            "/dev/null",
+            "{B}/echo-req",
+            "{B}/teapot",
+        ]),
+        case(&["-s", "--stderr", "err.txt", "{B}/echo-req"]),
+        case(&["-s", "--etag-save", "e.txt", "{B}/echo-req"]),
+        seeded(
+            &["-s", "--etag-compare", "e.txt", "{B}/echo-req"],
+            vec![("e.txt", b"\"abc\"\n")],
+        ),
+        case(&["-s", "--etag-compare", "none.txt", "{B}/echo-req"]),
+        case(&[
+            "-s",
+            "--etag-compare",
+            "e.txt",
+            "--etag-save",
+            "e.txt",
+            "{B}/echo-req",
+        ]),
+        case(&["-s", "-z", "Sun, 06 Nov 1994 08:49:37 GMT", "{B}/echo-req"]),
+        case(&["-s", "-z", "-Sun, 06 Nov 1994 08:49:37 GMT", "{B}/echo-req"]),
+        case(&["-s", "-z", "19940611", "{B}/echo-req"]),
+        case(&["-s", "-z", "not a date", "{B}/echo-req"]),
+        case(&["-s", "--limit-rate", "1M", "{B}/echo-req"]),
+        case(&["-s", "--http1.0", "{B}/echo-req"]),
+        case(&["-s", "-0", "-i", "{B}/http10"]),
+        case(&[
+            "-s",
+            "--no-keepalive",
+            "--keepalive-time",
+            "30",
+            "--tcp-nodelay",
+            "{B}/echo-req",
+        ]),
+        case(&["-s", "-#", "{B}/echo-req"]),
+        case(&[
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{ssl_verify_result} %{onerror}failed %{exitcode}\\n",
+            "{B}/echo-req",
+        ]),
+        case(&[
+            "-s",
+            "-w",
+            "%{ssl_verify_result} %{onerror}failed %{exitcode}\\n",
+            "http://127.0.0.1:{DEAD}/",
+        ]),
+    ];
+    for c in &mut cases {
+        c.args.insert(0, "--no-progress-meter".into());
+    }
+    cases
+}
+
 fn odd_cases() -> Vec<Case> {
     let mut cases = vec![
         case(&["{B}/echo-req"]),
@@ -753,6 +896,11 @@ fn get_matches_curl_flag_for_flag() {
             "odd origin, URL globbing".into(),
             format!("http://127.0.0.1:{port}"),
             glob_cases(),
+        ),
+        (
+            "odd origin, second-round flags".into(),
+            format!("http://127.0.0.1:{port}"),
+            more_flag_cases(),
         ),
         (
             "odd origin, --json".into(),

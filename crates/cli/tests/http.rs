@@ -1172,3 +1172,38 @@ fn upload_streams_with_bounded_memory() {
     println!("get -T of 300 MB: peak RSS {:.1} MB", kb as f64 / 1024.0);
     assert!(kb < 50 * 1024, "peak RSS {kb} KB");
 }
+
+/// `-R` gives the file the server's Last-Modified; `--limit-rate` holds a
+/// download to its rate (400 KB at 200K takes about 2 s, not 0).
+#[test]
+fn remote_time_and_limit_rate() {
+    let t = TempDir::new("remote-time");
+    let www = t.0.join("www");
+    std::fs::create_dir_all(&www).unwrap();
+    std::fs::write(www.join("old.bin"), blob(400_000, 9)).unwrap();
+    let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(www.join("old.bin"))
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
+    let (_s, base, _lines) = serve_logging(&www);
+    let out = t.0.join("got.bin");
+    let t0 = std::time::Instant::now();
+    let o = tcpwise(&[
+        "get",
+        "-sS",
+        "-R",
+        "--limit-rate",
+        "200K",
+        "-o",
+        out.to_str().unwrap(),
+        &format!("{base}/old.bin"),
+    ]);
+    let took = t0.elapsed().as_secs_f64();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::metadata(&out).unwrap().modified().unwrap(), when);
+    println!("400000 B at --limit-rate 200K: {took:.2} s");
+    assert!(took > 1.5, "took {took:.2} s");
+}

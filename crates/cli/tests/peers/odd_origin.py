@@ -10,7 +10,8 @@ import urllib.parse
 
 SHOWN = ("authorization", "content-type", "content-length", "range", "referer",
          "accept-encoding", "host", "if-range", "cookie", "accept",
-         "transfer-encoding")
+         "transfer-encoding", "if-modified-since", "if-unmodified-since", "if-none-match",
+         "connection")
 
 
 class H(http.server.BaseHTTPRequestHandler):
@@ -49,7 +50,7 @@ class H(http.server.BaseHTTPRequestHandler):
         return self.rfile.read(n) if n else b""
 
     def echo(self):
-        lines = [f"{self.command} {self.path}"]
+        lines = [f"{self.command} {self.path} {self.request_version}"]
         for k in sorted(set(k.lower() for k in self.headers.keys())):
             v = self.headers.get(k)
             if k in SHOWN or k.startswith("x-") or (

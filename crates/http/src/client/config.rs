@@ -31,6 +31,9 @@ pub struct ClientConfig {
     pub family: Family,
     /// HTTP version to speak.
     pub version: Version,
+    /// TCP keepalive probes after this long idle, and between them
+    /// (curl's default 60 s; `None`: none, `--no-keepalive`).
+    pub tcp_keepalive: Option<Duration>,
 }
 
 /// Which addresses a name may resolve to.
@@ -51,6 +54,8 @@ pub enum Version {
     /// HTTP/1.1 only.
     #[default]
     Http1,
+    /// HTTP/1.0 requests (`--http1.0`).
+    Http10,
     /// HTTP/2 when TLS's ALPN agrees, HTTP/1.1 otherwise (curl's `--http2`;
     /// `http://` stays HTTP/1.1, as curl's does without the Upgrade dance).
     Http2,
@@ -130,6 +135,7 @@ impl Default for ClientConfig {
             resolve: Vec::new(),
             family: Family::Any,
             version: Version::Http1,
+            tcp_keepalive: Some(Duration::from_secs(60)),
         }
     }
 }

@@ -183,6 +183,11 @@ impl Client {
             )
             .map_err(|e| HttpError::connect(&dial, e))?;
             let applied = self.inner.cfg.buffers.apply(&raw)?;
+            if let Some(t) = self.inner.cfg.tcp_keepalive {
+                let ka = socket2::TcpKeepalive::new().with_time(t).with_interval(t);
+                raw.set_tcp_keepalive(&ka)
+                    .map_err(|e| HttpError::connect(&dial, e))?;
+            }
             raw.set_nonblocking(true)
                 .map_err(|e| HttpError::connect(&dial, e))?;
             let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(raw));

@@ -113,6 +113,8 @@ impl Client {
             .uri(uri);
         if h2 {
             b = b.version(hyper::Version::HTTP_2);
+        } else if self.inner.cfg.version == Version::Http10 {
+            b = b.version(hyper::Version::HTTP_10);
         }
         let has = |n: &str| req.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
         if !has("host") && !h2 {

@@ -9,7 +9,6 @@
 //! architecture test checks that.)
 
 use super::Data;
-use crate::Header;
 use clap::Args;
 use std::path::PathBuf;
 use tcpwise_pool::Policy;
@@ -25,7 +24,8 @@ Examples:
   tcpwise get -Z --timing 127.0.0.1:8080/bytes/10 127.0.0.1:8080/bytes/20
   tcpwise get -v --http2-prior-knowledge 127.0.0.1:8080/health
 
-Exit status (curl's numbers):
+Exit status (curl's numbers; of several URLs, the last one's, as curl;
+with -Z, a failure's):
   0   every transfer completed (any HTTP status, unless -f)
   2   bad flags or URL
   3   a malformed [..] or {..} URL pattern (-g sends it as it is)
@@ -50,7 +50,8 @@ Exit status (curl's numbers):
 Where tcpwise differs from curl 7.88 on purpose: error messages name the URL
 and the cause chain (`tcpwise: error: URL: ...`); -O on a URL without a file
 name writes index.html (curl refuses); -Z prints bodies in URL order; -w
-knows %{tcp_rtt_ms} %{tcp_cwnd} %{pool_reason} %{conn_id} %{conn_reused};
+knows %{tcp_rtt_ms} %{tcp_cwnd} %{pool_reason} %{conn_id} %{conn_reused},
+and its %{ssl_verify_result} is 0 or 1 (curl gives OpenSSL's reason code);
 --retry never retries a non-idempotent request (a POST may have taken
 effect).";
 
@@ -75,9 +76,57 @@ pub struct GetArgs {
     /// Write each body to a file named like the URL's last path segment.
     #[arg(short = 'O', long = "remote-name")]
     pub remote_name: bool,
-    /// Extra request header 'Name: value' (repeatable; 'Name:' removes a default one).
+    /// Extra request header 'Name: value' (repeatable; 'Name:' removes a
+    /// default one); @FILE reads one header a line.
     #[arg(short = 'H', long = "header", value_name = "HEADER")]
-    pub headers: Vec<Header>,
+    pub headers: Vec<String>,
+    /// Put the -o and -O files in DIR.
+    #[arg(long = "output-dir", value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// Create the directories an -o path names.
+    #[arg(long = "create-dirs")]
+    pub create_dirs: bool,
+    /// Stop at the first URL that fails (the rest are not tried).
+    #[arg(long = "fail-early")]
+    pub fail_early: bool,
+    /// Write what goes to standard error to FILE instead ('-': standard output).
+    #[arg(long = "stderr", value_name = "FILE")]
+    pub stderr: Option<PathBuf>,
+    /// Give the -o file the server's Last-Modified time.
+    #[arg(short = 'R', long = "remote-time")]
+    pub remote_time: bool,
+    /// Write the response's ETag to FILE (empty when there is none).
+    #[arg(long = "etag-save", value_name = "FILE")]
+    pub etag_save: Option<PathBuf>,
+    /// Send If-None-Match with the ETag FILE holds (a 304 if unchanged).
+    #[arg(long = "etag-compare", value_name = "FILE")]
+    pub etag_compare: Option<PathBuf>,
+    /// Only if modified since DATE or FILE's time (-DATE: unmodified since).
+    #[arg(
+        short = 'z',
+        long = "time-cond",
+        value_name = "TIME",
+        allow_hyphen_values = true
+    )]
+    pub time_cond: Option<String>,
+    /// At most RATE bytes/s per transfer, both ways (1000, 100K, 2M, 1G: powers of 1024).
+    #[arg(long = "limit-rate", value_name = "RATE")]
+    pub limit_rate: Option<String>,
+    /// HTTP/1.0 requests.
+    #[arg(short = '0', long = "http1.0", conflicts_with_all = ["http2", "http2_prior_knowledge", "http1_1"])]
+    pub http1_0: bool,
+    /// No TCP keepalive probes on idle connections (curl sends them after 60 s).
+    #[arg(long = "no-keepalive")]
+    pub no_keepalive: bool,
+    /// Seconds of idle before TCP keepalive probes, and between them (curl's default 60).
+    #[arg(long = "keepalive-time", value_name = "SECONDS")]
+    pub keepalive_time: Option<u32>,
+    /// TCP_NODELAY (always on, as in curl since 7.50.2; accepted).
+    #[arg(long = "tcp-nodelay")]
+    pub tcp_nodelay: bool,
+    /// A progress bar of #s instead of the meter (terminals only).
+    #[arg(short = '#', long = "progress-bar")]
+    pub progress_bar: bool,
     /// Request method.
     #[arg(short = 'X', long = "request", value_name = "METHOD")]
     pub method: Option<String>,

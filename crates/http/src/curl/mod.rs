@@ -23,6 +23,7 @@
 //! whole command line, every URL, is [`run`], its flags [`flags`].
 
 pub mod exit;
+pub mod extra;
 pub mod flags;
 pub mod glob;
 pub mod retry;

@@ -2,7 +2,8 @@
 //! URL, one after another (each URL's `-w`, errors and timing printed as
 //! it ends, curl's order) or at once with `-Z` (bodies and reports in URL
 //! order), each through [`transfer`](super::transfer::transfer) with
-//! `--retry` around it, one exit code at the end (the worst, as curl).
+//! `--retry` around it, one exit code at the end (the last transfer's, as
+//! curl's; with `-Z` a failure's).
 //!
 //! [`Run::new`] turns the flags into one typed object before anything is
 //! sent (ripgrep's `HiArgs`): the request of every URL, the `-o` file,
@@ -95,6 +96,9 @@ pub struct Run {
     progress_ok: bool,
     body_to_terminal: bool,
     sink: Sink,
+    /// Printed when the run starts (unless -s).
+    warnings: Vec<String>,
+    limit_rate: Option<u64>,
 }
 
 /// One URL argument's URLs and their pattern values: itself when `-g`
@@ -147,6 +151,21 @@ impl Run {
             }),
             None => None,
         };
+        let mut warnings = Vec::new();
+        let mut headers = super::extra::headers(&a.headers, &mut || stdin.read())?;
+        if let Some(z) = &a.time_cond {
+            let (h, w) = super::extra::time_condition(z);
+            headers.extend(h);
+            warnings.extend(w);
+        }
+        if let Some(f) = &a.etag_compare {
+            headers.push(super::extra::etag_compare(f, a.etag_save.is_some())?);
+        }
+        let limit_rate = a
+            .limit_rate
+            .as_deref()
+            .map(super::extra::rate)
+            .transpose()?;
         let mut words = CurlArgs {
             method: a.method.clone(),
             head: a.head,
@@ -154,7 +173,7 @@ impl Run {
             get: a.get,
             form: a.form.clone(),
             upload: a.upload.clone(),
-            headers: a.headers.clone(),
+            headers,
             user: a.user.clone(),
             user_agent: a.user_agent.clone(),
             referer: a.referer.clone(),
@@ -176,6 +195,10 @@ impl Run {
                 });
                 let out = out.or_else(|| a.remote_name.then(|| remote_name(&url)));
                 let out = out.filter(|p| p.as_os_str() != "-");
+                let out = match (&a.output_dir, out) {
+                    (Some(d), Some(o)) => Some(d.join(o)),
+                    (_, o) => o,
+                };
                 words.resume_from = match a.continue_at.as_deref() {
                     None => None,
                     Some("-") => Some(
@@ -226,8 +249,16 @@ impl Run {
             parallel,
             progress_ok,
             body_to_terminal: std::io::stdout().is_terminal(),
+            sink: match &a.stderr {
+                Some(p) => Sink::std_with_err(p).map_err(|e| RunError::Io {
+                    what: "cannot open the --stderr file",
+                    source: e,
+                })?,
+                None => Sink::std(),
+            },
             flags: a,
-            sink: Sink::std(),
+            warnings,
+            limit_rate,
         })
     }
 
@@ -263,6 +294,11 @@ impl Run {
             }),
             progress: self.progress_ok && !(to_stdout && self.body_to_terminal),
             sink: self.sink.clone(),
+            create_dirs: a.create_dirs,
+            remote_time: a.remote_time,
+            etag_save: a.etag_save.clone(),
+            limit_rate: self.limit_rate,
+            progress_bar: a.progress_bar,
         }
     }
 }
@@ -299,8 +335,12 @@ fn client_config(a: &GetArgs, extra_ca: Vec<Vec<u8>>) -> ClientConfig {
             Family::Any
         },
         // curl's default: HTTP/2 when TLS's ALPN agrees, HTTP/1.1 on http://.
+        tcp_keepalive: (!a.no_keepalive)
+            .then(|| std::time::Duration::from_secs(a.keepalive_time.unwrap_or(60).max(1).into())),
         version: if a.http2_prior_knowledge {
             Version::Http2PriorKnowledge
+        } else if a.http1_0 {
+            Version::Http10
         } else if a.http1_1 {
             Version::Http1
         } else {
@@ -310,7 +350,7 @@ fn client_config(a: &GetArgs, extra_ca: Vec<Vec<u8>>) -> ClientConfig {
 }
 
 /// How a run ended: curl's exit code for each URL, and the run's (the
-/// largest of them, as curl's).
+/// last one's, as curl's; with `-Z`, a failure's).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Finished {
     /// The run's exit code.
@@ -324,6 +364,11 @@ pub struct Finished {
 /// them, `--report-json`'s array at the end.
 pub async fn run(r: Run) -> Result<Finished, RunError> {
     let max_time = r.flags.max_time.map(|d| d.std());
+    if !r.flags.silent {
+        for w in &r.warnings {
+            r.sink.err(&format!("tcpwise: warning: {w}\n"));
+        }
+    }
     let mut report = Report::default();
     let all = run_all(&r, &mut report);
     match max_time {
@@ -338,7 +383,19 @@ pub async fn run(r: Run) -> Result<Finished, RunError> {
     }
     let _ = r.sink.flush_out();
     Ok(Finished {
-        code: report.per_url.iter().copied().max().unwrap_or(0),
+        // curl's: one after another, the last transfer's code (a failure
+        // before it does not show); with -Z, a failure wins.
+        code: if r.parallel > 1 {
+            report
+                .per_url
+                .iter()
+                .rev()
+                .copied()
+                .find(|&c| c != 0)
+                .unwrap_or(0)
+        } else {
+            report.per_url.last().copied().unwrap_or(0)
+        },
         per_url: report.per_url,
     })
 }
@@ -377,6 +434,9 @@ async fn run_all(r: &Run, report: &mut Report) {
         if r.parallel == 1 {
             let t = attempt.await;
             report.add(r, job, t);
+            if r.flags.fail_early && report.per_url.last().is_some_and(|&c| c != 0) {
+                break;
+            }
         } else {
             // Taken here, in URL order.
             let Ok(permit) = sem.clone().acquire_owned().await else {

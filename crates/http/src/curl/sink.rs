@@ -51,6 +51,20 @@ impl Sink {
         }
     }
 
+    /// Standard output, and `--stderr FILE` for what goes to standard
+    /// error (`-` is standard output).
+    pub fn std_with_err(path: &std::path::Path) -> std::io::Result<Sink> {
+        let err: Stream = if path.as_os_str() == "-" {
+            Arc::new(Mutex::new(std::io::stdout()))
+        } else {
+            Arc::new(Mutex::new(std::fs::File::create(path)?))
+        };
+        Ok(Sink {
+            out: Arc::new(Mutex::new(std::io::stdout())),
+            err,
+        })
+    }
+
     /// Two in-memory buffers, returned beside the sink.
     pub fn buffers() -> (Sink, Buffer, Buffer) {
         let (out, err) = (Buffer::default(), Buffer::default());

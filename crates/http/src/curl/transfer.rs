@@ -75,6 +75,16 @@ pub struct Options {
     pub progress: bool,
     /// Where standard output and error go.
     pub sink: super::sink::Sink,
+    /// `--create-dirs`: make an `-o` file's missing directories.
+    pub create_dirs: bool,
+    /// `-R`: the file takes the response's `Last-Modified` time.
+    pub remote_time: bool,
+    /// `--etag-save FILE`: the final response's `ETag` goes there.
+    pub etag_save: Option<PathBuf>,
+    /// `--limit-rate`: at most this many body bytes a second.
+    pub limit_rate: Option<u64>,
+    /// `-#`: a bar of `#`s instead of the meter.
+    pub progress_bar: bool,
 }
 
 /// Why a transfer failed, beside the client's errors.
@@ -178,6 +188,7 @@ struct Dest {
     output: Output,
     file: Option<std::fs::File>,
     append: bool,
+    create_dirs: bool,
 }
 
 impl Dest {
@@ -197,6 +208,11 @@ impl Dest {
             Output::Null => Ok(()),
             Output::File(path) => {
                 if self.file.is_none() {
+                    if self.create_dirs
+                        && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+                    {
+                        std::fs::create_dir_all(dir)?;
+                    }
                     self.file = Some(
                         std::fs::OpenOptions::new()
                             .write(true)
@@ -219,6 +235,27 @@ impl Dest {
             _ => Ok(()),
         }
     }
+}
+
+/// `-R` and `--etag-save` once the final body is written: the file takes
+/// the response's `Last-Modified`; the `ETag` (or nothing) goes to its file.
+fn finish_files(opts: &Options, dest: &mut Dest, last: Option<&Response>) -> std::io::Result<()> {
+    if let Some(p) = &opts.etag_save {
+        let tag = last.and_then(|r| r.header("etag")).unwrap_or("");
+        let line = if tag.is_empty() {
+            String::new()
+        } else {
+            format!("{tag}\n")
+        };
+        std::fs::write(p, line)?;
+    }
+    if opts.remote_time
+        && let (Some(f), Some(lm)) = (&dest.file, last.and_then(|r| r.header("last-modified")))
+        && let Ok(t) = httpdate::parse_http_date(lm)
+    {
+        f.set_modified(t)?;
+    }
+    Ok(())
 }
 
 /// What [`transfer`] did: every response (redirects first) and, if it
@@ -289,7 +326,9 @@ pub async fn transfer(
         output,
         file: None,
         append: opts.resume_from.is_some_and(|n| n > 0),
+        create_dirs: opts.create_dirs,
     };
+    let limit = opts.limit_rate.filter(|&r| r > 0);
     let mut dump = None;
     if let Some(p) = &opts.dump_header
         && p.as_os_str() != "-"
@@ -312,7 +351,10 @@ pub async fn transfer(
     let state = std::sync::Mutex::new(Sinks {
         dest,
         dump,
-        meter: Meter::new(opts.progress, start, opts.sink.clone()),
+        meter: Meter {
+            bar: opts.progress_bar,
+            ..Meter::new(opts.progress, start, opts.sink.clone())
+        },
         hop: Hop::default(),
     });
     let error = loop {
@@ -379,6 +421,14 @@ pub async fn transfer(
                         return Ok(());
                     }
                     st.meter.add(d.len() as u64);
+                    if let Some(rate) = limit {
+                        // curl's --limit-rate: no faster than RATE on
+                        // average since the start (the socket waits too).
+                        let due = Duration::from_secs_f64(st.meter.got as f64 / rate as f64);
+                        if let Some(wait) = due.checked_sub(start.elapsed()) {
+                            std::thread::sleep(wait);
+                        }
+                    }
                     if st.hop.decode_error.is_some() {
                         return Ok(());
                     }
@@ -423,6 +473,9 @@ pub async fn transfer(
                 break Some(TransferError::Decode { encoding, source });
             }
             if let Err(e) = dest.flush() {
+                break Some(HttpError::Sink(e).into());
+            }
+            if let Err(e) = finish_files(opts, dest, chain.last()) {
                 break Some(HttpError::Sink(e).into());
             }
             break failed_status.map(TransferError::Status);
@@ -507,6 +560,8 @@ impl Default for Hop {
 /// once a transfer has run for a second.
 struct Meter {
     sink: super::sink::Sink,
+    /// `-#`: curl's bar of `#`s and a percentage, 80 columns.
+    bar: bool,
     on: bool,
     start: Instant,
     last: Instant,
@@ -520,6 +575,7 @@ impl Meter {
     fn new(on: bool, start: Instant, sink: super::sink::Sink) -> Meter {
         Meter {
             sink,
+            bar: false,
             on,
             start,
             last: start,
@@ -542,6 +598,17 @@ impl Meter {
     }
 
     fn print(&mut self, now_rate: f64) {
+        if self.bar {
+            // Without a length there is nothing to fill.
+            if let Some(t) = self.total.filter(|&t| t > 0) {
+                let frac = (self.got as f64 / t as f64).min(1.0);
+                let hashes = "#".repeat((frac * 73.0) as usize);
+                self.sink
+                    .err(&format!("\r{hashes:<73}{:6.1}%", frac * 100.0));
+                self.shown = true;
+            }
+            return;
+        }
         if !self.shown {
             self.sink.err(METER_HEADER);
             self.shown = true;

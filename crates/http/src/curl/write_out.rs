@@ -4,7 +4,8 @@
 //! a response header, `%{stdout}`/`%{stderr}` switch the stream, `%%` is a
 //! percent sign, `\n`, `\r`, `\t` are escapes (any other backslash pair is
 //! printed as it stands), and an unknown variable prints nothing and a
-//! warning. `%{json}` is every variable as one JSON object. Times are
+//! warning; `%{onerror}` drops the rest unless the transfer failed.
+//! `%{json}` is every variable as one JSON object. Times are
 //! seconds from the start of the whole operation, redirects included, with
 //! six decimals; `time_redirect` is the time spent before the last
 //! request began. Our own variables sit beside curl's: `tcp_rtt_ms` and
@@ -200,6 +201,10 @@ fn var(name: &str, d: &Done) -> Option<V> {
         "url" => s(Some(d.url.to_string())),
         "url_effective" => s(Some(last.map_or(d.url.to_string(), |r| r.url.clone()))),
         "urlnum" => V::I(d.urlnum as i64),
+        // 0: verified, or no TLS; 1 (OpenSSL's "unspecified") when the
+        // certificate was refused (curl prints OpenSSL's own reason code,
+        // 18 for a self-signed one; rustls has no such numbers).
+        "ssl_verify_result" => V::I(i64::from(d.exit_code == 60)),
         "tcp_rtt_ms" => s(last
             .and_then(|r| r.conn.tcp_info_end.as_ref())
             .map(|i| format!("{:.3}", f64::from(i.rtt_us) / 1e3))),
@@ -273,6 +278,9 @@ pub fn render(fmt: &str, d: &Done) -> Rendered {
             let name = &after[..end];
             rest = &after[end + 1..];
             match name {
+                // The rest is printed only when the transfer failed.
+                "onerror" if d.exit_code == 0 => return r,
+                "onerror" => {}
                 "stdout" => to_err = false,
                 "stderr" => to_err = true,
                 "json" => push(&mut r, to_err, &json(d).to_string()),
