@@ -601,6 +601,86 @@ fn more_flag_cases() -> Vec<Case> {
     cases
 }
 
+/// curl's cookie engine: `-b` strings and files (Netscape's format),
+/// `-c` jars byte for byte, cookies set by a redirect or an earlier URL,
+/// paths, expiry, `HttpOnly`, `Secure`, `-j`, and the order of cookies.
+fn cookie_cases() -> Vec<Case> {
+    let jar_file: &'static [u8] = b"# Netscape HTTP Cookie File\n\n127.0.0.1\tFALSE\t/\tFALSE\t0\tsess\tone\n127.0.0.1\tFALSE\t/\tFALSE\t7258118400\tkeep\ttwo\n127.0.0.1\tFALSE\t/\tFALSE\t1000000000\tgone\told\n#HttpOnly_127.0.0.1\tFALSE\t/echo-req\tFALSE\t0\thidden\tthree\nother.test\tFALSE\t/\tFALSE\t0\telsewhere\tno\n";
+    let seeded = |args: &[&str]| {
+        let mut c = case(args);
+        c.seed = vec![("in.txt", jar_file)];
+        c
+    };
+    let set = "{B}/set-cookie?c=a%3D1&c=bb%3D2%3B%20Path%3D%2F&c=c%3D3%3B%20Path%3D%2Fset-cookie&c=e%3D4%3B%20Expires%3DWed%2C%2001%20Jan%202200%2000%3A00%3A00%20GMT&c=h%3D5%3B%20HttpOnly";
+    vec![
+        case(&["-s", "-b", "x=1; y=2", "{B}/echo-req"]),
+        case(&["-s", "-b", "x=1", "-b", "y=2", "{B}/echo-req"]),
+        case(&["-s", "-b", "x=1", "-H", "Cookie: mine=1", "{B}/echo-req"]),
+        case(&["-s", "-c", "jar.txt", "{B}/echo-req"]),
+        case(&["-s", "-c", "jar.txt", set]),
+        case(&["-s", "-c", "-", "-o", "/dev/null", set]),
+        case(&[
+            "-s",
+            "-c",
+            "jar.txt",
+            set,
+            "{B}/echo-req",
+            "{B}/set-cookie/x",
+        ]),
+        case(&[
+            "-sL",
+            "-c",
+            "jar.txt",
+            "{B}/set-cookie?c=r%3D7&to=/echo-req",
+        ]),
+        case(&["-sL", "-b", "", "{B}/set-cookie?c=r%3D7&to=/echo-req"]),
+        case(&["-sL", "{B}/set-cookie?c=r%3D7&to=/echo-req"]),
+        case(&[
+            "-s",
+            "-b",
+            "x=1",
+            "-c",
+            "jar.txt",
+            "{B}/set-cookie?c=s%3D8",
+            "{B}/echo-req",
+        ]),
+        case(&[
+            "-s",
+            "-c",
+            "jar.txt",
+            "{B}/set-cookie?c=sec%3D1%3B%20Secure",
+            "{B}/echo-req",
+        ]),
+        case(&[
+            "-s",
+            "-c",
+            "jar.txt",
+            "{B}/set-cookie?c=a%3D1",
+            "{B}/set-cookie?c=a%3D2",
+            "{B}/echo-req",
+        ]),
+        case(&[
+            "-s",
+            "-c",
+            "jar.txt",
+            "{B}/set-cookie?c=a%3D1",
+            "{B}/set-cookie?c=a%3D%3B%20Expires%3DThu%2C%2001%20Jan%201970%2000%3A00%3A00%20GMT",
+            "{B}/echo-req",
+        ]),
+        seeded(&["-s", "-b", "in.txt", "{B}/echo-req"]),
+        seeded(&["-s", "-b", "in.txt", "-j", "{B}/echo-req"]),
+        seeded(&["-s", "-b", "in.txt", "-c", "out.txt", "{B}/echo-req"]),
+        seeded(&["-s", "-b", "in.txt", "{B}/set-cookie/deeper"]),
+        case(&["-s", "-b", "missing.txt", "{B}/echo-req"]),
+        case(&[
+            "-sL",
+            "-b",
+            "x=1",
+            "{B}/redirect?to=http://127.0.0.1:{P2}/echo-req",
+        ]),
+    ]
+}
+
 fn odd_cases() -> Vec<Case> {
     let mut cases = vec![
         case(&["{B}/echo-req"]),
@@ -901,6 +981,11 @@ fn get_matches_curl_flag_for_flag() {
             "odd origin, second-round flags".into(),
             format!("http://127.0.0.1:{port}"),
             more_flag_cases(),
+        ),
+        (
+            "odd origin, cookies".into(),
+            format!("http://127.0.0.1:{port}"),
+            cookie_cases(),
         ),
         (
             "odd origin, --json".into(),

@@ -70,6 +70,12 @@ class H(http.server.BaseHTTPRequestHandler):
         if p == "/http10":
             return self.raw(b"HTTP/1.0 200 Fine Thanks\r\nX-MiXed-CaSe: Yes\r\nContent-Type: text/plain\r\n"
                             b"content-length: 6\r\n\r\nhello\n")
+        if p.startswith("/set-cookie"):
+            q = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+            extra = [("Set-Cookie", v) for v in q.get("c", [])]
+            if "to" in q:
+                return self.send(302, b"", extra=extra + [("Location", q["to"][0])])
+            return self.send(200, b"set\n", extra=extra)
         if p == "/redirect":
             to = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query).get("to", ["/"])[0]
             return self.send(302, b"", extra=[("Location", to)])

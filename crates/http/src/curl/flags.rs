@@ -80,6 +80,17 @@ pub struct GetArgs {
     /// default one); @FILE reads one header a line.
     #[arg(short = 'H', long = "header", value_name = "HEADER")]
     pub headers: Vec<String>,
+    /// Send cookies: 'NAME=VALUE; N2=V2' as it is, or read FILE (curl's
+    /// Netscape format, or Set-Cookie lines) and keep the cookies the
+    /// responses set for the rest of the command line (repeatable).
+    #[arg(short = 'b', long = "cookie", value_name = "DATA|FILE")]
+    pub cookie: Vec<String>,
+    /// Write every cookie to FILE at the end, in curl's Netscape format ('-': standard output).
+    #[arg(short = 'c', long = "cookie-jar", value_name = "FILE")]
+    pub cookie_jar: Option<PathBuf>,
+    /// With -b FILE: leave out its session cookies (a new session).
+    #[arg(short = 'j', long = "junk-session-cookies")]
+    pub junk_session_cookies: bool,
     /// Put the -o and -O files in DIR.
     #[arg(long = "output-dir", value_name = "DIR")]
     pub output_dir: Option<PathBuf>,

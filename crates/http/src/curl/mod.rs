@@ -22,6 +22,7 @@
 //! `--retry` is [`retry`]; the exit codes are [`exit`]'s one table; a
 //! whole command line, every URL, is [`run`], its flags [`flags`].
 
+pub mod cookies;
 pub mod exit;
 pub mod extra;
 pub mod flags;

@@ -98,6 +98,8 @@ pub struct Run {
     sink: Sink,
     /// Printed when the run starts (unless -s).
     warnings: Vec<String>,
+    jar: Option<Arc<Mutex<super::cookies::Jar>>>,
+    cookie: Option<String>,
     limit_rate: Option<u64>,
 }
 
@@ -166,6 +168,37 @@ impl Run {
             .as_deref()
             .map(super::extra::rate)
             .transpose()?;
+        // -b: a string that starts with a letter and has a '=' is sent as
+        // it is; anything else names a file (curl's rule); files and -c
+        // turn the cookie engine on.
+        let (literal, files): (Vec<&String>, Vec<&String>) = a
+            .cookie
+            .iter()
+            .partition(|c| c.starts_with(|ch: char| ch.is_ascii_alphabetic()) && c.contains('='));
+        let cookie = (!literal.is_empty()).then(|| {
+            literal
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(";") // curl joins several -b strings without a space
+        });
+        let jar = (!files.is_empty() || a.cookie_jar.is_some()).then(|| {
+            let mut text = String::new();
+            for f in &files {
+                // A missing file is no cookies, as in curl.
+                let got = if f.as_str() == "-" {
+                    stdin.read().ok()
+                } else {
+                    std::fs::read(f.as_str()).ok()
+                };
+                text.push_str(&String::from_utf8_lossy(&got.unwrap_or_default()));
+                text.push('\n');
+            }
+            Arc::new(Mutex::new(super::cookies::Jar::load(
+                &text,
+                a.junk_session_cookies,
+            )))
+        });
         let mut words = CurlArgs {
             method: a.method.clone(),
             head: a.head,
@@ -259,6 +292,8 @@ impl Run {
             flags: a,
             warnings,
             limit_rate,
+            jar,
+            cookie,
         })
     }
 
@@ -299,6 +334,8 @@ impl Run {
             etag_save: a.etag_save.clone(),
             limit_rate: self.limit_rate,
             progress_bar: a.progress_bar,
+            jar: self.jar.clone(),
+            cookie: self.cookie.clone(),
         }
     }
 }
@@ -376,6 +413,20 @@ pub async fn run(r: Run) -> Result<Finished, RunError> {
             .await
             .map_err(|_| RunError::MaxTime(d.as_secs_f64()))?,
         None => all.await,
+    }
+    if let (Some(path), Some(jar)) = (&r.flags.cookie_jar, &r.jar) {
+        let text = jar.lock().map(|j| j.netscape()).unwrap_or_default();
+        let written = if path.as_os_str() == "-" {
+            r.sink.write_out(text.as_bytes())
+        } else {
+            std::fs::write(path, text)
+        };
+        if let Err(e) = written {
+            r.sink.err(&format!(
+                "tcpwise: warning: cannot write the cookie jar {}: {e}\n",
+                path.display()
+            ));
+        }
     }
     if r.flags.report_json {
         let text = serde_json::to_string_pretty(&report.json).unwrap_or_default();

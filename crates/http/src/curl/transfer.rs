@@ -85,6 +85,10 @@ pub struct Options {
     pub limit_rate: Option<u64>,
     /// `-#`: a bar of `#`s instead of the meter.
     pub progress_bar: bool,
+    /// The cookie engine (`-b FILE`, `-c`), shared by the run's URLs.
+    pub jar: Option<std::sync::Arc<std::sync::Mutex<super::cookies::Jar>>>,
+    /// `-b 'NAME=VALUE'`: sent as it is after the engine's cookies.
+    pub cookie: Option<String>,
 }
 
 /// Why a transfer failed, beside the client's errors.
@@ -357,8 +361,25 @@ pub async fn transfer(
         },
         hop: Hop::default(),
     });
+    // A Cookie header of the user's own (-H) replaces the engine's and -b's (curl's).
+    let own_cookie = headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("cookie"));
     let error = loop {
         state.lock().expect("lock").hop = Hop::default();
+        if !own_cookie {
+            let engine = opts
+                .jar
+                .as_ref()
+                .and_then(|j| j.lock().ok().and_then(|j| j.header(&req.url)));
+            let line: Vec<String> = engine.into_iter().chain(opts.cookie.clone()).collect();
+            req.headers
+                .retain(|(k, _)| !k.eq_ignore_ascii_case("cookie"));
+            if !line.is_empty() {
+                req.headers.push(("Cookie".into(), line.join("; ")));
+            }
+        }
+        let jar = opts.jar.clone();
         let follow = opts.follow;
         let fail = opts.fail;
         let include = opts.include;
@@ -373,6 +394,15 @@ pub async fn transfer(
                 |h: &Head| {
                     if let Some(v) = verbose.as_mut() {
                         v(&verbose_lines(h));
+                    }
+                    if let Some(j) = &jar
+                        && let Ok(mut j) = j.lock()
+                    {
+                        for (k, v) in h.headers {
+                            if k.eq_ignore_ascii_case("set-cookie") {
+                                j.add(v, h.url);
+                            }
+                        }
                     }
                     let mut st = state.lock().expect("lock");
                     let st = &mut *st;
