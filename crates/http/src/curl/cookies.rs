@@ -170,7 +170,7 @@ impl Jar {
             .iter_unexpired()
             .filter_map(|c| self.meta.get(&key(c)).map(|m| (c, m)))
             .collect();
-        all.sort_by(|a, b| b.1.order.cmp(&a.1.order));
+        all.sort_by_key(|b| std::cmp::Reverse(b.1.order));
         let mut out = String::from(NETSCAPE_HEAD);
         for (c, m) in all {
             let (domain, tail) = match &c.domain {
