@@ -549,6 +549,52 @@ fn more_flag_cases() -> Vec<Case> {
             "{B}/echo-req",
             "{B}/teapot",
         ]),
+        // -O -J: the server's file name, without its directories, never
+        // over an existing file.
+        case(&[
+            "-s",
+            "-OJ",
+            "{B}/disposition/x?v=attachment%3B%20filename%3D%22report.txt%22",
+        ]),
+        case(&[
+            "-s",
+            "-OJ",
+            "{B}/disposition/x?v=attachment%3B%20filename%3Dplain.txt",
+        ]),
+        case(&[
+            "-s",
+            "-OJ",
+            "{B}/disposition/x?v=attachment%3B%20filename%3D%22..%2F..%2Fetc%2Fevil%22",
+        ]),
+        case(&["-s", "-OJ", "{B}/disposition/fallback?v=attachment"]),
+        case(&[
+            "-s",
+            "-OJ",
+            "-w",
+            "%{filename_effective}\\n",
+            "{B}/disposition/x?v=inline%3B%20filename%3D%22w.txt%22",
+        ]),
+        case(&[
+            "-s",
+            "-OJ",
+            "--output-dir",
+            "d",
+            "--create-dirs",
+            "{B}/disposition/x?v=attachment%3B%20filename%3D%22in-dir.txt%22",
+        ]),
+        seeded(
+            &[
+                "-s",
+                "-OJ",
+                "{B}/disposition/x?v=attachment%3B%20filename%3D%22exists.txt%22",
+            ],
+            vec![("exists.txt", b"keep me\n")],
+        ),
+        case(&[
+            "-s",
+            "-J",
+            "{B}/disposition/x?v=attachment%3B%20filename%3D%22no-O.txt%22",
+        ]),
         case(&["-s", "--stderr", "err.txt", "{B}/echo-req"]),
         case(&["-s", "--etag-save", "e.txt", "{B}/echo-req"]),
         seeded(

@@ -70,6 +70,9 @@ class H(http.server.BaseHTTPRequestHandler):
         if p == "/http10":
             return self.raw(b"HTTP/1.0 200 Fine Thanks\r\nX-MiXed-CaSe: Yes\r\nContent-Type: text/plain\r\n"
                             b"content-length: 6\r\n\r\nhello\n")
+        if p.startswith("/disposition"):
+            q = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+            return self.send(200, b"named\n", extra=[("Content-Disposition", q.get("v", ["attachment"])[0])])
         if p.startswith("/set-cookie"):
             q = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
             extra = [("Set-Cookie", v) for v in q.get("c", [])]

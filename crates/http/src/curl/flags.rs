@@ -91,6 +91,10 @@ pub struct GetArgs {
     /// With -b FILE: leave out its session cookies (a new session).
     #[arg(short = 'j', long = "junk-session-cookies")]
     pub junk_session_cookies: bool,
+    /// With -O: name the file as the server's Content-Disposition says
+    /// (its directories stripped; an existing file is not overwritten).
+    #[arg(short = 'J', long = "remote-header-name")]
+    pub remote_header_name: bool,
     /// Put the -o and -O files in DIR.
     #[arg(long = "output-dir", value_name = "DIR")]
     pub output_dir: Option<PathBuf>,

@@ -334,6 +334,7 @@ impl Run {
             etag_save: a.etag_save.clone(),
             limit_rate: self.limit_rate,
             progress_bar: a.progress_bar,
+            remote_header_name: a.remote_header_name && a.remote_name,
             jar: self.jar.clone(),
             cookie: self.cookie.clone(),
         }
@@ -508,6 +509,7 @@ async fn run_all(r: &Run, report: &mut Report) {
             error: Some(TransferError::Http(crate::HttpError::Sink(
                 std::io::Error::other(e),
             ))),
+            renamed: None,
         });
         report.add(r, job, t);
     }
@@ -612,7 +614,11 @@ impl Report {
         }
         self.per_url.push(code);
         if let Some(f) = &r.format {
-            let filename = job.out.as_ref().map(|p| p.display().to_string());
+            let filename = t
+                .renamed
+                .as_ref()
+                .or(job.out.as_ref())
+                .map(|p| p.display().to_string());
             let w = write_out::render(
                 f,
                 &write_out::Done {

@@ -85,6 +85,8 @@ pub struct Options {
     pub limit_rate: Option<u64>,
     /// `-#`: a bar of `#`s instead of the meter.
     pub progress_bar: bool,
+    /// `-J`: name the `-O` file by the response's `Content-Disposition`.
+    pub remote_header_name: bool,
     /// The cookie engine (`-b FILE`, `-c`), shared by the run's URLs.
     pub jar: Option<std::sync::Arc<std::sync::Mutex<super::cookies::Jar>>>,
     /// `-b 'NAME=VALUE'`: sent as it is after the engine's cookies.
@@ -193,6 +195,8 @@ struct Dest {
     file: Option<std::fs::File>,
     append: bool,
     create_dirs: bool,
+    /// `-J`: the name the server gave; the file must not exist yet.
+    renamed: Option<PathBuf>,
 }
 
 impl Dest {
@@ -233,6 +237,23 @@ impl Dest {
     fn open(&mut self) -> std::io::Result<()> {
         self.put(&[])
     }
+    /// `-J`: the file takes `name` in the directory it would have been
+    /// in; an existing file is not overwritten (curl refuses too).
+    fn rename(&mut self, name: &str) -> std::io::Result<()> {
+        let Output::File(path) = &mut self.output else {
+            return Ok(());
+        };
+        let to = path.with_file_name(name);
+        if to.exists() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!("refusing to overwrite {}", to.display()),
+            ));
+        }
+        *path = to.clone();
+        self.renamed = Some(to);
+        Ok(())
+    }
     fn flush(&mut self) -> std::io::Result<()> {
         match &mut self.output {
             Output::Stdout => self.sink.flush_out(),
@@ -262,6 +283,21 @@ fn finish_files(opts: &Options, dest: &mut Dest, last: Option<&Response>) -> std
     Ok(())
 }
 
+/// The file name in a `Content-Disposition` (`filename="x"` or
+/// `filename=x`), without any directory (curl strips them: a server must
+/// not write outside the directory), `None` when there is none.
+pub fn disposition_name(v: &str) -> Option<String> {
+    let lower = v.to_ascii_lowercase();
+    let at = lower.find("filename=")?;
+    let rest = &v[at + "filename=".len()..];
+    let name = match rest.strip_prefix('"') {
+        Some(q) => q.split('"').next().unwrap_or(""),
+        None => rest.split(';').next().unwrap_or("").trim(),
+    };
+    let base = name.rsplit(['/', '\\']).next().unwrap_or("");
+    (!base.is_empty() && base != "." && base != "..").then(|| base.to_string())
+}
+
 /// What [`transfer`] did: every response (redirects first) and, if it
 /// failed, why.
 pub struct Transferred {
@@ -269,6 +305,8 @@ pub struct Transferred {
     pub chain: Vec<Response>,
     /// The failure.
     pub error: Option<TransferError>,
+    /// The file the body went to, when `-J` renamed it.
+    pub renamed: Option<PathBuf>,
 }
 
 /// Headers that carry credentials: sent to the first request's target
@@ -331,6 +369,7 @@ pub async fn transfer(
         file: None,
         append: opts.resume_from.is_some_and(|n| n > 0),
         create_dirs: opts.create_dirs,
+        renamed: None,
     };
     let limit = opts.limit_rate.filter(|&r| r > 0);
     let mut dump = None;
@@ -343,6 +382,7 @@ pub async fn transfer(
                 return Transferred {
                     chain: Vec::new(),
                     error: Some(HttpError::Sink(e).into()),
+                    renamed: None,
                 };
             }
         }
@@ -388,6 +428,7 @@ pub async fn transfer(
         let sink = opts.sink.clone();
         let resume = opts.resume_from.is_some_and(|n| n > 0);
         let verbose = &mut opts.verbose;
+        let header_name = opts.remote_header_name;
         let r = client
             .request_streaming(
                 &req,
@@ -433,6 +474,12 @@ pub async fn transfer(
                     }
                     if include {
                         st.dest.write(text.as_bytes())?;
+                    }
+                    if header_name
+                        && let Some(name) =
+                            h.header("content-disposition").and_then(disposition_name)
+                    {
+                        st.dest.rename(&name)?;
                     }
                     st.dest.open()?;
                     st.meter.total = h
@@ -552,7 +599,12 @@ pub async fn transfer(
         req.url = next;
     };
     state.lock().expect("lock").meter.done();
-    Transferred { chain, error }
+    let renamed = state.lock().expect("lock").dest.renamed.clone();
+    Transferred {
+        chain,
+        error,
+        renamed,
+    }
 }
 
 /// What one hop's callbacks share.
