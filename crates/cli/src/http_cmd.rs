@@ -2,15 +2,23 @@
 //! call each (`curl::run`, `server::command::serve`).
 
 use anyhow::Result;
+use std::ffi::OsString;
+use tcpwise_http::curl::flags;
 pub use tcpwise_http::curl::flags::{GET_HELP, GetArgs};
 use tcpwise_http::curl::run::{Run, run};
 pub use tcpwise_http::server::flags::ServeArgs;
 
-/// `tcpwise get`: the flags become one [`Run`], which runs.
-pub fn get(a: GetArgs, m: Option<&clap::ArgMatches>) -> Result<i32> {
-    let data = a.data_in_order(m);
-    let r = Run::new(a, data)?;
-    Ok(tcpwise_tcp::runtime_one_thread()?.block_on(run(r))?.code)
+/// `tcpwise get`: one [`Run`] a `--next` group; the last transfer's code.
+pub fn get(a: GetArgs, m: Option<&clap::ArgMatches>, next: Vec<Vec<OsString>>) -> Result<i32> {
+    let rt = tcpwise_tcp::runtime_one_thread()?;
+    let mut code = rt
+        .block_on(run(Run::new(a.clone(), a.data_in_order(m))?))?
+        .code;
+    for g in next {
+        let (a, data) = flags::parse_group(&g).unwrap_or_else(|e| e.exit());
+        code = rt.block_on(run(Run::new(a, data)?))?.code;
+    }
+    Ok(code)
 }
 
 /// `tcpwise serve`, until SIGINT or SIGTERM.

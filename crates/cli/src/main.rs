@@ -132,12 +132,16 @@ pub fn shutdown_on_signals() -> std::io::Result<Shutdown> {
 
 fn main() {
     tcpwise_emu::sys::default_sigpipe();
-    // `emu ... --config FILE`: the file's flags go in before the user's.
-    let argv = match tcpwise_emu::config::expand(std::env::args_os().collect()) {
-        Ok(a) => a,
-        Err(e) => {
+    // Config files (`emu --config`, `get -K`) in, `get --next` groups apart.
+    use tcpwise_http::curl::{exit::words, flags};
+    let argv = tcpwise_emu::config::expand(std::env::args_os().collect())
+        .map_err(|e| (e.to_string(), 2))
+        .and_then(|a| flags::expand_config(a).map_err(|e| (e.to_string(), words(&e))));
+    let (argv, next) = match argv {
+        Ok(a) => flags::split_next(a),
+        Err((e, code)) => {
             eprintln!("tcpwise: error: {e}");
-            std::process::exit(2);
+            std::process::exit(code);
         }
     };
     let matches = Cli::command().get_matches_from(argv);
@@ -156,7 +160,7 @@ fn main() {
         Command::Emu(cmd) => emu_cmd::run(cmd, matches.subcommand_matches("emu")),
         Command::Perf(cmd) => perf_cmd::run(cmd),
         Command::Dispatch(cmd) => dispatch_cmd::run(cmd),
-        Command::Get(a) => http_cmd::get(a, matches.subcommand_matches("get")),
+        Command::Get(a) => http_cmd::get(a, matches.subcommand_matches("get"), next),
         Command::Serve(a) => http_cmd::serve(a),
         Command::Bench(a) => bench_cmd::run(a),
         Command::Lab(a) => lab_cmd::run(a),

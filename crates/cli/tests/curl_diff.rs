@@ -595,6 +595,29 @@ fn more_flag_cases() -> Vec<Case> {
             "-J",
             "{B}/disposition/x?v=attachment%3B%20filename%3D%22no-O.txt%22",
         ]),
+        // -K: curl's config syntax, where -K stands.
+        seeded(
+            &["-K", "c.cfg", "{B}/echo-req"],
+            vec![(
+                "c.cfg",
+                b"# a comment\n  silent\n--header \"X-From: config\"\nheader = \"X-Esc: a\\\"b\\\\c\"\nuser-agent: plain-value\n-o out.txt\n",
+            )],
+        ),
+        seeded(
+            &["-s", "-K", "c.cfg", "-H", "X-After: 1", "{B}/echo-req"],
+            vec![("c.cfg", b"header X-Before:1\nbogus-option yes\n")],
+        ),
+        case(&["-s", "-K", "missing.cfg", "{B}/echo-req"]),
+        {
+            let mut c = case(&["-s", "-K", "-", "{B}/echo-req"]);
+            c.stdin = Some(b"referer = \"http://from-stdin/\"\n");
+            c
+        },
+        // --next / -: : groups of their own.
+        case(&["-s", "{B}/echo-req?one", "--next", "-H", "X-Second: 1", "{B}/echo-req?two"]),
+        case(&["-s", "-o", "a.txt", "{B}/echo-req?a", "-:", "-s", "-o", "b.txt", "{B}/echo-req?b"]),
+        case(&["-sf", "{B}/teapot", "--next", "-s", "{B}/echo-req"]),
+        case(&["-s", "{B}/echo-req", "--next", "-sf", "{B}/teapot"]),
         case(&["-s", "--stderr", "err.txt", "{B}/echo-req"]),
         case(&["-s", "--etag-save", "e.txt", "{B}/echo-req"]),
         seeded(

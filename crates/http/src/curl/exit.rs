@@ -42,7 +42,7 @@ pub fn transfer(e: &TransferError) -> i32 {
 pub fn words(e: &CurlError) -> i32 {
     match e {
         CurlError::Glob { .. } => URL_MALFORMAT,
-        CurlError::Upload { .. } => 26,
+        CurlError::Upload { .. } | CurlError::Config { .. } => 26,
         _ => 2,
     }
 }

@@ -66,6 +66,10 @@ pub struct GetArgs {
     /// #N in an -o name is the Nth pattern's value).
     #[arg(short = 'g', long = "globoff")]
     pub globoff: bool,
+    /// Read more flags from FILE (curl's config syntax: 'url = "http://h/"',
+    /// 'silent', '-o out'; '-' is standard input), where -K stands.
+    #[arg(short = 'K', long = "config", value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Another URL (curl's --url), after the positional ones.
     #[arg(long = "url", value_name = "URL")]
     pub url: Vec<String>,
@@ -343,4 +347,190 @@ impl GetArgs {
         all.sort_by_key(|(i, _)| *i);
         all.into_iter().map(|(_, d)| d).collect()
     }
+}
+
+/// `get`'s flags as a clap command (for reading a config file and the
+/// groups `--next` separates).
+fn get_command() -> clap::Command {
+    <GetArgs as Args>::augment_args(clap::Command::new("get").no_binary_name(true))
+}
+
+/// Whether `-X`/`--long` is a `get` flag that takes a value; `None` for
+/// no such flag.
+fn takes_value(cmd: &clap::Command, option: &str) -> Option<bool> {
+    let arg = match option.strip_prefix("--") {
+        Some(long) => cmd.get_arguments().find(|a| a.get_long() == Some(long)),
+        None => {
+            let c = option.strip_prefix('-')?.chars().next()?;
+            cmd.get_arguments().find(|a| a.get_short() == Some(c))
+        }
+    }?;
+    Some(arg.get_action().takes_values())
+}
+
+/// curl's quoted parameter: up to the closing quote, `\t \n \r \v` and
+/// `\X` for any other X.
+fn unquote(s: &str) -> String {
+    let mut out = String::new();
+    let mut it = s.chars();
+    while let Some(c) = it.next() {
+        match c {
+            '"' => break,
+            '\\' => match it.next() {
+                Some('t') => out.push('\t'),
+                Some('n') => out.push('\n'),
+                Some('r') => out.push('\r'),
+                Some('v') => out.push('\u{b}'),
+                Some(o) => out.push(o),
+                None => break,
+            },
+            o => out.push(o),
+        }
+    }
+    out
+}
+
+/// A curl config file (`-K`) as command-line words, curl's syntax: one
+/// option a line, with or without its dashes (`url = "http://h/"`,
+/// `--silent`, `-o out`), the value after whitespace, `=` or `:` (only
+/// for a name without dashes), in double quotes with backslash escapes
+/// or up to the next whitespace; `#` lines are comments. An unknown
+/// option, or a value given to a flag that takes none, is a warning (the
+/// second list), as in curl, which goes on.
+pub fn config_words(
+    text: &str,
+    source: &str,
+) -> Result<(Vec<String>, Vec<String>), super::CurlError> {
+    let cmd = get_command();
+    let mut words = Vec::new();
+    let mut warnings = Vec::new();
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.trim_start();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let dashed = line.starts_with('-');
+        let is_sep = |c: char| c.is_whitespace() || (!dashed && (c == '=' || c == ':'));
+        let end = line.find(is_sep).unwrap_or(line.len());
+        let (name, rest) = line.split_at(end);
+        let rest = rest.trim_start_matches(is_sep);
+        let param = if let Some(q) = rest.strip_prefix('"') {
+            Some(unquote(q))
+        } else {
+            let p = rest.split(char::is_whitespace).next().unwrap_or("");
+            (!p.is_empty()).then(|| p.to_string())
+        };
+        let option = if dashed {
+            name.to_string()
+        } else {
+            format!("--{name}")
+        };
+        let bad = |why: &str| super::CurlError::Usage(format!("{source}:{}: {why}", n + 1));
+        let warn = |why: String| format!("{source}:{}: warning: {why}", n + 1);
+        match takes_value(&cmd, &option) {
+            None => warnings.push(warn(format!("'{name}' is unknown"))),
+            Some(true) => {
+                let v = param.ok_or_else(|| bad(&format!("{option} needs a value")))?;
+                words.push(option);
+                words.push(v);
+            }
+            Some(false) => {
+                if let Some(p) = param {
+                    warnings.push(warn(format!("{option} takes no value; '{p}' ignored")));
+                }
+                words.push(option);
+            }
+        }
+    }
+    Ok((words, warnings))
+}
+
+/// `tcpwise get`'s command line with every `-K FILE`/`--config FILE`
+/// replaced by the file's words where it stood (`-` is standard input;
+/// a config file may name another, up to 10 deep). Other commands'
+/// lines pass through.
+pub fn expand_config(
+    argv: Vec<std::ffi::OsString>,
+) -> Result<Vec<std::ffi::OsString>, super::CurlError> {
+    if argv.get(1).is_none_or(|a| a != "get") {
+        return Ok(argv);
+    }
+    fn expand(words: Vec<String>, depth: usize) -> Result<Vec<String>, super::CurlError> {
+        let mut out = Vec::new();
+        let mut it = words.into_iter();
+        while let Some(w) = it.next() {
+            let file = match w.as_str() {
+                "-K" | "--config" => Some(
+                    it.next()
+                        .ok_or_else(|| super::CurlError::Usage(format!("{w} needs a file")))?,
+                ),
+                _ => w
+                    .strip_prefix("--config=")
+                    .or_else(|| w.strip_prefix("-K").filter(|f| !f.is_empty()))
+                    .map(str::to_string),
+            };
+            let Some(file) = file else {
+                out.push(w);
+                continue;
+            };
+            if depth >= 10 {
+                return Err(super::CurlError::Usage(format!(
+                    "-K {file}: config files nest more than 10 deep"
+                )));
+            }
+            let text = if file == "-" {
+                let mut s = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map(|_| s)
+            } else {
+                std::fs::read_to_string(&file)
+            }
+            .map_err(|source| super::CurlError::Config {
+                path: file.clone(),
+                source,
+            })?;
+            let (words, warnings) = config_words(&text, &file)?;
+            for w in warnings {
+                eprintln!("tcpwise: {w}");
+            }
+            out.extend(expand(words, depth + 1)?);
+        }
+        Ok(out)
+    }
+    let mut it = argv.into_iter();
+    let head: Vec<std::ffi::OsString> = it.by_ref().take(2).collect();
+    let rest: Vec<String> = it.map(|a| a.to_string_lossy().into_owned()).collect();
+    Ok(head
+        .into_iter()
+        .chain(expand(rest, 0)?.into_iter().map(Into::into))
+        .collect())
+}
+
+/// Splits `tcpwise get`'s command line at curl's `-:`/`--next`: the line
+/// up to the first one, and each later group's words (each group is a
+/// command line of its own: flags and URLs).
+pub fn split_next(
+    argv: Vec<std::ffi::OsString>,
+) -> (Vec<std::ffi::OsString>, Vec<Vec<std::ffi::OsString>>) {
+    if argv.get(1).is_none_or(|a| a != "get") {
+        return (argv, Vec::new());
+    }
+    let mut groups: Vec<Vec<std::ffi::OsString>> = vec![Vec::new()];
+    for a in argv {
+        if a == "-:" || a == "--next" {
+            groups.push(Vec::new());
+        } else if let Some(g) = groups.last_mut() {
+            g.push(a);
+        }
+    }
+    let first = groups.remove(0);
+    (first, groups)
+}
+
+/// One `--next` group's words as flags (clap's error, as for the first
+/// group, when they do not parse) and its `-d` family in order.
+pub fn parse_group(words: &[std::ffi::OsString]) -> Result<(GetArgs, Vec<Data>), clap::Error> {
+    let m = get_command().try_get_matches_from(words)?;
+    let a = <GetArgs as clap::FromArgMatches>::from_arg_matches(&m)?;
+    let data = a.data_in_order(Some(&m));
+    Ok((a, data))
 }

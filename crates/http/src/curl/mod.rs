@@ -72,6 +72,15 @@ pub enum CurlError {
         #[source]
         source: std::io::Error,
     },
+    /// A `-K` file cannot be read (curl's 26).
+    #[error("cannot read the config file {path}")]
+    Config {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// The `-T` file cannot be opened (curl's 26).
     #[error("cannot open {path} to upload it")]
     Upload {
