@@ -27,6 +27,7 @@ pub mod exit;
 pub mod extra;
 pub mod flags;
 pub mod glob;
+pub mod meter;
 pub mod retry;
 pub mod run;
 pub mod sink;
