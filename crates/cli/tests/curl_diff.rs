@@ -618,6 +618,25 @@ fn more_flag_cases() -> Vec<Case> {
         case(&["-s", "-o", "a.txt", "{B}/echo-req?a", "-:", "-s", "-o", "b.txt", "{B}/echo-req?b"]),
         case(&["-sf", "{B}/teapot", "--next", "-s", "{B}/echo-req"]),
         case(&["-s", "{B}/echo-req", "--next", "-sf", "{B}/teapot"]),
+        // .netrc credentials: a machine, the default, none, -u first.
+        seeded(
+            &["-s", "--netrc-file", "nrc", "{B}/auth"],
+            vec![("nrc", b"machine 127.0.0.1 login user password pass\n")],
+        ),
+        seeded(
+            &["-s", "--netrc-file", "nrc", "{B}/auth"],
+            vec![("nrc", b"machine other.test login a password b\ndefault login user password pass\n")],
+        ),
+        seeded(
+            &["-s", "--netrc-file", "nrc", "-u", "user:wrong", "{B}/auth"],
+            vec![("nrc", b"machine 127.0.0.1 login user password pass\n")],
+        ),
+        seeded(
+            &["-sL", "--netrc-file", "nrc", "{B}/redirect?to=http://127.0.0.1:{P2}/echo-req"],
+            vec![("nrc", b"machine 127.0.0.1 login user password pass\n")],
+        ),
+        case(&["-s", "--netrc-file", "missing", "{B}/auth"]),
+        case(&["-s", "--netrc-optional", "--netrc-file", "missing", "{B}/auth"]),
         case(&["-s", "--stderr", "err.txt", "{B}/echo-req"]),
         case(&["-s", "--etag-save", "e.txt", "{B}/echo-req"]),
         seeded(

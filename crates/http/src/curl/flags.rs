@@ -99,6 +99,15 @@ pub struct GetArgs {
     /// (its directories stripped; an existing file is not overwritten).
     #[arg(short = 'J', long = "remote-header-name")]
     pub remote_header_name: bool,
+    /// Credentials for the host from ~/.netrc (when -u and the URL give none).
+    #[arg(short = 'n', long = "netrc")]
+    pub netrc: bool,
+    /// As -n, but from FILE.
+    #[arg(long = "netrc-file", value_name = "FILE")]
+    pub netrc_file: Option<PathBuf>,
+    /// As -n, where a missing file is fine (it always is here, as in curl).
+    #[arg(long = "netrc-optional")]
+    pub netrc_optional: bool,
     /// Put the -o and -O files in DIR.
     #[arg(long = "output-dir", value_name = "DIR")]
     pub output_dir: Option<PathBuf>,

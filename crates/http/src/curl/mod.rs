@@ -28,6 +28,7 @@ pub mod extra;
 pub mod flags;
 pub mod glob;
 pub mod meter;
+pub mod netrc;
 pub mod retry;
 pub mod run;
 pub mod sink;
@@ -152,6 +153,9 @@ pub struct CurlArgs {
     pub proxy: Option<String>,
     /// `--noproxy LIST`.
     pub noproxy: Option<String>,
+    /// `-n`/`--netrc-file`: credentials when neither `-u` nor the URL
+    /// gives any.
+    pub netrc: Option<netrc::Netrc>,
 }
 
 /// What `--compressed` asks for, curl's order.
@@ -251,7 +255,10 @@ impl CurlArgs {
         });
         let _ = parsed.set_username("");
         let _ = parsed.set_password(None);
-        let user = self.user.clone().or(url_user);
+        let user = self.user.clone().or(url_user).or_else(|| {
+            let n = self.netrc.as_ref()?;
+            n.credentials(parsed.host_str()?)
+        });
 
         let mut form = None;
         if !self.form.is_empty() {

@@ -101,6 +101,21 @@ pub struct Run {
     jar: Option<Arc<Mutex<super::cookies::Jar>>>,
     cookie: Option<String>,
     limit_rate: Option<u64>,
+    /// `.netrc`, when -u gives no credentials.
+    netrc: Option<super::netrc::Netrc>,
+}
+
+/// The `.netrc` the flags name: `--netrc-file`, or `$HOME/.netrc` for
+/// `-n`/`--netrc-optional`.
+fn netrc_of(a: &GetArgs) -> Option<super::netrc::Netrc> {
+    let path = match &a.netrc_file {
+        Some(p) => p.clone(),
+        None if a.netrc || a.netrc_optional => {
+            PathBuf::from(std::env::var_os("HOME")?).join(".netrc")
+        }
+        None => return None,
+    };
+    Some(super::netrc::Netrc::read(&path))
 }
 
 /// One URL argument's URLs and their pattern values: itself when `-g`
@@ -153,6 +168,7 @@ impl Run {
             }),
             None => None,
         };
+        let netrc = if a.user.is_some() { None } else { netrc_of(&a) };
         let mut warnings = Vec::new();
         let mut headers = super::extra::headers(&a.headers, &mut || stdin.read())?;
         if let Some(z) = &a.time_cond {
@@ -215,6 +231,7 @@ impl Run {
             compressed: a.compressed,
             proxy: a.proxy.clone(),
             noproxy: a.noproxy.clone(),
+            netrc: netrc_of(&a),
         };
         words.check()?;
         let mut planned = Vec::new();
@@ -294,6 +311,7 @@ impl Run {
             limit_rate,
             jar,
             cookie,
+            netrc,
         })
     }
 
@@ -335,6 +353,7 @@ impl Run {
             limit_rate: self.limit_rate,
             progress_bar: a.progress_bar,
             remote_header_name: a.remote_header_name && a.remote_name,
+            netrc: self.netrc.clone(),
             jar: self.jar.clone(),
             cookie: self.cookie.clone(),
         }

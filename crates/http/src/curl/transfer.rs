@@ -88,6 +88,9 @@ pub struct Options {
     pub progress_bar: bool,
     /// `-J`: name the `-O` file by the response's `Content-Disposition`.
     pub remote_header_name: bool,
+    /// `.netrc` credentials, looked up again for each host a redirect
+    /// goes to (curl's); `None` when `-u` or the URL gave credentials.
+    pub netrc: Option<super::netrc::Netrc>,
     /// The cookie engine (`-b FILE`, `-c`), shared by the run's URLs.
     pub jar: Option<std::sync::Arc<std::sync::Mutex<super::cookies::Jar>>>,
     /// `-b 'NAME=VALUE'`: sent as it is after the engine's cookies.
@@ -588,11 +591,21 @@ pub async fn transfer(
         req.headers = if same_target(&first, &next) {
             headers.clone()
         } else {
-            headers
+            let mut h: Vec<(String, String)> = headers
                 .iter()
                 .filter(|(k, _)| !is_credential(k))
                 .cloned()
-                .collect()
+                .collect();
+            if let Some(up) = opts
+                .netrc
+                .as_ref()
+                .and_then(|n| n.credentials(next.host_str()?))
+            {
+                use base64::Engine;
+                let b64 = base64::engine::general_purpose::STANDARD.encode(up);
+                h.push(("Authorization".into(), format!("Basic {b64}")));
+            }
+            h
         };
         req.url = next;
     };
