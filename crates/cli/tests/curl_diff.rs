@@ -195,7 +195,7 @@ fn nginx(dir: &Path, port: u16, tls_port: u16, one_port: u16) -> Proc {
          http {{ access_log off; client_body_temp_path {d}; keepalive_timeout 1s;\n\
            types {{ text/plain txt; application/octet-stream bin; }}\n\
            gzip on; gzip_types text/plain; gzip_min_length 100;\n\
-           server {{ listen 127.0.0.1:{port}; listen 127.0.0.1:{tls_port} ssl http2;\n\
+           server {{ listen 127.0.0.1:{port}; listen 127.0.0.1:{tls_port} ssl http2; listen unix:{d}/ng.sock;\n\
              ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem;\n\
              root {d}/www; }}\n\
            server {{ listen 127.0.0.1:{one_port} ssl; ssl_certificate {d}/one.pem;\n\
@@ -637,6 +637,11 @@ fn more_flag_cases() -> Vec<Case> {
         ),
         case(&["-s", "--netrc-file", "missing", "{B}/auth"]),
         case(&["-s", "--netrc-optional", "--netrc-file", "missing", "{B}/auth"]),
+        // --path-as-is: dot segments go out as typed (curl squashes them
+        // otherwise, as we do).
+        case(&["-s", "{B}/x/../echo-req"]),
+        case(&["-s", "--path-as-is", "{B}/x/../echo-req/./y?q=1"]),
+        case(&["-s", "--path-as-is", "{B}/echo-req/%2e%2e/z"]),
         case(&["-s", "--stderr", "err.txt", "{B}/echo-req"]),
         case(&["-s", "--etag-save", "e.txt", "{B}/echo-req"]),
         seeded(
@@ -1009,6 +1014,7 @@ fn get_matches_curl_flag_for_flag() {
         ],
     );
     let dead = free_port().to_string();
+    let sock = ng.join("ng.sock").display().to_string();
     let ng_cert = ng.join("ca.pem").display().to_string();
     let one_liner = ng.join("one.pem").display().to_string();
 
@@ -1087,6 +1093,35 @@ fn get_matches_curl_flag_for_flag() {
         ),
         ("serve endpoints".into(), endpoints, serve_cases()),
     ];
+    // --unix-socket: nginx on a Unix domain socket; the URL's host names
+    // the Host header only.
+    origins.push((
+        "nginx, --unix-socket".into(),
+        "http://localhost".into(),
+        vec![
+            case(&["--unix-socket", "{SOCK}", "{B}/hello.txt"]),
+            case(&["--unix-socket", "{SOCK}", "-i", "{B}/dir/file.bin"]),
+            case(&[
+                "--unix-socket",
+                "{SOCK}",
+                "-o",
+                "a",
+                "-o",
+                "b",
+                "{B}/hello.txt",
+                "{B}/dir/file.bin",
+            ]),
+            case(&[
+                "-s",
+                "--unix-socket",
+                "{SOCK}",
+                "-w",
+                "%{http_code}\\n",
+                "{B}/missing",
+            ]),
+            case(&["-s", "--unix-socket", "no-such.sock", "{B}/hello.txt"]),
+        ],
+    ));
     // TLS trust: an unknown issuer is 60 for both, -k accepts it.
     origins.push((
         "serve --tls, trust".into(),
@@ -1201,6 +1236,7 @@ fn get_matches_curl_flag_for_flag() {
                         .replace("{P3}", &port3)
                         .replace("{NCA}", &ng_cert)
                         .replace("{DEAD}", &dead)
+                        .replace("{SOCK}", &sock)
                 })
                 .collect();
             let env = c

@@ -61,7 +61,7 @@ class H(http.server.BaseHTTPRequestHandler):
 
     def route(self):
         p = self.path.split("?")[0]
-        if p == "/echo-req":
+        if p == "/echo-req" or p.startswith("/echo-req/") or p.startswith("/x/"):
             return self.echo()
         self.body()
         if p == "/empty-reply":

@@ -34,6 +34,9 @@ pub struct ClientConfig {
     /// TCP keepalive probes after this long idle, and between them
     /// (curl's default 60 s; `None`: none, `--no-keepalive`).
     pub tcp_keepalive: Option<Duration>,
+    /// `--unix-socket PATH`: every connection goes to this Unix domain
+    /// socket (http:// only), the URL's host naming the `Host` header.
+    pub unix_socket: Option<std::path::PathBuf>,
 }
 
 /// Which addresses a name may resolve to.
@@ -136,6 +139,7 @@ impl Default for ClientConfig {
             family: Family::Any,
             version: Version::Http1,
             tcp_keepalive: Some(Duration::from_secs(60)),
+            unix_socket: None,
         }
     }
 }

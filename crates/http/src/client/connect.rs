@@ -162,6 +162,9 @@ impl Client {
         t: &mut Timings,
     ) -> Result<Conn, HttpError> {
         let target = origin.target();
+        if let Some(path) = self.inner.cfg.unix_socket.clone() {
+            return self.connect_unix(origin, &path, start, t).await;
+        }
         let (dial_host, dial_port) = match &origin.via {
             Some(p) => (p.host.clone(), p.port),
             None => (origin.host.clone(), origin.port),
@@ -260,6 +263,74 @@ impl Client {
         } else {
             Transport::Plain(stream)
         };
+        self.handshake(transport, h2, &target, fd, local, peer, buffers)
+            .await
+    }
+
+    /// `--unix-socket`: the connection is a Unix domain socket; no DNS, no
+    /// proxy, no TLS (curl's `https` over one is not offered here).
+    async fn connect_unix(
+        &self,
+        origin: &Origin,
+        path: &std::path::Path,
+        start: Instant,
+        t: &mut Timings,
+    ) -> Result<Conn, HttpError> {
+        let target = origin.target();
+        let dial = format!("unix:{}", path.display());
+        if origin.scheme == "https" {
+            return Err(HttpError::connect(
+                &dial,
+                std::io::Error::other("--unix-socket carries http:// only here"),
+            ));
+        }
+        t.dns_ms = Some(0.0);
+        let s = tokio::time::timeout(
+            self.inner.cfg.connect_timeout,
+            tokio::net::UnixStream::connect(path),
+        )
+        .await
+        .map_err(|_| {
+            HttpError::connect(
+                &dial,
+                std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "no answer (--connect-timeout)",
+                ),
+            )
+        })?
+        .map_err(|e| HttpError::connect(&dial, e))?;
+        t.connect_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+        let fd = s
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| HttpError::connect(&dial, e))?;
+        let h2 = self.inner.cfg.version == Version::Http2PriorKnowledge;
+        self.handshake(
+            Transport::Unix(s),
+            h2,
+            &target,
+            fd,
+            None,
+            None,
+            Default::default(),
+        )
+        .await
+    }
+
+    /// The HTTP/1.1 or HTTP/2 handshake over a connected transport.
+    #[allow(clippy::too_many_arguments)]
+    async fn handshake(
+        &self,
+        transport: Transport,
+        h2: bool,
+        target: &str,
+        fd: OwnedFd,
+        local: Option<SocketAddr>,
+        peer: Option<SocketAddr>,
+        buffers: tcpwise_tcp::AppliedBuffers,
+    ) -> Result<Conn, HttpError> {
+        let target = target.to_string();
         let tap = Arc::new(Mutex::new(TapState::default()));
         let tapped = Tapped {
             inner: transport,

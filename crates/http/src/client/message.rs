@@ -17,6 +17,9 @@ pub struct Request {
     pub body: Payload,
     /// Go through this proxy.
     pub proxy: Option<Proxy>,
+    /// The request target to send instead of the URL's normalised path
+    /// and query (`--path-as-is`: `/a/../b` goes out as typed).
+    pub target: Option<String>,
 }
 
 impl Request {
@@ -28,6 +31,7 @@ impl Request {
             headers: Vec::new(),
             body: Payload::default(),
             proxy: None,
+            target: None,
         }
     }
 }

@@ -90,9 +90,10 @@ impl Client {
         origin: &Origin,
         h2: bool,
     ) -> Result<hyper::Request<ReqBody>, HttpError> {
-        let path = match req.url.query() {
-            Some(q) => format!("{}?{q}", req.url.path()),
-            None => req.url.path().to_string(),
+        let path = match (&req.target, req.url.query()) {
+            (Some(t), _) => t.clone(),
+            (None, Some(q)) => format!("{}?{q}", req.url.path()),
+            (None, None) => req.url.path().to_string(),
         };
         let default_port = if origin.scheme == "https" { 443 } else { 80 };
         let host = if origin.port == default_port {

@@ -53,7 +53,8 @@ name writes index.html (curl refuses); -Z prints bodies in URL order; -w
 knows %{tcp_rtt_ms} %{tcp_cwnd} %{pool_reason} %{conn_id} %{conn_reused},
 and its %{ssl_verify_result} is 0 or 1 (curl gives OpenSSL's reason code);
 --retry never retries a non-idempotent request (a POST may have taken
-effect).";
+effect); --unix-socket carries http:// only (https:// over it is refused,
+exit 7); ~/.curlrc is not read (use -K).";
 
 /// `tcpwise get`'s flags, as curl spells them.
 #[derive(Debug, Clone, Args)]
@@ -108,6 +109,13 @@ pub struct GetArgs {
     /// As -n, where a missing file is fine (it always is here, as in curl).
     #[arg(long = "netrc-optional")]
     pub netrc_optional: bool,
+    /// Connect to this Unix domain socket instead of the URL's host
+    /// (http:// only; the host still names the Host header).
+    #[arg(long = "unix-socket", value_name = "PATH")]
+    pub unix_socket: Option<PathBuf>,
+    /// Send the URL's path as given: no squashing of /../ and /./.
+    #[arg(long = "path-as-is")]
+    pub path_as_is: bool,
     /// Put the -o and -O files in DIR.
     #[arg(long = "output-dir", value_name = "DIR")]
     pub output_dir: Option<PathBuf>,

@@ -156,6 +156,8 @@ pub struct CurlArgs {
     /// `-n`/`--netrc-file`: credentials when neither `-u` nor the URL
     /// gives any.
     pub netrc: Option<netrc::Netrc>,
+    /// `--path-as-is`: the path goes out as typed, dot segments and all.
+    pub path_as_is: bool,
 }
 
 /// What `--compressed` asks for, curl's order.
@@ -327,12 +329,17 @@ impl CurlArgs {
             self.noproxy.as_deref(),
             &|k| std::env::var(k).ok(),
         )?;
+        let target = self.path_as_is.then(|| {
+            let q = parsed.query().map(|q| format!("?{q}")).unwrap_or_default();
+            format!("{}{q}", raw_path(url))
+        });
         Ok(Request {
             method,
             url: parsed,
             headers,
             body,
             proxy,
+            target,
         })
     }
 
@@ -399,6 +406,18 @@ pub fn urlencode(b: &[u8]) -> String {
         .map(|part| percent_encoding::percent_encode(part, UNRESERVED).to_string())
         .collect::<Vec<_>>()
         .join("+")
+}
+
+/// The path of `url` as typed: after the authority, before `?` or `#`
+/// (`/` when there is none).
+fn raw_path(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let from = rest.find('/').unwrap_or(rest.len());
+    let end = rest[from..]
+        .find(['?', '#'])
+        .map_or(rest.len(), |i| from + i);
+    let p = &rest[from..end];
+    if p.is_empty() { "/".into() } else { p.into() }
 }
 
 /// A URL as curl takes it: `http://` when there is no scheme.

@@ -232,6 +232,7 @@ impl Run {
             proxy: a.proxy.clone(),
             noproxy: a.noproxy.clone(),
             netrc: netrc_of(&a),
+            path_as_is: a.path_as_is,
         };
         words.check()?;
         let mut planned = Vec::new();
@@ -392,6 +393,7 @@ fn client_config(a: &GetArgs, extra_ca: Vec<Vec<u8>>) -> ClientConfig {
             Family::Any
         },
         // curl's default: HTTP/2 when TLS's ALPN agrees, HTTP/1.1 on http://.
+        unix_socket: a.unix_socket.clone(),
         tcp_keepalive: (!a.no_keepalive)
             .then(|| std::time::Duration::from_secs(a.keepalive_time.unwrap_or(60).max(1).into())),
         version: if a.http2_prior_knowledge {

@@ -608,6 +608,7 @@ pub async fn transfer(
             h
         };
         req.url = next;
+        req.target = None;
     };
     state.lock().expect("lock").meter.done();
     let renamed = state.lock().expect("lock").dest.renamed.clone();
