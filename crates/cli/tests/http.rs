@@ -1207,3 +1207,38 @@ fn remote_time_and_limit_rate() {
     println!("400000 B at --limit-rate 200K: {took:.2} s");
     assert!(took > 1.5, "took {took:.2} s");
 }
+
+/// `--trace-ascii`: the request head, its body and the response in
+/// curl's dump blocks (the format itself is checked byte for byte against
+/// curl's in the library's unit test).
+#[test]
+fn trace_ascii_logs_both_ways_in_curls_blocks() {
+    let (_srv, base) = serve(&[]);
+    let t = TempDir::new("trace");
+    let f = t.0.join("t.txt");
+    let o = tcpwise(&[
+        "get",
+        "-s",
+        "--trace-ascii",
+        f.to_str().unwrap(),
+        "-d",
+        "a=1",
+        &format!("{base}/echo"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&f).unwrap();
+    assert!(text.starts_with("=> Send header, "), "{text}");
+    assert!(text.contains("0000: POST /echo HTTP/1.1\n"), "{text}");
+    assert!(
+        text.contains("=> Send data, 3 bytes (0x3)\n0000: a=1\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("<= Recv header, 17 bytes (0x11)\n0000: HTTP/1.1 200 OK\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("<= Recv data, 3 bytes (0x3)\n0000: a=1\n"),
+        "{text}"
+    );
+}

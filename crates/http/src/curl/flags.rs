@@ -116,6 +116,12 @@ pub struct GetArgs {
     /// Send the URL's path as given: no squashing of /../ and /./.
     #[arg(long = "path-as-is")]
     pub path_as_is: bool,
+    /// Write what goes over the wire to FILE in curl's hex dump ('-': standard output).
+    #[arg(long = "trace", value_name = "FILE", conflicts_with = "trace_ascii")]
+    pub trace: Option<PathBuf>,
+    /// As --trace, as text.
+    #[arg(long = "trace-ascii", value_name = "FILE")]
+    pub trace_ascii: Option<PathBuf>,
     /// Put the -o and -O files in DIR.
     #[arg(long = "output-dir", value_name = "DIR")]
     pub output_dir: Option<PathBuf>,

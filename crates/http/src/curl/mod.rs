@@ -32,6 +32,7 @@ pub mod netrc;
 pub mod retry;
 pub mod run;
 pub mod sink;
+pub mod trace;
 pub mod transfer;
 pub mod write_out;
 

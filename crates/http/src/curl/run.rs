@@ -103,6 +103,7 @@ pub struct Run {
     limit_rate: Option<u64>,
     /// `.netrc`, when -u gives no credentials.
     netrc: Option<super::netrc::Netrc>,
+    trace: Option<super::trace::Trace>,
 }
 
 /// The `.netrc` the flags name: `--netrc-file`, or `$HOME/.netrc` for
@@ -169,6 +170,17 @@ impl Run {
             None => None,
         };
         let netrc = if a.user.is_some() { None } else { netrc_of(&a) };
+        let trace = match (&a.trace, &a.trace_ascii) {
+            (Some(p), _) => Some((p, false)),
+            (None, Some(p)) => Some((p, true)),
+            (None, None) => None,
+        }
+        .map(|(p, ascii)| super::trace::Trace::create(p, ascii))
+        .transpose()
+        .map_err(|e| RunError::Io {
+            what: "cannot create the --trace file",
+            source: e,
+        })?;
         let mut warnings = Vec::new();
         let mut headers = super::extra::headers(&a.headers, &mut || stdin.read())?;
         if let Some(z) = &a.time_cond {
@@ -313,6 +325,7 @@ impl Run {
             jar,
             cookie,
             netrc,
+            trace,
         })
     }
 
@@ -355,6 +368,7 @@ impl Run {
             progress_bar: a.progress_bar,
             remote_header_name: a.remote_header_name && a.remote_name,
             netrc: self.netrc.clone(),
+            trace: self.trace.clone(),
             jar: self.jar.clone(),
             cookie: self.cookie.clone(),
         }

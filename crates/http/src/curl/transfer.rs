@@ -91,6 +91,8 @@ pub struct Options {
     /// `.netrc` credentials, looked up again for each host a redirect
     /// goes to (curl's); `None` when `-u` or the URL gave credentials.
     pub netrc: Option<super::netrc::Netrc>,
+    /// `--trace`/`--trace-ascii`.
+    pub trace: Option<super::trace::Trace>,
     /// The cookie engine (`-b FILE`, `-c`), shared by the run's URLs.
     pub jar: Option<std::sync::Arc<std::sync::Mutex<super::cookies::Jar>>>,
     /// `-b 'NAME=VALUE'`: sent as it is after the engine's cookies.
@@ -430,12 +432,22 @@ pub async fn transfer(
         let resume = opts.resume_from.is_some_and(|n| n > 0);
         let verbose = &mut opts.verbose;
         let header_name = opts.remote_header_name;
+        let trace = opts.trace.clone();
+        let trace_data = opts.trace.clone();
+        let sent_body = req.body.bytes().filter(|b| !b.is_empty()).cloned();
         let r = client
             .request_streaming(
                 &req,
                 |h: &Head| {
                     if let Some(v) = verbose.as_mut() {
                         v(&verbose_lines(h));
+                    }
+                    if let Some(t) = &trace {
+                        t.block("=> Send header", h.request_head.as_bytes());
+                        if let Some(b) = &sent_body {
+                            t.block("=> Send data", b);
+                        }
+                        t.recv_head(&h.text());
                     }
                     if let Some(j) = &jar
                         && let Ok(mut j) = j.lock()
@@ -493,6 +505,9 @@ pub async fn transfer(
                     Ok(HeadAction::Read)
                 },
                 |d| {
+                    if let Some(t) = &trace_data {
+                        t.block("<= Recv data", d);
+                    }
                     let mut st = state.lock().expect("lock");
                     let st = &mut *st;
                     if !st.hop.is_final {
