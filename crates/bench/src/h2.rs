@@ -28,7 +28,7 @@ enum Outcome {
 }
 
 /// One request on a stream: send, then read the whole response.
-async fn exchange(client: &mut h2::client::SendRequest<Bytes>, plan: &Plan) -> Outcome {
+async fn exchange(client: &mut h2::client::SendRequest<Bytes>, plan: &Plan, k: usize) -> Outcome {
     // A server without HTTP/2 answers the preface with HTTP/1.1 text,
     // which h2 reads as a bad frame: say which protocol was spoken.
     let fail_write = |e: h2::Error| Outcome::Failed(|e| &mut e.write, format!("HTTP/2 send: {e}"));
@@ -44,7 +44,7 @@ async fn exchange(client: &mut h2::client::SendRequest<Bytes>, plan: &Plan) -> O
         Ok(r) => r,
         Err(e) => return fail_write(e),
     };
-    let (resp, mut send) = match ready.send_request(plan.request(), plan.body.is_none()) {
+    let (resp, mut send) = match ready.send_request(plan.request(k), plan.body.is_none()) {
         Ok(x) => x,
         Err(e) => return fail_write(e),
     };
@@ -140,9 +140,10 @@ pub(crate) async fn connection(shared: Arc<Shared>, stats: Rc<RefCell<Stats>>) {
                             break;
                         }
                         stats.borrow_mut().sent += 1;
+                        let k = shared.next_url();
                         let deadline = end.min(due + shared.timeout);
                         let r = tokio::select! {
-                            r = tokio::time::timeout_at(deadline.into(), exchange(&mut client, plan)) => r,
+                            r = tokio::time::timeout_at(deadline.into(), exchange(&mut client, plan, k)) => r,
                             _ = shared.stop.wait() => break,
                         };
                         let mut st = stats.borrow_mut();

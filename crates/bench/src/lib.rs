@@ -39,6 +39,9 @@ use std::time::Duration;
 pub struct Options {
     /// Target (http or https).
     pub url: url::Url,
+    /// More targets on the same origin: each connection (each HTTP/2
+    /// stream) takes the URLs in turn, as h2load does with several URIs.
+    pub more_urls: Vec<url::Url>,
     /// Open connections.
     pub connections: usize,
     /// Threads, each with its own share of the connections.
@@ -105,13 +108,22 @@ pub enum BenchError {
 
 /// The request a run sends, built by curl's rules (`-X`, `--data` as
 /// curl's `-d` with `@FILE`, `-H`), straight to the server whatever the
-/// proxy variables say.
+/// proxy variables say, and the other URLs, parsed as curl parses them.
 pub fn request(
-    url: &str,
+    urls: &[String],
     method: Option<String>,
     data: Option<String>,
     headers: Vec<tcpwise_http::Header>,
-) -> Result<tcpwise_http::Request, BenchError> {
+) -> Result<(tcpwise_http::Request, Vec<url::Url>), BenchError> {
+    let bad = |e: tcpwise_http::curl::CurlError| {
+        BenchError::Usage(tcpwise_http::curl::run::chain_text(&e))
+    };
+    let more = urls
+        .iter()
+        .skip(1)
+        .map(|u| tcpwise_http::curl::parse_url(u).map_err(bad))
+        .collect::<Result<_, _>>()?;
+    let first = urls.first().map_or("", String::as_str);
     let curl = tcpwise_http::curl::CurlArgs {
         method,
         data: data
@@ -122,10 +134,12 @@ pub fn request(
         proxy: Some(String::new()),
         ..Default::default()
     };
-    curl.request(url, &mut || {
-        Err(std::io::Error::other("standard input is not read by bench"))
-    })
-    .map_err(|e| BenchError::Usage(tcpwise_http::curl::run::chain_text(&e)))
+    let req = curl
+        .request(first, &mut || {
+            Err(std::io::Error::other("standard input is not read by bench"))
+        })
+        .map_err(bad)?;
+    Ok((req, more))
 }
 
 /// The TLS configuration for `url`: none for http://; for https://, the
@@ -199,17 +213,41 @@ impl Options {
         if self.timeout.is_zero() {
             return u("--timeout must be longer than 0");
         }
+        let origin = |u: &url::Url| {
+            (
+                u.scheme().to_string(),
+                u.host_str().map(str::to_string),
+                u.port_or_known_default(),
+            )
+        };
+        if self
+            .more_urls
+            .iter()
+            .any(|u| origin(u) != origin(&self.url))
+        {
+            return u(
+                "every URL must have the first one's scheme, host and port (they share the connections)",
+            );
+        }
         if self.url.scheme() == "https" && self.tls.is_none() {
             return u("https needs a TLS configuration");
         }
         Ok(())
     }
 
-    /// The request, serialised once.
-    pub fn request_bytes(&self) -> Vec<u8> {
-        let path = match self.url.query() {
-            Some(q) => format!("{}?{q}", self.url.path()),
-            None => self.url.path().to_string(),
+    /// Every URL's request, serialised once.
+    pub fn requests_bytes(&self) -> Vec<Vec<u8>> {
+        std::iter::once(&self.url)
+            .chain(&self.more_urls)
+            .map(|u| self.request_bytes(u))
+            .collect()
+    }
+
+    /// The request for `url`, serialised.
+    pub fn request_bytes(&self, url: &url::Url) -> Vec<u8> {
+        let path = match url.query() {
+            Some(q) => format!("{}?{q}", url.path()),
+            None => url.path().to_string(),
         };
         let host = match (self.url.host_str(), self.url.port()) {
             (Some(h), Some(p)) => format!("{h}:{p}"),

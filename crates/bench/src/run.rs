@@ -58,7 +58,8 @@ pub fn run(opts: &Options, done: Arc<AtomicU64>, stop: Shutdown) -> Result<Repor
             };
             tokio_rustls::TlsConnector::from(c)
         }),
-        request: opts.request_bytes(),
+        requests: opts.requests_bytes(),
+        turn: Default::default(),
         head_only: opts.method.eq_ignore_ascii_case("HEAD"),
         start,
         end: opts.duration.map(|d| start + d),
@@ -148,8 +149,13 @@ enum Outcome {
     Failed(fn(&mut Errors) -> &mut u64, String),
 }
 
-async fn exchange(s: &mut Box<dyn Io>, shared: &Shared, buf: &mut Vec<u8>) -> Outcome {
-    if let Err(e) = s.write_all(&shared.request).await {
+async fn exchange(
+    s: &mut Box<dyn Io>,
+    request: &[u8],
+    shared: &Shared,
+    buf: &mut Vec<u8>,
+) -> Outcome {
+    if let Err(e) = s.write_all(request).await {
         return Outcome::Failed(|e| &mut e.write, format!("write: {e}"));
     }
     let mut resp = Response::new(shared.head_only);
@@ -260,15 +266,16 @@ async fn connection(i: usize, shared: Arc<Shared>, stats: Rc<RefCell<Stats>>) {
         }
         let Some(s) = stream.as_mut() else { continue };
         stats.borrow_mut().sent += 1;
+        let request = &shared.requests[shared.next_url() % shared.requests.len()];
         let deadline = end.min(Instant::now() + shared.timeout);
         let r = tokio::select! {
-            r = tokio::time::timeout_at(deadline.into(), exchange(s, &shared, &mut buf)) => r,
+            r = tokio::time::timeout_at(deadline.into(), exchange(s, request, &shared, &mut buf)) => r,
             // Cut by the signal: not an error, not a response (as at the end of -d).
             _ = stop.wait() => break,
         };
         let now = Instant::now();
         let mut st = stats.borrow_mut();
-        st.bytes_written += shared.request.len() as u64;
+        st.bytes_written += request.len() as u64;
         match r {
             Ok(Outcome::Done {
                 status,

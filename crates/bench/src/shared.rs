@@ -22,7 +22,10 @@ pub(crate) struct Shared {
     pub(crate) addr: SocketAddr,
     pub(crate) host: String,
     pub(crate) tls: Option<tokio_rustls::TlsConnector>,
-    pub(crate) request: Vec<u8>,
+    /// Every URL's request, serialised; the run takes them in turn.
+    pub(crate) requests: Vec<Vec<u8>>,
+    /// Requests started so far: which URL is next ([`Shared::next_url`]).
+    pub(crate) turn: std::sync::atomic::AtomicUsize,
     pub(crate) head_only: bool,
     pub(crate) start: Instant,
     pub(crate) end: Option<Instant>,
@@ -40,6 +43,12 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// The index of the URL the next request goes to (the URLs in turn,
+    /// across every connection of the run, so `-n` splits evenly).
+    pub(crate) fn next_url(&self) -> usize {
+        self.turn.fetch_add(1, Ordering::Relaxed)
+    }
+
     /// Takes one request from `-n`'s budget; false once it is spent.
     pub(crate) fn take_one(&self) -> bool {
         self.budget
@@ -149,7 +158,7 @@ pub(crate) struct Plan {
     /// Streams per connection.
     pub(crate) streams: usize,
     pub(crate) method: http::Method,
-    pub(crate) uri: http::Uri,
+    pub(crate) uris: Vec<http::Uri>,
     pub(crate) headers: http::HeaderMap,
     pub(crate) body: Option<Bytes>,
 }
@@ -159,11 +168,14 @@ impl Plan {
         let bad = |m: String| BenchError::Usage(m);
         let method = http::Method::from_bytes(o.method.as_bytes())
             .map_err(|_| bad(format!("'{}' is not an HTTP method", o.method)))?;
-        let uri: http::Uri = o
-            .url
-            .as_str()
-            .parse()
-            .map_err(|e| bad(format!("{}: {e}", o.url)))?;
+        let uris = std::iter::once(&o.url)
+            .chain(&o.more_urls)
+            .map(|u| {
+                u.as_str()
+                    .parse::<http::Uri>()
+                    .map_err(|e| bad(format!("{u}: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let mut headers = http::HeaderMap::new();
         for (k, v) in &o.headers {
             // Connection-specific headers are not HTTP/2's (RFC 9113 8.2.2).
@@ -194,16 +206,17 @@ impl Plan {
         Ok(Plan {
             streams: o.streams,
             method,
-            uri,
+            uris,
             headers,
             body: o.body.clone().map(Bytes::from),
         })
     }
 
-    pub(crate) fn request(&self) -> http::Request<()> {
+    /// The `k`-th request of a stream (the URLs in turn).
+    pub(crate) fn request(&self, k: usize) -> http::Request<()> {
         let mut r = http::Request::new(());
         *r.method_mut() = self.method.clone();
-        *r.uri_mut() = self.uri.clone();
+        *r.uri_mut() = self.uris[k % self.uris.len()].clone();
         *r.headers_mut() = self.headers.clone();
         r
     }

@@ -10,8 +10,10 @@ use tcpwise_units::Seconds;
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// URL to load (http:// or https://; without a scheme, http).
-    pub url: String,
+    /// URLs to load (http:// or https://; without a scheme, http); several
+    /// share one origin and are taken in turn, as h2load takes its URIs.
+    #[arg(required = true)]
+    pub urls: Vec<String>,
     /// Open connections.
     #[arg(short = 'c', long, default_value_t = 64)]
     pub connections: usize,
@@ -57,12 +59,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub http2: bool,
     /// HTTP/2 streams in flight per connection (h2load's -m; needs --http2).
-    #[arg(
-        short = 'm',
-        long = "max-concurrent-streams",
-        default_value_t = 1,
-        value_name = "N"
-    )]
+    #[arg(short = 'm', long = "max-concurrent-streams", default_value_t = 1)]
     pub streams: usize,
     /// Print the report as JSON ({"summary": ...}).
     #[arg(long)]
@@ -79,12 +76,13 @@ pub fn run(a: BenchArgs) -> Result<i32> {
 }
 
 fn bench(a: BenchArgs) -> Result<i32> {
-    let req = tcpwise_bench::request(&a.url, a.method.clone(), a.data.clone(), a.headers.clone())?;
+    let (req, more_urls) = tcpwise_bench::request(&a.urls, a.method.clone(), a.data, a.headers)?;
     let tls = tcpwise_bench::tls_config(&req.url, a.insecure, a.cacert.as_deref())?;
     let ten = (a.requests.is_none()).then(|| std::time::Duration::from_secs(10));
     let duration = a.duration.map(Seconds::std).or(ten);
     let opts = tcpwise_bench::Options {
         url: req.url,
+        more_urls,
         connections: a.connections,
         threads: a
             .threads

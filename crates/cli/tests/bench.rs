@@ -339,3 +339,30 @@ fn http2_load_with_streams_per_connection() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--http2"), "{err}");
 }
+
+/// Several URLs, as h2load takes them: every connection takes them in
+/// turn (HTTP/1.1 and HTTP/2 alike); another origin is refused.
+#[test]
+fn several_urls_are_taken_in_turn() {
+    let (_srv, base) = serve(&[]);
+    let (a, b) = (format!("{base}/bytes/10"), format!("{base}/bytes/30"));
+    for h2 in [false, true] {
+        let mut args = vec![a.as_str(), b.as_str(), "-c", "2", "-n", "100"];
+        if h2 {
+            args.extend(["--http2", "-m", "3"]);
+        }
+        let (code, v, err) = bench(&args);
+        assert_eq!(code, Some(0), "{err}");
+        // 50 of each: 50 * 10 + 50 * 30 body bytes (plus heads for HTTP/1.1).
+        let read = v["summary"]["bytes_read"].as_u64().unwrap();
+        if h2 {
+            assert_eq!(read, 2000, "{v}");
+        } else {
+            assert!(read > 2000, "{v}");
+        }
+        assert_eq!(v["summary"]["requests"], 100, "{v}");
+    }
+    let (code, _, err) = bench(&[&a, "http://127.0.0.1:1/", "-n", "1"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("scheme, host and port"), "{err}");
+}
