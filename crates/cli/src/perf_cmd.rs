@@ -212,6 +212,7 @@ fn client(a: ClientArgs) -> Result<i32> {
         interval: a.interval.std(),
         rcvbuf: a.window.or(a.rcvbuf).map(|b| b.0),
         sndbuf: a.window.or(a.sndbuf).map(|b| b.0),
+        window_flag: a.window.is_some(),
         read_sizing: a.read_sizing,
         path_rate_bps: a.path_rate.map(|r| r.0 as f64),
         congestion: a.congestion.clone(),

@@ -312,6 +312,7 @@ fn summarize(opts: &ClientOptions, local_buffers: AppliedBuffers, phase: Phase) 
         rcvbuf: opts.rcvbuf,
         sndbuf: opts.sndbuf,
         path_rate_bps: opts.path_rate_bps,
+        window_flag: opts.window_flag,
     };
     let rx_samples = if opts.reverse { &st.local } else { &st.remote };
     let max_rcv_wnd = rx_samples

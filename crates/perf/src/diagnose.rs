@@ -375,6 +375,8 @@ pub struct Asked {
     pub sndbuf: Option<u64>,
     /// The path's bottleneck rate, if the user told us (for the BDP).
     pub path_rate_bps: Option<f64>,
+    /// The buffers came from `-w` (both at once), not `--rcvbuf`.
+    pub window_flag: bool,
 }
 
 /// The median goodput of the intervals after the first (slow start), when
@@ -435,6 +437,7 @@ pub fn summarize(
             steady_mbit: steady_mbit(intervals),
             window_bound: rwnd_bound,
             path_rate_bps: asked.path_rate_bps,
+            flag: if asked.window_flag { "-w" } else { "--rcvbuf" },
         })
     });
     let rtt_txt = cap_rtt_ms.map_or("unknown".to_string(), human_ms);
@@ -726,6 +729,7 @@ mod tests {
                 rcvbuf,
                 sndbuf: None,
                 path_rate_bps: Some(151e6),
+                window_flag: false,
             },
         )
     }

@@ -25,6 +25,8 @@ pub struct ClientOptions {
     pub rcvbuf: Option<u64>,
     /// Static SO_SNDBUF for the sending socket.
     pub sndbuf: Option<u64>,
+    /// Both came from `-w` (the diagnosis names the flag typed).
+    pub window_flag: bool,
     /// Read sizing for the receiver.
     pub read_sizing: ReadSizer,
     /// The path's rate if known (for the BDP in the diagnosis).
@@ -68,6 +70,7 @@ impl Default for ClientOptions {
             interval: Duration::from_secs(1),
             rcvbuf: None,
             sndbuf: None,
+            window_flag: false,
             read_sizing: ReadSizer::default(),
             path_rate_bps: None,
             connect_timeout: Duration::from_secs(5),

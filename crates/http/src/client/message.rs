@@ -288,6 +288,7 @@ impl Response {
             // A window's worth arrived per RTT: the window was the limit.
             window_bound: self.conn.history.max_per_rtt as f64 >= 0.8 * window,
             path_rate_bps: None,
+            flag: "--rcvbuf",
         })
         .map(|d| d.text)
     }
