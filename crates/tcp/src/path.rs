@@ -180,7 +180,10 @@ mod tests {
             ..case
         };
         let d = diagnose_rcvbuf(&at_cap).unwrap().text;
-        assert!(d.contains("-w 128000 asked") && d.contains("Fix: drop -w "), "{d}");
+        assert!(
+            d.contains("-w 128000 asked") && d.contains("Fix: drop -w "),
+            "{d}"
+        );
         assert!(d.contains("needs a 125.0 KB window"), "{d}");
     }
 
