@@ -61,12 +61,13 @@ pub enum EmuCommand {
 
 pub fn run(cmd: EmuCommand, m: Option<&clap::ArgMatches>) -> Result<i32> {
     let print = match &cmd {
-        EmuCommand::Shell(a) => a.common.config.print_config,
-        EmuCommand::Pair(a) => a.common.config.print_config,
-        EmuCommand::Selftest(a) => a.config.print_config,
-        _ => false,
+        EmuCommand::Shell(a) => a.common.config.print_config.then_some(&a.common.link),
+        EmuCommand::Pair(a) => a.common.config.print_config.then_some(&a.common.link),
+        EmuCommand::Selftest(a) => a.config.print_config.then_some(&a.link),
+        _ => None,
     };
-    if print && let Some((_, sub)) = m.and_then(|m| m.subcommand()) {
+    if let (Some(link), Some((_, sub))) = (print, m.and_then(|m| m.subcommand())) {
+        link.resolve()?; // a config that would not start is not printed
         print!("{}", tcpwise_emu::config::effective(sub));
         return Ok(0);
     }

@@ -144,10 +144,64 @@ fn pair_reports_a_server_that_never_listens() {
     ]);
     assert!(!o.status.success());
     let err = stderr(&o);
+    // The user's command is named, not the `sh` that ran it.
     assert!(
-        err.contains("exited") && err.contains("before listening"),
+        err.contains("the server command 'exit 3' ended") && err.contains("before it listened"),
         "{err}"
     );
+}
+
+/// `emu` inputs that were taken without comment get one line each: a
+/// --rate beside a trace, an endless --rtt, a bad value in a --config file
+/// (named), and `--queue 2bdp` as `droptail:limit=2bdp`.
+#[test]
+fn emu_inputs_get_one_line_answers() {
+    let t = TempDir::new("emu-inputs");
+    let trace = t.0.join("down.trace");
+    std::fs::write(&trace, "1\n2\n").unwrap();
+    let bad_cfg = t.0.join("bad.toml");
+    std::fs::write(&bad_cfg, "rtt = \"10xs\"\n").unwrap();
+    let cfg_needle = format!("config {}: 'rtt': invalid value '10xs'", bad_cfg.display());
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![
+                "--rate".into(),
+                "10mbit".into(),
+                "--down-trace".into(),
+                trace.display().to_string(),
+            ],
+            "give --up-rate for the uplink instead of --rate",
+        ),
+        (vec!["--rtt".into(), "100000s".into()], "over the 60 s"),
+        (
+            vec!["--config".into(), bad_cfg.display().to_string()],
+            &cfg_needle,
+        ),
+    ];
+    for (args, needle) in &cases {
+        let mut all = vec!["emu", "shell", "--print-config"];
+        all.extend(args.iter().map(String::as_str));
+        all.extend(["--", "true"]);
+        let o = tcpwise(&all);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+    let o = tcpwise(&[
+        "emu",
+        "shell",
+        "--print-config",
+        "--rtt",
+        "10ms",
+        "--rate",
+        "10mbit",
+        "--queue",
+        "2bdp",
+        "--",
+        "true",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]

@@ -28,10 +28,14 @@ enum Kind {
 
 /// The keys a config may hold (long flag names, in `--help` order), and
 /// the clap ids they parse into.
+fn command() -> Command {
+    crate::record::RecordArgs::augment_args(crate::path::PathSpec::augment_args(Command::new(
+        "config",
+    )))
+}
+
 fn keys() -> Vec<(String, String, Kind)> {
-    let cmd = crate::record::RecordArgs::augment_args(crate::path::PathSpec::augment_args(
-        Command::new("config"),
-    ));
+    let cmd = command();
     cmd.get_arguments()
         .filter_map(|a| {
             let long = a.get_long()?.to_string();
@@ -52,6 +56,28 @@ pub fn to_args(text: &str, file: &Path) -> Result<Vec<OsString>, EmuError> {
         .parse()
         .map_err(|e: toml::de::Error| bad(e.message().to_string()))?;
     let keys: BTreeMap<String, Kind> = keys().into_iter().map(|(l, _, k)| (l, k)).collect();
+    // Each value is checked here, with its flag's own parser, so a bad one
+    // is reported with the file's name (clap, later, would not name it).
+    let cmd = command();
+    let check = |key: &str, value: &str| -> Result<(), EmuError> {
+        let Some(arg) = cmd.get_arguments().find(|a| a.get_long() == Some(key)) else {
+            return Ok(());
+        };
+        Command::new("config")
+            .no_binary_name(true)
+            .arg(arg.clone().required(false))
+            .try_get_matches_from([format!("--{key}"), value.to_string()])
+            .map(drop)
+            .map_err(|e| {
+                let msg = e.to_string();
+                let line = msg
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches("error: ");
+                bad(format!("'{key}': {line}"))
+            })
+    };
     let mut out = Vec::new();
     let one = |key: String, v: &toml::Value, out: &mut Vec<OsString>| -> Result<(), EmuError> {
         let key = key.replace('_', "-");
@@ -80,13 +106,17 @@ pub fn to_args(text: &str, file: &Path) -> Result<Vec<OsString>, EmuError> {
             (Kind::Switch, _) => return Err(bad(format!("'{key}' is a switch: true or false"))),
             (Kind::Many, toml::Value::Array(items)) => {
                 for i in items {
+                    let v = scalar(i)?;
+                    check(&key, &v)?;
                     out.push(flag.clone());
-                    out.push(scalar(i)?.into());
+                    out.push(v.into());
                 }
             }
             (_, v) => {
+                let v = scalar(v)?;
+                check(&key, &v)?;
                 out.push(flag);
-                out.push(scalar(v)?.into());
+                out.push(v.into());
             }
         }
         Ok(())

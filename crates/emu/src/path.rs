@@ -224,6 +224,9 @@ pub struct DirectionSummary {
     pub jitter: Option<String>,
 }
 
+/// The longest round trip `emu` emulates, ns.
+pub const MAX_RTT_NS: u64 = 60_000_000_000;
+
 impl PathSpec {
     /// Resolves defaults and conflicts into (up, down).
     pub fn resolve(&self) -> Result<(LinkConfig, LinkConfig), EmuError> {
@@ -241,6 +244,18 @@ impl PathSpec {
                 return Err(conflict("--delay", "--up-delay with --down-delay"));
             }
         }
+        // --rate is both directions; a trace is one: say which wins
+        // instead of letting the trace win silently.
+        if self.rate.is_some() && (self.up_trace.is_some() || self.down_trace.is_some()) {
+            let fix = match (&self.up_trace, &self.down_trace) {
+                (Some(_), Some(_)) => "the traces set both directions: drop --rate".to_string(),
+                (Some(_), None) => "give --down-rate for the downlink instead of --rate".into(),
+                _ => "give --up-rate for the uplink instead of --rate".into(),
+            };
+            return Err(EmuError::Config(format!(
+                "--rate sets both directions and a trace sets one: {fix}"
+            )));
+        }
         if self.trace_once && self.up_trace.is_none() && self.down_trace.is_none() {
             return Err(EmuError::Config(
                 "--trace-once needs --up-trace or --down-trace".into(),
@@ -256,6 +271,15 @@ impl PathSpec {
                 _ => base,
             });
         let rtt = up_delay + down_delay;
+        // A minute of round trip is no network a test can finish on (the
+        // emulator would hold a minute of traffic in memory).
+        if rtt > MAX_RTT_NS {
+            return Err(EmuError::Config(format!(
+                "a round trip of {:.0} s is over the {} s the emulator models (--rtt, --delay, --up-delay, --down-delay)",
+                rtt as f64 / 1e9,
+                MAX_RTT_NS / 1_000_000_000
+            )));
+        }
         let cap = |rate: Option<u64>,
                    trace: &Option<PathBuf>,
                    which: &str|
@@ -498,6 +522,27 @@ mod tests {
         };
         let e = s.resolve().unwrap_err().to_string();
         assert!(e.contains("cannot read trace /nonexistent/trace"), "{e}");
+    }
+
+    #[test]
+    fn a_rate_beside_a_trace_and_an_endless_rtt_are_refused_in_one_line() {
+        let s = PathSpec {
+            rate: Some(10_000_000),
+            down_trace: Some("/nonexistent/trace".into()),
+            ..PathSpec::default()
+        };
+        let e = s.resolve().unwrap_err().to_string();
+        assert!(
+            e.contains("give --up-rate for the uplink instead of --rate"),
+            "{e}"
+        );
+        let s = PathSpec {
+            rtt: Some(100_000 * 1_000_000_000),
+            ..PathSpec::default()
+        };
+        let e = s.resolve().unwrap_err().to_string();
+        assert!(e.contains("round trip of 100000 s is over the 60 s"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
     }
 
     #[test]

@@ -219,6 +219,11 @@ impl Session {
                 e
             },
         })?;
+        // A server given as one string runs under `sh -c`: name the string.
+        let program = match argv {
+            [sh, c, line, ..] if sh == "sh" && c == "-c" => line.clone(),
+            _ => program,
+        };
         Ok(Process {
             child,
             program,
@@ -246,7 +251,7 @@ impl Session {
             }
             if let Some(st) = server.try_wait() {
                 return Err(EmuError::Config(format!(
-                    "the server command '{}' exited ({st}) before listening",
+                    "the server command '{}' ended ({st}) before it listened on a TCP port",
                     server.program
                 )));
             }

@@ -274,6 +274,24 @@ fn bad(input: &str, why: &'static str) -> UnitError {
     }
 }
 
+/// A queue limit: a size (`400KB`, `1000pkt`) or bandwidth-delay
+/// products (`2bdp`), the same in `--queue 2bdp` and `droptail:limit=2bdp`.
+fn limit_spec(s: &str, v: &str) -> Result<LimitSpec, UnitError> {
+    Ok(match v.strip_suffix("bdp") {
+        Some(x) => {
+            let m: f64 = x
+                .trim()
+                .parse()
+                .map_err(|_| bad(s, "limit=Nbdp takes a number of bandwidth-delay products"))?;
+            if !(m > 0.0 && m.is_finite()) {
+                return Err(bad(s, "limit=Nbdp must be positive"));
+            }
+            LimitSpec::Bdp(m)
+        }
+        None => LimitSpec::Fixed(v.parse()?),
+    })
+}
+
 impl std::str::FromStr for QueueSpec {
     type Err = UnitError;
 
@@ -286,7 +304,7 @@ impl std::str::FromStr for QueueSpec {
         let s = s.trim();
         if s.starts_with(|c: char| c.is_ascii_digit()) {
             return Ok(QueueSpec {
-                limit: Some(LimitSpec::Fixed(s.parse()?)),
+                limit: Some(limit_spec(s, s)?),
                 ..QueueSpec::default()
             });
         }
@@ -311,20 +329,7 @@ impl std::str::FromStr for QueueSpec {
             let (k, v) = opt.split_once('=').unwrap_or((opt, ""));
             let dur = || parse_duration(v);
             match (&mut spec.kind, k) {
-                (_, "limit") => {
-                    spec.limit = Some(match v.strip_suffix("bdp") {
-                        Some(x) => {
-                            let m: f64 = x.trim().parse().map_err(|_| {
-                                bad(s, "limit=Nbdp takes a number of bandwidth-delay products")
-                            })?;
-                            if !(m > 0.0 && m.is_finite()) {
-                                return Err(bad(s, "limit=Nbdp must be positive"));
-                            }
-                            LimitSpec::Bdp(m)
-                        }
-                        None => LimitSpec::Fixed(v.parse()?),
-                    })
-                }
+                (_, "limit") => spec.limit = Some(limit_spec(s, v)?),
                 (Kind::Codel(_) | Kind::Pie(_) | Kind::FqCodel(_), "ecn") if v.is_empty() => {
                     spec.ecn = true
                 }

@@ -198,3 +198,11 @@ fn fq_codel_drops_from_the_fattest_flow_when_full() {
     );
     assert_eq!(l.stats().dropped_queue as usize, dropped.len());
 }
+
+#[test]
+fn a_bare_bdp_limit_is_a_drop_tail_as_limit_bdp_is() {
+    let bare: QueueSpec = "2bdp".parse().unwrap();
+    let long: QueueSpec = "droptail:limit=2bdp".parse().unwrap();
+    assert_eq!(bare, long);
+    assert!("0bdp".parse::<QueueSpec>().is_err());
+}
