@@ -103,7 +103,7 @@ pub fn run(a: LabArgs) -> Result<i32> {
         }
         // A step that failed after the signal was interrupted, not broken.
         Err(_) if opts.cancel.load(Ordering::Relaxed) => {
-            eprintln!("tcpwise: interrupted; finished experiments are in {out}");
+            eprintln!("tcpwise: interrupted; {}", tcpwise_lab::kept(&a.out));
             Ok(if term.load(Ordering::Relaxed) {
                 143
             } else {
@@ -112,7 +112,7 @@ pub fn run(a: LabArgs) -> Result<i32> {
         }
         Err(e @ LabError::Usage(_)) => Err(e.into()),
         Err(e) => {
-            let kept = format!("the lab stopped; finished experiments are in {out}");
+            let kept = format!("the lab stopped; {}", tcpwise_lab::kept(&a.out));
             Err(anyhow::Error::new(e).context(kept))
         }
     }

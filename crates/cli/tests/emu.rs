@@ -740,6 +740,11 @@ fn lab_interrupted_keeps_finished_results_and_leaves_nothing() {
     tcpwise_sys::kill(pid as i32, libc::SIGINT);
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("finished experiments are in"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(leftovers(pid), Vec::<String>::new());
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();
@@ -781,11 +786,13 @@ fn lab_sigterm_during_parallel_testbeds_exits_143_and_leaves_nothing() {
         return;
     }
     let dir = TempDir::new("lab-term");
-    let mut child = Command::new(BIN)
+    // An earlier run's results must not pass for this one's.
+    std::fs::write(dir.0.join("results.json"), "{}").unwrap();
+    let child = Command::new(BIN)
         .args(["lab", "idle-selection", "--quick", "--runs", "1", "--out"])
         .arg(&dir.0)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let pid = child.id();
@@ -801,8 +808,15 @@ fn lab_sigterm_during_parallel_testbeds_exits_143_and_leaves_nothing() {
     );
     tcpwise_sys::kill(pid as i32, libc::SIGTERM);
     let t0 = std::time::Instant::now();
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(143));
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(143));
+    // Nothing finished: it says so, and the stale results are gone.
+    assert!(
+        stderr(&o).contains("no experiment finished"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.0.join("results.json").exists());
     assert!(
         t0.elapsed() < Duration::from_secs(15),
         "took {:?}",

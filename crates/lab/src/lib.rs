@@ -457,6 +457,11 @@ impl Plan {
         progress: &dyn Progress,
     ) -> Result<Vec<ExperimentResult>, LabError> {
         let mut done = Vec::new();
+        // An earlier run's pages would pass for this run's when it stops
+        // before its first experiment ends: they go first.
+        for f in ["results.json", "report.md", "index.html"] {
+            let _ = std::fs::remove_file(opts.out.join(f));
+        }
         for e in self.chosen {
             opts.check()?;
             let r = e.run(opts, progress)?;
@@ -466,6 +471,19 @@ impl Plan {
             write_pages(&opts.out, &header, &entries)?;
         }
         Ok(done)
+    }
+}
+
+/// What a stopped run left in `out`, in words: its finished experiments,
+/// or that none finished.
+pub fn kept(out: &std::path::Path) -> String {
+    if out.join("results.json").is_file() {
+        format!("finished experiments are in {}", out.display())
+    } else {
+        format!(
+            "no experiment finished, so {} holds no results",
+            out.display()
+        )
     }
 }
 
