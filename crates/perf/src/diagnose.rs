@@ -78,6 +78,13 @@ pub struct Summary {
     /// then over the rest).
     #[serde(default)]
     pub omitted_s: Option<f64>,
+    /// Bytes the sender wrote, and over how long (its own clock): iperf3's
+    /// `sum_sent`, which differs from what arrived while data is in flight.
+    #[serde(default)]
+    pub sent_bytes: Option<u64>,
+    /// Seconds of the sender's run.
+    #[serde(default)]
+    pub sent_seconds: Option<f64>,
 }
 
 /// Everything `tcpwise perf client` reports.
@@ -516,6 +523,8 @@ pub fn summarize(
         advertised_window_bytes: max_rcv_wnd,
         diagnosis,
         omitted_s: None,
+        sent_bytes: tx_last.map(|s| s.bytes),
+        sent_seconds: tx_last.map(|s| s.t),
     }
 }
 

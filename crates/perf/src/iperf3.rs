@@ -64,16 +64,29 @@ fn end_stream(socket: usize, r: &PerfReport) -> Value {
 }
 
 fn sum(start_s: f64, end_s: f64, bytes: u64, mbit: f64, retr: Option<u64>, sender: bool) -> Value {
-    json!({
+    let mut v = json!({
         "start": start_s,
         "end": end_s,
         "seconds": end_s - start_s,
         "bytes": bytes,
         "bits_per_second": mbit * 1e6,
-        "retransmits": retr,
         "omitted": false,
         "sender": sender,
-    })
+    });
+    // iperf3 writes retransmits on the sending side only (no null).
+    if let Some(r) = retr {
+        v["retransmits"] = json!(r);
+    }
+    v
+}
+
+/// iperf3's `sum_sent`: what the sender wrote over its own run (more than
+/// arrived while data was still in flight), else what arrived.
+fn sent(s: &crate::diagnose::Summary) -> (f64, u64, f64) {
+    match (s.sent_bytes, s.sent_seconds) {
+        (Some(b), Some(t)) if t > 0.0 && s.omitted_s.is_none() => (t, b, b as f64 * 8.0 / t / 1e6),
+        _ => (s.seconds, s.bytes, s.goodput_mbit),
+    }
 }
 
 /// One stream's test in iperf3's `-J` shape.
@@ -94,7 +107,7 @@ pub fn single(opts: &ClientOptions, r: &PerfReport) -> Value {
         "intervals": intervals,
         "end": {
             "streams": [end_stream(1, r)],
-            "sum_sent": sum(0.0, s.seconds, s.bytes, s.goodput_mbit, s.retransmits, true),
+            "sum_sent": sum(0.0, sent(s).0, sent(s).1, sent(s).2, s.retransmits, true),
             "sum_received": sum(0.0, s.seconds, s.bytes, s.goodput_mbit, None, false),
             "sender_tcp_congestion": opts.congestion,
             "receiver_tcp_congestion": opts.congestion,
