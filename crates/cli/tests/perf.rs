@@ -889,3 +889,87 @@ fn udp_duplicates_do_not_hide_loss() {
         "{v}"
     );
 }
+
+/// `--json=iperf3` is read by iperf3's own reader, the `iperf3` Python
+/// package's `TestResult`, for TCP, `-R`, `-P`, `--bidir` and `-u`: no
+/// missing key, sent and received each their own side's figure,
+/// retransmits from the sender, `bidir` and `num_streams` as iperf3 has
+/// them, and UDP's jitter and loss.
+#[test]
+fn iperf3_json_is_read_by_iperf3s_own_reader() {
+    let has_reader = std::process::Command::new("python3")
+        .args(["-c", "import iperf3"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_reader {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI installs the iperf3 Python package (scripts/test)"
+        );
+        eprintln!("skipped: the iperf3 Python package is not installed (pip install iperf3)");
+        return;
+    }
+    let srv = perf_server();
+    let p = srv.port.to_string();
+    let read = r#"
+import iperf3, json, sys
+text = sys.stdin.read()
+r = iperf3.TestResult(text)
+j = json.loads(text)
+out = dict(error=r.error, protocol=r.protocol, num_streams=r.num_streams,
+           bidir=j["start"]["test_start"].get("bidir"), local_port=r.local_port)
+if r.protocol == "TCP":
+    out.update(sent=r.sent_bytes, received=r.received_bytes, retransmits=r.retransmits,
+               null_retr="retransmits" in j["end"]["sum_received"])
+else:
+    out.update(jitter=r.jitter_ms, lost=r.lost_percent, packets=r.packets)
+print(json.dumps(out))
+"#;
+    for (extra, streams, bidir) in [
+        (&["-t", "1"][..], 1, 0),
+        (&["-t", "1", "-R"][..], 1, 0),
+        (&["-t", "1", "-P", "2"][..], 2, 0),
+        (&["-t", "1", "--bidir"][..], 1, 1),
+        (&["-t", "1", "-u", "-b", "10mbit"][..], 1, 0),
+    ] {
+        let o = client(&p, &[extra, &["--json=iperf3"]].concat());
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        let mut py = std::process::Command::new("python3")
+            .args(["-c", read])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        py.stdin.take().unwrap().write_all(&o.stdout).unwrap();
+        let r = py.wait_with_output().unwrap();
+        assert!(
+            r.status.success(),
+            "{extra:?}: TestResult refused it: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+        println!("{extra:?}: {v}");
+        assert!(v["error"].is_null(), "{v}");
+        assert_eq!(v["num_streams"], streams, "{extra:?}: {v}");
+        assert_eq!(v["bidir"], bidir, "{extra:?}: {v}");
+        assert!(
+            v["local_port"].as_u64().unwrap_or(0) > 0 || v["protocol"] == "UDP",
+            "{v}"
+        );
+        if v["protocol"] == "TCP" {
+            assert!(
+                v["sent"].as_u64().unwrap() > 0 && v["received"].as_u64().unwrap() > 0,
+                "{v}"
+            );
+            assert!(v["retransmits"].is_u64(), "{v}");
+            assert_eq!(v["null_retr"], false, "{v}");
+        } else {
+            assert!(
+                v["jitter"].is_f64() && v["lost"].is_f64() && v["packets"].as_u64() > Some(0),
+                "{v}"
+            );
+        }
+    }
+}

@@ -37,6 +37,8 @@ struct Setup {
     r: BufReader<tokio::net::tcp::OwnedReadHalf>,
     _w: tokio::net::tcp::OwnedWriteHalf,
     data: tokio::net::TcpStream,
+    /// The data connection's two ends (local, remote).
+    ends: Option<(std::net::SocketAddr, std::net::SocketAddr)>,
     local_buffers: AppliedBuffers,
     /// When the data phase must be over, whatever the server does.
     data_deadline: tokio::time::Instant,
@@ -150,10 +152,12 @@ async fn set_up(opts: &ClientOptions) -> Result<Setup, PerfError> {
             }
         };
 
+    let ends = data.local_addr().ok().zip(data.peer_addr().ok());
     Ok(Setup {
         addr,
         r,
         _w: w,
+        ends,
         data,
         local_buffers,
         data_deadline,
@@ -167,6 +171,7 @@ struct Phase {
     remote_last: Sample,
     remote_buffers: AppliedBuffers,
     server_output: Option<String>,
+    ends: Option<(std::net::SocketAddr, std::net::SocketAddr)>,
 }
 
 /// The transfer and the server's last words.
@@ -181,6 +186,7 @@ async fn data_phase(
         _w,
         data,
         data_deadline,
+        ends,
         ..
     } = setup;
     let wrong = |why: String| PerfError::WrongProtocol(addr.to_string(), why);
@@ -286,6 +292,7 @@ async fn data_phase(
         remote_last,
         remote_buffers,
         server_output,
+        ends,
     })
 }
 
@@ -297,6 +304,7 @@ fn summarize(opts: &ClientOptions, local_buffers: AppliedBuffers, phase: Phase) 
         remote_last,
         remote_buffers,
         server_output,
+        ends,
     } = phase;
     let (rx_last, tx_last) = if opts.reverse {
         (local_last, remote_last)
@@ -353,6 +361,7 @@ fn summarize(opts: &ClientOptions, local_buffers: AppliedBuffers, phase: Phase) 
         pacing,
         server_output,
         zerocopy,
+        ends,
     }
 }
 

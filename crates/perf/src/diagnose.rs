@@ -90,6 +90,8 @@ pub struct Summary {
 /// Everything `tcpwise perf client` reports.
 #[derive(Debug, Clone, Serialize)]
 pub struct PerfReport {
+    /// The data connection's local and remote addresses.
+    pub ends: Option<(std::net::SocketAddr, std::net::SocketAddr)>,
     /// Interval lines.
     pub intervals: Vec<Interval>,
     /// Summary and diagnosis.

@@ -26,20 +26,83 @@ fn stream_interval(socket: usize, i: &Interval, sender: bool) -> Value {
     })
 }
 
-fn start(opts: &ClientOptions, streams: usize) -> Value {
+/// `uname -a`'s words, as iperf3's `system_info` has them.
+fn system_info() -> String {
+    let k = |f: &str| {
+        std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    format!(
+        "{} {} {} {} {}",
+        k("ostype"),
+        k("hostname"),
+        k("osrelease"),
+        k("version"),
+        std::env::consts::ARCH
+    )
+}
+
+/// iperf3's `start`: `connected` (one entry a stream: its local and
+/// remote address; nulls where a side is unknown), `version`,
+/// `system_info`, `timestamp`, `connecting_to` and `test_start`.
+fn start(
+    opts: &ClientOptions,
+    streams: usize,
+    ends: &[Option<(std::net::SocketAddr, std::net::SocketAddr)>],
+    bidir: bool,
+) -> Value {
+    let now = std::time::SystemTime::now();
+    let secs = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let connected: Vec<Value> = ends
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            json!({
+                "socket": i + 1,
+                "local_host": e.map(|(l, _)| l.ip().to_string()),
+                "local_port": e.map(|(l, _)| l.port()),
+                "remote_host": e.map_or(opts.host.clone(), |(_, r)| r.ip().to_string()),
+                "remote_port": e.map_or(opts.port, |(_, r)| r.port()),
+            })
+        })
+        .collect();
     json!({
+        "connected": connected,
         "version": concat!("tcpwise ", env!("CARGO_PKG_VERSION")),
+        "system_info": system_info(),
+        "timestamp": { "time": httpdate::fmt_http_date(now), "timesecs": secs },
         "connecting_to": { "host": opts.host, "port": opts.port },
         "test_start": {
             "protocol": "TCP",
             "num_streams": streams,
+            "blksize": crate::stream::CHUNK,
             "omit": opts.omit.as_secs_f64(),
             "duration": opts.duration.as_secs_f64(),
             "bytes": opts.bytes.unwrap_or(0),
+            "blocks": 0,
             "reverse": i32::from(opts.reverse),
+            "bidir": i32::from(bidir),
             "tos": 0,
         },
         "tcp_congestion": opts.congestion,
+    })
+}
+
+/// iperf3's `end.cpu_utilization_percent`: this process's CPU over the
+/// test's seconds; the remote side's is not reported to us (null).
+fn cpu(seconds: f64) -> Value {
+    let (user, system) = tcpwise_sys::cpu_times();
+    let pct = |t: f64| 100.0 * t / seconds.max(1e-9);
+    json!({
+        "host_total": pct(user + system),
+        "host_user": pct(user),
+        "host_system": pct(system),
+        "remote_total": null,
+        "remote_user": null,
+        "remote_system": null,
     })
 }
 
@@ -103,9 +166,10 @@ pub fn single(opts: &ClientOptions, r: &PerfReport) -> Value {
         .collect();
     let s = &r.summary;
     json!({
-        "start": start(opts, 1),
+        "start": start(opts, 1, &[r.ends], false),
         "intervals": intervals,
         "end": {
+            "cpu_utilization_percent": cpu(s.seconds),
             "streams": [end_stream(1, r)],
             "sum_sent": sum(0.0, sent(s).0, sent(s).1, sent(s).2, s.retransmits, true),
             "sum_received": sum(0.0, s.seconds, s.bytes, s.goodput_mbit, None, false),
@@ -179,11 +243,30 @@ pub fn parallel(opts: &ClientOptions, r: &ParallelReport) -> Value {
         } else {
             ("sum_sent_bidir_reverse", "sum_received_bidir_reverse")
         };
-        end[sent] = sum(0.0, seconds, t.bytes, t.goodput_mbit, t.retransmits, true);
+        // What the senders of this direction wrote, over their own runs.
+        let mine: Vec<_> = r
+            .streams
+            .iter()
+            .filter(|(_, s)| s.reverse == (t.direction == "receive"))
+            .map(|(_, s)| self::sent(&s.summary))
+            .collect();
+        let sent_s = mine.iter().map(|m| m.0).fold(0.0, f64::max);
+        let sent_b: u64 = mine.iter().map(|m| m.1).sum();
+        let (sent_s, sent_b, sent_m) = if sent_s > 0.0 && !mine.is_empty() {
+            (sent_s, sent_b, sent_b as f64 * 8.0 / sent_s / 1e6)
+        } else {
+            (seconds, t.bytes, t.goodput_mbit)
+        };
+        end[sent] = sum(0.0, sent_s, sent_b, sent_m, t.retransmits, true);
         end[recv] = sum(0.0, seconds, t.bytes, t.goodput_mbit, None, false);
     }
+    end["cpu_utilization_percent"] = cpu(seconds);
+    // --bidir: iperf3 counts the streams asked for (-P), not both ways.
+    let bidir =
+        r.streams.iter().any(|(_, s)| s.reverse) && r.streams.iter().any(|(_, s)| !s.reverse);
+    let ends: Vec<_> = r.streams.iter().map(|(_, s)| s.ends).collect();
     json!({
-        "start": start(opts, n),
+        "start": start(opts, if bidir { n / 2 } else { n }, &ends, bidir),
         "intervals": intervals,
         "end": end,
         "tcpwise": r,
@@ -196,7 +279,7 @@ pub fn parallel(opts: &ClientOptions, r: &ParallelReport) -> Value {
 /// `end.sum_sent` and `end.sum_received`; `packets` is the sender's count
 /// and `lost_packets` what never arrived, as in iperf3.
 pub fn udp(opts: &ClientOptions, r: &crate::udp::UdpReport) -> Value {
-    let mut st = start(opts, 1);
+    let mut st = start(opts, 1, &[None], false);
     st["test_start"]["protocol"] = json!("UDP");
     st["test_start"]["blksize"] = json!(r.len);
     st["test_start"]["target_bitrate"] = json!(r.rate_bps);
@@ -253,6 +336,7 @@ pub fn udp(opts: &ClientOptions, r: &crate::udp::UdpReport) -> Value {
         "start": st,
         "intervals": intervals,
         "end": {
+            "cpu_utilization_percent": cpu(secs),
             "streams": [{ "udp": received(Some(1)) }],
             "sum": received(None),
             "sum_sent": {

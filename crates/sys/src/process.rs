@@ -183,3 +183,16 @@ pub fn fd_limit_for(need: u64) -> (u64, u64) {
     }
     (r.rlim_cur, r.rlim_max)
 }
+
+/// This process's CPU time so far, user and system, seconds
+/// (`getrusage(RUSAGE_SELF)`, every thread).
+pub fn cpu_times() -> (f64, f64) {
+    // SAFETY: getrusage fills the struct it is given, nothing more.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to a rusage for the call's duration.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return (0.0, 0.0);
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (secs(ru.ru_utime), secs(ru.ru_stime))
+}
