@@ -1151,3 +1151,25 @@ fn config_file_round_trips_and_unknown_keys_are_refused() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("cannot read config"), "{}", stderr(&o));
 }
+
+/// Nesting (Mahimahi's `mm-delay 10 mm-delay 20`): a testbed inside a
+/// testbed would take the same addresses and lose every packet, so the
+/// inner one refuses in one line naming what to do, and the outer passes
+/// its exit code on: nothing exits 0 with a dead link.
+#[test]
+fn a_nested_emu_refuses_in_one_line() {
+    if !netns_ok("emu_nested") {
+        return;
+    }
+    let inner = format!("{BIN} emu shell -q --delay 20ms -- ping -c1 -W1 $TCPWISE_PEER");
+    let o = tcpwise(&[
+        "emu", "shell", "-q", "--delay", "10ms", "--", "sh", "-c", &inner,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    let line = err
+        .lines()
+        .find(|l| l.contains("already inside the emulated path"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(line.contains("20.0 ms up and 20.0 ms down"), "{line}");
+}

@@ -96,6 +96,17 @@ fn config(
     server: Vec<(String, String)>,
 ) -> Result<TestbedConfig, EmuError> {
     let (up, down) = c.link.resolve()?;
+    // Inside a testbed already (its commands get TCPWISE_NETNS): a second
+    // one would take the same addresses and lose every packet. Refused in
+    // one line with the one-testbed equivalent, where Mahimahi nests.
+    if let Ok(outer) = std::env::var("TCPWISE_NETNS") {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        return Err(EmuError::Config(format!(
+            "already inside the emulated path of testbed {outer}: a testbed inside it would reuse its addresses and lose every packet; give one testbed the whole path instead (delays add up: this one's {:.1} ms up and {:.1} ms down go on top of the outer's --up-delay/--down-delay; the slower rate and both losses apply)",
+            ms(up.delay),
+            ms(down.delay)
+        )));
+    }
     let record = c.record.options();
     for w in crate::path::warnings(&up, &down) {
         eprintln!("tcpwise: warning: {w}");
