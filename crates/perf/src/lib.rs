@@ -20,6 +20,7 @@
 
 pub mod client;
 pub mod diagnose;
+pub mod flags;
 pub mod iperf3;
 pub mod net;
 pub mod options;
