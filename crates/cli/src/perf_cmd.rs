@@ -10,6 +10,7 @@ pub use tcpwise_perf::flags::{ClientArgs, JsonStyle, ServerArgs};
 #[allow(clippy::large_enum_variant)]
 pub enum PerfCommand {
     /// Serve tests (any number at once) until stopped.
+    #[command(disable_version_flag = true)]
     Server(ServerArgs),
     /// Run one test against a `tcpwise perf server`.
     ///
@@ -21,7 +22,7 @@ pub enum PerfCommand {
     /// Example (the Windows TCP team's experiment on an emulated path):
     ///   tcpwise emu pair --rtt 177ms --rate 151mbit --server 'tcpwise perf server' \
     ///     -- sh -c 'tcpwise perf client $TCPWISE_PEER -R -t 10 --rcvbuf 278775 --path-rate 151mbit'
-    #[command(verbatim_doc_comment)]
+    #[command(verbatim_doc_comment, disable_version_flag = true)]
     Client(ClientArgs),
 }
 
@@ -40,6 +41,10 @@ pub fn run(cmd: PerfCommand) -> Result<i32> {
 }
 
 fn server(a: ServerArgs) -> Result<i32> {
+    if let Some(no) = a.refused() {
+        return Err(crate::Usage(no).into());
+    }
+    let _pid = a.pidfile()?;
     let opts = a.options();
     let stop = crate::shutdown_on_signals()?;
     crate::runtime()?.block_on(tcpwise_perf::run_server(opts, stop, |addr| {
@@ -49,6 +54,9 @@ fn server(a: ServerArgs) -> Result<i32> {
 }
 
 fn client(a: ClientArgs) -> Result<i32> {
+    if let Some(no) = a.refused() {
+        return Err(crate::Usage(no).into());
+    }
     let opts = a.options();
     opts.validate()?;
     let style = a.json;

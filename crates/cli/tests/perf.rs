@@ -973,3 +973,84 @@ print(json.dumps(out))
         }
     }
 }
+
+/// iperf3's spellings: each accepted with iperf3's meaning, or refused in
+/// one line that says what to use instead.
+#[test]
+fn iperf3_spellings_mean_what_they_mean_in_iperf3() {
+    let srv = perf_server();
+    let p = srv.port.to_string();
+    let run = |extra: &[&str]| client(&p, extra);
+    // -b 20M and 20m are 20 Mbit/s (bits, powers of 1000); -l 8K is 8192 B.
+    for b in ["20M", "20m"] {
+        let v = json(&run(&["-u", "-b", b, "-t", "1", "-J"]));
+        assert_eq!(v["rate_bps"], 20_000_000, "-b {b}: {v}");
+    }
+    let v = json(&run(&["-u", "-l", "8K", "-t", "1", "-J"]));
+    assert_eq!(v["len"], 8192, "{v}");
+    // -t 0: until stopped (a byte count ends it here); --rcv-timeout and
+    // --connect-timeout in milliseconds, -V accepted.
+    let o = run(&[
+        "-t",
+        "0",
+        "-n",
+        "2MB",
+        "--rcv-timeout",
+        "5000",
+        "--connect-timeout",
+        "2000",
+        "-V",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // -v is the version, as in iperf3, for the client and the server.
+    for args in [&["perf", "client", "-v"][..], &["perf", "server", "-v"][..]] {
+        let o = tcpwise(args);
+        assert!(
+            o.status.success() && stdout(&o).contains("0."),
+            "{args:?}: {}",
+            stdout(&o)
+        );
+    }
+    // The ones tcpwise does not have: one line naming what to do.
+    for extra in [
+        &["-T", "x"][..],
+        &["-f", "m"],
+        &["--logfile", "l.txt"],
+        &["--timestamps"],
+        &["-k", "10"],
+        &["-F", "f.bin"],
+        &["-d"],
+        &["--forceflush"],
+    ] {
+        let o = run(extra);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(
+            err.contains("tcpwise perf has no iperf3"),
+            "{extra:?}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{extra:?}: {err}");
+    }
+    let o = tcpwise(&["perf", "server", "-D"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no iperf3 -D"), "{}", stderr(&o));
+    // -s is accepted and -I writes the pid while the server runs.
+    let t = TempDir::new("perf-pid");
+    let pidf = t.0.join("perf.pid");
+    let (child, _) = spawn_announcing(&[
+        "perf",
+        "server",
+        "-s",
+        "-V",
+        "-I",
+        pidf.to_str().unwrap(),
+        "--bind",
+        "127.0.0.1:0",
+    ]);
+    let pid = std::fs::read_to_string(&pidf).unwrap();
+    assert_eq!(pid.trim(), child.id().to_string());
+    tcpwise_sys::kill(child.id() as i32, libc::SIGTERM);
+    let mut child = child;
+    let _ = child.wait();
+    assert!(!pidf.exists(), "the pid file is removed at the end");
+}

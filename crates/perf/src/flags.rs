@@ -21,9 +21,21 @@ pub struct ServerArgs {
     /// Exit after one test.
     #[arg(short = '1', long)]
     pub one_off: bool,
-    /// Print a line per test.
-    #[arg(short, long)]
+    /// Print a line per test (iperf3's -V; -v is the version, as there).
+    #[arg(short = 'V', long)]
     pub verbose: bool,
+    /// Print the version (iperf3's -v).
+    #[arg(short = 'v', long = "version", action = clap::ArgAction::Version)]
+    pub version: Option<bool>,
+    /// Accepted for iperf3's sake (`iperf3 -s`): this is the server.
+    #[arg(short = 's', long = "server")]
+    pub server: bool,
+    /// Write the server's process id to FILE while it runs (iperf3's -I).
+    #[arg(short = 'I', long = "pidfile", value_name = "FILE")]
+    pub pidfile: Option<std::path::PathBuf>,
+    /// iperf3's -D (daemon): refused; run it under systemd, or with &.
+    #[arg(short = 'D', long = "daemon", hide = true)]
+    pub daemon: bool,
 }
 
 /// `--json` styles.
@@ -44,6 +56,7 @@ pub struct ClientArgs {
     #[arg(short, long, default_value_t = crate::proto::DEFAULT_PORT)]
     pub port: u16,
     /// Test length: seconds (10, 2.5) or with a unit (500ms).
+    /// 0 runs until Ctrl-C (at most an hour), as iperf3's -t 0.
     #[arg(
         short = 't',
         long = "time",
@@ -88,7 +101,9 @@ pub struct ClientArgs {
     /// Pace the sender at RATE (20mbit): SO_MAX_PACING_RATE, so the
     /// kernel holds the rate and the send loop never sleeps (iperf3's -b
     /// for TCP); the summary says whether the pacing held.
-    #[arg(short = 'b', long = "bitrate", value_name = "RATE")]
+    /// iperf3's spelling works too: 20M, 20m, 1.5G, 500K are bits/s
+    /// (powers of 1000), a bare number is bits/s.
+    #[arg(short = 'b', long = "bitrate", value_name = "RATE", value_parser = iperf3_rate)]
     pub bitrate: Option<Rate>,
     /// Leave the first SECONDS out of the summary (slow start), and say so (iperf3's -O).
     #[arg(
@@ -129,8 +144,52 @@ pub struct ClientArgs {
     pub udp: bool,
     /// A UDP datagram's payload bytes, 20 to 65507 (iperf3's -l; default
     /// 1448, a 1500-byte MTU less IPv6 and UDP headers).
-    #[arg(short = 'l', long = "length", value_name = "BYTES", requires = "udp")]
+    /// iperf3's K and M (powers of 1024) work: -l 8K.
+    #[arg(short = 'l', long = "length", value_name = "BYTES", requires = "udp", value_parser = iperf3_size)]
     pub length: Option<usize>,
+    /// iperf3's --rcv-timeout, in milliseconds as iperf3 takes it
+    /// (--stall-timeout in seconds is ours).
+    #[arg(
+        long = "rcv-timeout",
+        value_name = "MS",
+        conflicts_with = "stall_timeout"
+    )]
+    pub rcv_timeout: Option<u64>,
+    /// Give up connecting after MS milliseconds (iperf3's --connect-timeout).
+    #[arg(long = "connect-timeout", value_name = "MS")]
+    pub connect_timeout: Option<u64>,
+    /// iperf3's verbose: accepted (every interval line carries the
+    /// sender's TCP_INFO already). -v is the version, as in iperf3.
+    #[arg(short = 'V', long = "verbose")]
+    pub verbose: bool,
+    /// Print the version (iperf3's -v).
+    #[arg(short = 'v', long = "version", action = clap::ArgAction::Version)]
+    pub version: Option<bool>,
+    /// iperf3 flags tcpwise does not have: refused in one line that says
+    /// what to use instead.
+    #[arg(short = 'T', long = "title", hide = true, value_name = "STR")]
+    pub title: Option<String>,
+    #[allow(missing_docs)]
+    #[arg(short = 'f', long = "format", hide = true)]
+    pub format: Option<String>,
+    #[allow(missing_docs)]
+    #[arg(long = "logfile", hide = true)]
+    pub logfile: Option<String>,
+    #[allow(missing_docs)]
+    #[arg(long = "timestamps", hide = true, num_args = 0..=1, default_missing_value = "")]
+    pub timestamps: Option<String>,
+    #[allow(missing_docs)]
+    #[arg(short = 'k', long = "blockcount", hide = true)]
+    pub blockcount: Option<String>,
+    #[allow(missing_docs)]
+    #[arg(short = 'F', long = "file", hide = true)]
+    pub file: Option<String>,
+    #[allow(missing_docs)]
+    #[arg(short = 'd', long = "debug", hide = true)]
+    pub debug: bool,
+    #[allow(missing_docs)]
+    #[arg(long = "forceflush", hide = true)]
+    pub forceflush: bool,
     /// Print the server's own lines after the summary (iperf3's --get-server-output).
     #[arg(long)]
     pub get_server_output: bool,
@@ -155,7 +214,33 @@ pub enum ZeroCopyArg {
     Msg,
 }
 
+/// `-I FILE`: the server's pid, removed when the server ends.
+#[derive(Debug)]
+pub struct PidFile(std::path::PathBuf);
+
+impl Drop for PidFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 impl ServerArgs {
+    /// `-D` refused in one line (what to do instead); `None` otherwise.
+    pub fn refused(&self) -> Option<String> {
+        self.daemon.then(|| {
+            "tcpwise perf has no iperf3 -D (daemon): run it under systemd, or with & and -I FILE for its pid".to_string()
+        })
+    }
+
+    /// Writes `-I FILE` (this process's id), removed when the guard goes.
+    pub fn pidfile(&self) -> std::io::Result<Option<PidFile>> {
+        let Some(p) = &self.pidfile else {
+            return Ok(None);
+        };
+        std::fs::write(p, format!("{}\n", std::process::id()))?;
+        Ok(Some(PidFile(p.clone())))
+    }
+
     /// What the flags ask the server for.
     pub fn options(&self) -> ServerOptions {
         let a = self;
@@ -171,7 +256,72 @@ impl ServerArgs {
     }
 }
 
+/// `-b` as iperf3 reads it: `20M`, `20m` (bits, powers of 1000), a bare
+/// number of bits/s, or ours (`20mbit`).
+pub fn iperf3_rate(s: &str) -> Result<Rate, String> {
+    if let Ok(r) = s.parse::<Rate>() {
+        return Ok(r);
+    }
+    let t = s.trim();
+    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 1e3),
+        Some('M') => (&t[..t.len() - 1], 1e6),
+        Some('G') => (&t[..t.len() - 1], 1e9),
+        Some('T') => (&t[..t.len() - 1], 1e12),
+        _ => (t, 1.0),
+    };
+    match num.parse::<f64>() {
+        Ok(n) if n.is_finite() && n >= 0.0 => Ok(Rate((n * mult) as u64)),
+        _ => Err(format!(
+            "'{s}' is not a rate: 20M or 20m (iperf3's bits/s), 20mbit, 500kbit"
+        )),
+    }
+}
+
+/// `-l` as iperf3 reads it: `8K`, `1M` (powers of 1024) or bytes.
+pub fn iperf3_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 1024.0),
+        Some('M') => (&t[..t.len() - 1], 1024.0 * 1024.0),
+        _ => (t, 1.0),
+    };
+    match num.parse::<f64>() {
+        Ok(n) if n.is_finite() && n >= 0.0 => Ok((n * mult) as usize),
+        _ => match s.parse::<Bytes>() {
+            Ok(b) => Ok(b.0 as usize),
+            Err(_) => Err(format!("'{s}' is not a size: 1448, 8K, 64KiB")),
+        },
+    }
+}
+
 impl ClientArgs {
+    /// An iperf3 flag that tcpwise does not have, as the line that says
+    /// what to use instead; `None` when there is none.
+    pub fn refused(&self) -> Option<String> {
+        let a = self;
+        let what = if a.title.is_some() {
+            "-T (title): prefix the lines yourself, e.g. | sed 's/^/TITLE: /'"
+        } else if a.format.is_some() {
+            "-f (units): rates are in Mbit/s; --json has bits_per_second"
+        } else if a.logfile.is_some() {
+            "--logfile: redirect the output (> FILE), or --json > FILE"
+        } else if a.timestamps.is_some() {
+            "--timestamps: pipe through ts (moreutils), or use --json's interval times"
+        } else if a.blockcount.is_some() {
+            "-k (blocks): give -n BYTES"
+        } else if a.file.is_some() {
+            "-F (file): tcpwise sends from memory; time a file transfer with tcpwise get -T"
+        } else if a.debug {
+            "-d (debug): -J prints every figure there is"
+        } else if a.forceflush {
+            "--forceflush: lines are flushed as they are printed already"
+        } else {
+            return None;
+        };
+        Some(format!("tcpwise perf has no iperf3 {what}"))
+    }
+
     /// The test the flags describe.
     pub fn options(&self) -> ClientOptions {
         let a = self;
@@ -179,7 +329,12 @@ impl ClientArgs {
             host: a.host.clone(),
             port: a.port,
             reverse: a.reverse,
-            duration: a.time.std(),
+            // iperf3's -t 0: until stopped (here at most the hour -t allows).
+            duration: if a.time.std().is_zero() {
+                std::time::Duration::from_secs(3600)
+            } else {
+                a.time.std()
+            },
             bytes: a.bytes.map(|b| b.0),
             interval: a.interval.std(),
             rcvbuf: a.window.or(a.rcvbuf).map(|b| b.0),
@@ -188,7 +343,14 @@ impl ClientArgs {
             read_sizing: a.read_sizing,
             path_rate_bps: a.path_rate.map(|r| r.0 as f64),
             congestion: a.congestion.clone(),
-            stall_timeout: a.stall_timeout.std(),
+            stall_timeout: match a.rcv_timeout {
+                Some(ms) => std::time::Duration::from_millis(ms),
+                None => a.stall_timeout.std(),
+            },
+            connect_timeout: a.connect_timeout.map_or(
+                ClientOptions::default().connect_timeout,
+                std::time::Duration::from_millis,
+            ),
             pacing_bps: a.bitrate.map(|r| r.0),
             omit: a.omit.std(),
             ipv6: match (a.version4, a.version6) {
