@@ -172,7 +172,8 @@ fn errors_are_one_clear_line() {
 
     // Bad input.
     for args in [
-        &["perf", "client", "127.0.0.1", "-t", "0"][..],
+        // (-t 0 is iperf3's "until stopped": see the spellings test.)
+        &["perf", "client", "127.0.0.1", "-t", "-1"][..],
         &["perf", "client", "127.0.0.1", "--rcvbuf", "0"][..],
         &["perf", "client", "127.0.0.1", "--rcvbuf", "-5"][..],
         &["perf", "client", "127.0.0.1", "--sndbuf", "12 parsecs"][..],

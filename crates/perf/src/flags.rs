@@ -366,7 +366,6 @@ impl ClientArgs {
                 ZeroCopyArg::Msg => crate::proto::ZeroCopy::Msg,
             }),
             length: a.length,
-            ..ClientOptions::default()
         }
     }
 }
