@@ -30,11 +30,14 @@ pub fn run(cmd: PerfCommand) -> Result<i32> {
     match cmd {
         PerfCommand::Server(a) => server(a),
         PerfCommand::Client(a) => {
-            let json = a.json.is_some();
-            client(a).inspect_err(|e| {
-                if json {
-                    crate::print_json_error(e);
+            let style = a.json;
+            client(a).inspect_err(|e| match style {
+                // iperf3 -J writes its error as a string.
+                Some(JsonStyle::Iperf3) => {
+                    println!("{}", serde_json::json!({ "error": format!("{e:#}") }))
                 }
+                Some(JsonStyle::Tcpwise) => crate::print_json_error(e),
+                None => {}
             })
         }
     }

@@ -973,6 +973,16 @@ print(json.dumps(out))
             );
         }
     }
+    // A failure is {"error": "..."}, a string as iperf3 writes it.
+    let o = client("1", &["--json=iperf3"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v = json(&o);
+    assert!(
+        v["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("127.0.0.1:1")),
+        "{v}"
+    );
 }
 
 /// iperf3's spellings: each accepted with iperf3's meaning, or refused in

@@ -33,11 +33,14 @@ pub fn clean() -> Result<Vec<String>, EmuError> {
 /// `emu plot`: draws the logs of `--log DIR` into an SVG or HTML file.
 pub fn plot(a: PlotArgs) -> Result<i32, EmuError> {
     use crate::plot::{LinkLog, PlotOptions};
-    let ext = a.output.extension().and_then(|e| e.to_str()).unwrap_or("");
-    if ext != "svg" && ext != "html" {
+    let ext = match &a.output {
+        None => "svg",
+        Some(o) => o.extension().and_then(|e| e.to_str()).unwrap_or(""),
+    };
+    if let Some(o) = a.output.as_ref().filter(|_| ext != "svg" && ext != "html") {
         return Err(EmuError::Config(format!(
             "-o {}: give a .svg or .html file",
-            a.output.display()
+            o.display()
         )));
     }
     let (up, down) = if a.dir.is_file() {
@@ -71,8 +74,18 @@ pub fn plot(a: PlotArgs) -> Result<i32, EmuError> {
     } else {
         svg
     };
-    write(&a.output, out)?;
-    eprintln!("tcpwise emu plot: wrote {}", a.output.display());
+    match &a.output {
+        Some(o) => {
+            write(o, out)?;
+            eprintln!("tcpwise emu plot: wrote {}", o.display());
+        }
+        None => {
+            use std::io::Write as _;
+            std::io::stdout()
+                .write_all(out.as_bytes())
+                .map_err(|e| EmuError::caused(Kind::Config, "cannot write the SVG", e))?;
+        }
+    }
     Ok(0)
 }
 

@@ -83,9 +83,10 @@ pub struct PlotArgs {
     /// Directory holding up.log and/or down.log (or a single log file).
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
-    /// Output: FILE.svg or FILE.html.
+    /// Output: FILE.svg or FILE.html; without it, SVG on standard output
+    /// (as Mahimahi's graph scripts write it).
     #[arg(short, long, value_name = "FILE")]
-    pub output: PathBuf,
+    pub output: Option<PathBuf>,
     /// Throughput bin (mm-throughput-graph's MS_PER_BIN).
     #[arg(long, default_value = "100ms", value_name = "TIME")]
     pub bin: Dur,
