@@ -976,7 +976,7 @@ print(json.dumps(out))
     // A failure is {"error": "..."}, a string as iperf3 writes it.
     let o = client("1", &["--json=iperf3"]);
     assert_eq!(o.status.code(), Some(1));
-    let v = json(&o);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(
         v["error"]
             .as_str()
