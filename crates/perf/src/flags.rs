@@ -12,7 +12,8 @@ use tcpwise_units::{Bytes, Rate, Seconds};
 /// `tcpwise perf server`'s flags.
 #[derive(Debug, Args)]
 pub struct ServerArgs {
-    /// Address to listen on.
+    /// Address to listen on (port 5301, beside iperf3's 5201: the
+    /// protocol is tcpwise's own, so an iperf3 server keeps its port).
     #[arg(long, default_value = "[::]:5301")]
     pub bind: SocketAddr,
     /// Port (overrides the port in --bind).
@@ -52,7 +53,8 @@ pub enum JsonStyle {
 pub struct ClientArgs {
     /// Server host name or address.
     pub host: String,
-    /// Server port.
+    /// Server port (5301: tcpwise's protocol is its own, not iperf3's, so
+    /// it does not take iperf3's 5201).
     #[arg(short, long, default_value_t = crate::proto::DEFAULT_PORT)]
     pub port: u16,
     /// Test length: seconds (10, 2.5) or with a unit (500ms).

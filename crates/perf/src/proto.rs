@@ -6,7 +6,9 @@ use tcpwise_tcp::{AppliedBuffers, ReadSizer, TcpInfo};
 
 /// Protocol identifier the server answers with.
 pub const MAGIC: &str = "tcpwise-perf/1";
-/// Default port.
+/// Default port: 5301, beside iperf3's 5201 and not on it, because the
+/// protocol is tcpwise's own (not iperf3's), so an `iperf3 -s` on the same
+/// host keeps its port and a client never mistakes one server for the other.
 pub const DEFAULT_PORT: u16 = 5301;
 /// Longest control line either side reads (a header or a sample is well
 /// under 4 KiB): a peer that never sends a newline costs 64 KiB, not memory
