@@ -9,7 +9,7 @@
 //! read the same. What a stream sends is built once, [`Plan`].
 
 use crate::Errors;
-use crate::shared::{Plan, Shared, Stats, connect};
+use crate::shared::{Opened, Plan, Shared, Stats, connect, open};
 use bytes::Bytes;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -87,42 +87,20 @@ pub(crate) async fn connection(shared: Arc<Shared>, stats: Rc<RefCell<Stats>>) {
     let stop = &shared.stop;
     let mut served = false;
     while Instant::now() < end && !stop.is_triggered() {
-        let connected = tokio::select! {
-            c = tokio::time::timeout_at(end.min(Instant::now() + shared.timeout).into(), async {
-                let io = connect(&shared).await.map_err(|e| e.to_string())?;
-                h2::client::Builder::new()
-                    .initial_window_size(1 << 20)
-                    .initial_connection_window_size(16 << 20)
-                    .handshake::<_, Bytes>(io)
-                    .await
-                    .map_err(|e| format!("HTTP/2 handshake: {e}"))
-            }) => c,
-            _ = stop.wait() => break,
+        let attempt = async {
+            let io = connect(&shared).await.map_err(|e| e.to_string())?;
+            h2::client::Builder::new()
+                .initial_window_size(1 << 20)
+                .initial_connection_window_size(16 << 20)
+                .handshake::<_, Bytes>(io)
+                .await
+                .map_err(|e| format!("HTTP/2 handshake: {e}"))
         };
-        let (client, driver) = match connected {
-            Ok(Ok(c)) => c,
-            Ok(Err(e)) => {
-                stats.borrow_mut().error(
-                    |e| &mut e.connect,
-                    format!("connect to {}: {e}", shared.addr),
-                );
-                tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_millis(10)) => {}
-                    _ = stop.wait() => break,
-                }
-                continue;
-            }
-            Err(_) => {
-                if Instant::now() < end {
-                    stats.borrow_mut().error(
-                        |e| &mut e.timeout,
-                        format!("connect to {}: timed out", shared.addr),
-                    );
-                }
-                continue;
-            }
+        let (client, driver) = match open(&shared, &stats, end, attempt).await {
+            Opened::Ready(c) => c,
+            Opened::Retry => continue,
+            Opened::Stop => break,
         };
-        stats.borrow_mut().connects += 1;
         let driver = tokio::task::spawn_local(driver);
         // The streams of this connection; each ends at the end of the run,
         // on -n's budget, or when the connection fails.

@@ -5,7 +5,7 @@
 
 use crate::response::Response;
 use crate::schedule::Schedule;
-use crate::shared::{Io, Shared, Stats, connect};
+use crate::shared::{Io, Opened, Shared, Stats, connect, open};
 use crate::{BenchError, Errors, Options, Percentiles, Report};
 use hdrhistogram::Histogram;
 use std::cell::RefCell;
@@ -229,39 +229,10 @@ async fn connection(i: usize, shared: Arc<Shared>, stats: Rc<RefCell<Stats>>) {
             break;
         }
         if stream.is_none() {
-            let c = tokio::select! {
-                c = tokio::time::timeout_at(
-                    end.min(Instant::now() + shared.timeout).into(),
-                    connect(&shared),
-                ) => c,
-                _ = stop.wait() => break,
-            };
-            match c {
-                Ok(Ok(s)) => {
-                    stats.borrow_mut().connects += 1;
-                    stream = Some(s);
-                }
-                Ok(Err(e)) => {
-                    stats.borrow_mut().error(
-                        |e| &mut e.connect,
-                        format!("connect to {}: {e}", shared.addr),
-                    );
-                    // Not a busy loop against a refused port.
-                    tokio::select! {
-                        _ = tokio::time::sleep(Duration::from_millis(10)) => {}
-                        _ = stop.wait() => break,
-                    }
-                    continue;
-                }
-                Err(_) => {
-                    if Instant::now() < end {
-                        stats.borrow_mut().error(
-                            |e| &mut e.timeout,
-                            format!("connect to {}: timed out", shared.addr),
-                        );
-                    }
-                    continue;
-                }
+            match open(&shared, &stats, end, connect(&shared)).await {
+                Opened::Ready(s) => stream = Some(s),
+                Opened::Retry => continue,
+                Opened::Stop => break,
             }
         }
         let Some(s) = stream.as_mut() else { continue };

@@ -221,3 +221,55 @@ impl Plan {
         r
     }
 }
+
+/// What one attempt to open a connection came to.
+pub(crate) enum Opened<T> {
+    /// Open (and counted).
+    Ready(T),
+    /// Failed (and counted): try again.
+    Retry,
+    /// The signal came: stop.
+    Stop,
+}
+
+/// Runs `attempt` (a connect, and for HTTP/2 its handshake) within the
+/// run's end and `--timeout`: a failure counts as a connect error (then a
+/// 10 ms pause, so a refused port is no busy loop), running out of time
+/// as a timeout; HTTP/1.1 and HTTP/2 connections are opened alike.
+pub(crate) async fn open<T, E: std::fmt::Display>(
+    shared: &Shared,
+    stats: &std::cell::RefCell<Stats>,
+    end: Instant,
+    attempt: impl std::future::Future<Output = Result<T, E>>,
+) -> Opened<T> {
+    let stop = &shared.stop;
+    let r = tokio::select! {
+        r = tokio::time::timeout_at(end.min(Instant::now() + shared.timeout).into(), attempt) => r,
+        _ = stop.wait() => return Opened::Stop,
+    };
+    match r {
+        Ok(Ok(t)) => {
+            stats.borrow_mut().connects += 1;
+            Opened::Ready(t)
+        }
+        Ok(Err(e)) => {
+            stats.borrow_mut().error(
+                |e| &mut e.connect,
+                format!("connect to {}: {e}", shared.addr),
+            );
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(10)) => Opened::Retry,
+                _ = stop.wait() => Opened::Stop,
+            }
+        }
+        Err(_) => {
+            if Instant::now() < end {
+                stats.borrow_mut().error(
+                    |e| &mut e.timeout,
+                    format!("connect to {}: timed out", shared.addr),
+                );
+            }
+            Opened::Retry
+        }
+    }
+}
