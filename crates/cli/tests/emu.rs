@@ -1177,3 +1177,32 @@ fn a_nested_emu_refuses_in_one_line() {
         .unwrap_or_else(|| panic!("{err}"));
     assert!(line.contains("20.0 ms up and 20.0 ms down"), "{line}");
 }
+
+/// An interactive `emu shell` says where it is in its prompt, as
+/// Mahimahi's shells do (`[delay 50 ms]`): PS1 for sh, PROMPT_COMMAND
+/// for bash; a command given to run is left alone.
+#[test]
+fn the_shell_prompt_names_the_emulated_path() {
+    if !netns_ok("emu_prompt") {
+        return;
+    }
+    use std::io::Write;
+    let mut child = Command::new(BIN)
+        .args(["emu", "shell", "-q", "--rtt", "100ms", "--rate", "50mbit"])
+        .env("SHELL", "/bin/sh")
+        .env_remove("PS1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"echo \"PS1=$PS1\"\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "PS1=[emu rtt 100 ms, 50 Mbit/s] $ \n");
+}

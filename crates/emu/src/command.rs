@@ -189,12 +189,26 @@ pub fn shell(a: ShellArgs) -> Result<i32, EmuError> {
         let _ = s.finish();
         return Ok(128 + n);
     }
-    let argv = if a.cmd.is_empty() {
+    let interactive = a.cmd.is_empty();
+    let argv = if interactive {
         vec![std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into())]
     } else {
         a.cmd.clone()
     };
-    let mut child = match s.spawn(Role::Client, &argv, std::io::stdin().is_terminal(), |_| {}) {
+    // The prompt says the shell is on the emulated path, as Mahimahi's
+    // `[delay 50 ms]` does: PS1 for sh, and PROMPT_COMMAND for bash (whose
+    // .bashrc sets PS1 after the environment).
+    let tag = format!("[emu {}] ", prompt_tag(&cfg));
+    let prompt = |c: &mut std::process::Command| {
+        if interactive {
+            let ps1 = std::env::var("PS1").unwrap_or_else(|_| "$ ".into());
+            c.env("PS1", format!("{tag}{ps1}")).env(
+                "PROMPT_COMMAND",
+                format!("case \"$PS1\" in \"{tag}\"*) ;; *) PS1=\"{tag}$PS1\";; esac"),
+            );
+        }
+    };
+    let mut child = match s.spawn(Role::Client, &argv, std::io::stdin().is_terminal(), prompt) {
         Ok(c) => c,
         Err(e) => {
             let _ = s.finish();
@@ -204,6 +218,20 @@ pub fn shell(a: ShellArgs) -> Result<i32, EmuError> {
     let outcome = s.supervise(&mut child, None);
     drop(child);
     finish(s, &a.common, &cfg, outcome)
+}
+
+/// The path in a few words for a prompt: `rtt 100 ms, 50 Mbit/s`.
+fn prompt_tag(cfg: &TestbedConfig) -> String {
+    let rtt = (cfg.up.delay + cfg.down.delay) as f64 / 1e6;
+    let rate = |c: &tcpwise_link::Capacity| {
+        c.mean_bps()
+            .map(|b| format!("{:.0} Mbit/s", b / 1e6))
+    };
+    match (rate(&cfg.up.capacity), rate(&cfg.down.capacity)) {
+        (Some(u), Some(d)) if u == d => format!("rtt {rtt:.0} ms, {d}"),
+        (Some(u), Some(d)) => format!("rtt {rtt:.0} ms, up {u} down {d}"),
+        _ => format!("rtt {rtt:.0} ms"),
+    }
 }
 
 /// Who CMD runs as: the sudo user unless --as-root (said on stderr unless -q).
