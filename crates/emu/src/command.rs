@@ -223,10 +223,7 @@ pub fn shell(a: ShellArgs) -> Result<i32, EmuError> {
 /// The path in a few words for a prompt: `rtt 100 ms, 50 Mbit/s`.
 fn prompt_tag(cfg: &TestbedConfig) -> String {
     let rtt = (cfg.up.delay + cfg.down.delay) as f64 / 1e6;
-    let rate = |c: &tcpwise_link::Capacity| {
-        c.mean_bps()
-            .map(|b| format!("{:.0} Mbit/s", b / 1e6))
-    };
+    let rate = |c: &tcpwise_link::Capacity| c.mean_bps().map(|b| format!("{:.0} Mbit/s", b / 1e6));
     match (rate(&cfg.up.capacity), rate(&cfg.down.capacity)) {
         (Some(u), Some(d)) if u == d => format!("rtt {rtt:.0} ms, {d}"),
         (Some(u), Some(d)) => format!("rtt {rtt:.0} ms, up {u} down {d}"),
