@@ -1082,6 +1082,8 @@ fn log_and_pcap_record_what_the_stats_count_and_plot_draws_them() {
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("{err}"));
     assert!((cap - 20.0).abs() < 0.2, "{err}");
+    // mm-throughput-graph's second figure too.
+    assert!(err.contains("p95 signal delay "), "{err}");
     // Without -o, the same SVG on standard output (Mahimahi's scripts' way).
     let o = tcpwise(&["emu", "plot", rec.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -419,8 +419,10 @@ pub fn summary(name: &str, log: &LinkLog) -> String {
         .copied()
         .unwrap_or(0);
     let dep = log.departed_bytes();
+    let signal =
+        signal_delay_p95(log).map_or(String::new(), |s| format!(", p95 signal delay {s} ms"));
     format!(
-        "{name}: capacity {:.2} Mbit/s, throughput {:.2} Mbit/s{}, {} packets departed ({} bytes), p95 queueing delay {p95} ms, {} drops, {} CE marks",
+        "{name}: capacity {:.2} Mbit/s, throughput {:.2} Mbit/s{}, {} packets departed ({} bytes), p95 queueing delay {p95} ms{signal}, {} drops, {} CE marks",
         mbit(cap),
         mbit(dep),
         if cap > 0 {
@@ -435,9 +437,48 @@ pub fn summary(name: &str, log: &LinkLog) -> String {
     )
 }
 
+/// mm-throughput-graph's 95th-percentile signal delay, ms: for every
+/// millisecond t from the first to the last departure's send time, the
+/// least time anything sent at t took to leave the link; a millisecond
+/// nothing was sent in takes the next one's plus one (its bytes would
+/// have waited for that). `None` without departures.
+pub fn signal_delay_p95(log: &LinkLog) -> Option<u64> {
+    let mut least: std::collections::BTreeMap<i64, u64> = std::collections::BTreeMap::new();
+    for &(t, _, delay) in &log.departures {
+        let sent = t as i64 - delay as i64;
+        let e = least.entry(sent).or_insert(u64::MAX);
+        *e = (*e).min(delay);
+    }
+    let (&lo, _) = least.first_key_value()?;
+    let (&hi, &last) = least.last_key_value()?;
+    let mut all = Vec::with_capacity((hi - lo + 1) as usize);
+    let mut next = last;
+    for t in (lo..=hi).rev() {
+        let v = least.get(&t).copied().unwrap_or(next + 1);
+        all.push(v);
+        next = v;
+    }
+    all.sort_unstable();
+    all.get((all.len() as f64 * 0.95) as usize).copied()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn signal_delay_is_mm_throughput_graphs() {
+        // Sent at 0 (took 5), at 2 (took 3), at 10 (took 1): every ms from 0
+        // to 10 gets the least delay of what was sent then, or the next
+        // ms's plus one: 10:1 9:2 8:3 7:4 6:5 5:6 4:7 3:8 2:3 1:4 0:5.
+        let log = LinkLog {
+            departures: vec![(5, 1500, 5), (5, 1500, 3), (11, 1500, 1)],
+            ..LinkLog::default()
+        };
+        // Sorted: 1 2 3 3 4 4 5 5 6 7 8; index 0.95 * 11 = 10.
+        assert_eq!(signal_delay_p95(&log), Some(8));
+        assert_eq!(signal_delay_p95(&LinkLog::default()), None);
+    }
 
     const LOG: &str = "# mahimahi mm-link (down) [x] > y\n# base timestamp: 1000\n1000 + 1500\n1000 # 1500\n1001 # 1500\n1002 - 1500 2\n# 1003 d 1500 queue\n# 1004 m 1500\n1004 - 1400 3\n";
 
