@@ -853,27 +853,19 @@ fn udp_duplicates_do_not_hide_loss() {
     if !netns_ok("udp_duplicates") {
         return;
     }
-    let o = tcpwise(&[
-        "emu",
-        "pair",
-        "-q",
-        "--rtt",
-        "10ms",
-        "--rate",
-        "50mbit",
-        "--down-loss",
-        "5%",
-        "--down-duplicate",
-        "10%",
-        "--server",
-        &format!("exec {BIN} perf server"),
-        "--wait-port",
-        "5301",
-        "--",
-        "sh",
-        "-c",
+    let o = perf_testbed_with(
+        &[
+            "--rtt",
+            "10ms",
+            "--rate",
+            "50mbit",
+            "--down-loss",
+            "5%",
+            "--down-duplicate",
+            "10%",
+        ],
         &format!("{BIN} perf client $TCPWISE_PEER -u -R -b 8mbit -t 2 -J"),
-    ]);
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let sent = v["sent"].as_f64().unwrap();

@@ -165,13 +165,14 @@ pub fn single(opts: &ClientOptions, r: &PerfReport) -> Value {
         })
         .collect();
     let s = &r.summary;
+    let (sent_s, sent_b, sent_m) = sent(s);
     json!({
         "start": start(opts, 1, &[r.ends], false),
         "intervals": intervals,
         "end": {
             "cpu_utilization_percent": cpu(s.seconds),
             "streams": [end_stream(1, r)],
-            "sum_sent": sum(0.0, sent(s).0, sent(s).1, sent(s).2, s.retransmits, true),
+            "sum_sent": sum(0.0, sent_s, sent_b, sent_m, s.retransmits, true),
             "sum_received": sum(0.0, s.seconds, s.bytes, s.goodput_mbit, None, false),
             "sender_tcp_congestion": opts.congestion,
             "receiver_tcp_congestion": opts.congestion,

@@ -197,23 +197,24 @@ pub fn spawn_announcing(args: &[&str]) -> (Child, String) {
 /// Runs `script` (with `sh -c`) as the client of an `emu pair` testbed of
 /// `rtt` and `rate` whose server is `tcpwise perf server`.
 pub fn perf_testbed(rtt: &str, rate: &str, script: &str) -> Output {
-    tcpwise(&[
-        "emu",
-        "pair",
-        "-q",
-        "--rtt",
-        rtt,
-        "--rate",
-        rate,
+    perf_testbed_with(&["--rtt", rtt, "--rate", rate], script)
+}
+
+/// As [`perf_testbed`], the path given by `link` (emu's link flags).
+pub fn perf_testbed_with(link: &[&str], script: &str) -> Output {
+    let server = format!("exec {BIN} perf server");
+    let head = ["emu", "pair", "-q"];
+    let tail = [
         "--server",
-        &format!("exec {BIN} perf server"),
+        &server,
         "--wait-port",
         "5301",
         "--",
         "sh",
         "-c",
         script,
-    ])
+    ];
+    tcpwise(&[&head[..], link, &tail[..]].concat())
 }
 
 /// A loopback port nothing listens on right now.

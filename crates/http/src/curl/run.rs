@@ -169,7 +169,9 @@ impl Run {
             }),
             None => None,
         };
-        let netrc = if a.user.is_some() { None } else { netrc_of(&a) };
+        // Read once: the first request's credentials and each redirect's.
+        let netrc_file = netrc_of(&a);
+        let netrc = netrc_file.clone().filter(|_| a.user.is_none());
         let trace = match (&a.trace, &a.trace_ascii) {
             (Some(p), _) => Some((p, false)),
             (None, Some(p)) => Some((p, true)),
@@ -243,7 +245,7 @@ impl Run {
             compressed: a.compressed,
             proxy: a.proxy.clone(),
             noproxy: a.noproxy.clone(),
-            netrc: netrc_of(&a),
+            netrc: netrc_file,
             path_as_is: a.path_as_is,
         };
         words.check()?;
