@@ -143,6 +143,12 @@ pub fn wait_fd(fd: RawFd, events: i16, timeout_ms: i32) -> bool {
     unsafe { libc::poll(&mut p, 1, timeout_ms) > 0 }
 }
 
+/// Whether `fd` has something to read or its peer closed, without
+/// waiting or consuming anything.
+pub fn stirred(fd: RawFd) -> bool {
+    wait_fd(fd, libc::POLLIN | libc::POLLRDHUP, 0)
+}
+
 /// poll(2) over `fds`; returns how many have events (0 on timeout or EINTR).
 pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> usize {
     // SAFETY: fds is a valid array of its length.

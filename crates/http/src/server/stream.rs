@@ -37,18 +37,46 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         }
     }
 
-    /// Waits (with `--access-log` only) until the client has acknowledged
-    /// every byte of the answer, so the logged time runs to the last byte
-    /// as nginx's `$request_time` is meant to (a write that fits in the
-    /// send buffer ends long before a slow client has it all); at most
+    /// Waits (with `--access-log` only) until the client has the whole
+    /// answer, so the logged time runs to the last byte as nginx's
+    /// `$request_time` is meant to (a write that fits in the send buffer
+    /// ends long before a slow client has it all), at most
     /// `--idle-timeout`.
-    async fn delivered(&self) {
+    ///
+    /// First until it acknowledged every byte. A kernel does not announce
+    /// that its application read them, but its advertised window tells
+    /// bytes sit unread: if the window is then under half the widest seen
+    /// (`since`: when the request came), a client that reads at once
+    /// reopens it within milliseconds (Linux sends a window update once
+    /// the window can double); one that does not (`curl --limit-rate`
+    /// with an autotuned buffer) is waited for until it sends again or
+    /// closes, which it does once it read them, provided it can tell the
+    /// end without our close (`framed`).
+    async fn delivered(&self, since: Option<(u32, u32)>, framed: bool) {
         let Some(fd) = self.fd.filter(|_| self.core.log) else {
             return;
         };
         let give_up = Instant::now() + self.core.lim.idle_timeout;
+        let tick = || tokio::time::sleep(Duration::from_millis(1));
+        let window = || tcpwise_sys::peer_window(fd).map(|(w, _)| w);
+        let mut widest = since.map_or(0, |(w, _)| w);
         while matches!(tcpwise_sys::unacked_bytes(fd), Ok(n) if n > 0) && Instant::now() < give_up {
-            tokio::time::sleep(Duration::from_millis(1)).await;
+            widest = widest.max(window().unwrap_or(0));
+            tick().await;
+        }
+        let reopened = || window().is_none_or(|w| w >= widest / 2);
+        if !framed || reopened() {
+            return;
+        }
+        let prompt = Instant::now() + Duration::from_millis(5);
+        while Instant::now() < prompt {
+            if reopened() {
+                return;
+            }
+            tick().await;
+        }
+        while !tcpwise_sys::stirred(fd) && Instant::now() < give_up {
+            tick().await;
         }
     }
 
@@ -57,11 +85,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
     /// an answer cut short (the client went away), the bytes sent.
     pub(super) async fn slow(&mut self, s: Slow) -> io::Result<bool> {
         let mark = self.sent;
+        let window = self.fd.and_then(tcpwise_sys::peer_window);
         self.answer = None;
         self.head_len = 0;
         let r = self.answer_slow(&s).await;
-        if r.is_ok() {
-            self.delivered().await;
+        if let Ok(keep) = r {
+            let framed = keep || matches!(self.answer, Some((_, Some(_))));
+            self.delivered(window, framed).await;
         }
         if let Some((status, promised)) = self.answer.take() {
             let sent = (self.sent - mark).saturating_sub(self.head_len);
