@@ -67,8 +67,8 @@ fn client(a: ClientArgs) -> Result<i32> {
     if a.udp {
         return udp(&opts, style);
     }
-    if a.parallel > 1 || a.bidir {
-        return parallel(&opts, a.parallel.into(), a.bidir, style);
+    if a.iperf3 || a.parallel > 1 || a.bidir {
+        return parallel(&opts, a.parallel.into(), a.bidir, a.iperf3, style);
     }
     if !json {
         println!("{}", opts.banner());
@@ -102,16 +102,24 @@ fn client(a: ClientArgs) -> Result<i32> {
 }
 
 /// `-P N` / `--bidir`: the streams at once, joined.
-fn parallel(opts: &ClientOptions, n: usize, bidir: bool, style: Option<JsonStyle>) -> Result<i32> {
+fn parallel(
+    opts: &ClientOptions,
+    n: usize,
+    bidir: bool,
+    iperf3: bool,
+    style: Option<JsonStyle>,
+) -> Result<i32> {
     use tcpwise_perf::parallel::{Line, run_parallel, streams};
     let json = style.is_some();
     let streams = streams(opts, n, bidir);
-    if !json {
+    if !json && iperf3 {
+        println!("{}", tcpwise_perf::interop::client::banner(opts, n, bidir));
+    } else if !json {
         println!(
             "{} ({} streams{})",
             opts.banner(),
             streams.len(),
-            if bidir { ", both directions" } else { "" }
+            if bidir { ", both directions" } else { "" },
         );
     }
     let tag = |dir: &str| match (bidir, dir) {
@@ -119,7 +127,7 @@ fn parallel(opts: &ClientOptions, n: usize, bidir: bool, style: Option<JsonStyle
         (true, "send") => "[SUM][TX-C]".to_string(),
         (true, _) => "[SUM][RX-C]".to_string(),
     };
-    let report = crate::runtime()?.block_on(run_parallel(streams, |l| {
+    let show = |l: Line| {
         if json {
             return;
         }
@@ -127,7 +135,13 @@ fn parallel(opts: &ClientOptions, n: usize, bidir: bool, style: Option<JsonStyle
             Line::Stream(label, i) => println!("[{label:>4}] {i}"),
             Line::Sum(s) => println!("{} {s}", tag(s.direction)),
         }
-    }))?;
+    };
+    let report = if iperf3 {
+        let run = tcpwise_perf::interop::client::run_client(opts, n, bidir, show);
+        crate::runtime()?.block_on(run)?
+    } else {
+        crate::runtime()?.block_on(run_parallel(streams, show))?
+    };
     match style {
         Some(JsonStyle::Iperf3) => {
             let v = tcpwise_perf::iperf3::parallel(opts, &report);

@@ -87,6 +87,17 @@ async fn set_up(opts: &ClientOptions) -> Result<Setup, PerfError> {
     w.write_all(&line).await?;
     let mut reply = String::new();
     let wrong = |why: String| PerfError::WrongProtocol(addr.to_string(), why);
+    // An iperf3 server answers a first byte of its own: PARAM_EXCHANGE,
+    // or ACCESS_DENIED / SERVER_ERROR.
+    if let Ok(Ok(first)) =
+        tokio::time::timeout_at(setup_deadline, tokio::io::AsyncBufReadExt::fill_buf(&mut r)).await
+        && matches!(first.first(), Some(9 | 0xfe | 0xff))
+    {
+        return Err(wrong(
+            "it is an iperf3 server: run again with --iperf3 (tcpwise speaks iperf3's protocol then)"
+                .into(),
+        ));
+    }
     match tokio::time::timeout_at(setup_deadline, crate::proto::read_line(&mut r, &mut reply)).await
     {
         Err(_) => {

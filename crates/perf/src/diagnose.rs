@@ -590,8 +590,11 @@ impl std::fmt::Display for PerfReport {
         let s = &self.summary;
         let ms = |v: Option<f64>| v.map_or("-".into(), human_ms);
         let pct = |v: Option<f64>| v.map_or("-".into(), |p| format!("{p:.0}%"));
-        let how = |asked: Option<u64>, start: u64| {
-            asked.map_or(format!("autotuned from {start}"), |n| format!("asked {n}"))
+        let how = |asked: Option<u64>, start: u64| match (asked, start) {
+            (Some(n), _) => format!("asked {n}"),
+            // An iperf3 peer's socket (`--iperf3`): not ours to read.
+            (None, 0) => "not seen from this end".to_string(),
+            (None, s) => format!("autotuned from {s}"),
         };
         let b = |v: Option<u64>| v.map_or("-".to_string(), |n| n.to_string());
         let g = &self.grown;

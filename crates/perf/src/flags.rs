@@ -53,10 +53,16 @@ pub enum JsonStyle {
 pub struct ClientArgs {
     /// Server host name or address.
     pub host: String,
-    /// Server port (5301: tcpwise's protocol is its own, not iperf3's, so
-    /// it does not take iperf3's 5201).
-    #[arg(short, long, default_value_t = crate::proto::DEFAULT_PORT)]
-    pub port: u16,
+    /// Server port: 5301 (where `tcpwise perf server` listens, beside
+    /// iperf3's 5201), or 5201 with --iperf3.
+    #[arg(short, long)]
+    pub port: Option<u16>,
+    /// Run the test against an iperf3 server (`iperf3 -s`, any host),
+    /// speaking iperf3's protocol: TCP, -R, -P, --bidir, -w, -C; each
+    /// stream with tcpwise's intervals, summary and diagnosis where this
+    /// end has the socket, and the iperf3 server's own counts.
+    #[arg(long, conflicts_with = "udp")]
+    pub iperf3: bool,
     /// Test length: seconds (10, 2.5) or with a unit (500ms).
     /// 0 runs until Ctrl-C (at most an hour), as iperf3's -t 0.
     #[arg(
@@ -329,7 +335,11 @@ impl ClientArgs {
         let a = self;
         ClientOptions {
             host: a.host.clone(),
-            port: a.port,
+            port: a.port.unwrap_or(if a.iperf3 {
+                crate::interop::wire::DEFAULT_PORT
+            } else {
+                crate::proto::DEFAULT_PORT
+            }),
             reverse: a.reverse,
             // iperf3's -t 0: until stopped (here at most the hour -t allows).
             duration: if a.time.std().is_zero() {

@@ -21,6 +21,7 @@
 pub mod client;
 pub mod diagnose;
 pub mod flags;
+pub mod interop;
 pub mod iperf3;
 pub mod net;
 pub mod options;

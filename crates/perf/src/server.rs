@@ -44,16 +44,23 @@ pub async fn run_server(
         })?;
     ready(listener.local_addr()?);
     let pending: Pending = Arc::default();
+    let waiting: crate::interop::server::Waiting = Arc::default();
+    // Accept order: an iperf3 client opens its data connections one after
+    // the other, and their order says which way each one flows.
+    let mut seq = 0u64;
     let (done_tx, mut done_rx) = tokio::sync::mpsc::channel::<()>(4);
     loop {
         tokio::select! {
             acc = listener.accept() => {
                 let (sock, peer) = acc?;
+                seq += 1;
+                let order = seq;
                 let pending = pending.clone();
+                let waiting = waiting.clone();
                 let done = done_tx.clone();
                 let verbose = opts.verbose;
                 tokio::spawn(async move {
-                    match handle(sock, pending).await {
+                    match handle(sock, order, pending, waiting).await {
                         Ok(Some(summary)) => {
                             if verbose {
                                 eprintln!("tcpwise perf server: test from {peer}: {summary}");
@@ -71,7 +78,12 @@ pub async fn run_server(
     }
 }
 
-async fn handle(mut sock: TcpStream, pending: Pending) -> Result<Option<String>, PerfError> {
+async fn handle(
+    mut sock: TcpStream,
+    order: u64,
+    pending: Pending,
+    waiting: crate::interop::server::Waiting,
+) -> Result<Option<String>, PerfError> {
     sock.set_nodelay(true)?;
     let mut first = [0u8; 1];
     let n = tokio::time::timeout(Duration::from_secs(10), sock.peek(&mut first))
@@ -79,6 +91,9 @@ async fn handle(mut sock: TcpStream, pending: Pending) -> Result<Option<String>,
         .map_err(|_| PerfError::WrongProtocol("client".into(), "sent nothing for 10 s".into()))??;
     if n == 0 {
         return Ok(None);
+    }
+    if crate::interop::wire::starts_cookie(first[0]) {
+        return crate::interop::server::handle(sock, order, waiting).await;
     }
     if first[0] == DATA_PREFIX[0] {
         let mut hello = [0u8; 12];

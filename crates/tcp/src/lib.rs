@@ -85,6 +85,14 @@ pub fn set_congestion(sock: &socket2::SockRef<'_>, algo: &str) -> Result<(), Con
         })
 }
 
+/// The congestion control a socket uses (`TCP_CONGESTION`), as iperf3
+/// reports it (`congestion_used`).
+pub fn congestion_of(sock: &socket2::SockRef<'_>) -> Option<String> {
+    let name = sock.tcp_congestion().ok()?;
+    let name = String::from_utf8_lossy(&name);
+    Some(name.trim_end_matches('\0').to_string())
+}
+
 /// Paces a socket at `bits_per_s` (`SO_MAX_PACING_RATE`): the kernel holds
 /// the rate, not an application sleep loop (iperf3's `-b` for TCP).
 pub fn set_pacing(sock: &impl std::os::fd::AsRawFd, bits_per_s: u64) -> std::io::Result<()> {

@@ -202,11 +202,16 @@ pub fn perf_testbed(rtt: &str, rate: &str, script: &str) -> Output {
 
 /// As [`perf_testbed`], the path given by `link` (emu's link flags).
 pub fn perf_testbed_with(link: &[&str], script: &str) -> Output {
-    let server = format!("exec {BIN} perf server");
+    testbed_serving(&format!("exec {BIN} perf server"), link, script)
+}
+
+/// `emu pair` with `server` (a shell command line, listening on 5301 at
+/// least) at the far end and `script` at the near end.
+pub fn testbed_serving(server: &str, link: &[&str], script: &str) -> Output {
     let head = ["emu", "pair", "-q"];
     let tail = [
         "--server",
-        &server,
+        server,
         "--wait-port",
         "5301",
         "--",
@@ -269,4 +274,21 @@ pub fn nginx_with(dir: &std::path::Path, conf: &str, port: u16) -> Proc {
         std::thread::sleep(Duration::from_millis(20));
     }
     p
+}
+
+/// Waits (at most 5 s) until something listens on TCP `port`, without
+/// connecting to it (`ss`), so a one-test server is not spent on a probe.
+pub fn wait_port(port: &str) {
+    let end = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < end {
+        let o = Command::new("ss")
+            .args(["-Hltn", &format!("sport = :{port}")])
+            .output()
+            .unwrap();
+        if !o.stdout.is_empty() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("nothing listens on port {port}");
 }

@@ -1,0 +1,355 @@
+//! `tcpwise perf client --iperf3`: a test against an iperf3 server, on
+//! iperf3's control protocol ([`super::wire`]), with our own intervals,
+//! summary and diagnosis for each data connection.
+
+use super::data::{Flow, drain, read_json, results_since, stream_result};
+use super::wire::{self, Params, Results, State};
+use super::{Ours, stream_report};
+use crate::PerfError;
+use crate::client::ClientOptions;
+use crate::diagnose::{Asked, Interval};
+use crate::net::{connect_with, local_addrs, resolve};
+use crate::parallel::{Joined, Line, ParallelReport, sums};
+use crate::proto::Sample;
+use std::time::{Duration, Instant};
+use tcpwise_tcp::BufferPolicy;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+
+/// What `--iperf3` cannot do yet, or does not mean with an iperf3 peer:
+/// one line naming the flag, or `None`.
+pub fn unsupported(opts: &ClientOptions) -> Option<String> {
+    let why = if opts.length.is_some() {
+        "-l (the block is iperf3's 128 KiB)"
+    } else if opts.bytes.is_some() {
+        "-n (a byte count)"
+    } else if !opts.omit.is_zero() {
+        "-O (omitting the start)"
+    } else if opts.pacing_bps.is_some() {
+        "-b (pacing)"
+    } else if opts.zerocopy.is_some() {
+        "-Z (zero copy)"
+    } else if !opts.window_flag && (opts.rcvbuf.is_some() || opts.sndbuf.is_some()) {
+        "--rcvbuf/--sndbuf (one end's buffer: the other end is iperf3's; -w sets both, as iperf3's -w)"
+    } else if opts.cport.is_some() {
+        "--cport"
+    } else if opts.duration.subsec_nanos() != 0 || opts.duration.is_zero() {
+        "-t other than whole seconds (iperf3's protocol carries seconds)"
+    } else {
+        return None;
+    };
+    Some(format!("--iperf3 does not take {why} yet"))
+}
+
+/// The first line of a test: which way, where, how long, how many.
+pub fn banner(opts: &ClientOptions, n: usize, bidir: bool) -> String {
+    format!(
+        "tcpwise perf: {} {}:{} for {} s on iperf3's protocol, {} stream(s){}{}",
+        match (bidir, opts.reverse) {
+            (true, _) => "sending to and receiving from",
+            (false, true) => "receiving from",
+            (false, false) => "sending to",
+        },
+        opts.host,
+        opts.port,
+        opts.duration.as_secs(),
+        if bidir { 2 * n } else { n },
+        if bidir { ", both directions" } else { "" },
+        opts.congestion.as_ref().map_or(String::new(), |c| format!(
+            ", congestion control {c} at both ends"
+        )),
+    )
+}
+
+/// The stream labels iperf3 prints: `1`, `2`, ... or `TX-C`/`RX-C`.
+fn label(k: usize, n: usize, sends: bool, bidir: bool) -> String {
+    let dir = if sends { "TX-C" } else { "RX-C" };
+    match (bidir, n) {
+        (true, 1) => dir.to_string(),
+        (true, _) => format!("{dir} {}", k % n + 1),
+        (false, _) => format!("{}", k + 1),
+    }
+}
+
+fn random_cookie() -> [u8; wire::COOKIE_SIZE] {
+    use std::hash::{BuildHasher, Hasher};
+    let mut random = [0u8; 36];
+    for (i, chunk) in random.chunks_mut(8).enumerate() {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_usize(i);
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        let b = h.finish().to_le_bytes();
+        chunk.copy_from_slice(&b[..chunk.len()]);
+    }
+    wire::cookie(random)
+}
+
+/// The control connection, with the server's address for messages.
+struct Control {
+    sock: TcpStream,
+    addr: String,
+}
+
+impl Control {
+    fn wrong(&self, why: impl Into<String>) -> PerfError {
+        PerfError::WrongProtocol(self.addr.clone(), why.into())
+    }
+
+    /// The next state byte, within `limit`; the server's refusals and
+    /// failures as errors.
+    async fn state(&mut self, limit: Duration) -> Result<State, PerfError> {
+        let mut b = [0u8; 1];
+        match tokio::time::timeout(limit, self.sock.read_exact(&mut b)).await {
+            Err(_) => {
+                return Err(self.wrong(format!(
+                    "no word from the server within {:.0} s",
+                    limit.as_secs_f64()
+                )));
+            }
+            Ok(Err(_)) => return Err(self.wrong("the server closed the control connection")),
+            Ok(Ok(_)) => {}
+        }
+        match State::of(b[0]) {
+            Some(State::AccessDenied) => Err(PerfError::Refusal(
+                "the iperf3 server is busy with another test (iperf3 serves one at a time); try again".into(),
+            )),
+            Some(State::ServerTerminate) => Err(PerfError::Refusal(
+                "the iperf3 server was stopped during the test".into(),
+            )),
+            Some(State::ServerError) => {
+                let mut e = [0u8; 8];
+                let _ = tokio::time::timeout(limit, self.sock.read_exact(&mut e)).await;
+                let n = i32::from_be_bytes(e[..4].try_into().expect("4 bytes"));
+                let errno = i32::from_be_bytes(e[4..].try_into().expect("4 bytes"));
+                Err(PerfError::Refusal(format!(
+                    "the iperf3 server failed: its error {n} (iperf_api.h's list), errno {errno}"
+                )))
+            }
+            Some(s) => Ok(s),
+            None if b[0] == b'{' || b[0] == b'H' => Err(self.wrong(format!(
+                "it answered {:?}, not iperf3's protocol",
+                b[0] as char
+            ))),
+            None => Err(self.wrong(format!("state byte {} is not iperf3's", b[0] as i8))),
+        }
+    }
+
+    async fn expect(&mut self, want: State, limit: Duration) -> Result<(), PerfError> {
+        match self.state(limit).await? {
+            s if s == want => Ok(()),
+            s => Err(self.wrong(format!("{s:?} where {want:?} was due"))),
+        }
+    }
+
+    async fn read_json<T: for<'de> serde::Deserialize<'de>>(
+        &mut self,
+        limit: Duration,
+    ) -> Result<T, PerfError> {
+        match tokio::time::timeout(limit, read_json(&mut self.sock)).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(self.wrong(format!("its results: {e}"))),
+            Err(_) => Err(self.wrong("its results did not come")),
+        }
+    }
+}
+
+/// Runs one test against an iperf3 server: `n` streams (`-P`), both ways
+/// with `bidir`; `on_line` sees each stream's intervals and the sums as
+/// they complete.
+pub async fn run_client(
+    opts: &ClientOptions,
+    n: usize,
+    bidir: bool,
+    mut on_line: impl FnMut(Line),
+) -> Result<ParallelReport, PerfError> {
+    opts.validate()?;
+    if let Some(why) = unsupported(opts) {
+        return Err(PerfError::Config(why));
+    }
+    let addr = resolve(opts).await?;
+    let (local, _) = local_addrs(opts, addr)?;
+    let setup = opts.connect_timeout.max(Duration::from_secs(3));
+    let (sock, _) =
+        connect_with(addr, BufferPolicy::Auto, opts.connect_timeout, None, local).await?;
+    let mut ctl = Control {
+        sock,
+        addr: addr.to_string(),
+    };
+    let cookie = random_cookie();
+    ctl.sock.write_all(&cookie).await?;
+    let window = opts.window_flag.then_some(opts.rcvbuf).flatten();
+    let params = Params {
+        tcp: Some(true),
+        time: opts.duration.as_secs(),
+        parallel: n as u32,
+        reverse: opts.reverse.then_some(true),
+        bidirectional: bidir.then_some(true),
+        window,
+        len: Some(wire::TCP_BLOCK as u64),
+        congestion: opts.congestion.clone(),
+        get_server_output: opts.server_output.then_some(1),
+        client_version: Some(format!("tcpwise-{}", env!("CARGO_PKG_VERSION"))),
+        ..Params::default()
+    };
+    ctl.expect(State::ParamExchange, setup).await?;
+    ctl.sock.write_all(&wire::frame(&params)).await?;
+    ctl.expect(State::CreateStreams, setup).await?;
+    let mut conns = Vec::new();
+    for k in 0..params.streams() {
+        let sends = params.client_sends(k);
+        let policy = BufferPolicy::Static {
+            rcv: window,
+            snd: window,
+        };
+        let (mut s, buffers) = connect_with(
+            addr,
+            policy,
+            opts.connect_timeout,
+            opts.congestion.as_deref(),
+            local,
+        )
+        .await?;
+        s.write_all(&cookie).await?;
+        let ends = s.local_addr().ok().zip(s.peer_addr().ok());
+        conns.push((
+            s,
+            Ours {
+                sent: sends,
+                buffers,
+                ends,
+                ..Ours::default()
+            },
+        ));
+    }
+    ctl.expect(State::TestStart, setup).await?;
+    ctl.expect(State::TestRunning, setup).await?;
+
+    // The data phase: every connection at once, our timer ends it.
+    let start = Instant::now();
+    let cpu0 = tcpwise_sys::cpu_times();
+    let (stop_tx, stop) = watch::channel(false);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, Sample)>();
+    let mut set = tokio::task::JoinSet::new();
+    let mut ours: Vec<Ours> = Vec::new();
+    for (k, (sock, o)) in conns.into_iter().enumerate() {
+        let flow = Flow {
+            k,
+            sock,
+            report: Some(tx.clone()),
+            interval: opts.interval,
+            start,
+        };
+        let stop = stop.clone();
+        let sends = o.sent;
+        set.spawn(async move {
+            let (last, sock) = flow.run(sends, wire::TCP_BLOCK, stop, None).await;
+            (k, last, sock)
+        });
+        ours.push(o);
+    }
+    drop(tx);
+    let labels: Vec<String> = ours
+        .iter()
+        .enumerate()
+        .map(|(k, o)| label(k, n, o.sent, bidir))
+        .collect();
+    let mut joined = Joined::new(ours.iter().map(|o| !o.sent).collect());
+    let mut prev: Vec<Sample> = vec![Sample::default(); ours.len()];
+    let mut show = |k: usize, s: Sample, ours: &mut Vec<Ours>, joined: &mut Joined| {
+        let o = &mut ours[k];
+        let tx = o.sent.then_some((&prev[k], &s));
+        let line: Interval =
+            crate::diagnose::interval(&prev[k], &s, tx.map(|t| t.0), tx.map(|t| t.1));
+        on_line(Line::Stream(&labels[k], &line));
+        for sum in joined.push(k, line) {
+            on_line(Line::Sum(&sum));
+        }
+        prev[k] = s.clone();
+        o.samples.push(s);
+    };
+    let timer = tokio::time::sleep(opts.duration);
+    tokio::pin!(timer);
+    let mut b = [0u8; 1];
+    loop {
+        tokio::select! {
+            _ = &mut timer => break,
+            Some((k, s)) = rx.recv() => show(k, s, &mut ours, &mut joined),
+            r = ctl.sock.read(&mut b) => {
+                let _ = stop_tx.send(true);
+                return Err(match r {
+                    Ok(1) => match State::of(b[0]) {
+                        Some(State::ServerTerminate) => PerfError::Refusal("the iperf3 server was stopped during the test".into()),
+                        _ => ctl.wrong(format!("state byte {} during the test", b[0] as i8)),
+                    },
+                    _ => ctl.wrong("the server closed the control connection during the test"),
+                });
+            }
+        }
+    }
+    let _ = stop_tx.send(true);
+    let wall = start.elapsed().as_secs_f64();
+    let mut results = results_since(cpu0, wall);
+    if ours.iter().any(|o| o.sent) {
+        results.sender_has_retransmits = 1;
+    }
+    let mut drains = tokio::task::JoinSet::new();
+    while let Some(done) = set.join_next().await {
+        let (k, last, mut sock) = done.map_err(std::io::Error::other)?;
+        let sent = ours[k].sent;
+        results.streams.push(stream_result(k, sent, &last));
+        if results.congestion_used.is_none() && sent {
+            results.congestion_used = tcpwise_tcp::congestion_of(&socket2::SockRef::from(&sock));
+        }
+        ours[k].samples.push(last);
+        // What the server still sends after our end is not counted (as
+        // iperf3 does not), but read, so its writes never block.
+        drains.spawn(async move {
+            drain(&mut sock, Duration::from_secs(5)).await;
+            sock
+        });
+    }
+    results.streams.sort_by_key(|s| s.id);
+    ctl.sock.write_all(&[State::TestEnd.byte()]).await?;
+    let late = Duration::from_secs(10);
+    ctl.expect(State::ExchangeResults, late).await?;
+    ctl.sock.write_all(&wire::frame(&results)).await?;
+    let theirs: Results = ctl.read_json(late).await?;
+    ctl.expect(State::DisplayResults, late).await?;
+    ctl.sock.write_all(&[State::IperfDone.byte()]).await?;
+    drains.abort_all();
+
+    let asked = Asked {
+        rcvbuf: window,
+        sndbuf: window,
+        path_rate_bps: opts.path_rate_bps,
+        window_flag: opts.window_flag,
+    };
+    let mut streams = Vec::new();
+    for (k, o) in ours.iter().enumerate() {
+        let id = wire::stream_id(k);
+        let peer = theirs
+            .stream(id)
+            .ok_or_else(|| ctl.wrong(format!("its results lack stream {id}")))?;
+        let mut r = stream_report(o, peer, &asked);
+        if k == 0 {
+            r.server_output = theirs.server_output_text.clone();
+        }
+        streams.push((labels[k].clone(), r));
+    }
+    let sums = sums(
+        &streams
+            .iter()
+            .map(|(_, r)| (r.reverse, r))
+            .collect::<Vec<_>>(),
+    );
+    Ok(ParallelReport {
+        streams,
+        sum_intervals: joined.sum_intervals().to_vec(),
+        sums,
+    })
+}

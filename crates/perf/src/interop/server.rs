@@ -1,0 +1,195 @@
+//! `tcpwise perf server` answering `iperf3 -c`: the server's side of
+//! iperf3's control protocol ([`super::wire`]), for connections that open
+//! with an iperf3 cookie. Unlike iperf3's server, several tests may run
+//! at once (each keyed by its cookie).
+
+use super::data::{Flow, read_json, results_since, stream_result};
+use super::wire::{self, Params, Results, ServerErrno, State};
+use crate::PerfError;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tcpwise_tcp::BufferPolicy;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, watch};
+
+/// A data connection and its place in the server's accept order.
+type Arrived = (u64, TcpStream);
+
+/// Tests waiting for their data connections, by cookie.
+pub type Waiting = Arc<Mutex<HashMap<[u8; wire::COOKIE_SIZE], mpsc::UnboundedSender<Arrived>>>>;
+
+/// A connection that opened with a cookie (the `order`-th the server
+/// accepted): a data connection of a test that waits for it (handed
+/// over, `Ok(None)`), or a new test's control connection, run to its end
+/// (`Ok(Some(summary))`).
+pub async fn handle(
+    mut sock: TcpStream,
+    order: u64,
+    waiting: Waiting,
+) -> Result<Option<String>, PerfError> {
+    let mut cookie = [0u8; wire::COOKIE_SIZE];
+    tokio::time::timeout(Duration::from_secs(10), sock.read_exact(&mut cookie))
+        .await
+        .map_err(|_| {
+            PerfError::WrongProtocol("iperf3 client".into(), "a cookie cut short".into())
+        })??;
+    let waiter = waiting.lock().expect("lock").get(&cookie).cloned();
+    if let Some(w) = waiter {
+        let _ = w.send((order, sock));
+        return Ok(None);
+    }
+    let (tx, rx) = mpsc::unbounded_channel();
+    waiting.lock().expect("lock").insert(cookie, tx);
+    let r = control(sock, rx).await;
+    waiting.lock().expect("lock").remove(&cookie);
+    r.map(Some)
+}
+
+async fn read_params(sock: &mut TcpStream) -> Result<Params, PerfError> {
+    match tokio::time::timeout(Duration::from_secs(10), read_json::<Params>(sock)).await {
+        Ok(Ok(p)) => Ok(p),
+        Ok(Err(e)) => Err(PerfError::WrongProtocol(
+            "iperf3 client".into(),
+            format!("its parameters: {e}"),
+        )),
+        Err(_) => Err(PerfError::WrongProtocol(
+            "iperf3 client".into(),
+            "no parameters within 10 s".into(),
+        )),
+    }
+}
+
+async fn state(sock: &mut TcpStream, limit: Duration) -> Option<State> {
+    let mut b = [0u8; 1];
+    match tokio::time::timeout(limit, sock.read_exact(&mut b)).await {
+        Ok(Ok(_)) => State::of(b[0]),
+        _ => None,
+    }
+}
+
+fn fail(why: &str) -> PerfError {
+    PerfError::WrongProtocol("iperf3 client".into(), why.into())
+}
+
+async fn control(
+    mut ctl: TcpStream,
+    mut streams: mpsc::UnboundedReceiver<Arrived>,
+) -> Result<String, PerfError> {
+    ctl.set_nodelay(true)?;
+    ctl.write_all(&[State::ParamExchange.byte()]).await?;
+    let params = match read_params(&mut ctl).await {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = ctl.write_all(&ServerErrno::RecvParams.message()).await;
+            return Err(e);
+        }
+    };
+    if params.tcp != Some(true) {
+        let _ = ctl.write_all(&ServerErrno::Protocol.message()).await;
+        return Err(fail(
+            "asked for a UDP (or SCTP) test; this server runs iperf3's TCP tests only",
+        ));
+    }
+    let total = params.streams();
+    if total > 128 {
+        let _ = ctl.write_all(&ServerErrno::RecvParams.message()).await;
+        return Err(fail("asked for more than 128 streams"));
+    }
+    ctl.write_all(&[State::CreateStreams.byte()]).await?;
+    let mut socks = Vec::new();
+    while socks.len() < total {
+        match tokio::time::timeout(Duration::from_secs(10), streams.recv()).await {
+            Ok(Some(s)) => socks.push(s),
+            _ => {
+                let _ = ctl.write_all(&ServerErrno::Accept.message()).await;
+                return Err(fail("its data connections did not all come within 10 s"));
+            }
+        }
+    }
+    // Read in parallel, the cookies may arrive out of the accept order.
+    socks.sort_by_key(|(order, _)| *order);
+    let socks: Vec<TcpStream> = socks.into_iter().map(|(_, s)| s).collect();
+    for s in &socks {
+        let r = socket2::SockRef::from(s);
+        if let Some(w) = params.window {
+            BufferPolicy::Static {
+                rcv: Some(w),
+                snd: Some(w),
+            }
+            .apply(&r)?;
+        }
+        if let Some(c) = &params.congestion {
+            crate::set_congestion(&r, c)?;
+        }
+    }
+    ctl.write_all(&[State::TestStart.byte(), State::TestRunning.byte()])
+        .await?;
+
+    let start = Instant::now();
+    let cpu0 = tcpwise_sys::cpu_times();
+    let (stop_tx, stop) = watch::channel(false);
+    let mut set = tokio::task::JoinSet::new();
+    let block = params
+        .len
+        .map_or(wire::TCP_BLOCK, |l| l.clamp(1, 1 << 24) as usize);
+    let limit = (params.num > 0).then_some(params.num);
+    for (k, sock) in socks.into_iter().enumerate() {
+        let sends = !params.client_sends(k);
+        let flow = Flow {
+            k,
+            sock,
+            report: None,
+            interval: Duration::from_secs(1),
+            start,
+        };
+        let stop = stop.clone();
+        set.spawn(async move {
+            let (last, sock) = flow.run(sends, block, stop, limit).await;
+            (k, sends, last, sock)
+        });
+    }
+    // The client's timer ends the test; ours only guards against a client
+    // that never says so.
+    let guard = Duration::from_secs(params.time.max(1) + 30);
+    let end = state(&mut ctl, guard).await;
+    let _ = stop_tx.send(true);
+    let wall = start.elapsed().as_secs_f64();
+    let mut results = results_since(cpu0, wall);
+    let mut moved = 0u64;
+    while let Some(done) = set.join_next().await {
+        let (k, sends, last, sock) = done.map_err(std::io::Error::other)?;
+        moved += last.bytes;
+        if sends {
+            results.sender_has_retransmits = 1;
+            results.congestion_used = tcpwise_tcp::congestion_of(&socket2::SockRef::from(&sock));
+        }
+        results.streams.push(stream_result(k, sends, &last));
+        // iperf3's server closes the data connections at TEST_END.
+        drop(sock);
+    }
+    results.streams.sort_by_key(|s| s.id);
+    if end != Some(State::TestEnd) {
+        return Err(fail("the client went away before the end of the test"));
+    }
+    ctl.write_all(&[State::ExchangeResults.byte()]).await?;
+    let late = Duration::from_secs(10);
+    let _client: Results = match tokio::time::timeout(late, read_json(&mut ctl)).await {
+        Ok(Ok(r)) => r,
+        _ => return Err(fail("its results did not come")),
+    };
+    ctl.write_all(&wire::frame(&results)).await?;
+    ctl.write_all(&[State::DisplayResults.byte()]).await?;
+    let _ = state(&mut ctl, late).await;
+    Ok(format!(
+        "iperf3 test, {total} stream(s){}: {moved} bytes in {wall:.2} s",
+        if params.reverse == Some(true) {
+            ", reverse"
+        } else if params.bidirectional == Some(true) {
+            ", both ways"
+        } else {
+            ""
+        }
+    ))
+}
