@@ -65,7 +65,7 @@ fn client(a: ClientArgs) -> Result<i32> {
     let style = a.json;
     let json = style.is_some();
     if a.udp {
-        return udp(&opts, style);
+        return udp(&opts, a.iperf3, style);
     }
     if a.iperf3 || a.parallel > 1 || a.bidir {
         return parallel(&opts, a.parallel.into(), a.bidir, a.iperf3, style);
@@ -198,7 +198,7 @@ fn print_partial<I: serde::Serialize, P: serde::Serialize + std::fmt::Display>(
 }
 
 /// `-u`: a UDP test.
-fn udp(opts: &ClientOptions, style: Option<JsonStyle>) -> Result<i32> {
+fn udp(opts: &ClientOptions, iperf3: bool, style: Option<JsonStyle>) -> Result<i32> {
     use tcpwise_perf::udp;
     let json = style.is_some();
     if !json {
@@ -206,13 +206,18 @@ fn udp(opts: &ClientOptions, style: Option<JsonStyle>) -> Result<i32> {
     }
     // Ctrl-C: what arrived so far, then exit 130, as for TCP.
     let lines = std::sync::Mutex::new(Vec::new());
-    let run = udp::run_udp_client(opts, |i| {
+    let show = |i: &udp::UdpInterval| {
         if !json {
             println!("{i}");
         }
         lines.lock().expect("lock").push(i.clone());
-    });
-    let Some(report) = until_ctrl_c(run)? else {
+    };
+    let report = if iperf3 {
+        until_ctrl_c(tcpwise_perf::interop::udp::run_client(opts, show))?
+    } else {
+        until_ctrl_c(udp::run_udp_client(opts, show))?
+    };
+    let Some(report) = report else {
         let lines = lines.lock().expect("lock");
         print_partial(json, &lines, udp::UdpPartial::of(&lines));
         return Ok(130);

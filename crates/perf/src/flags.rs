@@ -58,10 +58,11 @@ pub struct ClientArgs {
     #[arg(short, long)]
     pub port: Option<u16>,
     /// Run the test against an iperf3 server (`iperf3 -s`, any host),
-    /// speaking iperf3's protocol: TCP, -R, -P, --bidir, -w, -C; each
+    /// speaking iperf3's protocol: TCP (-R, -P, --bidir, -w, -C) and
+    /// UDP (-u, -R, -b, -l: one stream); each
     /// stream with tcpwise's intervals, summary and diagnosis where this
     /// end has the socket, and the iperf3 server's own counts.
-    #[arg(long, conflicts_with = "udp")]
+    #[arg(long)]
     pub iperf3: bool,
     /// Test length: seconds (10, 2.5) or with a unit (500ms).
     /// 0 runs until Ctrl-C (at most an hour), as iperf3's -t 0.

@@ -25,6 +25,7 @@ pub mod interop;
 pub mod iperf3;
 pub mod net;
 pub mod options;
+pub mod pace;
 pub mod parallel;
 pub mod proto;
 pub mod server;

@@ -25,46 +25,22 @@
 //! wake-up sends what is due at once and the rate holds on average.
 
 use crate::PerfError;
+use crate::pace::Wire;
 use crate::proto::{self, Accept, MAGIC};
 pub use crate::proto::{HEADER_LEN, MAX_LEN, UdpSpec};
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::UdpSocket;
 
-/// First bytes of every datagram.
-pub const UDP_MAGIC: u32 = 0x5457_5055; // "TWPU"
-/// iperf3's default rate for UDP, bits/s.
-pub const DEFAULT_RATE: u64 = 1_000_000;
+/// iperf3's default rate for UDP, bits/s: its `UDP_RATE`, 1024 × 1024,
+/// which iperf3 calls "1 Mbps".
+pub const DEFAULT_RATE: u64 = 1024 * 1024;
 /// Payload size: a 1500-byte MTU less IPv6 and UDP headers.
 pub const DEFAULT_LEN: usize = 1448;
-/// The sequence number that tells the receiver the sender is done.
-const END: u64 = u64::MAX;
-
-fn now_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
-}
-
-/// Writes a datagram's header into `buf`.
-pub fn encode(buf: &mut [u8], seq: u64, sent_ns: u64) {
-    buf[..4].copy_from_slice(&UDP_MAGIC.to_be_bytes());
-    buf[4..12].copy_from_slice(&seq.to_be_bytes());
-    buf[12..20].copy_from_slice(&sent_ns.to_be_bytes());
-}
-
-/// A datagram's (sequence, departure ns), if it is one of ours.
-pub fn decode(buf: &[u8]) -> Option<(u64, u64)> {
-    if buf.len() < HEADER_LEN || buf[..4] != UDP_MAGIC.to_be_bytes() {
-        return None;
-    }
-    Some((
-        u64::from_be_bytes(buf[4..12].try_into().ok()?),
-        u64::from_be_bytes(buf[12..20].try_into().ok()?),
-    ))
-}
+use crate::pace::{END, now_ns};
+pub use crate::pace::{UDP_MAGIC, decode, encode};
 
 /// The receiver's counters.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -92,6 +68,14 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Counters for numbers that start at `first` (iperf3's start at 1).
+    pub fn starting_at(first: u64) -> Stats {
+        Stats {
+            next: first,
+            ..Stats::default()
+        }
+    }
+
     /// Counts one datagram.
     pub fn on_packet(&mut self, seq: u64, sent_ns: u64, recv_ns: u64, len: usize) {
         // One bit a datagram: 1 MB for 8 million of them (10 s at 10 Gbit/s).
@@ -158,7 +142,7 @@ pub struct UdpInterval {
 }
 
 impl UdpInterval {
-    fn between(a: &Stats, b: &Stats, start_s: f64, end_s: f64) -> UdpInterval {
+    pub(crate) fn between(a: &Stats, b: &Stats, start_s: f64, end_s: f64) -> UdpInterval {
         let bytes = b.bytes - a.bytes;
         UdpInterval {
             start_s,
@@ -325,91 +309,6 @@ pub enum UdpMsg {
     },
 }
 
-/// Sends datagrams of `len` bytes at `rate_bps` for `duration` to the
-/// connected peer; returns how many.
-///
-/// The schedule runs on a thread of its own that sleeps until each
-/// datagram is due, with 1 ns timer slack: tokio's timers fire on a 1 ms
-/// wheel, which sent a quarter of the datagrams back to back (gaps under
-/// 0.2 ms, measured by tcpdump at 10 Mbit/s) and made the jitter a
-/// receiver reads depend on the sender's clumping. The socket stays
-/// non-blocking: a full send buffer loses the datagram, as on a real path.
-pub async fn send_at_rate(
-    sock: &UdpSocket,
-    rate_bps: u64,
-    len: usize,
-    duration: Duration,
-) -> std::io::Result<u64> {
-    // Dropping this future (Ctrl-C) stops the thread within 50 ms, so it
-    // does not hold the runtime's shutdown until -t.
-    struct StopOnDrop(std::sync::Arc<std::sync::atomic::AtomicBool>);
-    impl Drop for StopOnDrop {
-        fn drop(&mut self) {
-            self.0.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-    }
-    let stop = StopOnDrop(Default::default());
-    let flag = stop.0.clone();
-    let sock = socket2::SockRef::from(sock).try_clone()?;
-    tokio::task::spawn_blocking(move || send_on_schedule(&sock, rate_bps, len, duration, &flag))
-        .await
-        .map_err(std::io::Error::other)?
-}
-
-fn send_on_schedule(
-    sock: &socket2::Socket,
-    rate_bps: u64,
-    len: usize,
-    duration: Duration,
-    stop: &std::sync::atomic::AtomicBool,
-) -> std::io::Result<u64> {
-    tcpwise_tcp::set_timer_slack_1ns();
-    let len = len.max(HEADER_LEN);
-    let gap = Duration::from_secs_f64(len as f64 * 8.0 / rate_bps as f64);
-    let mut buf = vec![0u8; len];
-    let start = Instant::now();
-    let mut seq = 0u64;
-    let send = |buf: &[u8]| match sock.send(buf) {
-        Ok(_) => Ok(()),
-        // A full socket buffer or an ICMP error from an earlier
-        // datagram: this one is lost, as on a real path.
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::WouldBlock
-            ) =>
-        {
-            Ok(())
-        }
-        Err(e) => Err(e),
-    };
-    loop {
-        let due = gap.mul_f64(seq as f64);
-        if due >= duration {
-            break;
-        }
-        while let Some(wait) = due.checked_sub(start.elapsed()) {
-            if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                return Ok(seq);
-            }
-            std::thread::sleep(wait.min(Duration::from_millis(50)));
-        }
-        if stop.load(std::sync::atomic::Ordering::Relaxed) {
-            return Ok(seq);
-        }
-        encode(&mut buf, seq, now_ns());
-        send(&buf)?;
-        seq += 1;
-    }
-    // The end marker, a few times (it can be lost too).
-    encode(&mut buf[..HEADER_LEN], END, now_ns());
-    for _ in 0..3 {
-        send(&buf[..HEADER_LEN])?;
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    Ok(seq)
-}
-
 /// Receives until the end marker, or `limit` after the first datagram (or
 /// `limit` with none), reporting each interval to `on_interval`. Returns
 /// the counters and the seconds from the first to the last datagram.
@@ -488,7 +387,15 @@ pub async fn serve(
                 PerfError::WrongProtocol("client".into(), "no UDP hello within 10 s".into())
             })??;
         sock.connect(peer).await?;
-        let sent = send_at_rate(&sock, spec.rate_bps, spec.len, duration).await?;
+        let sent = crate::pace::send_at_rate(
+            &sock,
+            spec.rate_bps,
+            spec.len,
+            duration,
+            Wire::Ours,
+            Default::default(),
+        )
+        .await?;
         w.write_all(&msg(&UdpMsg::Done {
             sent,
             stats: None,
@@ -644,7 +551,14 @@ pub async fn run_udp_client(
             }
         }
     };
-    let sender = send_at_rate(&sock, rate, len, opts.duration);
+    let sender = crate::pace::send_at_rate(
+        &sock,
+        rate,
+        len,
+        opts.duration,
+        Wire::Ours,
+        Default::default(),
+    );
     let (sent, ()) = tokio::join!(sender, async {
         let _ = tokio::time::timeout(limit, read_msgs).await;
     });
@@ -661,7 +575,7 @@ pub async fn run_udp_client(
     }
 }
 
-fn report(
+pub(crate) fn report(
     direction: &str,
     rate_bps: u64,
     len: usize,

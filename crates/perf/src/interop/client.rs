@@ -19,15 +19,15 @@ use tokio::sync::watch;
 
 /// What `--iperf3` cannot do yet, or does not mean with an iperf3 peer:
 /// one line naming the flag, or `None`.
-pub fn unsupported(opts: &ClientOptions) -> Option<String> {
-    let why = if opts.length.is_some() {
-        "-l (the block is iperf3's 128 KiB)"
+pub fn unsupported(opts: &ClientOptions, udp: bool) -> Option<String> {
+    let why = if opts.length.is_some() && !udp {
+        "-l for TCP (the block is iperf3's 128 KiB)"
     } else if opts.bytes.is_some() {
         "-n (a byte count)"
     } else if !opts.omit.is_zero() {
         "-O (omitting the start)"
-    } else if opts.pacing_bps.is_some() {
-        "-b (pacing)"
+    } else if opts.pacing_bps.is_some() && !udp {
+        "-b for TCP (pacing)"
     } else if opts.zerocopy.is_some() {
         "-Z (zero copy)"
     } else if !opts.window_flag && (opts.rcvbuf.is_some() || opts.sndbuf.is_some()) {
@@ -89,20 +89,93 @@ fn random_cookie() -> [u8; wire::COOKIE_SIZE] {
     wire::cookie(random)
 }
 
+impl Params {
+    /// What every test of `opts` asks: its length, direction, the
+    /// server's output, and who asks.
+    pub(crate) fn asked(opts: &ClientOptions) -> Params {
+        Params {
+            time: opts.duration.as_secs(),
+            parallel: 1,
+            reverse: opts.reverse.then_some(true),
+            get_server_output: opts.server_output.then_some(1),
+            client_version: Some(format!("tcpwise-{}", env!("CARGO_PKG_VERSION"))),
+            ..Params::default()
+        }
+    }
+}
+
 /// The control connection, with the server's address for messages.
-struct Control {
-    sock: TcpStream,
+pub(crate) struct Control {
+    pub(crate) sock: TcpStream,
     addr: String,
+    /// The server.
+    pub(crate) peer: std::net::SocketAddr,
+    /// `-B`: our address.
+    pub(crate) local: Option<std::net::SocketAddr>,
+    /// How long the server may take to answer while setting up.
+    pub(crate) setup: Duration,
 }
 
 impl Control {
-    fn wrong(&self, why: impl Into<String>) -> PerfError {
+    /// Connects, sends the cookie and `params`, and waits for the server
+    /// to ask for the data connections; the cookie they must start with.
+    pub(crate) async fn open(
+        opts: &ClientOptions,
+        params: &Params,
+    ) -> Result<(Control, [u8; wire::COOKIE_SIZE]), PerfError> {
+        let peer = resolve(opts).await?;
+        let (local, _) = local_addrs(opts, peer)?;
+        let setup = opts.connect_timeout.max(Duration::from_secs(3));
+        let (sock, _) =
+            connect_with(peer, BufferPolicy::Auto, opts.connect_timeout, None, local).await?;
+        let mut ctl = Control {
+            sock,
+            addr: peer.to_string(),
+            peer,
+            local,
+            setup,
+        };
+        let cookie = random_cookie();
+        ctl.sock.write_all(&cookie).await?;
+        ctl.expect(State::ParamExchange, setup).await?;
+        ctl.sock.write_all(&wire::frame(params)).await?;
+        ctl.expect(State::CreateStreams, setup).await?;
+        Ok((ctl, cookie))
+    }
+
+    /// Waits for a word from the server during the test, where none is
+    /// due: what it means, as an error.
+    pub(crate) async fn interrupted(&mut self) -> PerfError {
+        let mut b = [0u8; 1];
+        match self.sock.read(&mut b).await {
+            Ok(1) if State::of(b[0]) == Some(State::ServerTerminate) => {
+                PerfError::Refusal("the iperf3 server was stopped during the test".into())
+            }
+            Ok(1) => self.wrong(format!("state byte {} during the test", b[0] as i8)),
+            _ => self.wrong("the server closed the control connection during the test"),
+        }
+    }
+
+    /// Ends the test: `TEST_END`, our results for the server's, and the
+    /// goodbye.
+    pub(crate) async fn finish(&mut self, ours: &Results) -> Result<Results, PerfError> {
+        self.sock.write_all(&[State::TestEnd.byte()]).await?;
+        let late = Duration::from_secs(10);
+        self.expect(State::ExchangeResults, late).await?;
+        self.sock.write_all(&wire::frame(ours)).await?;
+        let theirs: Results = self.read_json(late).await?;
+        self.expect(State::DisplayResults, late).await?;
+        self.sock.write_all(&[State::IperfDone.byte()]).await?;
+        Ok(theirs)
+    }
+
+    pub(crate) fn wrong(&self, why: impl Into<String>) -> PerfError {
         PerfError::WrongProtocol(self.addr.clone(), why.into())
     }
 
     /// The next state byte, within `limit`; the server's refusals and
     /// failures as errors.
-    async fn state(&mut self, limit: Duration) -> Result<State, PerfError> {
+    pub(crate) async fn state(&mut self, limit: Duration) -> Result<State, PerfError> {
         let mut b = [0u8; 1];
         match tokio::time::timeout(limit, self.sock.read_exact(&mut b)).await {
             Err(_) => {
@@ -139,7 +212,7 @@ impl Control {
         }
     }
 
-    async fn expect(&mut self, want: State, limit: Duration) -> Result<(), PerfError> {
+    pub(crate) async fn expect(&mut self, want: State, limit: Duration) -> Result<(), PerfError> {
         match self.state(limit).await? {
             s if s == want => Ok(()),
             s => Err(self.wrong(format!("{s:?} where {want:?} was due"))),
@@ -168,37 +241,21 @@ pub async fn run_client(
     mut on_line: impl FnMut(Line),
 ) -> Result<ParallelReport, PerfError> {
     opts.validate()?;
-    if let Some(why) = unsupported(opts) {
+    if let Some(why) = unsupported(opts, false) {
         return Err(PerfError::Config(why));
     }
-    let addr = resolve(opts).await?;
-    let (local, _) = local_addrs(opts, addr)?;
-    let setup = opts.connect_timeout.max(Duration::from_secs(3));
-    let (sock, _) =
-        connect_with(addr, BufferPolicy::Auto, opts.connect_timeout, None, local).await?;
-    let mut ctl = Control {
-        sock,
-        addr: addr.to_string(),
-    };
-    let cookie = random_cookie();
-    ctl.sock.write_all(&cookie).await?;
     let window = opts.window_flag.then_some(opts.rcvbuf).flatten();
     let params = Params {
         tcp: Some(true),
-        time: opts.duration.as_secs(),
         parallel: n as u32,
-        reverse: opts.reverse.then_some(true),
         bidirectional: bidir.then_some(true),
         window,
         len: Some(wire::TCP_BLOCK as u64),
         congestion: opts.congestion.clone(),
-        get_server_output: opts.server_output.then_some(1),
-        client_version: Some(format!("tcpwise-{}", env!("CARGO_PKG_VERSION"))),
-        ..Params::default()
+        ..Params::asked(opts)
     };
-    ctl.expect(State::ParamExchange, setup).await?;
-    ctl.sock.write_all(&wire::frame(&params)).await?;
-    ctl.expect(State::CreateStreams, setup).await?;
+    let (mut ctl, cookie) = Control::open(opts, &params).await?;
+    let (addr, local, setup) = (ctl.peer, ctl.local, ctl.setup);
     let mut conns = Vec::new();
     for k in 0..params.streams() {
         let sends = params.client_sends(k);
@@ -274,20 +331,13 @@ pub async fn run_client(
     };
     let timer = tokio::time::sleep(opts.duration);
     tokio::pin!(timer);
-    let mut b = [0u8; 1];
     loop {
         tokio::select! {
             _ = &mut timer => break,
             Some((k, s)) = rx.recv() => show(k, s, &mut ours, &mut joined),
-            r = ctl.sock.read(&mut b) => {
+            e = ctl.interrupted() => {
                 let _ = stop_tx.send(true);
-                return Err(match r {
-                    Ok(1) => match State::of(b[0]) {
-                        Some(State::ServerTerminate) => PerfError::Refusal("the iperf3 server was stopped during the test".into()),
-                        _ => ctl.wrong(format!("state byte {} during the test", b[0] as i8)),
-                    },
-                    _ => ctl.wrong("the server closed the control connection during the test"),
-                });
+                return Err(e);
             }
         }
     }
@@ -314,13 +364,7 @@ pub async fn run_client(
         });
     }
     results.streams.sort_by_key(|s| s.id);
-    ctl.sock.write_all(&[State::TestEnd.byte()]).await?;
-    let late = Duration::from_secs(10);
-    ctl.expect(State::ExchangeResults, late).await?;
-    ctl.sock.write_all(&wire::frame(&results)).await?;
-    let theirs: Results = ctl.read_json(late).await?;
-    ctl.expect(State::DisplayResults, late).await?;
-    ctl.sock.write_all(&[State::IperfDone.byte()]).await?;
+    let theirs = ctl.finish(&results).await?;
     drains.abort_all();
 
     let asked = Asked {

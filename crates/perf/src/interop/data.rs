@@ -1,9 +1,11 @@
-//! The data connections of an iperf3 test: iperf3 ends them by the
-//! control connection (`TEST_END`), not by closing them, so these loops
-//! run until told to stop (or the peer closes), sampling `TCP_INFO` every
-//! interval as tcpwise's own loops do.
+//! What the client's and the server's glue share: the data loops (iperf3
+//! ends a stream by the control connection's `TEST_END`, not by closing
+//! it, so these run until told to stop, sampling `TCP_INFO` every
+//! interval as tcpwise's own loops do), the JSON messages, the results,
+//! and the server's end of a test.
 
-use super::wire::{Results, StreamResult};
+use super::wire::{self, Results, State, StreamResult};
+use crate::PerfError;
 use crate::proto::Sample;
 use crate::stream::sample;
 use std::time::{Duration, Instant};
@@ -137,4 +139,31 @@ pub(crate) fn stream_result(k: usize, sent: bool, last: &Sample) -> StreamResult
         end_time: last.t,
         ..StreamResult::default()
     }
+}
+
+pub(crate) async fn state(sock: &mut TcpStream, limit: Duration) -> Option<State> {
+    let mut b = [0u8; 1];
+    match tokio::time::timeout(limit, sock.read_exact(&mut b)).await {
+        Ok(Ok(_)) => State::of(b[0]),
+        _ => None,
+    }
+}
+
+/// The end of a test, from `TEST_END` on: the client's results, then
+/// ours, then the goodbye.
+pub(crate) async fn exchange(ctl: &mut TcpStream, ours: &Results) -> Result<(), PerfError> {
+    ctl.write_all(&[State::ExchangeResults.byte()]).await?;
+    let late = Duration::from_secs(10);
+    let _client: Results = match tokio::time::timeout(late, read_json(ctl)).await {
+        Ok(Ok(r)) => r,
+        _ => return Err(fail("its results did not come")),
+    };
+    ctl.write_all(&wire::frame(ours)).await?;
+    ctl.write_all(&[State::DisplayResults.byte()]).await?;
+    let _ = state(ctl, late).await;
+    Ok(())
+}
+
+pub(crate) fn fail(why: &str) -> PerfError {
+    PerfError::WrongProtocol("iperf3 client".into(), why.into())
 }

@@ -9,11 +9,12 @@
 //! the report is tcpwise's own: intervals with the sender's `TCP_INFO`,
 //! the summary and the diagnosis; the peer's figures (the bytes its end
 //! counted, its retransmissions) come from iperf3's results exchange.
-//! TCP only for now: a UDP test is refused in one line at either end.
+//! UDP is one stream either way ([`udp`]), as iperf3 runs it by default.
 
 pub mod client;
 mod data;
 pub mod server;
+pub mod udp;
 pub mod wire;
 
 use crate::diagnose::{self, Asked, Grown, Interval, PerfReport};

@@ -3,8 +3,8 @@
 //! with an iperf3 cookie. Unlike iperf3's server, several tests may run
 //! at once (each keyed by its cookie).
 
-use super::data::{Flow, read_json, results_since, stream_result};
-use super::wire::{self, Params, Results, ServerErrno, State};
+use super::data::{Flow, exchange, fail, read_json, results_since, state, stream_result};
+use super::wire::{self, Params, ServerErrno, State};
 use crate::PerfError;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -61,18 +61,6 @@ async fn read_params(sock: &mut TcpStream) -> Result<Params, PerfError> {
     }
 }
 
-async fn state(sock: &mut TcpStream, limit: Duration) -> Option<State> {
-    let mut b = [0u8; 1];
-    match tokio::time::timeout(limit, sock.read_exact(&mut b)).await {
-        Ok(Ok(_)) => State::of(b[0]),
-        _ => None,
-    }
-}
-
-fn fail(why: &str) -> PerfError {
-    PerfError::WrongProtocol("iperf3 client".into(), why.into())
-}
-
 async fn control(
     mut ctl: TcpStream,
     mut streams: mpsc::UnboundedReceiver<Arrived>,
@@ -86,10 +74,13 @@ async fn control(
             return Err(e);
         }
     };
+    if params.udp == Some(true) && params.streams() == 1 {
+        return super::udp::serve(ctl, &params).await;
+    }
     if params.tcp != Some(true) {
         let _ = ctl.write_all(&ServerErrno::Protocol.message()).await;
         return Err(fail(
-            "asked for a UDP (or SCTP) test; this server runs iperf3's TCP tests only",
+            "asked for a UDP test of several streams or both ways, or SCTP; this server runs iperf3's TCP tests and one-stream UDP",
         ));
     }
     let total = params.streams();
@@ -173,15 +164,7 @@ async fn control(
     if end != Some(State::TestEnd) {
         return Err(fail("the client went away before the end of the test"));
     }
-    ctl.write_all(&[State::ExchangeResults.byte()]).await?;
-    let late = Duration::from_secs(10);
-    let _client: Results = match tokio::time::timeout(late, read_json(&mut ctl)).await {
-        Ok(Ok(r)) => r,
-        _ => return Err(fail("its results did not come")),
-    };
-    ctl.write_all(&wire::frame(&results)).await?;
-    ctl.write_all(&[State::DisplayResults.byte()]).await?;
-    let _ = state(&mut ctl, late).await;
+    exchange(&mut ctl, &results).await?;
     Ok(format!(
         "iperf3 test, {total} stream(s){}: {moved} bytes in {wall:.2} s",
         if params.reverse == Some(true) {

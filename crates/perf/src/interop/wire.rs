@@ -154,6 +154,9 @@ pub struct Params {
     /// `-C`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub congestion: Option<String>,
+    /// `--udp-counters-64bit`: 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_counters_64bit: Option<u32>,
     /// `--get-server-output`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub get_server_output: Option<u32>,
