@@ -1058,6 +1058,24 @@ fn iperf3_spellings_mean_what_they_mean_in_iperf3() {
     assert!(!pidf.exists(), "the pid file is removed at the end");
 }
 
+/// `jq -c PATH` of a document, as iperf3's consumers read it.
+fn jq(doc: &serde_json::Value, path: &str) -> serde_json::Value {
+    let mut c = std::process::Command::new("jq")
+        .args(["-c", path])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("jq (scripts/test installs it)");
+    c.stdin
+        .take()
+        .unwrap()
+        .write_all(doc.to_string().as_bytes())
+        .unwrap();
+    let o = c.wait_with_output().unwrap();
+    assert!(o.status.success(), "jq {path}");
+    serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null)
+}
+
 /// The `end` figures of an iperf3 `-J` document (ours with
 /// `--json=iperf3`): what arrived, each direction (`--bidir`: the
 /// reverse's too), Mbit/s.
@@ -1078,7 +1096,10 @@ fn received_mbit(doc: &serde_json::Value) -> Vec<f64> {
 /// test of two streams (not spoken yet) is refused in one line.
 #[test]
 fn iperf3_interop_both_ways_on_an_emulated_path() {
-    if !netns_ok("perf_iperf3_interop") || !tool_ok("perf_iperf3_interop", "iperf3") {
+    if !netns_ok("perf_iperf3_interop")
+        || !tool_ok("perf_iperf3_interop", "iperf3")
+        || !tool_ok("perf_iperf3_interop", "jq")
+    {
         return;
     }
     let modes = ["", "-R", "-P 4", "--bidir"];
@@ -1140,6 +1161,39 @@ fn iperf3_interop_both_ways_on_an_emulated_path() {
                 sent >= got_b && sent <= got_b * 1.2 + 2e6,
                 "{who} {m}: {sent} {got_b}"
             );
+        }
+        // The jq paths iperf3's consumers read give values in ours where
+        // they give them in iperf3's, and the same figures.
+        let mut paths = vec![
+            ".end.sum_sent.bits_per_second",
+            ".end.sum_received.bits_per_second",
+            ".end.sum_sent.retransmits",
+            ".end.streams[0].sender.bytes",
+            ".end.streams[0].receiver.bytes",
+            ".end.cpu_utilization_percent.host_total",
+            ".start.test_start.num_streams",
+            ".start.test_start.duration",
+            "[.intervals[].sum.bits_per_second] | length",
+        ];
+        if m.contains("bidir") {
+            paths.push(".end.sum_sent_bidir_reverse.bits_per_second");
+            paths.push(".end.sum_received_bidir_reverse.bits_per_second");
+        }
+        for path in paths {
+            let (a, b) = (jq(&ref_, path), jq(&client, path));
+            println!("{m:>7}: {path}: iperf3 {a}, ours {b}");
+            assert!(
+                !a.is_null() && !b.is_null(),
+                "{m} {path}: iperf3 {a}, ours {b}"
+            );
+            let (x, y) = (a.as_f64().unwrap(), b.as_f64().unwrap());
+            if path.contains("num_streams") || path.contains("duration") || path.contains("length")
+            {
+                assert_eq!(x, y, "{m} {path}");
+            } else if path.contains("bits_per_second") {
+                let tol = if m.contains("bidir") { 0.08 } else { 0.03 };
+                assert!((y / x - 1.0).abs() <= tol, "{m} {path}: {x} vs {y}");
+            }
         }
         // The server's end of iperf3's own report says tcpwise moved it:
         // per stream, iperf3 shows what our server counted.

@@ -109,13 +109,19 @@ fn cpu(seconds: f64) -> Value {
 fn end_stream(socket: usize, r: &PerfReport) -> Value {
     let s = &r.summary;
     let side = |sender: bool| {
+        // The sender's side is what it wrote over its own run, as in
+        // iperf3 (not what arrived).
+        let (bytes, seconds) = match (sender, s.sent_bytes, s.sent_seconds) {
+            (true, Some(b), Some(t)) => (b, t.max(1e-9)),
+            _ => (s.bytes, s.seconds),
+        };
         json!({
             "socket": socket,
             "start": 0.0,
-            "end": s.seconds,
-            "seconds": s.seconds,
-            "bytes": s.bytes,
-            "bits_per_second": s.goodput_mbit * 1e6,
+            "end": seconds,
+            "seconds": seconds,
+            "bytes": bytes,
+            "bits_per_second": bytes as f64 * 8.0 / seconds.max(1e-9),
             "retransmits": if sender { s.retransmits } else { None },
             "max_snd_cwnd": if sender { r.intervals.iter().filter_map(|i| i.cwnd_bytes).max() } else { None },
             "min_rtt": s.min_rtt_ms.map(|m| (m * 1000.0).round() as u64),

@@ -35,12 +35,18 @@ pub struct Ours {
 }
 
 /// The interval lines of our samples: the sender's `TCP_INFO` when we
-/// sent, bytes only when we received.
+/// sent, bytes only when we received. As iperf3, a last interval under a
+/// tenth of the one before (the moments between the last tick and the
+/// end) is counted in the summary, not shown as a line.
 pub fn intervals(ours: &Ours) -> Vec<Interval> {
     let zero = Sample::default();
     let mut prev = &zero;
     let mut out = Vec::new();
-    for s in &ours.samples {
+    let n = ours.samples.len();
+    for (i, s) in ours.samples.iter().enumerate() {
+        if i + 1 == n && i > 0 && (s.t - prev.t) < 0.1 * prev.t / i as f64 {
+            break;
+        }
         let tx = ours.sent.then_some((prev, s));
         out.push(diagnose::interval(
             prev,
