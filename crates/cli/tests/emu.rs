@@ -1208,3 +1208,51 @@ fn the_shell_prompt_names_the_emulated_path() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "PS1=[emu rtt 100 ms, 50 Mbit/s] $ \n");
 }
+
+/// `--meter` prints a live line a second (Mahimahi's meters, as text),
+/// `--meter-downlink` the downlink's only; `--no-notice` leaves out the
+/// start notice and keeps the summary; `-q` leaves out both.
+#[test]
+fn meter_lines_and_what_quiet_and_no_notice_leave_out() {
+    if !netns_ok("emu_meter") {
+        return;
+    }
+    let run = |flags: &[&str]| {
+        let o = tcpwise(
+            &[
+                &["emu", "shell", "--rtt", "10ms"][..],
+                flags,
+                &["--", "sleep", "2.3"],
+            ]
+            .concat(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    let e = run(&["--meter", "--no-notice"]);
+    let meters: Vec<&str> = e
+        .lines()
+        .filter(|l| l.starts_with("tcpwise emu meter"))
+        .collect();
+    assert_eq!(meters.len(), 2, "{e}");
+    assert!(
+        meters
+            .iter()
+            .all(|l| l.contains(" up ") && l.contains("| down ")),
+        "{e}"
+    );
+    assert!(!e.contains("every testbed namespace gets"), "{e}");
+    // The summary comes last, after the meter's lines.
+    assert!(
+        e.lines().last().unwrap().starts_with("tcpwise emu down:"),
+        "{e}"
+    );
+    let e = run(&["--meter-downlink"]);
+    assert!(e.contains("every testbed namespace gets"), "{e}");
+    let m = e
+        .lines()
+        .find(|l| l.starts_with("tcpwise emu meter"))
+        .unwrap();
+    assert!(m.contains("down") && !m.contains(" up "), "{m}");
+    assert_eq!(run(&["-q"]), "");
+}

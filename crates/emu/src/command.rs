@@ -124,7 +124,7 @@ fn config(
     for w in crate::path::warnings(&up, &down) {
         eprintln!("tcpwise: warning: {w}");
     }
-    if !c.quiet {
+    if !c.quiet && !c.no_notice {
         eprintln!("tcpwise emu: {}", crate::testbed::sysctl_notice());
     }
     // Found before anything is set up, not after CMD ran.
@@ -185,6 +185,7 @@ pub fn shell(a: ShellArgs) -> Result<i32, EmuError> {
     let cfg = config(&a.common, Topology::Shell, Vec::new())?;
     let mut s = Session::start(&cfg, crate::session::watch_signals())?;
     s.run_as(who);
+    s.keep_meter(meter(&s, &a.common)?);
     if let Some(n) = s.signalled() {
         let _ = s.finish();
         return Ok(128 + n);
@@ -231,6 +232,23 @@ fn prompt_tag(cfg: &TestbedConfig) -> String {
     }
 }
 
+/// `--meter` (and Mahimahi's `--meter-uplink`/`--meter-downlink`/
+/// `--meter-all`): the printer, stopped when dropped.
+fn meter(s: &Session, c: &Common) -> Result<Option<crate::meter::Printer>, EmuError> {
+    let all = c.meter || c.meter_all;
+    let shown = crate::meter::Shown {
+        up: all || c.meter_uplink,
+        down: all || c.meter_downlink,
+    };
+    if !shown.up && !shown.down {
+        return Ok(None);
+    }
+    let [up, down] = s.testbed().gauges();
+    crate::meter::Printer::start(shown, up, down)
+        .map(Some)
+        .map_err(|e| EmuError::os("cannot start the meter", e))
+}
+
 /// Who CMD runs as: the sudo user unless --as-root (said on stderr unless -q).
 fn run_as(c: &Common) -> Result<Option<RunAs>, EmuError> {
     if c.as_root {
@@ -258,6 +276,7 @@ pub fn pair(a: PairArgs) -> Result<i32, EmuError> {
     let cfg = config(&a.common, Topology::Pair, pairs(&a.server_sysctl))?;
     let mut s = Session::start(&cfg, crate::session::watch_signals())?;
     s.run_as(who);
+    s.keep_meter(meter(&s, &a.common)?);
     let argv = ["sh".to_string(), "-c".into(), a.server.clone()];
     let mut server = match s.spawn(Role::Server, &argv, false, server_stdio) {
         Ok(p) => p,

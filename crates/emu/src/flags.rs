@@ -30,9 +30,27 @@ pub struct Common {
     /// Write per-direction statistics as JSON to FILE on exit.
     #[arg(long, value_name = "FILE")]
     pub stats_json: Option<PathBuf>,
-    /// Do not print the per-direction summary on exit.
+    /// Print nothing of our own: neither the start notice nor the
+    /// per-direction summary on exit (Mahimahi prints neither).
     #[arg(short, long)]
     pub quiet: bool,
+    /// A live line a second on stderr: each direction's rate, queue and
+    /// drops (Mahimahi's meters, as text).
+    #[arg(long)]
+    pub meter: bool,
+    /// Mahimahi's spelling: --meter for the uplink only.
+    #[arg(long)]
+    pub meter_uplink: bool,
+    /// Mahimahi's spelling: --meter for the downlink only.
+    #[arg(long)]
+    pub meter_downlink: bool,
+    /// Mahimahi's spelling of --meter.
+    #[arg(long)]
+    pub meter_all: bool,
+    /// Leave out only the start notice (the sysctls every testbed
+    /// namespace gets), keep the summary.
+    #[arg(long)]
+    pub no_notice: bool,
     /// Under sudo, run CMD (and --server) as root instead of as the user who
     /// invoked sudo (SUDO_UID/SUDO_GID, supplementary groups dropped, the
     /// default, as Mahimahi does). The forwarder always keeps root.

@@ -261,13 +261,14 @@ impl Forwarder {
         phase: Phase,
         opts: ForwarderOptions,
         rec: Option<crate::record::Recorder>,
+        gauge: Arc<crate::meter::Gauge>,
     ) -> std::io::Result<Forwarder> {
         let stop = sys::eventfd()?;
         let stop_raw = stop.as_raw_fd();
         let dir = direction.to_string();
         let handle = std::thread::Builder::new()
             .name(format!("tw-fwd-{direction}"))
-            .spawn(move || run(dir, ends, link, stop_raw, phase, opts, rec))?;
+            .spawn(move || run(dir, ends, link, stop_raw, (phase, gauge), opts, rec))?;
         Ok(Forwarder {
             stop,
             handle: Some(handle),
@@ -327,6 +328,9 @@ struct Loop {
     forwarded: u64,
     faults: Faults,
     rec: Option<crate::record::Recorder>,
+    gauge: Arc<crate::meter::Gauge>,
+    /// When the gauge was last written.
+    published: u64,
 }
 
 impl Loop {
@@ -380,6 +384,17 @@ impl Loop {
         }
     }
 
+    /// Writes the counters into the gauge `--meter` reads, at most every
+    /// 10 ms.
+    fn publish(&mut self) {
+        let now = sys::mono_ns();
+        if now.saturating_sub(self.published) >= 10_000_000 {
+            self.published = now;
+            let (bytes, _) = self.link.queued(now);
+            self.gauge.publish(self.link.stats(), bytes);
+        }
+    }
+
     /// Writes every packet that is due.
     fn deliver(&mut self) {
         loop {
@@ -426,7 +441,7 @@ fn run(
     ends: Ends,
     link: Link<Vec<u8>>,
     stop: i32,
-    phase: Phase,
+    (phase, gauge): (Phase, Arc<crate::meter::Gauge>),
     opts: ForwarderOptions,
     rec: Option<crate::record::Recorder>,
 ) -> DirectionStats {
@@ -450,6 +465,8 @@ fn run(
         forwarded: 0,
         faults: opts.faults,
         rec,
+        gauge,
+        published: 0,
     };
     let mut failure = event_loop(&mut lp, stop).err().map(|e| e.to_string());
     if let Some(r) = &mut lp.rec {
@@ -485,6 +502,7 @@ fn event_loop(lp: &mut Loop, stop: i32) -> std::io::Result<()> {
     loop {
         lp.read_batch()?;
         lp.deliver();
+        lp.publish();
         if let Some(r) = &mut lp.rec {
             if let Some(buf) = r.capacity_buf() {
                 lp.link.capacity_until(sys::mono_ns(), buf);

@@ -27,6 +27,7 @@ pub mod config;
 pub mod flags;
 pub mod forwarder;
 pub mod ip;
+pub mod meter;
 pub mod netns;
 pub mod path;
 pub mod plot;

@@ -132,6 +132,35 @@ impl LinkLog {
         self.departures.iter().map(|d| d.1).sum()
     }
 
+    /// Mean Mbit/s of capacity, ingress and egress over the span from the
+    /// first event to the last, as mm-throughput-graph computes its
+    /// averages: the summary line and the plot's legend give the same
+    /// figures (a mean of bins would count a partial last bin as whole).
+    pub fn mean_rates(&self) -> [f64; 3] {
+        let first = [
+            self.arrivals.first().map(|x| x.0),
+            self.capacity.first().map(|x| x.0),
+            self.departures.first().map(|x| x.0),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(0);
+        let dur = self.end_ms().saturating_sub(first) as f64 / 1e3;
+        let rate = |b: u64| {
+            if dur > 0.0 {
+                b as f64 * 8.0 / dur / 1e6
+            } else {
+                0.0
+            }
+        };
+        [
+            rate(self.capacity.iter().map(|c| c.1).sum()),
+            rate(self.arrivals.iter().map(|a| a.1).sum()),
+            rate(self.departed_bytes()),
+        ]
+    }
+
     /// Last event time, ms.
     fn end_ms(&self) -> u64 {
         let times = self.arrivals.iter().chain(&self.capacity).map(|x| x.0);
@@ -251,10 +280,8 @@ fn draw_throughput<DB: DrawingBackend>(
         .fold(0.0f64, f64::max)
         .max(1e-3)
         * 1.15;
-    let mean = |i: usize| {
-        let s: f64 = pts.iter().map(|p| [p.1, p.2, p.3][i]).sum();
-        s / pts.len().max(1) as f64
-    };
+    let means = log.mean_rates();
+    let mean = |i: usize| means[i];
     let caption = format!("{name}: throughput ({bin_ms} ms bins)");
     let Some(mut chart) = time_chart(area, &caption, xmax, ymax, "Mbit/s") else {
         return;
@@ -394,23 +421,7 @@ pub fn html(svg: &str, summary: &str) -> String {
 /// mm-throughput-graph's figures for one direction, as text (computed as
 /// it computes them: over the span from the first to the last event).
 pub fn summary(name: &str, log: &LinkLog) -> String {
-    let first = [
-        log.arrivals.first().map(|x| x.0),
-        log.capacity.first().map(|x| x.0),
-        log.departures.first().map(|x| x.0),
-    ]
-    .into_iter()
-    .flatten()
-    .min()
-    .unwrap_or(0);
-    let dur = log.end_ms().saturating_sub(first) as f64 / 1e3;
-    let mbit = |b: u64| {
-        if dur > 0.0 {
-            b as f64 * 8.0 / dur / 1e6
-        } else {
-            0.0
-        }
-    };
+    let [cap_mbit, _, dep_mbit] = log.mean_rates();
     let cap: u64 = log.capacity.iter().map(|c| c.1).sum();
     let mut delays: Vec<u64> = log.departures.iter().map(|d| d.2).collect();
     delays.sort_unstable();
@@ -423,8 +434,8 @@ pub fn summary(name: &str, log: &LinkLog) -> String {
         signal_delay_p95(log).map_or(String::new(), |s| format!(", p95 signal delay {s} ms"));
     format!(
         "{name}: capacity {:.2} Mbit/s, throughput {:.2} Mbit/s{}, {} packets departed ({} bytes), p95 queueing delay {p95} ms{signal}, {} drops, {} CE marks",
-        mbit(cap),
-        mbit(dep),
+        cap_mbit,
+        dep_mbit,
         if cap > 0 {
             format!(" ({:.1}% utilisation)", 100.0 * dep as f64 / cap as f64)
         } else {
@@ -504,6 +515,19 @@ mod tests {
             "{}",
             &s[..200.min(s.len())]
         );
+    }
+
+    #[test]
+    fn the_legend_and_the_summary_give_one_average() {
+        // 3 bins of 2 ms, the last only half used: a mean of bins would
+        // read lower than the bytes over the span.
+        let l = LinkLog::parse(LOG).unwrap();
+        let sum = summary("down", &l);
+        let svg = svg(None, Some(&l), &PlotOptions { bin_ms: 2 });
+        let [_, _, egress] = l.mean_rates();
+        let figure = format!("{egress:.2} Mbit/s");
+        assert!(sum.contains(&format!("throughput {figure}")), "{sum}");
+        assert!(svg.contains(&format!("egress (mean {figure})")), "{figure}");
     }
 
     #[test]

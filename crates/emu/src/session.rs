@@ -102,6 +102,8 @@ pub struct Session {
     tb: Testbed,
     signals: Signals,
     run_as: Option<RunAs>,
+    /// `--meter`'s printer, stopped before the testbed goes.
+    meter: Option<crate::meter::Printer>,
 }
 
 /// Who the commands of a session run as, when not root: the user who
@@ -164,6 +166,7 @@ impl Session {
             tb,
             signals,
             run_as: None,
+            meter: None,
         })
     }
 
@@ -302,8 +305,15 @@ impl Session {
     }
 
     /// Tears the testbed down and returns each direction's statistics.
-    pub fn finish(self) -> Result<[DirectionStats; 2], EmuError> {
+    pub fn finish(mut self) -> Result<[DirectionStats; 2], EmuError> {
+        // Its last line before the summary, not after.
+        self.meter.take();
         self.tb.shutdown()
+    }
+
+    /// Keeps `--meter`'s printer running until [`Session::finish`].
+    pub fn keep_meter(&mut self, p: Option<crate::meter::Printer>) {
+        self.meter = p;
     }
 
     /// The exit status `outcome` stands for, or the forwarder's failure.

@@ -129,6 +129,8 @@ pub struct Testbed {
     host_tun: Option<String>,
     forwarders: Vec<Forwarder>,
     phase: Phase,
+    /// What the forwarders publish for `--meter` (up, down).
+    gauges: [Arc<crate::meter::Gauge>; 2],
     _latency: sys::DmaLatencyGuard,
     /// Keeps the TUN fds open (they vanish when closed).
     _tuns: Vec<Arc<OwnedFd>>,
@@ -248,6 +250,7 @@ impl Testbed {
 
         let start = sys::mono_ns();
         let phase = Phase::default();
+        let gauges: [Arc<crate::meter::Gauge>; 2] = Default::default();
         let up = Forwarder::spawn(
             "up",
             Ends {
@@ -261,6 +264,7 @@ impl Testbed {
                 .map(|f| crate::record::Recorder::start(f, start))
                 .transpose()
                 .map_err(|e| EmuError::os("cannot start the record writer", e))?,
+            gauges[0].clone(),
         )
         .map_err(|e| EmuError::os("cannot start forwarder", e))?;
         let down = Forwarder::spawn(
@@ -276,6 +280,7 @@ impl Testbed {
                 .map(|f| crate::record::Recorder::start(f, start))
                 .transpose()
                 .map_err(|e| EmuError::os("cannot start the record writer", e))?,
+            gauges[1].clone(),
         )
         .map_err(|e| EmuError::os("cannot start forwarder", e))?;
         Ok(Testbed {
@@ -289,9 +294,15 @@ impl Testbed {
             host_tun,
             forwarders: vec![up, down],
             phase,
+            gauges,
             _latency: sys::DmaLatencyGuard::zero(),
             _tuns: vec![client_tun, server_tun],
         })
+    }
+
+    /// The live counters of each direction (up, down), for `--meter`.
+    pub fn gauges(&self) -> [Arc<crate::meter::Gauge>; 2] {
+        self.gauges.clone()
     }
 
     /// Shape of this testbed.
