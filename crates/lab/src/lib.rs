@@ -21,6 +21,7 @@ pub use experiments::{buffers, completion, idle_selection, read_slow_start};
 pub mod html;
 pub mod progress;
 pub mod report;
+pub mod verdict;
 
 use serde::Serialize;
 use std::path::PathBuf;
@@ -143,13 +144,17 @@ pub struct PathError {
     pub down_lateness_us: (f64, f64, f64),
 }
 
-/// The seed's figure beside ours.
+/// The seed's figure beside ours, and whether its claim held.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Headline {
     /// What the field report measured.
     pub seed: String,
     /// What this run measured.
     pub ours: String,
+    /// Whether the seed's claim held here, by the experiment's criterion
+    /// (absent in results written before verdicts).
+    #[serde(default)]
+    pub verdict: Option<verdict::Verdict>,
 }
 
 /// What an experiment's renderer makes of its typed results: its

@@ -160,13 +160,21 @@ pub fn table_head<S: AsRef<str>>(cols: &[S]) -> String {
 
 /// The first table: each experiment's seed figure beside ours.
 pub fn glance(done: &[Entry]) -> String {
-    let mut md =
-        String::from("| experiment | the seed reported | this run measured |\n|---|---|---|\n");
+    let mut md = String::from(
+        "| experiment | the seed reported | this run measured | verdict (criterion in the section) |\n|---|---|---|---|\n",
+    );
     for e in done {
         let _ = writeln!(
             md,
-            "| [{}](#{}) | {} | {} |",
-            e.name, e.name, e.headline.seed, e.headline.ours
+            "| [{}](#{}) | {} | {} | {} |",
+            e.name,
+            e.name,
+            e.headline.seed,
+            e.headline.ours,
+            e.headline
+                .verdict
+                .as_ref()
+                .map_or("-".to_string(), |v| v.cell())
         );
     }
     md
@@ -176,6 +184,11 @@ pub fn glance(done: &[Entry]) -> String {
 /// error on each path it used.
 pub fn section(e: &Entry) -> String {
     let mut md = e.markdown.clone();
+    // The verdict right under the section's title.
+    if let Some(v) = &e.headline.verdict {
+        let at = md.find('\n').map_or(md.len(), |i| i + 1);
+        md.insert_str(at, &format!("\n{}", v.line()));
+    }
     let _ = writeln!(
         md,
         "\nEmulator error on the paths used (smallest RTT TCP measured minus the configured RTT; how late the forwarders released packets):\n\n| path | TCP min RTT - configured | lateness up p50 / p99 / max µs | down |\n|---|---|---|---|"

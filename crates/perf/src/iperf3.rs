@@ -296,7 +296,22 @@ pub fn udp(opts: &ClientOptions, r: &crate::udp::UdpReport) -> Value {
         .iter()
         .map(|i| {
             let total = i.packets + i.lost;
-            let v = json!({
+            // A sender's line, as iperf3's sending client writes it: what
+            // left, no loss or jitter.
+            let v = if i.sender {
+                json!({
+                    "socket": 1,
+                    "start": i.start_s,
+                    "end": i.end_s,
+                    "seconds": i.end_s - i.start_s,
+                    "bytes": i.bytes,
+                    "bits_per_second": i.mbit * 1e6,
+                    "packets": i.packets,
+                    "omitted": false,
+                    "sender": true,
+                })
+            } else {
+                json!({
                 "socket": 1,
                 "start": i.start_s,
                 "end": i.end_s,
@@ -309,7 +324,8 @@ pub fn udp(opts: &ClientOptions, r: &crate::udp::UdpReport) -> Value {
                 "lost_percent": crate::udp::lost_pct(i.lost, total),
                 "omitted": false,
                 "sender": false,
-            });
+                })
+            };
             let mut sum = v.clone();
             if let Some(o) = sum.as_object_mut() {
                 o.remove("socket");

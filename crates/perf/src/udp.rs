@@ -139,6 +139,10 @@ pub struct UdpInterval {
     pub duplicates: u64,
     /// Jitter at the end of the interval, ms.
     pub jitter_ms: f64,
+    /// The sender's line (`--iperf3` sending: the peer reports what
+    /// arrived only at the end): what left, nothing of loss or jitter.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sender: bool,
 }
 
 impl UdpInterval {
@@ -154,6 +158,7 @@ impl UdpInterval {
             out_of_order: b.out_of_order - a.out_of_order,
             duplicates: b.duplicates - a.duplicates,
             jitter_ms: b.jitter_ms,
+            sender: false,
         }
     }
 }
@@ -161,6 +166,17 @@ impl UdpInterval {
 impl std::fmt::Display for UdpInterval {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let total = self.packets + self.lost;
+        if self.sender {
+            return write!(
+                f,
+                "[{:5.1}-{:5.1} s] {:>10} {:>8.2} Mbit/s  sent {} datagrams",
+                self.start_s,
+                self.end_s,
+                crate::diagnose::human_bytes(self.bytes),
+                self.mbit,
+                self.packets
+            );
+        }
         write!(
             f,
             "[{:5.1}-{:5.1} s] {:>10} {:>8.2} Mbit/s  jitter {:.3} ms  lost {}/{} ({:.2}%)  out-of-order {}",
@@ -673,6 +689,7 @@ mod tests {
             out_of_order: 1,
             duplicates: 0,
             jitter_ms,
+            sender: false,
         };
         let p = UdpPartial::of(&[line(0.0, 90, 10, 0.5), line(0.5, 100, 0, 0.7)]);
         assert_eq!(

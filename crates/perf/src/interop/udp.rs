@@ -114,8 +114,10 @@ pub(crate) async fn receive(
             _ = stop.changed() => {}
         }
     }
+    // The moments between the last tick and the end make a line only if
+    // they are a tenth of an interval or more, as in iperf3.
     let a = f64::from(index) * interval.as_secs_f64();
-    if stats.packets > mark.packets && last_s > a {
+    if stats.packets > mark.packets && last_s - a >= 0.1 * interval.as_secs_f64() {
         on_interval(UdpInterval::between(&mark, &stats, a, last_s));
     }
     (stats, last_s)
@@ -133,6 +135,25 @@ pub(crate) fn received(stats: &Stats, seconds: f64) -> StreamResult {
         packets: stats.next.saturating_sub(1) as i64,
         start_time: 0.0,
         end_time: seconds,
+    }
+}
+
+/// A sender's interval line: `packets` datagrams of `len` bytes left
+/// between `from` and `to` (nothing lost or late as far as it knows).
+fn sent_interval(from: Duration, to: Duration, packets: u64, len: usize) -> UdpInterval {
+    let bytes = packets * len as u64;
+    let secs = (to - from).as_secs_f64().max(1e-9);
+    UdpInterval {
+        start_s: from.as_secs_f64(),
+        end_s: to.as_secs_f64(),
+        bytes,
+        mbit: bytes as f64 * 8.0 / secs / 1e6,
+        packets,
+        lost: 0,
+        out_of_order: 0,
+        duplicates: 0,
+        jitter_ms: 0.0,
+        sender: true,
     }
 }
 
@@ -193,10 +214,26 @@ pub async fn run_client(
                 lines.push(i);
             })
             .await;
-            Ok::<_, std::io::Error>(Some((stats, secs, lines)))
+            Ok::<_, std::io::Error>((Some((stats, secs)), lines))
         } else {
-            send_at_rate(&sock, rate, len, opts.duration, wire, count.clone()).await?;
-            Ok(None)
+            // The sender's own interval lines, as iperf3's client prints
+            // them: what left in each interval.
+            let mut lines = Vec::new();
+            let ticks = async {
+                let (step, mut k, mut before) = (opts.interval, 1u32, 0u64);
+                while step * k <= opts.duration {
+                    tokio::time::sleep_until(tokio::time::Instant::from_std(start + step * k))
+                        .await;
+                    let now = count.load(Ordering::Relaxed);
+                    let line = sent_interval(step * (k - 1), step * k, now - before, len);
+                    on_interval(&line);
+                    lines.push(line);
+                    (before, k) = (now, k + 1);
+                }
+            };
+            let sending = send_at_rate(&sock, rate, len, opts.duration, wire, count.clone());
+            tokio::join!(sending, ticks).0?;
+            Ok((None, lines))
         }
     };
     let timer = async {
@@ -209,8 +246,9 @@ pub async fn run_client(
     };
     let secs = start.elapsed().as_secs_f64();
     let mut ours = super::data::results_since(cpu0, secs);
+    let (got, lines) = got;
     let mine = match &got {
-        Some((stats, s, _)) => received(stats, *s),
+        Some((stats, s)) => received(stats, *s),
         None => sent(count.load(Ordering::Relaxed), len, secs),
     };
     ours.streams.push(mine);
@@ -220,7 +258,7 @@ pub async fn run_client(
         .cloned()
         .ok_or_else(|| ctl.wrong("its results lack the UDP stream"))?;
     Ok(match got {
-        Some((stats, s, lines)) => report(
+        Some((stats, s)) => report(
             "receive",
             rate,
             len,
@@ -239,7 +277,7 @@ pub async fn run_client(
                 direction: "send".into(),
                 rate_bps: rate,
                 len,
-                intervals: Vec::new(),
+                intervals: lines,
                 sent,
                 received: arrived,
                 lost,

@@ -3,6 +3,7 @@
 
 use super::measure::Measured;
 use crate::Summary;
+use crate::verdict::{Outcome, Verdict};
 
 /// What the downloads show.
 pub struct Analysis {
@@ -35,6 +36,28 @@ pub fn analyse(m: &Measured) -> Analysis {
     }
 }
 
+/// The seed's claim as this experiment decides it, fixed before the run.
+pub const CRITERION: &str = "autotuned goodput at least 5 times the static buffer's and at least 80 % of the path's payload ceiling";
+
+/// The verdict on the seed's claim from the two arms' goodput (one run
+/// each) and the path's ceiling.
+pub fn verdict(static_mbit: f64, auto_mbit: f64, ceiling: f64) -> Verdict {
+    let (times, share) = (auto_mbit / static_mbit.max(1e-9), auto_mbit / ceiling);
+    let outcome = if times >= 5.0 && share >= 0.8 {
+        Outcome::Reproduced
+    } else {
+        Outcome::NotReproduced
+    };
+    Verdict {
+        outcome,
+        criterion: CRITERION.into(),
+        measured: format!(
+            "static {static_mbit:.1} Mbit/s, autotuned {auto_mbit:.1} Mbit/s: {times:.1} times, {:.0} % of the {ceiling:.1} Mbit/s ceiling (one run each)",
+            100.0 * share
+        ),
+    }
+}
+
 /// TCP payload a path of `rate_mbit` can carry: 1448 bytes of every
 /// 1500-byte packet (IP, TCP and timestamp headers).
 pub fn payload_ceiling(rate_mbit: f64) -> f64 {
@@ -43,8 +66,25 @@ pub fn payload_ceiling(rate_mbit: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use crate::verdict::Outcome;
+
     #[test]
     fn the_ceiling_is_the_payload_share_of_the_rate() {
         assert!((super::payload_ceiling(151.0) - 145.77).abs() < 0.01);
+    }
+
+    #[test]
+    fn a_static_buffer_as_fast_as_autotuning_flips_the_verdict() {
+        let ceiling = super::payload_ceiling(151.0);
+        let held = super::verdict(14.54, 126.4, ceiling);
+        assert_eq!(held.outcome, Outcome::Reproduced, "{held:?}");
+        // Corrupted: the static run as fast as the autotuned one.
+        let flipped = super::verdict(126.4, 126.4, ceiling);
+        assert_eq!(flipped.outcome, Outcome::NotReproduced, "{flipped:?}");
+        // Autotuned far below the ceiling: not the seed's line rate.
+        assert_eq!(
+            super::verdict(14.0, 80.0, ceiling).outcome,
+            Outcome::NotReproduced
+        );
     }
 }

@@ -117,6 +117,11 @@ impl Render for Section<'_> {
                 100.0 * au.goodput_mbit / ceiling,
                 ad.goodput_mbit,
             ),
+            verdict: Some(super::analysis::verdict(
+                st.goodput_mbit,
+                au.goodput_mbit,
+                ceiling,
+            )),
         };
         Rendered {
             markdown: md,

@@ -6,6 +6,7 @@ use super::Plan;
 use super::measure::Measured;
 use crate::Summary;
 use crate::common::median_p90;
+use crate::verdict::{Outcome, Verdict};
 use tcpwise_dispatch::load::LoadReport;
 
 /// What the runs show.
@@ -44,6 +45,46 @@ fn tps(r: &LoadReport) -> f64 {
 
 fn p99(r: &LoadReport) -> f64 {
     r.p99_us as f64
+}
+
+/// The seed's claim as this experiment decides it, fixed before the run.
+pub const CRITERION: &str = "the shared completion queue keeps at least 0.9 of its peak requests per second at the largest client count (network), and is at least as fast as fixed segments under skewed file I/O (shared/segments at least 1 at the top count, judged from 3 rounds or more)";
+
+/// The verdict on the seed's claim: the network half's `shared` model
+/// decides it; the file half's skewed ratio (`files_skew`, with its
+/// rounds) adds "with a difference" when it goes the other way.
+pub fn verdict(a: &Analysis, models: &[String], files_skew: Option<(f64, usize)>) -> Verdict {
+    let flat = models
+        .iter()
+        .position(|m| m == "shared")
+        .and_then(|i| a.flatness.get(i).copied());
+    let Some(flat) = flat else {
+        return Verdict {
+            outcome: Outcome::TooFewSamples,
+            criterion: CRITERION.into(),
+            measured: "no runs of the shared model".into(),
+        };
+    };
+    let files = match files_skew {
+        None => "file I/O not run".to_string(),
+        Some((r, rounds)) if rounds < 3 => {
+            format!(
+                "file I/O skewed shared/segments {r:.2} from {rounds} round(s): too few to judge"
+            )
+        }
+        Some((r, rounds)) => format!("file I/O skewed shared/segments {r:.2} ({rounds} rounds)"),
+    };
+    let files_lost = matches!(files_skew, Some((r, rounds)) if rounds >= 3 && r < 1.0);
+    let outcome = match (flat >= 0.9, files_lost) {
+        (true, false) => Outcome::Reproduced,
+        (true, true) => Outcome::Differs,
+        (false, _) => Outcome::NotReproduced,
+    };
+    Verdict {
+        outcome,
+        criterion: CRITERION.into(),
+        measured: format!("network: shared keeps {flat:.2} of its peak at the top count; {files}"),
+    }
 }
 
 /// The figures of `m`.
@@ -106,5 +147,41 @@ pub fn analyse(plan: &Plan, m: &Measured) -> Analysis {
         tokio_over_shared: over("tokio", "shared"),
         headline,
         summary,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_flatness(shared: f64) -> Analysis {
+        Analysis {
+            tps: Vec::new(),
+            p99_ms: Vec::new(),
+            flatness: vec![0.4, shared],
+            segments_over_shared: (1.0, 1.0),
+            tokio_over_shared: (1.0, 1.0),
+            headline: String::new(),
+            summary: Summary::new(),
+        }
+    }
+
+    #[test]
+    fn the_shared_queue_losing_ground_flips_the_verdict() {
+        let models = ["segments".to_string(), "shared".to_string()];
+        let held = verdict(&with_flatness(0.97), &models, Some((1.05, 3)));
+        assert_eq!(held.outcome, Outcome::Reproduced, "{held:?}");
+        // Corrupted: shared falls to half its peak at the top count.
+        let fell = verdict(&with_flatness(0.5), &models, Some((1.05, 3)));
+        assert_eq!(fell.outcome, Outcome::NotReproduced);
+        // Segments ahead under skew over 3 rounds: a difference; over one
+        // round it is not judged.
+        assert_eq!(
+            verdict(&with_flatness(0.97), &models, Some((0.88, 3))).outcome,
+            Outcome::Differs
+        );
+        let quick = verdict(&with_flatness(0.97), &models, Some((0.36, 1)));
+        assert_eq!(quick.outcome, Outcome::Reproduced);
+        assert!(quick.measured.contains("too few to judge"), "{quick:?}");
     }
 }

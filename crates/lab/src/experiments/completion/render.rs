@@ -102,9 +102,17 @@ impl Render for Section<'_> {
             Some(h) => format!("network: {}; {h}", a.headline),
             None => a.headline.clone(),
         };
+        let fp = self.files.plan;
+        let skew = fp
+            .sets
+            .iter()
+            .position(|(k, _)| *k == files::SKEW)
+            .and_then(|i| self.files.analysis.shared_over_segments.get(i))
+            .map(|r| (*r, fp.rounds));
         let headline = Headline {
             seed: "sysbench, 4 -> 1024 clients: segments 17,812 -> 6,043 tx/s; completion port 19,217 -> 25,925 (flat)".into(),
             ours,
+            verdict: Some(super::analysis::verdict(a, &m.models, skew)),
         };
         let mut plots = vec![lines(
             "Requests per second by number of clients",

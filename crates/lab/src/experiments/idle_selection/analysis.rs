@@ -5,6 +5,7 @@ use super::measure::{Measured, Table};
 use super::{Contender, SWEEP, contenders, sweep_contenders};
 use crate::Summary;
 use crate::common::median_p90;
+use crate::verdict::{Outcome, Verdict};
 use tcpwise_http::scenario::IdleRun;
 
 /// One contender's row of a main table.
@@ -19,6 +20,8 @@ pub struct Row {
     pub round_trips: f64,
     /// The largest burst of the connection it chose (its first run), bytes.
     pub chosen_burst: u64,
+    /// The median's 95 % interval (order statistics; none under 6 runs).
+    pub median_ci: Option<(f64, f64)>,
 }
 
 /// A main table's figures.
@@ -27,6 +30,8 @@ pub struct TableFigures {
     pub ssai: &'static str,
     /// One round trip plus serialising the object, ms.
     pub one_round_trip_ms: f64,
+    /// The path's round trip, ms.
+    pub rtt_ms: f64,
     /// A row per contender.
     pub rows: Vec<Row>,
 }
@@ -70,6 +75,9 @@ fn table(t: &Table<IdleRun>, summary: &mut Summary) -> TableFigures {
                 .map(|r| r.load_ms)
                 .collect();
             let (median_ms, p90_ms, round_trips) = trips(&v, ser_ms, t.rtt_ms);
+            let mut sorted = v.clone();
+            sorted.sort_by(f64::total_cmp);
+            let median_ci = crate::verdict::median_ci(&sorted);
             let key = c.key();
             summary.insert(format!("{prefix}{key}_median_ms"), median_ms.into());
             summary.insert(format!("{prefix}{key}_p90_ms"), p90_ms.into());
@@ -84,6 +92,7 @@ fn table(t: &Table<IdleRun>, summary: &mut Summary) -> TableFigures {
                     .iter()
                     .find(|r| r.policy == name)
                     .map_or(0, |r| r.chosen_burst),
+                median_ci,
             }
         })
         .collect();
@@ -92,7 +101,55 @@ fn table(t: &Table<IdleRun>, summary: &mut Summary) -> TableFigures {
     TableFigures {
         ssai: t.ssai,
         one_round_trip_ms: t.rtt_ms + ser_ms,
+        rtt_ms: t.rtt_ms,
         rows,
+    }
+}
+
+/// The seed's claim as this experiment decides it, fixed before the run.
+pub const CRITERION: &str = "with the server's tcp_slow_start_after_idle=0 (the seed's conditions), reusing the idle connection that moved the largest burst loads the object at least one round trip (90 % of the RTT) faster than FIFO at the median, the two medians' 95 % intervals apart";
+
+/// The verdict on the seed's claim from the `=0` table.
+pub fn verdict(a: &Analysis) -> Verdict {
+    let row = |t: &TableFigures, name: &str| {
+        t.rows
+            .iter()
+            .find(|r| r.contender.name() == name)
+            .map(|r| (r.median_ms, r.median_ci))
+    };
+    let judged = a
+        .tables
+        .first()
+        .and_then(|t| Some((t.rtt_ms, row(t, "fifo")?, row(t, "max-burst")?)));
+    let Some((rtt, (fifo, fifo_ci), (burst, burst_ci))) = judged else {
+        return Verdict {
+            outcome: Outcome::TooFewSamples,
+            criterion: CRITERION.into(),
+            measured: "no FIFO and largest-burst runs".into(),
+        };
+    };
+    let saving = fifo - burst;
+    let ci = |c: Option<(f64, f64)>| {
+        c.map_or("no interval under 6 runs".into(), |(l, h)| {
+            format!("[{l:.0}, {h:.0}]")
+        })
+    };
+    let apart = matches!((fifo_ci, burst_ci), (Some(f), Some(b)) if f.0 > b.1);
+    let outcome = if saving >= 0.9 * rtt && apart {
+        Outcome::Reproduced
+    } else if saving >= 0.9 * rtt || fifo_ci.is_none() || burst_ci.is_none() {
+        Outcome::TooFewSamples
+    } else {
+        Outcome::NotReproduced
+    };
+    Verdict {
+        outcome,
+        criterion: CRITERION.into(),
+        measured: format!(
+            "median load FIFO {fifo:.0} ms {}, largest burst {burst:.0} ms {}: {saving:.0} ms saved on a {rtt:.0} ms RTT",
+            ci(fifo_ci),
+            ci(burst_ci)
+        ),
     }
 }
 
@@ -143,5 +200,47 @@ mod tests {
         assert!((ms - 27.0).abs() < 0.01, "{ms}");
         let (med, _, t) = trips(&[276.0, 277.0, 276.5], ms, 250.0);
         assert_eq!((med, t), (276.5, 1.0));
+    }
+
+    fn figures(fifo: f64, burst: f64, runs: usize) -> Analysis {
+        let row = |c: &str, m: f64| {
+            let v: Vec<f64> = (0..runs).map(|i| m + i as f64 % 3.0).collect();
+            Row {
+                contender: super::super::pool(c),
+                median_ms: m + 1.0,
+                p90_ms: m + 2.0,
+                round_trips: 0.0,
+                chosen_burst: 0,
+                median_ci: crate::verdict::median_ci(&v),
+            }
+        };
+        Analysis {
+            tables: vec![TableFigures {
+                ssai: "0",
+                one_round_trip_ms: 277.0,
+                rtt_ms: 250.0,
+                rows: vec![row("fifo", fifo), row("max-burst", burst)],
+            }],
+            sweep: Vec::new(),
+            summary: Summary::new(),
+        }
+    }
+
+    #[test]
+    fn the_largest_burst_losing_its_round_trip_flips_the_verdict() {
+        assert_eq!(
+            verdict(&figures(777.0, 277.0, 20)).outcome,
+            Outcome::Reproduced
+        );
+        // Corrupted: the largest burst as slow as FIFO.
+        assert_eq!(
+            verdict(&figures(777.0, 770.0, 20)).outcome,
+            Outcome::NotReproduced
+        );
+        // Three runs each give no interval.
+        assert_eq!(
+            verdict(&figures(777.0, 277.0, 3)).outcome,
+            Outcome::TooFewSamples
+        );
     }
 }

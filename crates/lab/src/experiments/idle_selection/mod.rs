@@ -44,7 +44,7 @@ impl Contender {
     }
 }
 
-fn pool(name: &str) -> Contender {
+pub(crate) fn pool(name: &str) -> Contender {
     Contender::Pool(name.parse().expect("a known policy"))
 }
 

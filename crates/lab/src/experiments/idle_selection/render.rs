@@ -88,6 +88,7 @@ impl Render for Section<'_> {
                 g("restart_fifo_median_ms"),
                 g("restart_max_burst_median_ms")
             ),
+            verdict: Some(super::analysis::verdict(a)),
         };
         let mut items = Vec::new();
         for (prefix, label) in [("", "=0"), ("restart_", "=1")] {

@@ -3,6 +3,7 @@
 //! whether the arms differ at the median (no I/O).
 
 use super::measure::{Arm, Trial};
+use crate::verdict::{Outcome, Verdict};
 use crate::{LabError, Summary};
 use serde::Serialize;
 
@@ -131,6 +132,32 @@ pub fn analyse(trials: &[Trial]) -> Result<Analysis, LabError> {
     })
 }
 
+/// The seed's claim as this experiment decides it, fixed before the run.
+pub const CRITERION: &str = "read slow start lowers the median time to first byte: the 95 % intervals of the two arms' means below their medians do not overlap, the on arm's lower (the seed's own test); under 30 trials per arm an overlap says too few samples";
+
+/// Trials per arm below which no overlap decides anything.
+pub const ENOUGH: usize = 30;
+
+/// The verdict on the seed's claim from the analysis.
+pub fn verdict(a: &Analysis) -> Verdict {
+    let (on, off) = (&a.table[0].on, &a.table[0].off);
+    let n = a.ttfb[0].len().min(a.ttfb[1].len());
+    let outcome = match (a.significant, on.avg < off.avg) {
+        (true, true) => Outcome::Reproduced,
+        (true, false) => Outcome::NotReproduced,
+        (false, _) if n < ENOUGH => Outcome::TooFewSamples,
+        (false, _) => Outcome::NotReproduced,
+    };
+    Verdict {
+        outcome,
+        criterion: CRITERION.into(),
+        measured: format!(
+            "median TTFB off {:.1} ms, on {:.1} ms; means below the median off {:.1} [{:.1}, {:.1}], on {:.1} [{:.1}, {:.1}] ms ({n} trials per arm)",
+            off.value, on.value, off.avg, off.min_avg, off.max_avg, on.avg, on.min_avg, on.max_avg
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,6 +207,22 @@ mod tests {
             })
             .collect();
         assert!(!analyse(&alike).expect("enough").significant);
+        // The verdicts: on faster and apart is the seed's claim; alike
+        // with 20 trials an arm is too few to say; the arms swapped
+        // (a corrupted run, on slower) is not the claim.
+        assert_eq!(verdict(&a).outcome, Outcome::Reproduced);
+        assert_eq!(
+            verdict(&analyse(&alike).unwrap()).outcome,
+            Outcome::TooFewSamples
+        );
+        let swapped: Vec<Trial> = apart
+            .iter()
+            .map(|t| trial(if t.arm == Arm::On { Arm::Off } else { Arm::On }, t.ttfb_ms))
+            .collect();
+        assert_eq!(
+            verdict(&analyse(&swapped).unwrap()).outcome,
+            Outcome::NotReproduced
+        );
         assert!(
             analyse(&alike[..2]).is_err(),
             "one trial per arm is too few"

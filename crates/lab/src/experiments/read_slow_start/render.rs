@@ -96,6 +96,7 @@ impl Render for Section<'_> {
                 mem(Arm::Off),
                 mem(Arm::On)
             ),
+            verdict: Some(super::analysis::verdict(a)),
         };
         let cdf = |v: &[f64]| -> Vec<(f64, f64)> {
             let n = v.len().max(1) as f64;

@@ -40,6 +40,8 @@ impl Render for Section<'_> {
         let headline = Headline {
             seed: String::new(),
             ours: a.headline.clone().unwrap_or_default(),
+            // The experiment's verdict weighs this half in.
+            verdict: None,
         };
         if let Some(reason) = &m.table.skipped {
             return Rendered {
