@@ -296,36 +296,25 @@ pub fn udp(opts: &ClientOptions, r: &crate::udp::UdpReport) -> Value {
         .iter()
         .map(|i| {
             let total = i.packets + i.lost;
-            // A sender's line, as iperf3's sending client writes it: what
-            // left, no loss or jitter.
-            let v = if i.sender {
-                json!({
-                    "socket": 1,
-                    "start": i.start_s,
-                    "end": i.end_s,
-                    "seconds": i.end_s - i.start_s,
-                    "bytes": i.bytes,
-                    "bits_per_second": i.mbit * 1e6,
-                    "packets": i.packets,
-                    "omitted": false,
-                    "sender": true,
-                })
-            } else {
-                json!({
+            let mut v = json!({
                 "socket": 1,
                 "start": i.start_s,
                 "end": i.end_s,
                 "seconds": i.end_s - i.start_s,
                 "bytes": i.bytes,
                 "bits_per_second": i.mbit * 1e6,
-                "jitter_ms": i.jitter_ms,
-                "lost_packets": i.lost,
-                "packets": total,
-                "lost_percent": crate::udp::lost_pct(i.lost, total),
+                "packets": i.packets,
                 "omitted": false,
-                "sender": false,
-                })
-            };
+                "sender": i.sender,
+            });
+            // A sender's line, as iperf3's sending client writes it, says
+            // what left and nothing of loss or jitter.
+            if !i.sender {
+                v["jitter_ms"] = json!(i.jitter_ms);
+                v["lost_packets"] = json!(i.lost);
+                v["packets"] = json!(total);
+                v["lost_percent"] = json!(crate::udp::lost_pct(i.lost, total));
+            }
             let mut sum = v.clone();
             if let Some(o) = sum.as_object_mut() {
                 o.remove("socket");
