@@ -289,6 +289,7 @@ impl Bed {
             rtt_error_ms: min_rtt_ms.map(|m| m - rtt_ms),
             up_lateness_us: l(&up),
             down_lateness_us: l(&down),
+            rtt_ms,
         })
     }
 }

@@ -142,6 +142,18 @@ pub struct PathError {
     pub up_lateness_us: (f64, f64, f64),
     /// Forwarder lateness down (p50, p99, max), µs.
     pub down_lateness_us: (f64, f64, f64),
+    /// The path's configured RTT, ms (0 in results written before it was
+    /// kept).
+    #[serde(default)]
+    pub rtt_ms: f64,
+}
+
+impl PathError {
+    /// Whether the forwarders' p99 lateness exceeds 1 % of the RTT: late
+    /// enough to move a figure measured on the path by about a percent.
+    pub fn late(&self) -> bool {
+        self.rtt_ms > 0.0 && self.up_lateness_us.1.max(self.down_lateness_us.1) > self.rtt_ms * 10.0
+    }
 }
 
 /// The seed's figure beside ours, and whether its claim held.

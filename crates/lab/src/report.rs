@@ -197,11 +197,18 @@ pub fn section(e: &Entry) -> String {
         let l = |x: (f64, f64, f64)| format!("{:.0} / {:.0} / {:.0}", x.0, x.1, x.2);
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} |",
+            "| {}{} | {} | {} | {} |",
             p.path,
+            if p.late() { " (**late**)" } else { "" },
             p.rtt_error_ms.map_or("-".into(), |v| format!("{v:+.2} ms")),
             l(p.up_lateness_us),
             l(p.down_lateness_us)
+        );
+    }
+    if e.paths.iter().any(|p| p.late()) {
+        let _ = writeln!(
+            md,
+            "\n**late**: the forwarders' p99 lateness on that path exceeds 1 % of its RTT, enough to move a figure measured on it by about a percent; read its figures with that margin."
         );
     }
     md.push('\n');

@@ -37,12 +37,25 @@ pub fn analyse(m: &Measured) -> Analysis {
 }
 
 /// The seed's claim as this experiment decides it, fixed before the run.
-pub const CRITERION: &str = "autotuned goodput at least 5 times the static buffer's and at least 80 % of the path's payload ceiling";
+pub const CRITERION: &str = "autotuned goodput at least 5 times the static buffer's over the run, and the autotuned flow's steady rate (the median second of the run's second half, after slow start) at least 80 % of the path's payload ceiling";
 
-/// The verdict on the seed's claim from the two arms' goodput (one run
-/// each) and the path's ceiling.
-pub fn verdict(static_mbit: f64, auto_mbit: f64, ceiling: f64) -> Verdict {
-    let (times, share) = (auto_mbit / static_mbit.max(1e-9), auto_mbit / ceiling);
+/// The median per-second goodput of the second half of `intervals`
+/// (Mbit/s): the rate after slow start, which a short run's average
+/// understates on a long path.
+pub fn steady_mbit(intervals: &[f64]) -> f64 {
+    let mut v: Vec<f64> = intervals[intervals.len() / 2..].to_vec();
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The verdict on the seed's claim from the two arms' goodput over the
+/// run and the autotuned flow's steady rate (one run each), against the
+/// path's ceiling.
+pub fn verdict(static_mbit: f64, auto_mbit: f64, auto_steady: f64, ceiling: f64) -> Verdict {
+    let (times, share) = (auto_mbit / static_mbit.max(1e-9), auto_steady / ceiling);
     let outcome = if times >= 5.0 && share >= 0.8 {
         Outcome::Reproduced
     } else {
@@ -52,7 +65,7 @@ pub fn verdict(static_mbit: f64, auto_mbit: f64, ceiling: f64) -> Verdict {
         outcome,
         criterion: CRITERION.into(),
         measured: format!(
-            "static {static_mbit:.1} Mbit/s, autotuned {auto_mbit:.1} Mbit/s: {times:.1} times, {:.0} % of the {ceiling:.1} Mbit/s ceiling (one run each)",
+            "static {static_mbit:.1} Mbit/s, autotuned {auto_mbit:.1} Mbit/s over the run ({times:.1} times), steady {auto_steady:.1} Mbit/s = {:.0} % of the {ceiling:.1} Mbit/s ceiling (one run each)",
             100.0 * share
         ),
     }
@@ -76,15 +89,20 @@ mod tests {
     #[test]
     fn a_static_buffer_as_fast_as_autotuning_flips_the_verdict() {
         let ceiling = super::payload_ceiling(151.0);
-        let held = super::verdict(14.54, 126.4, ceiling);
+        let held = super::verdict(14.54, 126.4, 144.0, ceiling);
         assert_eq!(held.outcome, Outcome::Reproduced, "{held:?}");
         // Corrupted: the static run as fast as the autotuned one.
-        let flipped = super::verdict(126.4, 126.4, ceiling);
+        let flipped = super::verdict(126.4, 126.4, 144.0, ceiling);
         assert_eq!(flipped.outcome, Outcome::NotReproduced, "{flipped:?}");
         // Autotuned far below the ceiling: not the seed's line rate.
         assert_eq!(
-            super::verdict(14.0, 80.0, ceiling).outcome,
+            super::verdict(14.0, 80.0, 90.0, ceiling).outcome,
             Outcome::NotReproduced
+        );
+        // The steady rate is the second half's median second.
+        assert_eq!(
+            super::steady_mbit(&[10.0, 60.0, 140.0, 144.0, 143.0]),
+            143.0
         );
     }
 }

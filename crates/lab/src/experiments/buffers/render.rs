@@ -63,6 +63,15 @@ impl Render for Section<'_> {
         );
         let runs = [&pinned.intervals, &auto.intervals, &auto_default.intervals];
         let rows = runs.iter().map(|r| r.len()).max().unwrap_or(0);
+        // A second above the ceiling is physics, not a fault: say why.
+        let over = runs
+            .iter()
+            .flat_map(|r| r.iter())
+            .map(|i| i.mbit)
+            .fold(0.0f64, f64::max);
+        let above = (over > ceiling).then(|| format!(
+            "\nOne second reads {over:.1} Mbit/s, above the {ceiling:.1} Mbit/s the link can carry: after a loss the receiver holds the data that arrived out of order until the retransmission fills the hole (SACK recovery), then hands it all over at once, so that second counts bytes that crossed the link in the seconds before. The run's average is what the ceiling bounds.\n"
+        ));
         for i in 0..rows {
             let start = runs
                 .iter()
@@ -73,6 +82,9 @@ impl Render for Section<'_> {
                 .map(|r| r.get(i).map_or("-".into(), |x| format!("{:.1}", x.mbit)))
                 .collect();
             let _ = writeln!(md, "| {start:.0} | {} |", cells.join(" | "));
+        }
+        if let Some(t) = &above {
+            md.push_str(t);
         }
         if let Some(d) = &st.diagnosis {
             let _ = writeln!(md, "\nDiagnosis of the static run: {d}");
@@ -120,6 +132,9 @@ impl Render for Section<'_> {
             verdict: Some(super::analysis::verdict(
                 st.goodput_mbit,
                 au.goodput_mbit,
+                super::analysis::steady_mbit(
+                    &self.measured.details.auto.intervals.iter().map(|i| i.mbit).collect::<Vec<_>>(),
+                ),
                 ceiling,
             )),
         };

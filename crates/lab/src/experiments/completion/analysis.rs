@@ -48,12 +48,17 @@ fn p99(r: &LoadReport) -> f64 {
 }
 
 /// The seed's claim as this experiment decides it, fixed before the run.
-pub const CRITERION: &str = "the shared completion queue keeps at least 0.9 of its peak requests per second at the largest client count (network), and is at least as fast as fixed segments under skewed file I/O (shared/segments at least 1 at the top count, judged from 3 rounds or more)";
+pub const CRITERION: &str = "the shared completion queue keeps at least 0.9 of its peak requests per second at the largest client count (network, medians of 2 rounds or more), and is at least as fast as fixed segments under skewed file I/O (shared/segments at least 1 at the top count, judged from 3 rounds or more)";
 
 /// The verdict on the seed's claim: the network half's `shared` model
 /// decides it; the file half's skewed ratio (`files_skew`, with its
 /// rounds) adds "with a difference" when it goes the other way.
-pub fn verdict(a: &Analysis, models: &[String], files_skew: Option<(f64, usize)>) -> Verdict {
+pub fn verdict(
+    a: &Analysis,
+    models: &[String],
+    rounds: usize,
+    files_skew: Option<(f64, usize)>,
+) -> Verdict {
     let flat = models
         .iter()
         .position(|m| m == "shared")
@@ -75,15 +80,18 @@ pub fn verdict(a: &Analysis, models: &[String], files_skew: Option<(f64, usize)>
         Some((r, rounds)) => format!("file I/O skewed shared/segments {r:.2} ({rounds} rounds)"),
     };
     let files_lost = matches!(files_skew, Some((r, rounds)) if rounds >= 3 && r < 1.0);
-    let outcome = match (flat >= 0.9, files_lost) {
-        (true, false) => Outcome::Reproduced,
-        (true, true) => Outcome::Differs,
-        (false, _) => Outcome::NotReproduced,
+    let outcome = match (rounds >= 2, flat >= 0.9, files_lost) {
+        (false, _, _) => Outcome::TooFewSamples,
+        (true, true, false) => Outcome::Reproduced,
+        (true, true, true) => Outcome::Differs,
+        (true, false, _) => Outcome::NotReproduced,
     };
     Verdict {
         outcome,
         criterion: CRITERION.into(),
-        measured: format!("network: shared keeps {flat:.2} of its peak at the top count; {files}"),
+        measured: format!(
+            "network: shared keeps {flat:.2} of its peak at the top count ({rounds} round(s)); {files}"
+        ),
     }
 }
 
@@ -169,19 +177,27 @@ mod tests {
     #[test]
     fn the_shared_queue_losing_ground_flips_the_verdict() {
         let models = ["segments".to_string(), "shared".to_string()];
-        let held = verdict(&with_flatness(0.97), &models, Some((1.05, 3)));
+        let held = verdict(&with_flatness(0.97), &models, 2, Some((1.05, 3)));
         assert_eq!(held.outcome, Outcome::Reproduced, "{held:?}");
         // Corrupted: shared falls to half its peak at the top count.
-        let fell = verdict(&with_flatness(0.5), &models, Some((1.05, 3)));
+        let fell = verdict(&with_flatness(0.5), &models, 2, Some((1.05, 3)));
         assert_eq!(fell.outcome, Outcome::NotReproduced);
         // Segments ahead under skew over 3 rounds: a difference; over one
         // round it is not judged.
         assert_eq!(
-            verdict(&with_flatness(0.97), &models, Some((0.88, 3))).outcome,
+            verdict(&with_flatness(0.97), &models, 2, Some((0.88, 3))).outcome,
             Outcome::Differs
         );
-        let quick = verdict(&with_flatness(0.97), &models, Some((0.36, 1)));
-        assert_eq!(quick.outcome, Outcome::Reproduced);
-        assert!(quick.measured.contains("too few to judge"), "{quick:?}");
+        let files_quick = verdict(&with_flatness(0.97), &models, 2, Some((0.36, 1)));
+        assert_eq!(files_quick.outcome, Outcome::Reproduced);
+        assert!(
+            files_quick.measured.contains("too few to judge"),
+            "{files_quick:?}"
+        );
+        // One network round (--quick) decides nothing.
+        assert_eq!(
+            verdict(&with_flatness(0.5), &models, 1, None).outcome,
+            Outcome::TooFewSamples
+        );
     }
 }

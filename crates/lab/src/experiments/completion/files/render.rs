@@ -3,7 +3,6 @@
 
 use super::analysis::{Analysis, Medians, tps};
 use super::{Measured, Plan, THREADS};
-use crate::experiments::completion::SEED;
 use crate::html::{Series, lines};
 use crate::report::table_head;
 use crate::{Headline, Render, Rendered};
@@ -139,15 +138,11 @@ impl Render for Section<'_> {
                 &series,
             ));
         }
+        // The seed's table is printed once, with the network half above.
         let _ = writeln!(
             md,
-            "The seed's table (sysbench update_no_key on Windows, 2011) for comparison:\n\n| server | 4 | 16 | 64 | 256 | 1024 |\n|---|---|---|---|---|---|"
+            "Compare with the seed's table in the network half above (transactions/s at the same client counts).\n"
         );
-        for (name, v) in SEED {
-            let cells: Vec<String> = v.iter().map(u32::to_string).collect();
-            let _ = writeln!(md, "| {name} | {} |", cells.join(" | "));
-        }
-        let _ = writeln!(md);
         Rendered {
             markdown: md,
             plots,
