@@ -143,7 +143,7 @@ async fn control(
     }
     // The client's timer ends the test; ours only guards against a client
     // that never says so.
-    let guard = Duration::from_secs(params.time.max(1) + 30);
+    let guard = params.guard();
     let end = state(&mut ctl, guard).await;
     let _ = stop_tx.send(true);
     let wall = start.elapsed().as_secs_f64();

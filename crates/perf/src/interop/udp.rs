@@ -325,7 +325,7 @@ pub(crate) async fn serve(
     let cpu0 = tcpwise_sys::cpu_times();
     let (stop_tx, stop) = watch::channel(false);
     let count = Arc::new(AtomicU64::new(0));
-    let guard = Duration::from_secs(params.time.max(1) + 30);
+    let guard = params.guard();
     let reverse = params.reverse == Some(true);
     let data = async {
         if reverse {

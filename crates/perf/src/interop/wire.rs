@@ -180,6 +180,15 @@ impl Params {
         }
     }
 
+    /// How long the server waits for `TEST_END` before it gives the
+    /// client up: the test's length and 30 s, or an hour when it has none
+    /// (`-t 0`, iperf3's "until stopped", and `-n`, which iperf3 sends
+    /// with a time of 0; iperf3 itself waits for ever).
+    pub fn guard(&self) -> std::time::Duration {
+        let secs = if self.time == 0 { 3600 } else { self.time + 30 };
+        std::time::Duration::from_secs(secs)
+    }
+
     /// Whether the client sends on data connection `k` (0-based, in the
     /// order they were opened): all with neither `-R` nor `--bidir`, none
     /// with `-R`, the first `-P` with `--bidir` (iperf3's server takes

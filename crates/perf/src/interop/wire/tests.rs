@@ -76,3 +76,13 @@ fn results_take_cjsons_numbers() {
     let s = r.stream(1).unwrap();
     assert_eq!((s.retransmits, s.bytes), (-1, 8_084_980_000));
 }
+
+#[test]
+fn a_test_without_a_time_is_waited_for_an_hour() {
+    let p = |time| Params {
+        time,
+        ..Params::default()
+    };
+    assert_eq!(p(10).guard().as_secs(), 40);
+    assert_eq!(p(0).guard().as_secs(), 3600);
+}
