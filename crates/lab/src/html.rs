@@ -53,8 +53,11 @@ pub(crate) fn lines(title: &str, x: &str, y: &str, series: &[Series]) -> String 
                 });
             }
         }
+        // Upper left: the one corner a curve rising from zero leaves free
+        // (the middle right, plotters' default, hid a curve).
         let _ = chart
             .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .draw();
@@ -141,8 +144,17 @@ pub fn write(out: &Path, done: &[Entry], header: &str) -> std::io::Result<()> {
     for e in done {
         let body = render(&crate::report::section(e));
         // Anchor for the first table's links; plots go under the heading.
+        // The verdict, when the section opens with one, stays right under
+        // the heading, above the plots.
         let (head, rest) = match body.find("</h2>") {
-            Some(i) => body.split_at(i + "</h2>".len()),
+            Some(i) => {
+                let at = i + "</h2>".len();
+                let verdict = body[at..].trim_start().starts_with("<p><strong>Verdict");
+                match body[at..].find("</p>").filter(|_| verdict) {
+                    Some(j) => body.split_at(at + j + "</p>".len()),
+                    None => body.split_at(at),
+                }
+            }
             None => ("", body.as_str()),
         };
         let _ = write!(h, "<section id=\"{}\">{head}", esc(&e.name));
