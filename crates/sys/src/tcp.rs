@@ -292,14 +292,13 @@ pub fn set_max_pacing_rate(
     }
 }
 
-/// The receive window the peer last advertised and our segment size, in
-/// bytes (`TCP_INFO`'s `tcpi_snd_wnd`, Linux 5.19 and later;
-/// `None` before): the window shrinks while the peer's application
-/// leaves bytes unread in its receive buffer.
-pub fn peer_window(fd: RawFd) -> Option<(u32, u32)> {
+/// The receive window the peer last advertised, in bytes (`TCP_INFO`'s
+/// `tcpi_snd_wnd`, Linux 5.19 and later; `None` before): it shrinks while
+/// the peer's application leaves bytes unread in its receive buffer.
+pub fn peer_window(fd: RawFd) -> Option<u32> {
     let (info, len) = tcp_info(fd)?;
     let end = std::mem::offset_of!(TcpInfoRaw, snd_wnd) + std::mem::size_of::<u32>();
-    (len >= end).then_some((info.snd_wnd, info.snd_mss))
+    (len >= end).then_some(info.snd_wnd)
 }
 
 /// Bytes a TCP socket holds that the peer has not acknowledged yet, sent

@@ -52,14 +52,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
     /// with an autotuned buffer) is waited for until it sends again or
     /// closes, which it does once it read them, provided it can tell the
     /// end without our close (`framed`).
-    async fn delivered(&self, since: Option<(u32, u32)>, framed: bool) {
+    async fn delivered(&self, since: Option<u32>, framed: bool) {
         let Some(fd) = self.fd.filter(|_| self.core.log) else {
             return;
         };
         let give_up = Instant::now() + self.core.lim.idle_timeout;
         let tick = || tokio::time::sleep(Duration::from_millis(1));
-        let window = || tcpwise_sys::peer_window(fd).map(|(w, _)| w);
-        let mut widest = since.map_or(0, |(w, _)| w);
+        let window = || tcpwise_sys::peer_window(fd);
+        let mut widest = since.unwrap_or(0);
         while matches!(tcpwise_sys::unacked_bytes(fd), Ok(n) if n > 0) && Instant::now() < give_up {
             widest = widest.max(window().unwrap_or(0));
             tick().await;
