@@ -16,8 +16,13 @@ fn esc(s: &str) -> String {
 /// One line of a chart: name, colour, points.
 pub(crate) type Series = (String, RGBColor, Vec<(f64, f64)>);
 
-/// A line chart as an SVG string.
-pub(crate) fn lines(title: &str, x: &str, y: &str, series: &[Series]) -> String {
+/// The spread around a line: its colour and, per x, the lower and upper
+/// end (the runs' interval), drawn as a pale band behind the line.
+pub(crate) type Band = (RGBColor, Vec<(f64, f64, f64)>);
+
+/// A line chart as an SVG string, with `bands` (the spread of the runs a
+/// line is the median of) shaded behind the lines.
+pub(crate) fn lines(title: &str, x: &str, y: &str, series: &[Series], bands: &[Band]) -> String {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (760, 360)).into_drawing_area();
@@ -30,6 +35,7 @@ pub(crate) fn lines(title: &str, x: &str, y: &str, series: &[Series]) -> String 
         let ymax = series
             .iter()
             .flat_map(|s| s.2.iter().map(|p| p.1))
+            .chain(bands.iter().flat_map(|b| b.1.iter().map(|p| p.2)))
             .fold(0.0f64, f64::max)
             .max(1e-9)
             * 1.1;
@@ -43,6 +49,15 @@ pub(crate) fn lines(title: &str, x: &str, y: &str, series: &[Series]) -> String 
             return String::new();
         };
         let _ = chart.configure_mesh().x_desc(x).y_desc(y).draw();
+        for (color, pts) in bands {
+            // The upper ends left to right, then the lower ends back.
+            let mut poly: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.2)).collect();
+            poly.extend(pts.iter().rev().map(|p| (p.0, p.1)));
+            let _ = chart.draw_series(std::iter::once(Polygon::new(
+                poly,
+                color.mix(0.18).filled(),
+            )));
+        }
         for (name, color, pts) in series {
             let c = *color;
             if let Ok(a) =
@@ -66,14 +81,22 @@ pub(crate) fn lines(title: &str, x: &str, y: &str, series: &[Series]) -> String 
     svg
 }
 
-/// A horizontal bar chart (label, value) as an SVG string.
-pub(crate) fn bars(title: &str, unit: &str, items: &[(String, f64)]) -> String {
+/// One bar: its label, value and the interval drawn as a whisker.
+pub(crate) type Bar = (String, f64, Option<(f64, f64)>);
+
+/// A horizontal bar chart as an SVG string, each bar with its interval.
+pub(crate) fn bars(title: &str, unit: &str, items: &[Bar]) -> String {
     let mut svg = String::new();
     {
         let h = 60 + 34 * items.len() as u32;
         let root = SVGBackend::with_string(&mut svg, (760, h)).into_drawing_area();
         let _ = root.fill(&WHITE);
-        let max = items.iter().map(|i| i.1).fold(0.0f64, f64::max).max(1e-9) * 1.15;
+        let max = items
+            .iter()
+            .map(|i| i.2.map_or(i.1, |c| c.1.max(i.1)))
+            .fold(0.0f64, f64::max)
+            .max(1e-9)
+            * 1.15;
         let n = items.len().max(1) as f64;
         let chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 18))
@@ -99,15 +122,28 @@ pub(crate) fn bars(title: &str, unit: &str, items: &[(String, f64)]) -> String {
             })
             .x_desc(unit)
             .draw();
-        for (i, (_, v)) in items.iter().enumerate() {
+        for (i, (_, v, ci)) in items.iter().enumerate() {
             let y = i as f64;
             let _ = chart.draw_series(std::iter::once(Rectangle::new(
                 [(0.0, y + 0.15), (*v, y + 0.85)],
                 BLUE.mix(0.6).filled(),
             )));
+            let mut end = *v;
+            if let Some((lo, hi)) = *ci {
+                end = end.max(hi);
+                let _ = chart.draw_series(
+                    [
+                        vec![(lo, y + 0.5), (hi, y + 0.5)],
+                        vec![(lo, y + 0.3), (lo, y + 0.7)],
+                        vec![(hi, y + 0.3), (hi, y + 0.7)],
+                    ]
+                    .into_iter()
+                    .map(|p| PathElement::new(p, BLACK.stroke_width(2))),
+                );
+            }
             let _ = chart.draw_series(std::iter::once(Text::new(
                 format!("{v:.0}"),
-                (*v, y + 0.4),
+                (end, y + 0.4),
                 ("sans-serif", 13),
             )));
         }

@@ -400,12 +400,14 @@ pub fn prepare_out(opts: &LabOptions) -> Result<(), LabError> {
 /// the flags that shorten or repeat them.
 pub const HELP: &str = "\
 Experiments (each a field report, reproduced with real kernel TCP on both ends):
-  buffers          177 ms / 151 Mbit/s: 10 s download, static 278,775-byte SO_RCVBUF vs autotuned
-                   (testbed ceilings tcp_rmem/tcp_wmem 32 MiB) vs autotuned with the kernel's ceilings
+  buffers          177 ms / 151 Mbit/s: 3 downloads of 10 s each, static 278,775-byte SO_RCVBUF vs
+                   autotuned (testbed ceilings tcp_rmem/tcp_wmem 32 MiB), alternating, then
+                   autotuned with the kernel's ceilings
   idle-selection   250 ms / 8 Mbit/s: six objects, 1 s idle, a 25 KB object on the idle
                    connection each pool policy picks; server tcp_slow_start_after_idle=0 and =1;
                    the full run also sweeps 100 KB and 400 KB objects
-  read-slow-start  A/B trial of read sizing over 20/50/100/200 ms paths, 2000 fresh connections
+  read-slow-start  A/B trial of read sizing over 20/50/100/200 ms paths (at once), 2000 fresh
+                   connections
   completion       1 ms / 1 Gbit/s: closed-loop load, 4 to 1024 clients, against four dispatch
                    models of one server (shared epoll queue, fixed 64-slot segments, tokio,
                    io_uring); then the report's own workload, file I/O on io_uring (16 KiB
@@ -413,15 +415,19 @@ Experiments (each a field report, reproduced with real kernel TCP on both ends):
                    shared completion queue vs fixed segments vs pread/pwrite, uniform and
                    Zipf 0.99 keys
 
---runs N sets runs per policy (idle-selection) or the total number of trials
-(read-slow-start) or rounds (completion); --quick: 5 s downloads, 3 runs
-per policy, 120 trials, 3 client counts of 2 s (file I/O: 1.5 s, one round).
+--runs N sets downloads per arm (buffers), runs per policy (idle-selection),
+the total number of trials (read-slow-start) or rounds (completion). The
+full run repeats every figure of the first table at least 3 times (buffers
+3 downloads an arm, completion 3 rounds) and gives each median its
+interval; --quick: one 5 s download an arm, 3 runs per policy, 120 trials,
+3 client counts of 2 s, one round (file I/O: 1.5 s), so its verdicts say
+\"too few samples\" where the criterion needs more.
 Results go to DIR/results.json, DIR/report.md and DIR/index.html, rewritten
 after every experiment. Progress bars on a terminal, plain lines otherwise.
 
 Examples:
-  tcpwise lab                               every experiment (about 19 min on 2 cores)
-  tcpwise lab --quick --out /tmp/lab        the short run CI does (about 3 min)
+  tcpwise lab                               every experiment (about 30 min on 2 cores)
+  tcpwise lab --quick --out /tmp/lab        the short run CI does (about 4 min)
   tcpwise lab idle-selection --rtt 100ms    one experiment on your own path
   tcpwise lab report /tmp/lab               rebuild report.md and index.html from results.json
 

@@ -60,17 +60,172 @@ impl Verdict {
 }
 
 /// The 95 % interval of a median from the order statistics of an
-/// ascending sample (the binomial ranks, normal approximation), or
-/// `None` under 6 samples, where no such interval exists.
+/// ascending sample, or `None` under 6 samples, where no such interval
+/// exists (see [`median_interval`]).
 pub fn median_ci(sorted: &[f64]) -> Option<(f64, f64)> {
-    let n = sorted.len();
-    if n < 6 {
+    median_interval(sorted)
+        .filter(|i| i.level >= 0.95)
+        .map(|i| (i.lo, i.hi))
+}
+
+/// An interval around a median and the confidence it has: at least 95 %
+/// from 6 samples on; below that the widest one there is (the smallest
+/// and largest value), at the confidence so few samples give.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// The median.
+    pub median: f64,
+    /// Lower end.
+    pub lo: f64,
+    /// Upper end.
+    pub hi: f64,
+    /// The probability that it holds the true median (0.75 for the range
+    /// of 3 runs, at least 0.95 from 6 on).
+    pub level: f64,
+    /// Samples it comes from.
+    pub n: usize,
+}
+
+impl Interval {
+    /// `[lo, hi]` with `prec` decimals, and the confidence when it is
+    /// under 95 % (`[1.0, 3.0] (75 %, 3 runs)`).
+    pub fn text(&self, prec: usize) -> String {
+        let mut s = format!("[{:.prec$}, {:.prec$}]", self.lo, self.hi);
+        if self.level < 0.95 {
+            s.push_str(&format!(
+                " ({:.0} %, {} runs)",
+                (self.level * 100.0).floor(),
+                self.n
+            ));
+        }
+        s
+    }
+
+    /// `median [lo, hi]`.
+    pub fn with_median(&self, prec: usize) -> String {
+        format!("{:.prec$} {}", self.median, self.text(prec))
+    }
+
+    /// Whether the two intervals share no value.
+    pub fn apart(&self, other: &Interval) -> bool {
+        self.lo > other.hi || other.lo > self.hi
+    }
+}
+
+/// The median of `v` (any order) and its interval from the order
+/// statistics: the ranks k and n + 1 - k with the largest k whose
+/// binomial coverage, 1 - 2 P(Bin(n, 1/2) < k), is at least 95 %; under 6
+/// samples, where no k reaches it, the smallest and largest value with
+/// the coverage they have (75 % for 3). `None` for fewer than 2 samples
+/// or any NaN.
+pub fn median_interval(v: &[f64]) -> Option<Interval> {
+    let n = v.len();
+    if n < 2 || v.iter().any(|x| x.is_nan()) {
         return None;
     }
-    let half = 0.98 * (n as f64).sqrt();
-    let lo = ((n as f64 / 2.0 - half).floor() as usize).clamp(1, n) - 1;
-    let hi = ((n as f64 / 2.0 + 1.0 + half).ceil() as usize).clamp(1, n) - 1;
-    Some((sorted[lo], sorted[hi]))
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let median = if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    };
+    // P(Bin(n, 1/2) = j) in log space, summed while the ranks j + 1 and
+    // n - j still cover 95 %.
+    let ln_half_n = n as f64 * 0.5f64.ln();
+    let (mut ln_pmf, mut below, mut k) = (ln_half_n, 0.0, 0);
+    for j in 0..n / 2 {
+        let b = below + ln_pmf.exp();
+        if 1.0 - 2.0 * b < 0.95 {
+            break;
+        }
+        (below, k) = (b, j + 1);
+        ln_pmf += ((n - j) as f64 / (j + 1) as f64).ln();
+    }
+    let level = if k == 0 {
+        k = 1;
+        1.0 - 2.0 * ln_half_n.exp()
+    } else {
+        1.0 - 2.0 * below
+    };
+    Some(Interval {
+        median,
+        lo: s[k - 1],
+        hi: s[n - k],
+        level,
+        n,
+    })
+}
+
+/// A figure over repeated runs: its median, and the interval when there
+/// are two runs or more.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    /// The median (the one value of a single run).
+    pub median: f64,
+    /// Its interval.
+    pub interval: Option<Interval>,
+}
+
+impl Estimate {
+    /// Over the runs' values `v`.
+    pub fn of(v: &[f64]) -> Estimate {
+        let interval = median_interval(v);
+        let median = interval.map_or_else(|| v.first().copied().unwrap_or(f64::NAN), |i| i.median);
+        Estimate { median, interval }
+    }
+
+    /// `median [lo, hi]`, or the median alone from one run.
+    pub fn text(&self, prec: usize) -> String {
+        match &self.interval {
+            Some(i) => i.with_median(prec),
+            None => format!("{:.prec$}", self.median),
+        }
+    }
+
+    /// `median [lo, hi]` without the confidence (for table cells whose
+    /// heading says it), or the median alone.
+    pub fn cell(&self, prec: usize) -> String {
+        match &self.interval {
+            Some(i) => format!("{:.prec$} [{:.prec$}, {:.prec$}]", i.median, i.lo, i.hi),
+            None => format!("{:.prec$}", self.median),
+        }
+    }
+
+    /// The interval's width (0 without one).
+    pub fn spread(&self) -> f64 {
+        self.interval.map_or(0.0, |i| i.hi - i.lo)
+    }
+
+    /// Whether the interval holds `x`.
+    pub fn holds(&self, x: f64) -> bool {
+        self.interval.is_some_and(|i| i.lo <= x && x <= i.hi)
+    }
+}
+
+/// What the intervals of a table of `n`-run medians are, in words.
+pub fn intervals_in_words(n: usize) -> String {
+    match n {
+        0 | 1 => "no interval from a single run".into(),
+        2..=5 => format!(
+            "in brackets the smallest and largest of the {n} runs, which hold the median with {:.0} % confidence",
+            ((1.0 - 2.0 * 0.5f64.powi(n as i32)) * 100.0).floor()
+        ),
+        _ => "in brackets the median's 95 % interval (order statistics)".into(),
+    }
+}
+
+/// The line a figure gets when its spread is larger than the effect it
+/// shows: `what` (a difference of `effect`) is within the runs' own
+/// spread (`spread`, the width of the wider interval), so it reads as no
+/// difference. `None` when the effect stands out.
+pub fn spread_note(what: &str, effect: f64, spread: f64, unit: &str) -> Option<String> {
+    (spread > effect.abs()).then(|| {
+        format!(
+            "**Spread larger than the effect**: {what} differ by {:.2}{unit}, less than the {spread:.2}{unit} their runs spread over; read it as no difference.",
+            effect.abs()
+        )
+    })
 }
 
 #[cfg(test)]
@@ -81,11 +236,40 @@ mod tests {
     fn a_medians_interval_needs_six_samples_and_narrows_with_more() {
         assert_eq!(median_ci(&[1.0, 2.0, 3.0, 4.0, 5.0]), None);
         let v: Vec<f64> = (1..=100).map(f64::from).collect();
-        // n = 100: ranks 40 and 61 (1-based).
+        // n = 100: ranks 40 and 61 (1-based), the usual table's.
         assert_eq!(median_ci(&v), Some((40.0, 61.0)));
         let v: Vec<f64> = (1..=10).map(f64::from).collect();
         let (lo, hi) = median_ci(&v).unwrap();
         assert!(lo <= 5.0 && hi >= 6.0 && lo >= 1.0 && hi <= 10.0);
+    }
+
+    #[test]
+    fn the_interval_has_the_binomial_coverage_it_claims() {
+        let i = median_interval(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((i.median, i.lo, i.hi, i.n), (2.0, 1.0, 3.0, 3));
+        assert!((i.level - 0.75).abs() < 1e-12, "{i:?}");
+        assert_eq!(i.text(0), "[1, 3] (75 %, 3 runs)");
+        let i = median_interval(&[1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
+        assert!((i.level - 0.9375).abs() < 1e-12);
+        // n = 10: ranks 2 and 9 cover 97.9 %, ranks 3 and 8 only 89 %.
+        let v: Vec<f64> = (1..=10).map(f64::from).collect();
+        let i = median_interval(&v).unwrap();
+        assert_eq!((i.lo, i.hi, i.median), (2.0, 9.0, 5.5));
+        assert!((i.level - (1.0 - 22.0 / 1024.0)).abs() < 1e-12, "{i:?}");
+        assert_eq!(i.text(0), "[2, 9]");
+        assert!(median_interval(&[1.0]).is_none());
+        assert!(median_interval(&[1.0, f64::NAN, 2.0]).is_none());
+        // Large samples: the usual table (n = 1000: ranks 469 and 532).
+        let v: Vec<f64> = (1..=1000).map(f64::from).collect();
+        let i = median_interval(&v).unwrap();
+        assert_eq!((i.lo, i.hi), (469.0, 532.0));
+        assert!(i.level >= 0.95 && i.level < 0.96);
+    }
+
+    #[test]
+    fn a_spread_wider_than_the_effect_is_said() {
+        assert!(spread_note("a and b", 0.5, 2.0, " ms").is_some());
+        assert!(spread_note("a and b", -3.0, 2.0, " ms").is_none());
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! The three downloads: static receive buffer, autotuned (the testbed's
-//! raised ceilings), autotuned with the kernel's own ceilings.
+//! The downloads: static receive buffer and autotuned (the testbed's
+//! raised ceilings) alternating, then autotuned with the kernel's own
+//! ceilings; `Plan::rounds` of each.
 
 use super::{Plan, SEED_BUFFER};
 use crate::common::Bed;
@@ -10,17 +11,19 @@ use tcpwise_emu::Role;
 use tcpwise_emu::testbed::KERNEL_TCP_MEM;
 use tcpwise_perf::{ClientOptions, PerfReport};
 
-/// Everything measured: the three downloads, interval by interval.
+/// Everything measured: every download of each arm, in the order they
+/// ran, interval by interval.
 #[derive(Debug, Clone, Serialize)]
 pub struct Details {
-    /// The download with the seed's static receive buffer.
+    /// The downloads with the seed's static receive buffer.
     #[serde(rename = "static")]
-    pub pinned: PerfReport,
-    /// The download with an autotuned buffer (the testbed's raised ceilings).
-    pub auto: PerfReport,
+    pub pinned: Vec<PerfReport>,
+    /// The downloads with an autotuned buffer (the testbed's raised
+    /// ceilings).
+    pub auto: Vec<PerfReport>,
     /// The same with the kernel's default autotuning ceilings
     /// (`tcp_rmem` 6 MiB, `tcp_wmem` 4 MiB).
-    pub auto_default: PerfReport,
+    pub auto_default: Vec<PerfReport>,
 }
 
 /// What [`measure`] returns: the downloads and the path they ran on.
@@ -35,7 +38,7 @@ pub struct Measured {
     pub rate_mbit: f64,
 }
 
-/// Runs the three downloads on one testbed.
+/// Runs the downloads on one testbed.
 pub fn measure(
     plan: &Plan,
     opts: &LabOptions,
@@ -74,11 +77,16 @@ pub fn measure(
         );
         Ok(report)
     };
-    let pinned = run(
-        &format!("static {SEED_BUFFER}-byte receive buffer"),
-        Some(SEED_BUFFER),
-    )?;
-    let auto = run("autotuned receive buffer", None)?;
+    let (mut pinned, mut auto, mut auto_default) = (Vec::new(), Vec::new(), Vec::new());
+    let n = plan.rounds;
+    // Static and autotuned alternate, so drift hits both alike.
+    for i in 1..=n {
+        pinned.push(run(
+            &format!("static {SEED_BUFFER}-byte receive buffer ({i}/{n})"),
+            Some(SEED_BUFFER),
+        )?);
+        auto.push(run(&format!("autotuned receive buffer ({i}/{n})"), None)?);
+    }
     // The kernel's own ceilings, set on the live namespaces: on Linux
     // autotuning stops at tcp_wmem[2]/tcp_rmem[2], and the default send
     // ceiling (4 MiB) is close to this path's BDP (3.3 MB).
@@ -88,9 +96,18 @@ pub fn measure(
             ns.sysctl(k, v)?;
         }
     }
-    let auto_default = run("autotuned, kernel's default ceilings", None)?;
+    for i in 1..=n {
+        auto_default.push(run(
+            &format!("autotuned, kernel's default ceilings ({i}/{n})"),
+            None,
+        )?);
+    }
     let (rtt_ms, rate_mbit) = (bed.rtt_ms, bed.rate_mbit);
-    let path = bed.finish(auto.summary.min_rtt_ms)?;
+    let min_rtt = auto
+        .iter()
+        .filter_map(|r| r.summary.min_rtt_ms)
+        .reduce(f64::min);
+    let path = bed.finish(min_rtt)?;
     Ok(Measured {
         details: Details {
             pinned,

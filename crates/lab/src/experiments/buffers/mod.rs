@@ -1,10 +1,11 @@
 //! The Windows TCP team's experiment: a 10 s download over 177 ms /
-//! 151 Mbit/s with a static 278,775-byte receive buffer, then autotuned.
-//! Both with the `tcpwise-perf` library (server and client in-process, in
+//! 151 Mbit/s with a static 278,775-byte receive buffer, then autotuned,
+//! three times each (alternating), then three with the kernel's own
+//! autotuning ceilings. All with the `tcpwise-perf` library (server and client in-process, in
 //! their namespaces) on real kernel TCP.
 //!
-//! Plan ([`Plan`]: how long each download runs) → [`measure`] (the three
-//! downloads, typed) → [`analysis`] (figures, pure) → [`render`] (the
+//! Plan ([`Plan`]: how long each download runs, how many) → [`measure`]
+//! (the downloads, typed) → [`analysis`] (figures, pure) → [`render`] (the
 //! report's section, plot and headline, pure).
 
 pub mod analysis;
@@ -26,13 +27,20 @@ pub const SEED_BUFFER: u64 = 278_775;
 pub struct Plan {
     /// Seconds of each download.
     pub secs: u64,
+    /// Downloads of each arm (static and autotuned alternate).
+    pub rounds: usize,
 }
 
+/// Downloads an arm needs before the verdict decides.
+pub const MIN_ROUNDS: usize = 3;
+
 impl Plan {
-    /// `--quick` downloads for 5 s, a full run for 10 s (the seed's).
+    /// `--quick`: one 5 s download an arm; a full run: 3 of 10 s (the
+    /// seed's length); `--runs` sets the downloads an arm.
     pub fn new(opts: &LabOptions) -> Plan {
         Plan {
             secs: if opts.quick { 5 } else { 10 },
+            rounds: opts.runs.unwrap_or(if opts.quick { 1 } else { MIN_ROUNDS }),
         }
     }
 }

@@ -4,7 +4,7 @@
 use super::analysis::Analysis;
 use super::measure::Measured;
 use super::{Plan, SEED_BUFFER};
-use crate::html::{Series, lines};
+use crate::html::{Band, Series, lines};
 use crate::{Headline, Render, Rendered};
 use plotters::style::{BLUE, RED, RGBColor};
 use std::fmt::Write;
@@ -21,13 +21,29 @@ pub struct Section<'a> {
     pub analysis: &'a Analysis,
 }
 
+/// Per second, over an arm's downloads: (end of the second, median,
+/// smallest, largest), Mbit/s.
+fn per_second(runs: &[PerfReport]) -> Vec<(f64, f64, f64, f64)> {
+    let rows = runs.iter().map(|r| r.intervals.len()).max().unwrap_or(0);
+    (0..rows)
+        .filter_map(|i| {
+            let mut v: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| r.intervals.get(i).map(|x| x.mbit))
+                .collect();
+            let end = runs.iter().find_map(|r| r.intervals.get(i))?.end_s;
+            v.sort_by(f64::total_cmp);
+            Some((end, crate::common::median_p90(&v).0, v[0], v[v.len() - 1]))
+        })
+        .collect()
+}
+
 impl Render for Section<'_> {
     fn render(&self) -> Rendered {
-        let secs = self.plan.secs;
+        let (secs, rounds) = (self.plan.secs, self.analysis.rounds);
         let d = &self.measured.details;
-        let (pinned, auto, auto_default) = (&d.pinned, &d.auto, &d.auto_default);
-        let (ceiling, predicted) = (self.analysis.ceiling, self.analysis.predicted);
-        let (st, au, ad) = (&pinned.summary, &auto.summary, &auto_default.summary);
+        let a = self.analysis;
+        let (ceiling, predicted) = (a.ceiling, a.predicted);
         let mut md = String::new();
         let _ = writeln!(
             md,
@@ -35,108 +51,166 @@ impl Render for Section<'_> {
         );
         let _ = writeln!(
             md,
-            "Path: {}. A {secs} s download with `tcpwise perf -R`, receiver in the client namespace. The testbed raises the autotuning ceilings in both namespaces ({}); the third column sets them back to the kernel's own ({}) on the same path.\n",
+            "**The claim.** A receive buffer pinned with `SO_RCVBUF` caps a download at about the buffer over the round trip, whatever the link; leaving the buffer to the kernel's autotuning reaches line rate. **Here**: path {}; {rounds} download(s) of {secs} s an arm with `tcpwise perf -R`, receiver in the client namespace, static and autotuned alternating. The testbed raises the autotuning ceilings in both namespaces ({}); the third arm sets them back to the kernel's own ({}) on the same path. Figures are medians over an arm's downloads ({}).\n",
             self.measured.path.path,
             sysctls_text(DEFAULT_SYSCTLS),
-            sysctls_text(KERNEL_TCP_MEM)
+            sysctls_text(KERNEL_TCP_MEM),
+            crate::verdict::intervals_in_words(rounds)
+        );
+        let sndbuf = {
+            let v: Vec<f64> = d
+                .auto_default
+                .iter()
+                .filter_map(|r| r.summary.sndbuf_limited_pct)
+                .collect();
+            (!v.is_empty()).then(|| crate::common::median_p90(&v).0)
+        };
+        let _ = writeln!(
+            md,
+            "| goodput over the run | static {SEED_BUFFER} B | autotuned (32 MiB ceilings) | autotuned (kernel's ceilings) | path ceiling |\n|---|---|---|---|---|"
         );
         let _ = writeln!(
             md,
-            "| | static {SEED_BUFFER} B | autotuned (32 MiB ceilings) | autotuned (kernel's ceilings) | path ceiling |\n|---|---|---|---|---|"
+            "| this run, Mbit/s | {} (cap predicted {predicted:.2}) | {} (steady {}) | {} (send-buffer-limited {}) | {ceiling:.2} |",
+            a.pinned.text(2),
+            a.auto.text(2),
+            a.steady.text(1),
+            a.auto_default.text(2),
+            sndbuf.map_or("-".into(), |p| format!("{p:.0} % of the time"))
         );
         let _ = writeln!(
             md,
-            "| this run | {:.2} Mbit/s (cap predicted {predicted:.2}) | {:.2} Mbit/s | {:.2} Mbit/s (send-buffer-limited {}) | {ceiling:.2} Mbit/s |",
-            st.goodput_mbit,
-            au.goodput_mbit,
-            ad.goodput_mbit,
-            ad.sndbuf_limited_pct
-                .map_or("-".into(), |p| format!("{p:.0}% of the time"))
+            "| seed (Windows, over the Internet), Mbit/s | 11.3 avg, 12.6 max | 126 avg, 151 max | | 151 |\n"
         );
         let _ = writeln!(
             md,
-            "| seed (Windows, over the Internet) | 11.3 avg, 12.6 max | 126 avg, 151 max | | 151 |\n"
+            "Autotuned over static, download by download: {} times.\n",
+            a.times.text(1)
         );
+        if let Some(note) = crate::verdict::spread_note(
+            "the autotuned flows with the testbed's and with the kernel's ceilings",
+            a.auto.median - a.auto_default.median,
+            a.auto.spread().max(a.auto_default.spread()),
+            " Mbit/s",
+        ) {
+            let _ = writeln!(md, "{note}\n");
+        }
+        let arms = [
+            per_second(&d.pinned),
+            per_second(&d.auto),
+            per_second(&d.auto_default),
+        ];
         let _ = writeln!(
             md,
-            "Per second, Mbit/s:\n\n| second | static | autotuned | autotuned, kernel's ceilings |\n|---|---|---|---|"
+            "Per second, Mbit/s{}:\n\n| second | static | autotuned | autotuned, kernel's ceilings |\n|---|---|---|---|",
+            if rounds > 1 {
+                format!(" (median of {rounds} downloads [smallest, largest])")
+            } else {
+                String::new()
+            }
         );
-        let runs = [&pinned.intervals, &auto.intervals, &auto_default.intervals];
-        let rows = runs.iter().map(|r| r.len()).max().unwrap_or(0);
+        let rows = arms.iter().map(Vec::len).max().unwrap_or(0);
         // A second above the ceiling is physics, not a fault: say why.
-        let over = runs
-            .iter()
-            .flat_map(|r| r.iter())
-            .map(|i| i.mbit)
-            .fold(0.0f64, f64::max);
-        let above = (over > ceiling).then(|| format!(
-            "\nOne second reads {over:.1} Mbit/s, above the {ceiling:.1} Mbit/s the link can carry: after a loss the receiver holds the data that arrived out of order until the retransmission fills the hole (SACK recovery), then hands it all over at once, so that second counts bytes that crossed the link in the seconds before. The run's average is what the ceiling bounds.\n"
-        ));
+        let over = arms.iter().flatten().map(|x| x.3).fold(0.0f64, f64::max);
         for i in 0..rows {
-            let start = runs
+            let start = arms
                 .iter()
                 .find_map(|r| r.get(i))
-                .map_or(i as f64, |x| x.start_s);
-            let cells: Vec<String> = runs
+                .map_or(i as f64, |x| x.0 - 1.0);
+            let cells: Vec<String> = arms
                 .iter()
-                .map(|r| r.get(i).map_or("-".into(), |x| format!("{:.1}", x.mbit)))
+                .map(|r| {
+                    r.get(i).map_or("-".into(), |x| {
+                        if rounds > 1 {
+                            format!("{:.1} [{:.1}, {:.1}]", x.1, x.2, x.3)
+                        } else {
+                            format!("{:.1}", x.1)
+                        }
+                    })
+                })
                 .collect();
-            let _ = writeln!(md, "| {start:.0} | {} |", cells.join(" | "));
+            let _ = writeln!(md, "| {:.0} | {} |", start.max(0.0), cells.join(" | "));
         }
-        if let Some(t) = &above {
-            md.push_str(t);
+        if over > ceiling {
+            let _ = writeln!(
+                md,
+                "\nOne second reads {over:.1} Mbit/s, above the {ceiling:.1} Mbit/s the link can carry: after a loss the receiver holds the data that arrived out of order until the retransmission fills the hole (SACK recovery), then hands it all over at once, so that second counts bytes that crossed the link in the seconds before. The run's average is what the ceiling bounds."
+            );
         }
-        if let Some(d) = &st.diagnosis {
-            let _ = writeln!(md, "\nDiagnosis of the static run: {d}");
+        if let Some(dg) = d.pinned.iter().find_map(|r| r.summary.diagnosis.as_ref()) {
+            let _ = writeln!(md, "\nDiagnosis of the static run: {dg}");
         }
-        if let Some(d) = &ad.diagnosis {
-            let _ = writeln!(md, "\nDiagnosis with the kernel's ceilings: {d}");
+        if let Some(dg) = d
+            .auto_default
+            .iter()
+            .find_map(|r| r.summary.diagnosis.as_ref())
+        {
+            let _ = writeln!(md, "\nDiagnosis with the kernel's ceilings: {dg}");
         }
         let _ = writeln!(
             md,
             "\nLinux doubles SO_RCVBUF and advertises 160/256 of it for full-sized segments, so the seed's request caps at about 15.7 Mbit/s here rather than Windows' 12.6."
         );
-        let pts = |r: &PerfReport| -> Vec<(f64, f64)> {
-            r.intervals.iter().map(|i| (i.end_s, i.mbit)).collect()
-        };
-        let end = auto.intervals.last().map_or(10.0, |i| i.end_s);
-        let series: [Series; 4] = [
-            ("autotuned".into(), BLUE, pts(auto)),
-            (
-                "autotuned, kernel's ceilings".into(),
-                RGBColor(0, 140, 0),
-                pts(auto_default),
-            ),
-            ("static SO_RCVBUF".into(), RED, pts(pinned)),
-            (
-                "payload ceiling".into(),
-                RGBColor(120, 120, 120),
-                vec![(0.0, ceiling), (end, ceiling)],
-            ),
+        let colors = [RED, BLUE, RGBColor(0, 140, 0)];
+        let names = [
+            "static SO_RCVBUF",
+            "autotuned",
+            "autotuned, kernel's ceilings",
         ];
+        let end = arms[1].last().map_or(secs as f64, |x| x.0);
+        let mut series: Vec<Series> = names
+            .iter()
+            .zip(colors)
+            .zip(&arms)
+            .map(|((n, c), r)| {
+                (
+                    if rounds > 1 {
+                        format!("{n} (median)")
+                    } else {
+                        n.to_string()
+                    },
+                    c,
+                    r.iter().map(|x| (x.0, x.1)).collect(),
+                )
+            })
+            .collect();
+        series.push((
+            "payload ceiling".into(),
+            RGBColor(120, 120, 120),
+            vec![(0.0, ceiling), (end, ceiling)],
+        ));
+        let bands: Vec<Band> = if rounds > 1 {
+            colors
+                .iter()
+                .zip(&arms)
+                .map(|(c, r)| (*c, r.iter().map(|x| (x.0, x.2, x.3)).collect()))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let plot = lines(
-            "Per-second goodput: static 278,775-byte buffer vs autotuned",
+            &if rounds > 1 {
+                format!(
+                    "Per-second goodput, median of {rounds} downloads (band: smallest to largest)"
+                )
+            } else {
+                "Per-second goodput: static 278,775-byte buffer vs autotuned".into()
+            },
             "seconds",
             "Mbit/s",
             &series,
+            &bands,
         );
         let headline = Headline {
             seed: "278,775-byte static buffer: 11.3 Mbit/s avg (12.6 max); autotuned 126 avg, 151 max, on 151 Mbit/s / 177 ms".into(),
             ours: format!(
-                "static {:.1} Mbit/s (predicted cap {predicted:.1}); autotuned {:.1} Mbit/s = {:.0} % of the {ceiling:.1} ceiling ({secs} s; {:.1} with the kernel's default autotuning ceilings)",
-                st.goodput_mbit,
-                au.goodput_mbit,
-                100.0 * au.goodput_mbit / ceiling,
-                ad.goodput_mbit,
+                "static {:.1} Mbit/s (predicted cap {predicted:.1}); autotuned {:.1} Mbit/s = {:.0} % of the {ceiling:.1} ceiling ({secs} s, median of {rounds}; {:.1} with the kernel's default autotuning ceilings)",
+                a.pinned.median,
+                a.auto.median,
+                100.0 * a.auto.median / ceiling,
+                a.auto_default.median,
             ),
-            verdict: Some(super::analysis::verdict(
-                st.goodput_mbit,
-                au.goodput_mbit,
-                super::analysis::steady_mbit(
-                    &self.measured.details.auto.intervals.iter().map(|i| i.mbit).collect::<Vec<_>>(),
-                ),
-                ceiling,
-            )),
+            verdict: Some(super::analysis::verdict(a)),
         };
         Rendered {
             markdown: md,

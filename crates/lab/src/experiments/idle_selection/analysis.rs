@@ -22,6 +22,9 @@ pub struct Row {
     pub chosen_burst: u64,
     /// The median's 95 % interval (order statistics; none under 6 runs).
     pub median_ci: Option<(f64, f64)>,
+    /// The median's interval at whatever confidence the runs give (the
+    /// range of 3 runs holds it 75 % of the time), for the table and plot.
+    pub interval: Option<crate::verdict::Interval>,
 }
 
 /// A main table's figures.
@@ -36,8 +39,9 @@ pub struct TableFigures {
     pub rows: Vec<Row>,
 }
 
-/// One object size of the sweep: per contender, (median ms, round trips).
-pub type SweepRow = (u64, Vec<(Contender, f64, f64)>);
+/// One object size of the sweep: per contender, (median ms, round
+/// trips, the median over the runs with its interval).
+pub type SweepRow = (u64, Vec<(Contender, f64, f64, crate::verdict::Estimate)>);
 
 /// What the runs show.
 pub struct Analysis {
@@ -78,6 +82,7 @@ fn table(t: &Table<IdleRun>, summary: &mut Summary) -> TableFigures {
             let mut sorted = v.clone();
             sorted.sort_by(f64::total_cmp);
             let median_ci = crate::verdict::median_ci(&sorted);
+            let interval = crate::verdict::median_interval(&sorted);
             let key = c.key();
             summary.insert(format!("{prefix}{key}_median_ms"), median_ms.into());
             summary.insert(format!("{prefix}{key}_p90_ms"), p90_ms.into());
@@ -93,6 +98,7 @@ fn table(t: &Table<IdleRun>, summary: &mut Summary) -> TableFigures {
                     .find(|r| r.policy == name)
                     .map_or(0, |r| r.chosen_burst),
                 median_ci,
+                interval,
             }
         })
         .collect();
@@ -115,13 +121,13 @@ pub fn verdict(a: &Analysis) -> Verdict {
         t.rows
             .iter()
             .find(|r| r.contender.name() == name)
-            .map(|r| (r.median_ms, r.median_ci))
+            .map(|r| (r.median_ms, r.median_ci, r.interval))
     };
     let judged = a
         .tables
         .first()
         .and_then(|t| Some((t.rtt_ms, row(t, "fifo")?, row(t, "max-burst")?)));
-    let Some((rtt, (fifo, fifo_ci), (burst, burst_ci))) = judged else {
+    let Some((rtt, (fifo, fifo_ci, fifo_i), (burst, burst_ci, burst_i))) = judged else {
         return Verdict {
             outcome: Outcome::TooFewSamples,
             criterion: CRITERION.into(),
@@ -129,11 +135,9 @@ pub fn verdict(a: &Analysis) -> Verdict {
         };
     };
     let saving = fifo - burst;
-    let ci = |c: Option<(f64, f64)>| {
-        c.map_or("no interval under 6 runs".into(), |(l, h)| {
-            format!("[{l:.0}, {h:.0}]")
-        })
-    };
+    // The interval as the runs give it (its confidence said under 95 %:
+    // the verdict needs 95 %, so 6 runs or more).
+    let ci = |c: Option<crate::verdict::Interval>| c.map_or("(no interval)".into(), |i| i.text(0));
     let apart = matches!((fifo_ci, burst_ci), (Some(f), Some(b)) if f.0 > b.1);
     let outcome = if saving >= 0.9 * rtt && apart {
         Outcome::Reproduced
@@ -147,8 +151,8 @@ pub fn verdict(a: &Analysis) -> Verdict {
         criterion: CRITERION.into(),
         measured: format!(
             "median load FIFO {fifo:.0} ms {}, largest burst {burst:.0} ms {}: {saving:.0} ms saved on a {rtt:.0} ms RTT",
-            ci(fifo_ci),
-            ci(burst_ci)
+            ci(fifo_i),
+            ci(burst_i)
         ),
     }
 }
@@ -176,7 +180,7 @@ pub fn analyse(m: &Measured) -> Analysis {
                             format!("sweep_{}kb_{}_median_ms", size / 1000, c.key()),
                             med.into(),
                         );
-                        (c, med, trips)
+                        (c, med, trips, crate::verdict::Estimate::of(&v))
                     })
                     .collect();
                 (size, cells)
@@ -212,6 +216,7 @@ mod tests {
                 round_trips: 0.0,
                 chosen_burst: 0,
                 median_ci: crate::verdict::median_ci(&v),
+                interval: crate::verdict::median_interval(&v),
             }
         };
         Analysis {

@@ -3,8 +3,8 @@
 use super::Plan;
 use super::analysis::Analysis;
 use super::measure::Measured;
-use super::{contenders, sweep_contenders};
-use crate::html::bars;
+use super::sweep_contenders;
+use crate::html::{Bar, bars};
 use crate::{Headline, Render, Rendered};
 use std::fmt::Write;
 
@@ -34,18 +34,23 @@ impl Render for Section<'_> {
             );
             let _ = writeln!(
                 md,
-                "| policy | median ms | p90 ms | round trips | connection it chose (typical) |\n|---|---|---|---|---|"
+                "| policy | median load time, ms | its interval, ms | p90, ms | round trips | connection it chose (typical) |\n|---|---|---|---|---|---|"
             );
             for r in &t.rows {
                 let _ = writeln!(
                     md,
-                    "| {} | {:.1} | {:.1} | {:.0} | largest burst {} B |",
+                    "| {} | {:.1} | {} | {:.1} | {:.0} | largest burst {} B |",
                     r.contender.name(),
                     r.median_ms,
+                    r.interval.map_or("-".into(), |i| i.text(1)),
                     r.p90_ms,
                     r.round_trips,
                     r.chosen_burst
                 );
+            }
+            // Policies whose medians differ by less than their runs spread.
+            if let Some(note) = close_pairs(&t.rows) {
+                let _ = writeln!(md, "\n{note}");
             }
             let _ = writeln!(md);
         }
@@ -54,7 +59,7 @@ impl Render for Section<'_> {
         {
             let _ = writeln!(
                 md,
-                "Object-size sweep (server `=0`, {sweep_runs} runs each), median load time in ms (round trips):\n"
+                "Object-size sweep (server `=0`, {sweep_runs} runs each), median load time in ms (round trips) and its interval:\n"
             );
             let names: Vec<String> = sweep_contenders().iter().map(|c| c.name()).collect();
             let mut head = vec!["object".to_string()];
@@ -62,8 +67,12 @@ impl Render for Section<'_> {
             let _ = writeln!(md, "{}", crate::report::table_head(&head));
             for (size, cells) in &a.sweep {
                 let mut row = format!("| {} KB |", size / 1000);
-                for (_, med, trips) in cells {
-                    let _ = write!(row, " {med:.0} ({trips:.0}) |");
+                for (_, med, trips, e) in cells {
+                    let _ = write!(
+                        row,
+                        " {med:.0} ({trips:.0}) {} |",
+                        e.interval.map_or(String::new(), |i| i.text(0))
+                    );
                 }
                 let _ = writeln!(md, "{row}");
             }
@@ -90,16 +99,18 @@ impl Render for Section<'_> {
             ),
             verdict: Some(super::analysis::verdict(a)),
         };
-        let mut items = Vec::new();
-        for (prefix, label) in [("", "=0"), ("restart_", "=1")] {
-            for c in contenders() {
-                if let Some(v) = a.summary.get(&format!("{prefix}{}_median_ms", c.key())) {
-                    items.push((format!("{} (ssai{label})", c.name()), v.as_f64()));
-                }
+        let mut items: Vec<Bar> = Vec::new();
+        for t in &a.tables {
+            for r in &t.rows {
+                items.push((
+                    format!("{} (ssai={})", r.contender.name(), t.ssai),
+                    r.median_ms,
+                    r.interval.map(|i| (i.lo, i.hi)),
+                ));
             }
         }
         let plot = bars(
-            "25 KB object on an idle connection: median load time by policy",
+            "25 KB object on an idle connection: median load time by policy (whisker: its interval)",
             "ms",
             &items,
         );
@@ -109,4 +120,38 @@ impl Render for Section<'_> {
             headline,
         }
     }
+}
+
+/// The line under a table when contenders' medians differ by less than
+/// their runs spread (the wider of two intervals): who they are, how far
+/// apart their medians are and how wide the spread, read as no
+/// difference.
+fn close_pairs(rows: &[super::analysis::Row]) -> Option<String> {
+    let mut names: Vec<String> = Vec::new();
+    let (mut lo, mut hi, mut widest) = (f64::INFINITY, 0.0f64, 0.0f64);
+    for (i, a) in rows.iter().enumerate() {
+        for b in &rows[i + 1..] {
+            let (Some(x), Some(y)) = (a.interval, b.interval) else {
+                continue;
+            };
+            let spread = (x.hi - x.lo).max(y.hi - y.lo);
+            if spread > (a.median_ms - b.median_ms).abs() {
+                for r in [a, b] {
+                    let n = r.contender.name();
+                    if !names.contains(&n) {
+                        names.push(n);
+                        (lo, hi) = (lo.min(r.median_ms), hi.max(r.median_ms));
+                    }
+                }
+                widest = widest.max(spread);
+            }
+        }
+    }
+    (!names.is_empty()).then(|| {
+        format!(
+            "**Spread larger than the effect**: the medians of {} lie within {:.1} ms of each other ({lo:.1} to {hi:.1}), less than their runs spread over (up to {widest:.1} ms); read them as no difference.",
+            names.join(", "),
+            hi - lo
+        )
+    })
 }

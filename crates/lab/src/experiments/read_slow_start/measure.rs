@@ -1,10 +1,11 @@
 //! The trials: a pair testbed per path, an HTTP origin in it, and every
 //! planned trial on a fresh connection, timed.
 
-use super::Plan;
+use super::{PathPlan, Plan};
 use crate::common::Bed;
 use crate::{LabError, LabOptions, PathError, Progress};
 use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tcpwise_http::{Client, ClientConfig, Request};
 use tcpwise_pool::{Limits, Policy};
 use tcpwise_tcp::ReadSizer;
@@ -64,91 +65,149 @@ pub struct Measured {
     pub paths: Vec<PathError>,
 }
 
-/// Runs every planned trial.
+/// Runs every planned trial: the paths at once, each on its own testbed
+/// (20 Mbit/s each, a light load for the emulator; every path's
+/// forwarder lateness is reported and flagged when it could move a
+/// figure), the trials of one path one after another, so no two
+/// connections of a path share its link. Both arms are interleaved
+/// within each path, so whatever one path does to another hits them
+/// alike. A failing path stops the others.
 pub fn measure(
     plan: &Plan,
     opts: &LabOptions,
     progress: &dyn Progress,
 ) -> Result<Measured, LabError> {
+    let failed = AtomicBool::new(false);
+    let panicked = || LabError::Server {
+        what: "read-slow-start",
+        source: std::io::Error::other("a testbed thread panicked"),
+    };
+    let done: Vec<Result<(Vec<Trial>, PathError), LabError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = plan
+            .paths
+            .iter()
+            .map(|p| {
+                let failed = &failed;
+                s.spawn(move || {
+                    let r = one_path(p, opts, progress, failed);
+                    if r.is_err() {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    r
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(panicked())))
+            .collect()
+    });
     let mut trials: Vec<Trial> = Vec::new();
     let mut paths = Vec::new();
-    for p in &plan.paths {
-        opts.check()?;
-        let n = p.trials.len();
-        let mut bed = Bed::start(opts, p.rtt, 20_000_000, Vec::new())?;
-        let port = bed.serve_http()?;
-        let id = progress.step(
-            &format!("read-slow-start: {n} trials on {}", bed.desc),
-            n as u64,
-        );
-        let base = format!("http://{}", bed.peer(port));
-        let rtt_ms = bed.rtt_ms;
-        let cancel = opts.cancel.clone();
-        let got: Vec<Trial> = bed.in_client(false, || async {
-            let mut out = Vec::new();
-            for &(arm, size) in &p.trials {
-                if cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                    return Err(LabError::Interrupted);
-                }
-                // A fresh client: every trial is a new connection.
-                let client = Client::new(ClientConfig {
-                    policy: Policy::Lifo,
-                    limits: Limits {
-                        max_idle: 0,
-                        ..Limits::default()
-                    },
-                    read_sizing: arm.sizer(),
-                    ..ClientConfig::default()
-                });
-                let url = url::Url::parse(&format!("{base}/bytes/{size}")).expect("valid");
-                let r = client
-                    .request(&Request::get(url), |_| Ok(()))
-                    .await
-                    .map_err(|source| LabError::Http {
-                        what: format!("read-slow-start: GET /bytes/{size}"),
-                        source,
-                    })?;
-                out.push(Trial {
-                    arm,
-                    rtt_ms,
-                    size,
-                    ttfb_ms: r.timings.first_byte_ms,
-                    total_ms: r.timings.body_done_ms,
-                    max_read: r.conn.max_read,
-                    min_rtt_ms: r
-                        .conn
-                        .tcp_info_end
-                        .as_ref()
-                        .and_then(|i| i.min_rtt_us)
-                        .map(|us| f64::from(us) / 1e3),
-                });
-                progress.inc(id, 1);
+    // The first real failure, not a path stopped because of it.
+    let mut first_err = None;
+    for r in done {
+        match r {
+            Ok((t, p)) => {
+                trials.extend(t);
+                paths.push(p);
             }
-            Ok::<_, LabError>(out)
-        })?;
-        let min_rtt = got
-            .iter()
-            .filter_map(|t| t.min_rtt_ms)
-            .fold(f64::INFINITY, f64::min);
-        let med = |a: Arm| {
-            let v: Vec<f64> = got
-                .iter()
-                .filter(|t| t.arm == a)
-                .map(|t| t.ttfb_ms)
-                .collect();
-            crate::common::median_p90(&v).0
-        };
-        progress.done(
-            id,
-            &format!(
-                "read-slow-start: {} ms path: median TTFB off {:.1} ms, on {:.1} ms",
-                rtt_ms,
-                med(Arm::Off),
-                med(Arm::On)
-            ),
-        );
-        trials.extend(got);
-        paths.push(bed.finish(min_rtt.is_finite().then_some(min_rtt))?);
+            Err(LabError::Interrupted) if !opts.cancel.load(Ordering::Relaxed) => {}
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    if opts.cancel.load(Ordering::Relaxed) {
+        return Err(LabError::Interrupted);
     }
     Ok(Measured { trials, paths })
+}
+
+/// One path's trials on its own testbed.
+fn one_path(
+    p: &PathPlan,
+    opts: &LabOptions,
+    progress: &dyn Progress,
+    failed: &AtomicBool,
+) -> Result<(Vec<Trial>, PathError), LabError> {
+    opts.check()?;
+    let n = p.trials.len();
+    let mut bed = Bed::start(opts, p.rtt, 20_000_000, Vec::new())?;
+    let port = bed.serve_http()?;
+    let id = progress.step(
+        &format!("read-slow-start: {n} trials on {}", bed.desc),
+        n as u64,
+    );
+    let base = format!("http://{}", bed.peer(port));
+    let rtt_ms = bed.rtt_ms;
+    let cancel = opts.cancel.clone();
+    let got: Vec<Trial> = bed.in_client(false, || async {
+        let mut out = Vec::new();
+        for &(arm, size) in &p.trials {
+            if cancel.load(Ordering::Relaxed) || failed.load(Ordering::Relaxed) {
+                return Err(LabError::Interrupted);
+            }
+            // A fresh client: every trial is a new connection.
+            let client = Client::new(ClientConfig {
+                policy: Policy::Lifo,
+                limits: Limits {
+                    max_idle: 0,
+                    ..Limits::default()
+                },
+                read_sizing: arm.sizer(),
+                ..ClientConfig::default()
+            });
+            let url = url::Url::parse(&format!("{base}/bytes/{size}")).expect("valid");
+            let r = client
+                .request(&Request::get(url), |_| Ok(()))
+                .await
+                .map_err(|source| LabError::Http {
+                    what: format!("read-slow-start: GET /bytes/{size}"),
+                    source,
+                })?;
+            out.push(Trial {
+                arm,
+                rtt_ms,
+                size,
+                ttfb_ms: r.timings.first_byte_ms,
+                total_ms: r.timings.body_done_ms,
+                max_read: r.conn.max_read,
+                min_rtt_ms: r
+                    .conn
+                    .tcp_info_end
+                    .as_ref()
+                    .and_then(|i| i.min_rtt_us)
+                    .map(|us| f64::from(us) / 1e3),
+            });
+            progress.inc(id, 1);
+        }
+        Ok::<_, LabError>(out)
+    })?;
+    let min_rtt = got
+        .iter()
+        .filter_map(|t| t.min_rtt_ms)
+        .fold(f64::INFINITY, f64::min);
+    let med = |a: Arm| {
+        let v: Vec<f64> = got
+            .iter()
+            .filter(|t| t.arm == a)
+            .map(|t| t.ttfb_ms)
+            .collect();
+        crate::common::median_p90(&v).0
+    };
+    progress.done(
+        id,
+        &format!(
+            "read-slow-start: {} ms path: median TTFB off {:.1} ms, on {:.1} ms",
+            rtt_ms,
+            med(Arm::Off),
+            med(Arm::On)
+        ),
+    );
+    let path = bed.finish(min_rtt.is_finite().then_some(min_rtt))?;
+    Ok((got, path))
 }

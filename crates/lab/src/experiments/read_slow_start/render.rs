@@ -4,7 +4,7 @@
 use super::Plan;
 use super::analysis::{Analysis, ix};
 use super::measure::{Arm, Trial};
-use crate::html::{Series, lines};
+use crate::html::{Band, Series, lines};
 use crate::{Headline, Render, Rendered};
 use plotters::style::{BLUE, RED};
 use std::fmt::Write;
@@ -31,7 +31,7 @@ impl Render for Section<'_> {
         );
         let _ = writeln!(
             md,
-            "{} fresh connections ({} on, {} off), arm chosen at random within each path, half each (seed {}), GET /bytes/N with N log-uniform in 500 B..500 KB, over {} at 20 Mbit/s. Time to first byte from the request's start (connect included), ms; per cutoff: the value at that percentile and the mean of the samples at or below it with its 95 % confidence interval (the seed's ~Avg with Min Avg and Max Avg).\n",
+            "{} fresh connections ({} on, {} off), arm chosen at random within each path, half each (seed {}), GET /bytes/N with N log-uniform in 500 B..500 KB, over {} at 20 Mbit/s (one testbed per path, the paths at once, each path's trials one after another; the arms interleave on every path, so whatever a path's emulator error does, it does to both). Time to first byte from the request's start (connect included), ms; per cutoff: the value at that percentile and the mean of the samples at or below it with its 95 % confidence interval (the seed's ~Avg with Min Avg and Max Avg).\n",
             self.trials.len(),
             on_t.len(),
             off_t.len(),
@@ -132,11 +132,22 @@ impl Render for Section<'_> {
             ("on (read slow start)".into(), BLUE, cdf(on_t)),
             ("off (fixed 32 KiB)".into(), RED, cdf(off_t)),
         ];
+        // The Dvoretzky-Kiefer-Wolfowitz band: the true CDF lies within
+        // eps of the sample's everywhere, with 95 % confidence.
+        let band = |v: &[f64]| -> Vec<(f64, f64, f64)> {
+            let eps = ((2.0f64 / 0.05).ln() / (2.0 * v.len().max(1) as f64)).sqrt();
+            cdf(v)
+                .into_iter()
+                .map(|(x, f)| (x, (f - eps).max(0.0), (f + eps).min(1.0)))
+                .collect()
+        };
+        let bands: [Band; 2] = [(BLUE, band(on_t)), (RED, band(off_t))];
         let plot = lines(
-            "Time to first byte, CDF of both arms",
+            "Time to first byte, CDF of both arms (band: 95 % confidence, DKW)",
             "ms",
             "fraction of connections",
             &series,
+            &bands,
         );
         Rendered {
             markdown: md,

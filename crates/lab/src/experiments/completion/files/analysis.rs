@@ -5,11 +5,13 @@
 use super::{Measured, Plan, SKEW};
 use crate::Summary;
 use crate::common::median_p90;
+use crate::verdict::Estimate;
 use tcpwise_aio::{AioReport, Keys, Model};
 
 /// The runs, asked for medians.
 pub struct Medians<'a> {
     runs: Vec<&'a AioReport>,
+    rounds: Vec<usize>,
 }
 
 impl<'a> Medians<'a> {
@@ -17,6 +19,7 @@ impl<'a> Medians<'a> {
     pub fn of(m: &'a Measured) -> Medians<'a> {
         Medians {
             runs: m.table.runs.iter().map(|r| &r.report).collect(),
+            rounds: m.table.runs.iter().map(|r| r.round).collect(),
         }
     }
 
@@ -28,6 +31,26 @@ impl<'a> Medians<'a> {
             .copied()
             .filter(|r| r.keys == keys && r.model == model && r.clients == clients)
             .collect()
+    }
+
+    /// `k` of each round's run of one key set, model and count, by round.
+    pub fn by_round(
+        &self,
+        keys: Keys,
+        model: Model,
+        clients: u32,
+        k: fn(&AioReport) -> f64,
+    ) -> Vec<(usize, f64)> {
+        let (keys, model) = (keys.to_string(), model.to_string());
+        let mut v: Vec<(usize, f64)> = self
+            .rounds
+            .iter()
+            .zip(&self.runs)
+            .filter(|(_, r)| r.keys == keys && r.model == model && r.clients == clients)
+            .map(|(round, r)| (*round, k(r)))
+            .collect();
+        v.sort_by_key(|x| x.0);
+        v
     }
 
     /// The median of `k` over them (NaN when none ran).
@@ -63,8 +86,13 @@ pub fn model_key(m: Model) -> String {
 pub struct Analysis {
     /// Per key set, per model: median tx/s per count, and flatness.
     pub tps: Vec<Vec<(Vec<f64>, f64)>>,
-    /// Per key set: shared over segments at the top count.
+    /// Per key set, per model, per count: tx/s over the rounds.
+    pub spread: Vec<Vec<Vec<Estimate>>>,
+    /// Per key set: shared over segments at the top count (medians).
     pub shared_over_segments: Vec<f64>,
+    /// Per key set: shared over segments at the top count, round by
+    /// round, over the rounds.
+    pub ratio_by_round: Vec<Estimate>,
     /// Hypervisor steal over all runs, ticks.
     pub steal: u64,
     /// The half's line for the first table, when it ran.
@@ -79,7 +107,9 @@ pub fn analyse(plan: &Plan, m: &Measured) -> Analysis {
     if m.table.skipped.is_some() {
         return Analysis {
             tps: Vec::new(),
+            spread: Vec::new(),
             shared_over_segments: Vec::new(),
+            ratio_by_round: Vec::new(),
             steal: 0,
             headline: None,
             summary,
@@ -92,9 +122,45 @@ pub fn analyse(plan: &Plan, m: &Measured) -> Analysis {
     let segments: Model = "segments".parse().expect("model");
     let mut all = Vec::new();
     let mut ratios = Vec::new();
+    let mut spread = Vec::new();
+    let mut by_round = Vec::new();
     for (keys, models) in &plan.sets {
         let prefix = key_prefix(*keys);
         let mut per_model = Vec::new();
+        spread.push(
+            models
+                .iter()
+                .map(|&model| {
+                    counts
+                        .iter()
+                        .map(|&c| {
+                            let v = med.by_round(*keys, model, c, tps);
+                            Estimate::of(&v.iter().map(|x| x.1).collect::<Vec<_>>())
+                        })
+                        .collect()
+                })
+                .collect(),
+        );
+        let (sh, sg) = (
+            med.by_round(*keys, shared, hi, tps),
+            med.by_round(*keys, segments, hi, tps),
+        );
+        let r: Vec<f64> = sh
+            .iter()
+            .filter_map(|(round, x)| sg.iter().find(|y| y.0 == *round).map(|y| x / y.1))
+            .collect();
+        let r = Estimate::of(&r);
+        if let Some(i) = r.interval {
+            summary.insert(
+                format!("{prefix}_shared_over_segments_{hi}_lo"),
+                i.lo.into(),
+            );
+            summary.insert(
+                format!("{prefix}_shared_over_segments_{hi}_hi"),
+                i.hi.into(),
+            );
+        }
+        by_round.push(r);
         for &model in models {
             let v: Vec<f64> = counts
                 .iter()
@@ -119,17 +185,22 @@ pub fn analyse(plan: &Plan, m: &Measured) -> Analysis {
         all.push(per_model);
         ratios.push(ratio);
     }
+    let skew = plan.sets.iter().position(|(k, _)| *k == SKEW);
     let headline = format!(
-        "file I/O (uniform): shared {:.0} -> {:.0} tx/s, segments {:.0} -> {:.0}; skewed at {hi}: shared/segments {:.2}",
+        "file I/O (uniform): shared {:.0} -> {:.0} tx/s, segments {:.0} -> {:.0}; skewed at {hi}: shared/segments {} (per round, {} round(s))",
         med.median(Keys::Uniform, shared, lo, tps),
         med.median(Keys::Uniform, shared, hi, tps),
         med.median(Keys::Uniform, segments, lo, tps),
         med.median(Keys::Uniform, segments, hi, tps),
-        med.median(SKEW, shared, hi, tps) / med.median(SKEW, segments, hi, tps),
+        skew.and_then(|i| by_round.get(i))
+            .map_or("-".into(), |r| r.text(2)),
+        plan.rounds,
     );
     Analysis {
         tps: all,
+        spread,
         shared_over_segments: ratios,
+        ratio_by_round: by_round,
         steal: m
             .table
             .runs

@@ -3,8 +3,9 @@
 
 use super::analysis::{Analysis, Medians, tps};
 use super::{Measured, Plan, THREADS};
-use crate::html::{Series, lines};
+use crate::html::{Band, Series, lines};
 use crate::report::table_head;
+use crate::verdict::{intervals_in_words, spread_note};
 use crate::{Headline, Render, Rendered};
 use plotters::style::{BLUE, RED, RGBColor};
 use std::fmt::Write;
@@ -68,29 +69,56 @@ impl Render for Section<'_> {
         for (si, (keys, models)) in plan.sets.iter().enumerate() {
             let _ = writeln!(
                 md,
-                "Transactions per second, {keys} keys (last column: at {hi} clients over the model's best count):\n\n{}",
+                "Transactions per second, {keys} keys, median over rounds ({}; last column: at {hi} clients over the model's best count):\n\n{}",
+                intervals_in_words(rounds),
                 table_head(&[cols.clone(), vec![format!("{hi}/peak")]].concat())
             );
             let mut series: Vec<Series> = Vec::new();
+            let mut bands: Vec<Band> = Vec::new();
             for (mi, &model) in models.iter().enumerate() {
                 let name = model.to_string();
                 let (v, flat) = &a.tps[si][mi];
-                let cells: Vec<String> = v.iter().map(|t| format!("{t:.0}")).collect();
+                let spread = &a.spread[si][mi];
+                let cells: Vec<String> = spread.iter().map(|e| e.cell(0)).collect();
                 let _ = writeln!(md, "| {name} | {} | {flat:.2} |", cells.join(" | "));
+                let x = |c: u32| f64::from(c).log2();
                 series.push((
                     name.clone(),
                     color_of(&name),
-                    counts
-                        .iter()
-                        .zip(v)
-                        .map(|(&c, &t)| (f64::from(c).log2(), t))
-                        .collect(),
+                    counts.iter().zip(v).map(|(&c, &t)| (x(c), t)).collect(),
                 ));
+                if rounds > 1 {
+                    bands.push((
+                        color_of(&name),
+                        counts
+                            .iter()
+                            .zip(spread)
+                            .filter_map(|(&c, e)| e.interval.map(|i| (x(c), i.lo, i.hi)))
+                            .collect(),
+                    ));
+                }
             }
             let ratio = a.shared_over_segments[si];
+            let by_round = a.ratio_by_round[si];
+            let quick = if rounds < 3 {
+                format!(
+                    " From {rounds} round(s) this ratio is too uncertain to judge (the full run has 3 rounds)."
+                )
+            } else {
+                String::new()
+            };
+            let note = spread_note(
+                "shared and segments",
+                ratio - 1.0,
+                by_round.spread(),
+                " (as a ratio)",
+            )
+            .map(|n| format!(" {n}"))
+            .unwrap_or_default();
             let _ = writeln!(
                 md,
-                "\nAt {hi} clients, {keys} keys: shared / segments = {ratio:.2}. What each model did there (medians; per-thread completions of the median-throughput run):\n\n{}",
+                "\nAt {hi} clients, {keys} keys: shared / segments = {ratio:.2} (round by round {}).{quick}{note} What each model did there (medians; per-thread completions of the median-throughput run):\n\n{}",
+                by_round.text(2),
                 table_head(
                     &[
                         "model",
@@ -105,7 +133,7 @@ impl Render for Section<'_> {
                         "completions per thread"
                     ]
                     .map(String::from)
-                )
+                ),
             );
             for &model in models {
                 let f = |k: fn(&AioReport) -> f64| med.median(*keys, model, hi, k);
@@ -136,6 +164,7 @@ impl Render for Section<'_> {
                 "log2(clients): 2 = 4, 6 = 64, 10 = 1024",
                 "transactions/s",
                 &series,
+                &bands,
             ));
         }
         // The seed's table is printed once, with the network half above.
