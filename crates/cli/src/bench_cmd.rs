@@ -143,7 +143,10 @@ fn bench(a: BenchArgs) -> Result<i32> {
             .map_err(anyhow::Error::from)
     })?;
     if a.json {
-        println!("{}", serde_json::json!({ "summary": report }));
+        println!(
+            "{}",
+            crate::versioned(serde_json::json!({ "summary": report }))
+        );
     } else {
         println!("{report}");
     }

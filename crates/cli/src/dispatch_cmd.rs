@@ -160,7 +160,7 @@ fn aio(a: AioArgs) -> Result<i32> {
     let file = tcpwise_aio::DataFile::open_for_run(a.file, a.size.0, &say)?;
     let r = tcpwise_aio::run(&opts, &file)?;
     if a.json {
-        println!("{}", serde_json::json!({ "summary": r }));
+        println!("{}", crate::versioned(serde_json::json!({ "summary": r })));
     } else {
         println!("{r}");
     }
@@ -229,7 +229,7 @@ fn load_run(a: LoadArgs) -> Result<i32> {
         if let Some(e) = &none {
             v["error"] = serde_json::json!({ "message": e.to_string(), "exit_code": 1 });
         }
-        println!("{v}");
+        println!("{}", crate::versioned(v));
     } else {
         println!("{r}");
     }

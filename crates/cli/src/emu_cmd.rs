@@ -78,7 +78,7 @@ pub fn run(cmd: EmuCommand, m: Option<&clap::ArgMatches>) -> Result<i32> {
         EmuCommand::Selftest(a) => match command::selftest(&a)? {
             Selftested::Interrupted(code) => Ok(code),
             Selftested::Report(r) if a.json => {
-                println!("{}", serde_json::to_string_pretty(&r)?);
+                println!("{}", crate::versioned_pretty(&r)?);
                 Ok(0)
             }
             Selftested::Report(r) => {

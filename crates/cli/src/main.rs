@@ -6,6 +6,7 @@
 mod bench_cmd;
 mod dispatch_cmd;
 mod emu_cmd;
+mod gen_cmd;
 mod http_cmd;
 mod lab_cmd;
 mod perf_cmd;
@@ -18,7 +19,7 @@ use tcpwise_outcome::EXIT_HELP as EXIT_CODES;
 
 /// tcpwise: network I/O that cooperates with TCP, and the lab that proves it.
 #[derive(Debug, Parser)]
-#[command(name = "tcpwise", version, about, after_help = EXIT_CODES, propagate_version = true)]
+#[command(name = "tcpwise", version = env!("TCPWISE_VERSION"), about, after_help = EXIT_CODES, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -58,6 +59,9 @@ enum Command {
     Bench(bench_cmd::BenchArgs),
     /// Serve /bytes/N, /delay/MS/bytes/N, /echo and /health over HTTP/1.1 (keep-alive, optional TLS).
     Serve(http_cmd::ServeArgs),
+    /// Write man pages and shell completions from these definitions (for packagers).
+    #[command(hide = true)]
+    Generate(gen_cmd::GenArgs),
 }
 
 /// Bad input found after parsing (a file that cannot be read, flags that
@@ -115,6 +119,23 @@ pub fn print_json_error(e: &anyhow::Error) {
 
 pub use tcpwise_tcp::runtime;
 
+/// A JSON report with the version string (`--version`'s) added at its
+/// top level, so a figure can be traced to the commit that measured it.
+pub fn versioned(v: serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(mut m) => {
+            m.insert("tcpwise_version".into(), tcpwise_outcome::version().into());
+            serde_json::Value::Object(m)
+        }
+        other => other,
+    }
+}
+
+/// [`versioned`] of `r`, pretty-printed.
+pub fn versioned_pretty(r: &impl serde::Serialize) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(&versioned(serde_json::to_value(r)?))
+}
+
 /// A [`Shutdown`] triggered by the first SIGINT or SIGTERM: how servers
 /// are told to finish.
 pub fn shutdown_on_signals() -> std::io::Result<Shutdown> {
@@ -131,6 +152,7 @@ pub fn shutdown_on_signals() -> std::io::Result<Shutdown> {
 }
 
 fn main() {
+    tcpwise_outcome::set_version(env!("TCPWISE_VERSION"));
     tcpwise_emu::sys::default_sigpipe();
     // Config files (`emu --config`, `get -K`) in, `get --next` groups apart.
     use tcpwise_http::curl::{exit::words, flags};
@@ -164,6 +186,7 @@ fn main() {
         Command::Serve(a) => http_cmd::serve(a),
         Command::Bench(a) => bench_cmd::run(a),
         Command::Lab(a) => lab_cmd::run(a),
+        Command::Generate(a) => gen_cmd::run(a),
     };
     let code = r.unwrap_or_else(|e| {
         eprintln!("tcpwise: error: {e:#}");

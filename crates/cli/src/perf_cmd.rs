@@ -95,7 +95,7 @@ fn client(a: ClientArgs) -> Result<i32> {
             "{}",
             serde_json::to_string_pretty(&tcpwise_perf::iperf3::single(&opts, &report))?
         ),
-        Some(JsonStyle::Tcpwise) => println!("{}", serde_json::to_string_pretty(&report)?),
+        Some(JsonStyle::Tcpwise) => println!("{}", crate::versioned_pretty(&report)?),
         None => print!("{report}"),
     }
     Ok(0)
@@ -149,7 +149,7 @@ fn parallel(
             return Ok(0);
         }
         Some(JsonStyle::Tcpwise) => {
-            println!("{}", serde_json::to_string_pretty(&report)?);
+            println!("{}", crate::versioned_pretty(&report)?);
             return Ok(0);
         }
         None => {}
@@ -227,7 +227,7 @@ fn udp(opts: &ClientOptions, iperf3: bool, style: Option<JsonStyle>) -> Result<i
             "{}",
             serde_json::to_string_pretty(&tcpwise_perf::iperf3::udp(opts, &report))?
         ),
-        Some(JsonStyle::Tcpwise) => println!("{}", serde_json::to_string_pretty(&report)?),
+        Some(JsonStyle::Tcpwise) => println!("{}", crate::versioned_pretty(&report)?),
         None => print!("{report}"),
     }
     Ok(0)

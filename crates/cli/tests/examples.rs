@@ -1,5 +1,6 @@
 //! Every example a user can paste: the `Example` lines of every `--help`
-//! and the shell blocks of the README, run as printed (in a scratch
+//! and the shell blocks of the README and of every page of `docs/`, run
+//! as printed (in a scratch
 //! directory, with `tcpwise` on PATH, each bounded in time). What cannot
 //! run here is named with the reason: the lab's examples take minutes (CI
 //! runs `tcpwise lab --quick` itself), and the build/test commands.
@@ -194,31 +195,47 @@ fn every_readme_example_works_as_printed() {
     {
         return;
     }
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
-            .unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // The README, then every page of docs/, in name order.
+    let mut pages = vec![root.join("README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    pages.extend(docs);
     let mut scripts = Vec::new();
-    for (i, block) in readme.split("```sh").skip(1).enumerate() {
-        let block = block.split("```").next().unwrap_or("");
-        let mut script = String::new();
-        for cmd in commands(block, &["tcpwise", "iperf3", "seq"]) {
-            if let Some(why) = skip_reason(&cmd) {
-                eprintln!("README example `{cmd}`: skipped, {why}");
-                continue;
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        let name = page
+            .strip_prefix(&root)
+            .unwrap_or(page)
+            .display()
+            .to_string();
+        for (i, block) in text.split("```sh").skip(1).enumerate() {
+            let block = block.split("```").next().unwrap_or("");
+            let mut script = String::new();
+            for cmd in commands(block, &["tcpwise", "iperf3", "seq"]) {
+                if let Some(why) = skip_reason(&cmd) {
+                    eprintln!("{name} example `{cmd}`: skipped, {why}");
+                    continue;
+                }
+                script.push_str(&cmd);
+                script.push('\n');
+                // A server started in the background gets a moment to listen.
+                if cmd.ends_with('&') {
+                    script.push_str("sleep 1\n");
+                }
             }
-            script.push_str(&cmd);
-            script.push('\n');
-            // A server started in the background gets a moment to listen.
-            if cmd.ends_with('&') {
-                script.push_str("sleep 1\n");
+            if !script.is_empty() {
+                scripts.push((format!("{name} block {}", i + 1), script));
             }
-        }
-        if !script.is_empty() {
-            scripts.push((format!("README block {}", i + 1), script));
         }
     }
-    assert!(scripts.len() >= 3, "found {} blocks", scripts.len());
-    run_all("readme", scripts);
+    assert!(scripts.len() >= 10, "found {} blocks", scripts.len());
+    run_all("readme and docs", scripts);
 }
 
 #[test]

@@ -167,6 +167,7 @@ fn report_stats(
     }
     if let Some(path) = &c.stats_json {
         let v = serde_json::json!({
+            "tcpwise_version": tcpwise_outcome::version(),
             "path": summarize(&cfg.up, &cfg.down),
             "directions": stats,
         });

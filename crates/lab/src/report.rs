@@ -116,13 +116,13 @@ pub fn write_json(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Resu
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let header = format!(
         "tcpwise {}, kernel {kernel}, {cores} x {cpu}, seed {}{}. Every testbed namespace gets {} before the experiment's own sysctls (listed with each path).",
-        env!("CARGO_PKG_VERSION"),
+        tcpwise_outcome::version(),
         opts.seed,
         if opts.quick { ", quick" } else { "" },
         tcpwise_emu::testbed::sysctls_text(tcpwise_emu::testbed::DEFAULT_SYSCTLS)
     );
     let doc = ResultsFile {
-        tcpwise_version: env!("CARGO_PKG_VERSION"),
+        tcpwise_version: tcpwise_outcome::version(),
         kernel: &kernel,
         machine: format!("{cores} x {cpu}"),
         seed: opts.seed,

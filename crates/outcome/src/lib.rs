@@ -11,14 +11,19 @@
 //!   dispatch) takes to stop, whoever sends it (a signal handler, the
 //!   lab, a test).
 //!
+//! - **The version string** (`version`): set once by the binary, read
+//!   by every report.
+//!
 //! Nothing here touches the OS: it is vocabulary.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod shutdown;
+pub mod version;
 
 pub use shutdown::Shutdown;
+pub use version::{set_version, version};
 
 /// What kind of failure an error is, as far as the caller is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -71,7 +71,7 @@ fn start(
         .collect();
     json!({
         "connected": connected,
-        "version": concat!("tcpwise ", env!("CARGO_PKG_VERSION")),
+        "version": format!("tcpwise {}", tcpwise_outcome::version()),
         "system_info": system_info(),
         "timestamp": { "time": httpdate::fmt_http_date(now), "timesecs": secs },
         "connecting_to": { "host": opts.host, "port": opts.port },

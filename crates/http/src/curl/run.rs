@@ -679,7 +679,7 @@ impl Report {
         let _ = sink.flush_out();
         // One entry per URL, in order: its responses (redirects first) or its error.
         self.json
-            .push(serde_json::json!({ "url": url, "responses": chain, "error": error }));
+            .push(serde_json::json!({ "url": url, "responses": chain, "error": error, "tcpwise_version": tcpwise_outcome::version() }));
     }
 }
 

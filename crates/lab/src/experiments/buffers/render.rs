@@ -72,10 +72,10 @@ impl Render for Section<'_> {
         let _ = writeln!(
             md,
             "| this run, Mbit/s | {} (cap predicted {predicted:.2}) | {} (steady {}) | {} (send-buffer-limited {}) | {ceiling:.2} |",
-            a.pinned.text(2),
-            a.auto.text(2),
-            a.steady.text(1),
-            a.auto_default.text(2),
+            a.pinned.cell(2),
+            a.auto.cell(2),
+            a.steady.cell(1),
+            a.auto_default.cell(2),
             sndbuf.map_or("-".into(), |p| format!("{p:.0} % of the time"))
         );
         let _ = writeln!(

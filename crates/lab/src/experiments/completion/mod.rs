@@ -65,8 +65,8 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The full run: 4 to 1024 clients, 3 rounds of 3 s (the verdict
-    /// needs 3); `--quick`: 3 counts, 1 round of 2 s; `--runs` sets the
+    /// The full run: 4 to 1024 clients, 3 rounds (the verdict needs 3)
+    /// of 4 s; `--quick`: 3 counts, 1 round of 2 s; `--runs` sets the
     /// rounds.
     pub fn new(opts: &LabOptions) -> Plan {
         let quick = opts.quick;
@@ -77,7 +77,7 @@ impl Plan {
                 vec![4, 16, 64, 256, 1024]
             },
             rounds: opts.runs.unwrap_or(if quick { 1 } else { 3 }),
-            secs: Duration::from_secs(if quick { 2 } else { 3 }),
+            secs: Duration::from_secs(if quick { 2 } else { 4 }),
             warm: if quick {
                 Duration::from_millis(500)
             } else {

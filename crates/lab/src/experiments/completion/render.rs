@@ -33,6 +33,17 @@ impl Render for Section<'_> {
             md,
             "## completion (MariaDB: one completion queue drained by any worker)\n"
         );
+        let shared = m.models.iter().position(|x| x == "shared");
+        let _ = writeln!(
+            md,
+            "**The claim.** MariaDB replaced InnoDB's fixed segments (each I/O bound to one thread's slots, waited on with WaitForMultipleObjects) by one completion port that any worker drains: under sysbench the segmented server fell from 23,436 to 6,043 transactions/s between 64 and 1024 clients, the completion port stayed flat at about 25,900. **On this machine** the shared queue keeps {} of its peak requests/s at {hi} clients over the network ({} round(s)); the segmented model, which here only binds connections to threads (Linux has no 64-handle limit), keeps {}. The file-I/O half below runs the report's own workload.\n",
+            shared.map_or("-".into(), |i| a.flatness[i].text(2)),
+            a.rounds,
+            m.models
+                .iter()
+                .position(|x| x == "segments")
+                .map_or("-".into(), |i| a.flatness[i].text(2)),
+        );
         let _ = writeln!(
             md,
             "Path: {}. Server: 2 worker threads per model, all running side by side in the server namespace; models `shared` (one epoll set armed one-shot, drained by any worker one event at a time: a completion port), `segments` (each connection bound at accept to one worker, round robin, which waits on at most 64 of its connections at once, like WaitForMultipleObjects; the rest queue for a slot), `tokio` (tokio's work-stealing runtime, what tcpwise's servers use), `io-uring` (one ring: multishot accept, multishot receive into provided buffers; its thread hands whole requests to one queue any worker drains and sends the replies through the ring: completions rather than readiness){}. Listen backlog {backlog}. Load: `tcpwise dispatch load`, closed loop, 16-byte requests, 512-byte replies, server work 50 µs, 1 % of requests 5 ms; {:?} measured after {:?} warm-up, {} round(s), median over rounds.\n",
@@ -130,8 +141,11 @@ impl Render for Section<'_> {
                     (true, false) => {
                         ": a completion-style model, which the seed says stays flat; a round of noise can do this (the verdict waits for 3 rounds), so compare the full run"
                     }
+                    (true, true) if flat.interval.is_some_and(|i| i.hi < 0.9) => {
+                        ": a completion-style model, which the seed says stays flat; every round showed it, so it is not one round's noise"
+                    }
                     (true, true) => {
-                        ": a completion-style model, which the seed says stays flat; it held over the rounds, so it is this server's, not noise"
+                        ": a completion-style model, which the seed says stays flat; not every round showed it, so part of it is noise"
                     }
                     _ => "",
                 };

@@ -148,12 +148,26 @@ pub fn verdict(a: &Analysis) -> Verdict {
         (false, _) if n < ENOUGH => Outcome::TooFewSamples,
         (false, _) => Outcome::NotReproduced,
     };
+    // The medians' own intervals (order statistics), beside the seed's test.
+    let ci = |arm: Arm| {
+        crate::verdict::median_interval(&a.ttfb[ix(arm)])
+            .map_or(String::new(), |i| format!(" {}", i.text(1)))
+    };
     Verdict {
         outcome,
         criterion: CRITERION.into(),
         measured: format!(
-            "median TTFB off {:.1} ms, on {:.1} ms; means below the median off {:.1} [{:.1}, {:.1}], on {:.1} [{:.1}, {:.1}] ms ({n} trials per arm)",
-            off.value, on.value, off.avg, off.min_avg, off.max_avg, on.avg, on.min_avg, on.max_avg
+            "median TTFB off {:.1}{} ms, on {:.1}{} ms; means below the median off {:.1} [{:.1}, {:.1}], on {:.1} [{:.1}, {:.1}] ms ({n} trials per arm)",
+            off.value,
+            ci(Arm::Off),
+            on.value,
+            ci(Arm::On),
+            off.avg,
+            off.min_avg,
+            off.max_avg,
+            on.avg,
+            on.min_avg,
+            on.max_avg
         ),
     }
 }
