@@ -203,6 +203,19 @@ impl Estimate {
     }
 }
 
+/// The line a ratio gets when its runs' interval holds 1 (no difference)
+/// though its median does not: `what` (a ratio over repeated runs) is
+/// within its own spread. `None` when the interval leaves 1 out.
+pub fn ratio_note(what: &str, e: &Estimate) -> Option<String> {
+    (e.holds(1.0) && e.median != 1.0).then(|| {
+        format!(
+            "**Spread larger than the effect**: {what} is {:.2} at the median, but its runs' interval {} holds 1; read it as no difference.",
+            e.median,
+            e.interval.map_or(String::new(), |i| i.text(2))
+        )
+    })
+}
+
 /// What the intervals of a table of `n`-run medians are, in words.
 pub fn intervals_in_words(n: usize) -> String {
     match n {
@@ -215,15 +228,19 @@ pub fn intervals_in_words(n: usize) -> String {
     }
 }
 
-/// The line a figure gets when its spread is larger than the effect it
-/// shows: `what` (a difference of `effect`) is within the runs' own
-/// spread (`spread`, the width of the wider interval), so it reads as no
-/// difference. `None` when the effect stands out.
-pub fn spread_note(what: &str, effect: f64, spread: f64, unit: &str) -> Option<String> {
-    (spread > effect.abs()).then(|| {
+/// The line two medians get when their runs' intervals overlap though
+/// the medians differ: `what` (a difference of the medians) is within the
+/// runs' own spread. `None` when the intervals are apart (or missing).
+pub fn overlap_note(what: &str, a: &Estimate, b: &Estimate, unit: &str) -> Option<String> {
+    let (Some(x), Some(y)) = (a.interval, b.interval) else {
+        return None;
+    };
+    (!x.apart(&y) && a.median != b.median).then(|| {
         format!(
-            "**Spread larger than the effect**: {what} differ by {:.2}{unit}, less than the {spread:.2}{unit} their runs spread over; read it as no difference.",
-            effect.abs()
+            "**Spread larger than the effect**: {what} differ by {:.2}{unit} at the median, but their runs' intervals ({} and {}) overlap; read it as no difference.",
+            (a.median - b.median).abs(),
+            x.text(1),
+            y.text(1)
         )
     })
 }
@@ -267,9 +284,21 @@ mod tests {
     }
 
     #[test]
-    fn a_spread_wider_than_the_effect_is_said() {
-        assert!(spread_note("a and b", 0.5, 2.0, " ms").is_some());
-        assert!(spread_note("a and b", -3.0, 2.0, " ms").is_none());
+    fn a_ratio_whose_interval_holds_one_is_no_difference() {
+        assert!(ratio_note("a/b", &Estimate::of(&[0.9, 1.04, 1.1])).is_some());
+        assert!(ratio_note("a/b", &Estimate::of(&[0.75, 0.88, 0.91])).is_none());
+    }
+
+    #[test]
+    fn medians_whose_intervals_overlap_are_no_difference() {
+        let (a, b) = (
+            Estimate::of(&[1.0, 2.0, 3.0]),
+            Estimate::of(&[2.5, 3.0, 4.0]),
+        );
+        assert!(overlap_note("a and b", &a, &b, " ms").is_some());
+        let c = Estimate::of(&[5.0, 6.0, 7.0]);
+        assert!(overlap_note("a and c", &a, &c, " ms").is_none());
+        assert!(overlap_note("one run", &Estimate::of(&[1.0]), &c, " ms").is_none());
     }
 
     #[test]

@@ -87,10 +87,10 @@ impl Render for Section<'_> {
             "Autotuned over static, download by download: {} times.\n",
             a.times.text(1)
         );
-        if let Some(note) = crate::verdict::spread_note(
+        if let Some(note) = crate::verdict::overlap_note(
             "the autotuned flows with the testbed's and with the kernel's ceilings",
-            a.auto.median - a.auto_default.median,
-            a.auto.spread().max(a.auto_default.spread()),
+            &a.auto,
+            &a.auto_default,
             " Mbit/s",
         ) {
             let _ = writeln!(md, "{note}\n");

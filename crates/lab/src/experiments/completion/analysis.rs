@@ -129,10 +129,15 @@ pub fn verdict(a: &Analysis, models: &[String], files_skew: Option<(Estimate, us
         outcome,
         criterion: CRITERION.into(),
         measured: format!(
-            "network: shared keeps {} of its peak at the top count ({rounds} round(s){}); {files}",
+            "network: shared keeps {} of its peak at the top count ({rounds} round(s){}{}); {files}",
             flat.text(2),
             if rounds < MIN_ROUNDS {
                 ", the verdict needs 3"
+            } else {
+                ""
+            },
+            if rounds >= MIN_ROUNDS && flat.holds(0.9) {
+                "; its interval holds 0.9, so the network verdict sits within the rounds' spread and another run may fall on the other side"
             } else {
                 ""
             }
@@ -264,6 +269,22 @@ mod tests {
         assert!(
             held.measured.contains("0.97 [0.95, 0.99] (75 %, 3 runs)"),
             "{held:?}"
+        );
+        assert!(
+            !held.measured.contains("within the rounds' spread"),
+            "{held:?}"
+        );
+        // A flatness whose interval straddles 0.9 is decided by its
+        // median and says it could go either way.
+        let close = verdict(
+            &with_flatness(&[0.93, 0.77, 0.96]),
+            &models,
+            skew(&[1.05, 1.02, 1.1]),
+        );
+        assert_eq!(close.outcome, Outcome::Reproduced, "{close:?}");
+        assert!(
+            close.measured.contains("within the rounds' spread"),
+            "{close:?}"
         );
         // Corrupted: shared falls to half its peak at the top count.
         let fell = verdict(

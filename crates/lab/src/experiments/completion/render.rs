@@ -6,7 +6,7 @@ use super::measure::Measured;
 use super::{Plan, SEED, files};
 use crate::html::{Band, Series, lines};
 use crate::report::table_head;
-use crate::verdict::{intervals_in_words, spread_note};
+use crate::verdict::{intervals_in_words, ratio_note};
 use crate::{Headline, Render, Rendered};
 use plotters::style::{BLUE, RED, RGBColor};
 use std::fmt::Write;
@@ -120,13 +120,8 @@ impl Render for Section<'_> {
             a.tokio_over_shared.1,
             m.rtt_ms,
         );
-        for (what, e) in [("segments and shared", seg), ("tokio and shared", tok)] {
-            if let Some(note) = spread_note(
-                &format!("at {hi} clients {what}"),
-                e.median - 1.0,
-                e.spread(),
-                " (as a ratio)",
-            ) {
+        for (what, e) in [("segments/shared", seg), ("tokio/shared", tok)] {
+            if let Some(note) = ratio_note(&format!("at {hi} clients {what}"), &e) {
                 let _ = writeln!(md, "\n{note}");
             }
         }

@@ -136,10 +136,9 @@ impl Render for Section<'_> {
     }
 }
 
-/// The line under a table when contenders' medians differ by less than
-/// their runs spread (the wider of two intervals): who they are, how far
-/// apart their medians are and how wide the spread, read as no
-/// difference.
+/// The line under a table when contenders' medians' intervals overlap:
+/// who they are, how far apart their medians are and how wide the
+/// spread, read as no difference.
 fn close_pairs(rows: &[super::analysis::Row]) -> Option<String> {
     let mut names: Vec<String> = Vec::new();
     let (mut lo, mut hi, mut widest) = (f64::INFINITY, 0.0f64, 0.0f64);
@@ -149,7 +148,7 @@ fn close_pairs(rows: &[super::analysis::Row]) -> Option<String> {
                 continue;
             };
             let spread = (x.hi - x.lo).max(y.hi - y.lo);
-            if spread > (a.median_ms - b.median_ms).abs() {
+            if !x.apart(&y) {
                 for r in [a, b] {
                     let n = r.contender.name();
                     if !names.contains(&n) {

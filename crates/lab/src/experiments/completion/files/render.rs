@@ -5,7 +5,7 @@ use super::analysis::{Analysis, Medians, tps};
 use super::{Measured, Plan, THREADS};
 use crate::html::{Band, Series, lines};
 use crate::report::table_head;
-use crate::verdict::{intervals_in_words, spread_note};
+use crate::verdict::{intervals_in_words, ratio_note};
 use crate::{Headline, Render, Rendered};
 use plotters::style::{BLUE, RED, RGBColor};
 use std::fmt::Write;
@@ -107,14 +107,9 @@ impl Render for Section<'_> {
             } else {
                 String::new()
             };
-            let note = spread_note(
-                "shared and segments",
-                ratio - 1.0,
-                by_round.spread(),
-                " (as a ratio)",
-            )
-            .map(|n| format!(" {n}"))
-            .unwrap_or_default();
+            let note = ratio_note("shared/segments", &by_round)
+                .map(|n| format!(" {n}"))
+                .unwrap_or_default();
             let _ = writeln!(
                 md,
                 "\nAt {hi} clients, {keys} keys: shared / segments = {ratio:.2} (round by round {}).{quick}{note} What each model did there (medians; per-thread completions of the median-throughput run):\n\n{}",
