@@ -112,8 +112,9 @@ pub fn exit_code(e: &anyhow::Error) -> i32 {
 /// What `--json` prints when a command fails (iperf3 -J prints an
 /// `"error"` object too): the message and the exit code.
 pub fn print_json_error(e: &anyhow::Error) {
-    let v =
-        serde_json::json!({ "error": { "message": format!("{e:#}"), "exit_code": exit_code(e) } });
+    let v = versioned(
+        serde_json::json!({ "error": { "message": format!("{e:#}"), "exit_code": exit_code(e) } }),
+    );
     println!("{v}");
 }
 

@@ -190,7 +190,9 @@ fn print_partial<I: serde::Serialize, P: serde::Serialize + std::fmt::Display>(
     if json {
         println!(
             "{}",
-            serde_json::json!({ "interrupted": true, "intervals": lines, "partial": partial })
+            crate::versioned(
+                serde_json::json!({ "interrupted": true, "intervals": lines, "partial": partial })
+            )
         );
     } else {
         println!("{partial}");

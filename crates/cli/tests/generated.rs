@@ -77,3 +77,33 @@ fn version_names_the_commit_it_was_built_from() {
         assert!(v.contains(" (") && v.trim_end().ends_with(')'), "{v}");
     }
 }
+
+#[test]
+fn json_reports_carry_the_version_string() {
+    let v = stdout(&tcpwise(&["--version"]));
+    let want = v.trim().trim_start_matches("tcpwise ").to_string();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let _serve = Proc(
+        std::process::Command::new(BIN)
+            .args(["serve", "--bind", &addr])
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_port(&port.to_string());
+    let url = format!("http://{addr}/bytes/1000");
+    let get = tcpwise(&["get", "-s", "-o", "/dev/null", "--report-json", &url]);
+    let bench = tcpwise(&["bench", &url, "-c", "2", "-d", "300ms", "--json"]);
+    for (what, o) in [("get --report-json", get), ("bench --json", bench)] {
+        assert!(o.status.success(), "{what}: {}", stderr(&o));
+        let text = stdout(&o);
+        let j: serde_json::Value = serde_json::from_str(&text).expect(&text);
+        let found = j
+            .get("tcpwise_version")
+            .or_else(|| j.get(0).and_then(|u| u.get("tcpwise_version")))
+            .and_then(|s| s.as_str())
+            .map(str::to_string);
+        assert_eq!(found.as_deref(), Some(want.as_str()), "{what}: {text}");
+    }
+}
