@@ -294,6 +294,28 @@ impl Bed {
     }
 }
 
+/// Joins a thread that ran an experiment's testbed; a panic there is the
+/// experiment's failure, named `what`.
+pub fn join_testbed<T>(
+    h: std::thread::ScopedJoinHandle<'_, Result<T, LabError>>,
+    what: &'static str,
+) -> Result<T, LabError> {
+    h.join().unwrap_or_else(|_| {
+        Err(LabError::Server {
+            what,
+            source: std::io::Error::other("a testbed thread panicked"),
+        })
+    })
+}
+
+/// `a` over `b` round by round (`(round, value)` pairs; rounds where both
+/// ran).
+pub fn ratio_by_round(a: &[(usize, f64)], b: &[(usize, f64)]) -> Vec<f64> {
+    a.iter()
+        .filter_map(|(r, x)| b.iter().find(|y| y.0 == *r).map(|y| x / y.1))
+        .collect()
+}
+
 /// Median and p90 (nearest rank).
 pub fn median_p90(v: &[f64]) -> (f64, f64) {
     let mut s = v.to_vec();

@@ -6,7 +6,7 @@
 use super::Plan;
 use super::measure::Measured;
 use crate::Summary;
-use crate::common::median_p90;
+use crate::common::{median_p90, ratio_by_round};
 use crate::verdict::{Estimate, Outcome, Verdict};
 use tcpwise_dispatch::load::LoadReport;
 
@@ -63,13 +63,6 @@ pub fn by_round(
         .collect();
     v.sort_by_key(|x| x.0);
     v
-}
-
-/// `a` over `b` round by round (rounds where both ran).
-fn ratio_by_round(a: &[(usize, f64)], b: &[(usize, f64)]) -> Vec<f64> {
-    a.iter()
-        .filter_map(|(r, x)| b.iter().find(|y| y.0 == *r).map(|y| x / y.1))
-        .collect()
 }
 
 fn tps(r: &LoadReport) -> f64 {

@@ -69,14 +69,18 @@ impl Render for Section<'_> {
         let mut bands: Vec<Band> = Vec::new();
         let colors = [BLUE, RED, RGBColor(0, 140, 0), RGBColor(200, 120, 0)];
         for (i, (model, color)) in m.models.iter().zip(colors).enumerate() {
-            let v = &a.tps[i];
+            // The line is the table's medians, so the two agree.
+            let spread = &a.tps_spread[i];
             let x = |c: usize| (c as f64).log2();
             series.push((
                 model.clone(),
                 color,
-                counts.iter().zip(v).map(|(&c, &t)| (x(c), t)).collect(),
+                counts
+                    .iter()
+                    .zip(spread)
+                    .map(|(&c, e)| (x(c), e.median))
+                    .collect(),
             ));
-            let spread = &a.tps_spread[i];
             if a.rounds > 1 {
                 bands.push((
                     color,

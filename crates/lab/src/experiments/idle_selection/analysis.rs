@@ -20,10 +20,8 @@ pub struct Row {
     pub round_trips: f64,
     /// The largest burst of the connection it chose (its first run), bytes.
     pub chosen_burst: u64,
-    /// The median's 95 % interval (order statistics; none under 6 runs).
-    pub median_ci: Option<(f64, f64)>,
     /// The median's interval at whatever confidence the runs give (the
-    /// range of 3 runs holds it 75 % of the time), for the table and plot.
+    /// range of 3 runs holds it 75 % of the time; 95 % from 6 runs on).
     pub interval: Option<crate::verdict::Interval>,
 }
 
@@ -79,10 +77,7 @@ fn table(t: &Table<IdleRun>, summary: &mut Summary) -> TableFigures {
                 .map(|r| r.load_ms)
                 .collect();
             let (median_ms, p90_ms, round_trips) = trips(&v, ser_ms, t.rtt_ms);
-            let mut sorted = v.clone();
-            sorted.sort_by(f64::total_cmp);
-            let median_ci = crate::verdict::median_ci(&sorted);
-            let interval = crate::verdict::median_interval(&sorted);
+            let interval = crate::verdict::median_interval(&v);
             let key = c.key();
             summary.insert(format!("{prefix}{key}_median_ms"), median_ms.into());
             summary.insert(format!("{prefix}{key}_p90_ms"), p90_ms.into());
@@ -97,7 +92,6 @@ fn table(t: &Table<IdleRun>, summary: &mut Summary) -> TableFigures {
                     .iter()
                     .find(|r| r.policy == name)
                     .map_or(0, |r| r.chosen_burst),
-                median_ci,
                 interval,
             }
         })
@@ -121,13 +115,13 @@ pub fn verdict(a: &Analysis) -> Verdict {
         t.rows
             .iter()
             .find(|r| r.contender.name() == name)
-            .map(|r| (r.median_ms, r.median_ci, r.interval))
+            .map(|r| (r.median_ms, r.interval))
     };
     let judged = a
         .tables
         .first()
         .and_then(|t| Some((t.rtt_ms, row(t, "fifo")?, row(t, "max-burst")?)));
-    let Some((rtt, (fifo, fifo_ci, fifo_i), (burst, burst_ci, burst_i))) = judged else {
+    let Some((rtt, (fifo, fifo_i), (burst, burst_i))) = judged else {
         return Verdict {
             outcome: Outcome::TooFewSamples,
             criterion: CRITERION.into(),
@@ -138,7 +132,10 @@ pub fn verdict(a: &Analysis) -> Verdict {
     // The interval as the runs give it (its confidence said under 95 %:
     // the verdict needs 95 %, so 6 runs or more).
     let ci = |c: Option<crate::verdict::Interval>| c.map_or("(no interval)".into(), |i| i.text(0));
-    let apart = matches!((fifo_ci, burst_ci), (Some(f), Some(b)) if f.0 > b.1);
+    // The verdict needs 95 % intervals (6 runs or more).
+    let ci95 = |i: Option<crate::verdict::Interval>| i.filter(|i| i.level >= 0.95);
+    let (fifo_ci, burst_ci) = (ci95(fifo_i), ci95(burst_i));
+    let apart = matches!((fifo_ci, burst_ci), (Some(f), Some(b)) if f.lo > b.hi);
     let outcome = if saving >= 0.9 * rtt && apart {
         Outcome::Reproduced
     } else if saving >= 0.9 * rtt || fifo_ci.is_none() || burst_ci.is_none() {
@@ -215,7 +212,6 @@ mod tests {
                 p90_ms: m + 2.0,
                 round_trips: 0.0,
                 chosen_burst: 0,
-                median_ci: crate::verdict::median_ci(&v),
                 interval: crate::verdict::median_interval(&v),
             }
         };

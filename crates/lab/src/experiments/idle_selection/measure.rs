@@ -86,10 +86,6 @@ pub fn measure(
     opts: &LabOptions,
     progress: &dyn Progress,
 ) -> Result<Measured, LabError> {
-    let panicked = || LabError::Server {
-        what: "idle-selection",
-        source: std::io::Error::other("a testbed thread panicked"),
-    };
     std::thread::scope(|s| {
         let main: Vec<_> = ["0", "1"]
             .into_iter()
@@ -100,10 +96,10 @@ pub fn measure(
             .map(|runs| s.spawn(move || sweep(opts, progress, runs)));
         let tables = main
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(panicked())))
+            .map(|h| crate::common::join_testbed(h, "idle-selection"))
             .collect::<Result<Vec<_>, _>>()?;
         let sweep = match sweep {
-            Some(h) => Some(h.join().unwrap_or_else(|_| Err(panicked()))?),
+            Some(h) => Some(crate::common::join_testbed(h, "idle-selection")?),
             None => None,
         };
         Ok(Measured { tables, sweep })

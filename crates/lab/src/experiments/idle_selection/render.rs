@@ -62,7 +62,7 @@ impl Render for Section<'_> {
                     r.chosen_burst
                 );
             }
-            // Policies whose medians differ by less than their runs spread.
+            // Policies whose medians' intervals overlap.
             if let Some(note) = close_pairs(&t.rows) {
                 let _ = writeln!(md, "\n{note}");
             }

@@ -78,10 +78,6 @@ pub fn measure(
     progress: &dyn Progress,
 ) -> Result<Measured, LabError> {
     let failed = AtomicBool::new(false);
-    let panicked = || LabError::Server {
-        what: "read-slow-start",
-        source: std::io::Error::other("a testbed thread panicked"),
-    };
     let done: Vec<Result<(Vec<Trial>, PathError), LabError>> = std::thread::scope(|s| {
         let handles: Vec<_> = plan
             .paths
@@ -99,7 +95,7 @@ pub fn measure(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(panicked())))
+            .map(|h| crate::common::join_testbed(h, "read-slow-start"))
             .collect()
     });
     let mut trials: Vec<Trial> = Vec::new();

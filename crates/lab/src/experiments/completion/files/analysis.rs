@@ -145,11 +145,7 @@ pub fn analyse(plan: &Plan, m: &Measured) -> Analysis {
             med.by_round(*keys, shared, hi, tps),
             med.by_round(*keys, segments, hi, tps),
         );
-        let r: Vec<f64> = sh
-            .iter()
-            .filter_map(|(round, x)| sg.iter().find(|y| y.0 == *round).map(|y| x / y.1))
-            .collect();
-        let r = Estimate::of(&r);
+        let r = Estimate::of(&crate::common::ratio_by_round(&sh, &sg));
         if let Some(i) = r.interval {
             summary.insert(
                 format!("{prefix}_shared_over_segments_{hi}_lo"),

@@ -77,7 +77,7 @@ impl Render for Section<'_> {
             let mut bands: Vec<Band> = Vec::new();
             for (mi, &model) in models.iter().enumerate() {
                 let name = model.to_string();
-                let (v, flat) = &a.tps[si][mi];
+                let (_, flat) = &a.tps[si][mi];
                 let spread = &a.spread[si][mi];
                 let cells: Vec<String> = spread.iter().map(|e| e.cell(0)).collect();
                 let _ = writeln!(md, "| {name} | {} | {flat:.2} |", cells.join(" | "));
@@ -85,7 +85,12 @@ impl Render for Section<'_> {
                 series.push((
                     name.clone(),
                     color_of(&name),
-                    counts.iter().zip(v).map(|(&c, &t)| (x(c), t)).collect(),
+                    // The table's medians, so line and table agree.
+                    counts
+                        .iter()
+                        .zip(spread)
+                        .map(|(&c, e)| (x(c), e.median))
+                        .collect(),
                 ));
                 if rounds > 1 {
                     bands.push((
