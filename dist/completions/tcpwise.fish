@@ -95,6 +95,7 @@ complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_sub
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from shell" -l meter-all -d 'Mahimahi\'s spelling of --meter'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from shell" -l no-notice -d 'Leave out only the start notice (the sysctls every testbed namespace gets), keep the summary'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from shell" -l as-root -d 'Under sudo, run CMD (and --server) as root instead of as the user who invoked sudo (SUDO_UID/SUDO_GID, supplementary groups dropped, the default, as Mahimahi does). The forwarder always keeps root'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from shell" -l no-offload -d 'Open the TUN devices without a virtio-net header or TSO/USO: one packet per read and write (the mode older kernels get; compare the two with `emu selftest --no-offload`)'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from shell" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from shell" -s V -l version -d 'Print version'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from pair" -l rtt -d 'Round-trip propagation delay, split evenly (100ms, 1.5s, 250us)' -r
@@ -153,6 +154,7 @@ complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_sub
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from pair" -l meter-all -d 'Mahimahi\'s spelling of --meter'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from pair" -l no-notice -d 'Leave out only the start notice (the sysctls every testbed namespace gets), keep the summary'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from pair" -l as-root -d 'Under sudo, run CMD (and --server) as root instead of as the user who invoked sudo (SUDO_UID/SUDO_GID, supplementary groups dropped, the default, as Mahimahi does). The forwarder always keeps root'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from pair" -l no-offload -d 'Open the TUN devices without a virtio-net header or TSO/USO: one packet per read and write (the mode older kernels get; compare the two with `emu selftest --no-offload`)'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from pair" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from pair" -s V -l version -d 'Print version'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from selftest" -l rtt -d 'Round-trip propagation delay, split evenly (100ms, 1.5s, 250us)' -r
@@ -203,6 +205,7 @@ complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_sub
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from selftest" -l trace-once -d 'Play traces once instead of repeating them'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from selftest" -l print-config -d 'Print the effective link and record flags as such a file and exit without setting anything up'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from selftest" -l json -d 'Print the report as JSON on stdout instead of a table'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from selftest" -l no-offload -d 'Open the TUN devices without offloads (one packet per read and write), to compare with the default (TSO/USO, 64 KB super-packets)'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from selftest" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from selftest" -s V -l version -d 'Print version'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and __fish_seen_subcommand_from plot" -s o -l output -d 'Output: FILE.svg or FILE.html; without it, SVG on standard output (as Mahimahi\'s graph scripts write it)' -r -F

@@ -144,6 +144,7 @@ fn config(
         faults: Faults {
             panic_after: c.inject_panic_after,
         },
+        offload: !c.no_offload,
     };
     Ok(cfg)
 }
@@ -330,6 +331,7 @@ pub fn selftest(a: &SelftestArgs) -> Result<Selftested, EmuError> {
     testbed.client_sysctls = pairs(&a.sysctl);
     testbed.server_sysctls = pairs(&a.sysctl);
     testbed.record = a.record.options();
+    testbed.forwarder.offload = !a.no_offload;
     let opts = SelftestOptions {
         testbed,
         rtt_samples: a.samples as usize,

@@ -56,6 +56,11 @@ pub struct Common {
     /// default, as Mahimahi does). The forwarder always keeps root.
     #[arg(long)]
     pub as_root: bool,
+    /// Open the TUN devices without a virtio-net header or TSO/USO: one
+    /// packet per read and write (the mode older kernels get; compare the
+    /// two with `emu selftest --no-offload`).
+    #[arg(long)]
+    pub no_offload: bool,
     /// Make the forwarder panic after N packets (tests of the teardown).
     #[arg(long, hide = true, value_name = "N")]
     pub inject_panic_after: Option<u64>,
@@ -144,4 +149,8 @@ pub struct SelftestArgs {
     /// Print the report as JSON on stdout instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Open the TUN devices without offloads (one packet per read and
+    /// write), to compare with the default (TSO/USO, 64 KB super-packets).
+    #[arg(long)]
+    pub no_offload: bool,
 }

@@ -13,15 +13,24 @@
 //! reading input) until the deadline; timer slack is 1 ns. How late each
 //! packet was written relative to its deadline is recorded: that lateness
 //! is the emulator's own error and goes into every report.
+//!
+//! Offloads ([`crate::gso`]): on TUN devices opened with a virtio-net
+//! header, one read can bring a 64 KB super-packet, which is split into
+//! its segments before the link sees it; the packets due at one pass are
+//! written with in-order segments of a flow joined into one super-packet
+//! (`writev`: the virtio-net header, the joined headers, each segment's
+//! payload), so the receiving kernel handles 64 KB at a time. Lateness is
+//! taken per segment at its write.
 
+use crate::gso::{self, Packet, VnetHdr};
 use crate::sys;
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use std::io::IoSlice;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
-use tcpwise_link::{Link, LinkStats};
+use tcpwise_link::Link;
 
 /// How long before a deadline the timer fires and the thread starts
 /// spinning, while the spin budget lasts. On the VMs we run on, timer
@@ -73,6 +82,15 @@ pub fn spin_share() -> f64 {
     (cores as f64 / (2 * testbeds) as f64).min(1.0)
 }
 
+/// How long a run of segments may wait for the next segment of its flow
+/// before it is written (GRO's flush timer, as a NIC's interrupt
+/// moderation holds packets a few tens of µs): at 5 Gbit/s a 1,500-byte
+/// segment is due every 2.4 µs, so a run gathers ~20 segments and the
+/// receiving kernel one super-packet instead of 20. Only a run that can
+/// still grow waits, and only when its next segment is due within the
+/// hold: sparse packets (probes, handshakes, ACKs) never wait.
+pub const JOIN_HOLD_NS: u64 = 50_000;
+
 /// Packets read per wake-up before deliveries are looked at again.
 const READ_BATCH: usize = 64;
 
@@ -80,116 +98,8 @@ const TOKEN_INPUT: u64 = 1;
 const TOKEN_TIMER: u64 = 2;
 const TOKEN_STOP: u64 = 3;
 
-/// Lateness percentiles, microseconds.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Lateness {
-    /// Packets measured.
-    pub samples: u64,
-    /// Median, µs.
-    pub p50_us: f64,
-    /// 99th percentile, µs.
-    pub p99_us: f64,
-    /// Maximum, µs.
-    pub max_us: f64,
-    /// Mean, µs.
-    pub mean_us: f64,
-}
-
-impl Lateness {
-    fn from_hist(h: &Histogram<u64>) -> Lateness {
-        let us = |v: u64| v as f64 / 1000.0;
-        Lateness {
-            samples: h.len(),
-            p50_us: us(h.value_at_quantile(0.5)),
-            p99_us: us(h.value_at_quantile(0.99)),
-            max_us: us(h.max()),
-            mean_us: h.mean() / 1000.0,
-        }
-    }
-}
-
-/// What one direction did.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct DirectionStats {
-    /// "up" (client to server) or "down".
-    pub direction: String,
-    /// The link model's counters.
-    #[serde(flatten)]
-    pub link: LinkStats,
-    /// Packets the output TUN refused.
-    pub write_errors: u64,
-    /// How late packets were written relative to their deadlines.
-    pub lateness: Lateness,
-    /// The same, per measurement phase marked with [`Phase`] (index = phase).
-    pub phase_lateness: Vec<Lateness>,
-    /// CPU seconds the forwarder thread used.
-    pub cpu_s: f64,
-    /// Seconds it ran.
-    pub wall_s: f64,
-    /// Set when the thread died (panic or I/O error).
-    pub failure: Option<String>,
-}
-
-impl DirectionStats {
-    /// Average CPU use of the thread, percent of one core.
-    pub fn cpu_percent(&self) -> f64 {
-        if self.wall_s > 0.0 {
-            100.0 * self.cpu_s / self.wall_s
-        } else {
-            0.0
-        }
-    }
-
-    /// One line for stderr.
-    pub fn summary_line(&self) -> String {
-        let l = &self.link;
-        // Causes and effects that are not zero, in a fixed order.
-        let extra = |v: &[(&str, u64)]| -> String {
-            v.iter()
-                .filter(|(_, n)| *n > 0)
-                .map(|(k, n)| format!(", {k} {n}"))
-                .collect()
-        };
-        format!(
-            "{:>4}: {} pkts {:.1} MB delivered, dropped {} (queue {}, loss {}{}){}, peak queue {:.1} KB/{} pkts, lateness p50 {:.0}µs p99 {:.0}µs max {:.0}µs, cpu {}",
-            self.direction,
-            l.delivered_packets,
-            l.delivered_bytes as f64 / 1e6,
-            l.dropped_queue
-                + l.dropped_loss
-                + l.dropped_outage
-                + l.dropped_aqm
-                + l.dropped_onoff
-                + l.dropped_police,
-            l.dropped_queue,
-            l.dropped_loss,
-            extra(&[
-                ("aqm", l.dropped_aqm),
-                ("outage", l.dropped_outage),
-                ("off", l.dropped_onoff),
-                ("policed", l.dropped_police),
-            ]),
-            extra(&[
-                ("marked CE", l.marked_ce),
-                ("reordered", l.reordered),
-                ("duplicated", l.duplicated),
-                ("corrupted", l.corrupted),
-            ]),
-            l.peak_queue_bytes as f64 / 1e3,
-            l.peak_queue_packets,
-            self.lateness.p50_us,
-            self.lateness.p99_us,
-            self.lateness.max_us,
-            // Over a run shorter than a second, start-up spinning is most
-            // of it: an average would mislead.
-            if self.wall_s >= 1.0 {
-                format!("{:.0}% of a core", self.cpu_percent())
-            } else {
-                format!("{:.0} ms", self.cpu_s * 1e3)
-            }
-        )
-    }
-}
+mod stats;
+pub use stats::*;
 
 /// Maximum number of phases a run can mark.
 pub const MAX_PHASES: usize = 8;
@@ -225,6 +135,9 @@ pub struct ForwarderOptions {
     pub realtime: bool,
     /// Injected faults (none by default).
     pub faults: Faults,
+    /// Open the TUN devices with a virtio-net header and TSO/USO where the
+    /// kernel agrees (`--no-offload` turns it off).
+    pub offload: bool,
 }
 
 impl Default for ForwarderOptions {
@@ -232,6 +145,7 @@ impl Default for ForwarderOptions {
         ForwarderOptions {
             realtime: true,
             faults: Faults::default(),
+            offload: true,
         }
     }
 }
@@ -243,6 +157,11 @@ pub struct Ends {
     pub input: Arc<OwnedFd>,
     /// Where they are written when due.
     pub output: Arc<OwnedFd>,
+    /// Both were opened with a virtio-net header and offloads: "tso+uso"
+    /// or "tso"; `None`: one plain packet per read and write.
+    pub offload: Option<&'static str>,
+    /// Why offloads are off (`--no-offload`, the kernel's refusal).
+    pub note: Option<String>,
 }
 
 /// A running direction.
@@ -257,7 +176,7 @@ impl Forwarder {
     pub fn spawn(
         direction: &str,
         ends: Ends,
-        link: Link<Vec<u8>>,
+        link: Link<Packet>,
         phase: Phase,
         opts: ForwarderOptions,
         rec: Option<crate::record::Recorder>,
@@ -318,9 +237,26 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
 struct Loop {
     input: Arc<OwnedFd>,
     output: Arc<OwnedFd>,
-    link: Link<Vec<u8>>,
+    link: Link<Packet>,
     scratch: Vec<u8>,
     pool: Vec<Vec<u8>>,
+    /// Reads and writes carry a virtio-net header.
+    vnet: bool,
+    /// Segments may be joined on write (until the kernel refuses one).
+    join: bool,
+    off: OffloadStats,
+    /// A read's segments, before the link.
+    segs: Vec<Packet>,
+    /// The packets due in this pass, and their deadlines (0: a duplicate,
+    /// whose lateness is not counted twice).
+    out: Vec<Packet>,
+    due: Vec<u64>,
+    /// The joined headers of a write.
+    hdr: Vec<u8>,
+    /// A held run is written by then.
+    flush_at: Option<u64>,
+    /// The last run was cut by its hold (a dense flow).
+    dense: bool,
     lateness: Histogram<u64>,
     phases: Vec<Histogram<u64>>,
     phase: Phase,
@@ -344,22 +280,50 @@ impl Loop {
                 continue;
             }
             let now = sys::mono_ns();
-            let mut buf = self.pool.pop().unwrap_or_default();
-            buf.clear();
-            buf.extend_from_slice(&self.scratch[..n]);
-            let (flow, ecn) = crate::ip::classify(&buf);
-            if let Some(r) = &mut self.rec {
-                r.arrive(now, n as u32);
-            }
-            if let Err(d) = self.link.enqueue_flow(now, n as u32, flow, ecn, buf) {
+            self.split(n);
+            let mut segs = std::mem::take(&mut self.segs);
+            for p in segs.drain(..) {
+                let size = p.bytes.len() as u32;
+                let (flow, ecn) = crate::ip::classify(&p.bytes);
                 if let Some(r) = &mut self.rec {
-                    r.drop(now, n as u32, d.cause);
+                    r.arrive(now, size);
                 }
-                self.recycle(d.item);
+                if let Err(d) = self.link.enqueue_flow(now, size, flow, ecn, p) {
+                    if let Some(r) = &mut self.rec {
+                        r.drop(now, size, d.cause);
+                    }
+                    self.recycle(d.item.bytes);
+                }
             }
+            self.segs = segs;
             self.recycle_dropped();
         }
         Ok(())
+    }
+
+    /// Turns the `n` bytes read into `segs`: one packet, or a
+    /// super-packet's segments.
+    fn split(&mut self, n: usize) {
+        self.off.reads += 1;
+        let pool = &mut self.pool;
+        let mut buf = || {
+            let mut b = pool.pop().unwrap_or_default();
+            b.clear();
+            b
+        };
+        if !self.vnet {
+            let mut b = buf();
+            b.extend_from_slice(&self.scratch[..n]);
+            self.segs.push(Packet::whole(b));
+        } else if let Some(h) = VnetHdr::parse(&self.scratch[..n]) {
+            let data = &self.scratch[gso::VNET_HDR_LEN..n];
+            if gso::split(&h, data, buf, &mut self.segs).is_err() {
+                self.off.unsplittable += 1;
+            }
+        }
+        let k = self.segs.len() as u64;
+        self.off.segments_read += k;
+        self.off.super_reads += u64::from(k > 1);
     }
 
     /// Takes back what the queue dropped (AQM, drop-head) for reuse.
@@ -372,9 +336,9 @@ impl Loop {
         };
         for d in dropped {
             if let Some(r) = &mut self.rec {
-                r.drop(now, d.item.len() as u32, d.cause);
+                r.drop(now, d.item.bytes.len() as u32, d.cause);
             }
-            self.recycle(d.item);
+            self.recycle(d.item.bytes);
         }
     }
 
@@ -397,49 +361,161 @@ impl Loop {
 
     /// Writes every packet that is due.
     fn deliver(&mut self) {
+        let pcap = self.rec.as_ref().is_some_and(|r| r.wants_packets());
         loop {
             let now = sys::mono_ns();
             let Some(d) = self.link.dequeue_full(now) else {
-                self.recycle_dropped();
-                return;
+                break;
             };
-            let (deadline, mut buf) = (d.deadline, d.item);
+            let mut p = d.item;
             if d.ce {
-                crate::ip::set_ce(&mut buf);
+                crate::ip::set_ce(&mut p.bytes);
             }
             if let Some(r) = d.corrupt {
-                crate::ip::flip_bit(&mut buf, r);
+                // Completed first, so the receiver's check sees the flip.
+                p.finalize_csum();
+                crate::ip::flip_bit(&mut p.bytes, r);
+                p.corrupt = true;
+            }
+            if pcap {
+                p.finalize_csum();
             }
             if let Some(r) = &mut self.rec {
-                r.depart(d.arrival, d.departure, buf.len() as u32, d.ce);
+                r.depart(d.arrival, d.departure, p.bytes.len() as u32, d.ce);
             }
             if d.duplicate {
-                if sys::write_all(self.output.as_raw_fd(), &buf).is_err() {
-                    self.write_errors += 1;
-                } else if let Some(r) = &mut self.rec {
-                    r.packet(sys::mono_ns(), &buf);
-                }
+                self.out.push(p.clone());
+                self.due.push(0);
             }
-            let late = now.saturating_sub(deadline).max(1);
-            let _ = self.lateness.record(late);
-            let ph = self.phase.load(Ordering::Relaxed).min(MAX_PHASES - 1);
-            let _ = self.phases[ph].record(late);
-            if sys::write_all(self.output.as_raw_fd(), &buf).is_err() {
-                self.write_errors += 1;
-            } else if let Some(r) = &mut self.rec {
-                r.packet(sys::mono_ns(), &buf);
-            }
-            self.recycle(buf);
+            self.out.push(p);
+            self.due.push(d.deadline);
             self.forwarded += 1;
             self.faults.after_packet(self.forwarded);
         }
+        self.recycle_dropped();
+        if !self.holding() {
+            self.write_out();
+        }
+    }
+
+    /// Whether the packets due wait for more ([`JOIN_HOLD_NS`]); sets
+    /// when they are written at the latest.
+    fn holding(&mut self) -> bool {
+        self.flush_at = None;
+        let (Some(last), Some(&first)) = (self.out.last(), self.due.iter().find(|&&d| d != 0))
+        else {
+            return false;
+        };
+        let (until, now, next) = (
+            first + JOIN_HOLD_NS,
+            sys::mono_ns(),
+            self.link.next_deadline(),
+        );
+        let joinable = self.join && gso::may_grow(last);
+        let hold = joinable && now < until && next.is_some_and(|n| n <= until);
+        if hold {
+            self.flush_at = Some(until);
+        }
+        // A run cut by its hold with the flow still going means a dense
+        // flow: the next wake-up waits a hold past the next deadline (one
+        // wake-up per hold, not one per segment; arming a timer costs a VM
+        // exit here).
+        self.dense = joinable && now >= until && next.is_some_and(|n| n <= now + JOIN_HOLD_NS);
+        hold
+    }
+
+    /// When the loop must wake next: a held run's flush, else the next
+    /// deadline (a hold past it in a dense flow).
+    fn wake_at(&self) -> Option<u64> {
+        self.flush_at.or_else(|| {
+            let n = self.link.next_deadline()?;
+            Some(if self.dense { n + JOIN_HOLD_NS } else { n })
+        })
+    }
+
+    /// Writes the packets due, in order, joining runs of segments.
+    fn write_out(&mut self) {
+        let mut out = std::mem::take(&mut self.out);
+        let mut i = 0;
+        while i < out.len() {
+            let k = if self.join {
+                gso::run_len(&out[i..])
+            } else {
+                1
+            };
+            let now = sys::mono_ns();
+            let res = if k > 1 {
+                let r = self.write_joined(&out[i..i + k]);
+                // EINVAL (InvalidInput): a virtio-net header it will not take.
+                if r.as_ref()
+                    .is_err_and(|e| e.kind() == std::io::ErrorKind::InvalidInput)
+                {
+                    // The kernel takes no joined packets: segment by segment
+                    // from now on, and say so once.
+                    self.join = false;
+                    self.off.note = Some("the receiving TUN device refused a joined super-packet (EINVAL): segments are written one by one".into());
+                    continue;
+                }
+                r
+            } else {
+                self.write_one(&out[i])
+            };
+            self.off.writes += 1;
+            self.off.segments_written += k as u64;
+            let ph = self.phase.load(Ordering::Relaxed).min(MAX_PHASES - 1);
+            for j in i..i + k {
+                if self.due[j] != 0 {
+                    let late = now.saturating_sub(self.due[j]).max(1);
+                    let _ = self.lateness.record(late);
+                    let _ = self.phases[ph].record(late);
+                }
+            }
+            match res {
+                Err(_) => self.write_errors += k as u64,
+                Ok(()) => {
+                    if let Some(r) = &mut self.rec {
+                        let t = sys::mono_ns();
+                        for p in &out[i..i + k] {
+                            r.packet(t, &p.bytes);
+                        }
+                    }
+                }
+            }
+            i += k;
+        }
+        for p in out.drain(..) {
+            self.recycle(p.bytes);
+        }
+        self.out = out;
+        self.due.clear();
+    }
+
+    fn write_one(&mut self, p: &Packet) -> std::io::Result<()> {
+        let fd = self.output.as_raw_fd();
+        if self.vnet {
+            let h = VnetHdr::single(p).encode();
+            sys::write_vectored(fd, &[IoSlice::new(&h), IoSlice::new(&p.bytes)])
+        } else {
+            sys::write_all(fd, &p.bytes)
+        }
+    }
+
+    fn write_joined(&mut self, run: &[Packet]) -> std::io::Result<()> {
+        let h = gso::joined_header(run, &mut self.hdr);
+        let vh = h.encode();
+        let skip = usize::from(h.hdr_len);
+        let mut parts = Vec::with_capacity(run.len() + 2);
+        parts.push(IoSlice::new(&vh));
+        parts.push(IoSlice::new(&self.hdr));
+        parts.extend(run.iter().map(|p| IoSlice::new(&p.bytes[skip..])));
+        sys::write_vectored(self.output.as_raw_fd(), &parts)
     }
 }
 
 fn run(
     direction: String,
     ends: Ends,
-    link: Link<Vec<u8>>,
+    link: Link<Packet>,
     stop: i32,
     (phase, gauge): (Phase, Arc<crate::meter::Gauge>),
     opts: ForwarderOptions,
@@ -456,8 +532,21 @@ fn run(
         input: ends.input,
         output: ends.output,
         link,
-        scratch: vec![0u8; 65_536],
+        scratch: vec![0u8; 65_536 + 1_024],
         pool: Vec::new(),
+        vnet: ends.offload.is_some(),
+        join: ends.offload.is_some(),
+        off: OffloadStats {
+            mode: ends.offload.unwrap_or("off").to_string(),
+            note: ends.note,
+            ..OffloadStats::default()
+        },
+        segs: Vec::with_capacity(64),
+        out: Vec::with_capacity(256),
+        due: Vec::with_capacity(256),
+        hdr: Vec::with_capacity(128),
+        flush_at: None,
+        dense: false,
         lateness: hist(),
         phases: (0..MAX_PHASES).map(|_| hist()).collect(),
         phase,
@@ -479,6 +568,7 @@ fn run(
     }
     DirectionStats {
         direction,
+        offload: lp.off,
         link: lp.link.report(),
         write_errors: lp.write_errors,
         lateness: Lateness::from_hist(&lp.lateness),
@@ -509,7 +599,7 @@ fn event_loop(lp: &mut Loop, stop: i32) -> std::io::Result<()> {
             }
             r.flush();
         }
-        if let Some(deadline) = lp.link.next_deadline() {
+        if let Some(deadline) = lp.wake_at() {
             let now = sys::mono_ns();
             if now - window > SPIN_WINDOW_NS {
                 (window, spent) = (now, 0);

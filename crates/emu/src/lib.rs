@@ -26,6 +26,7 @@ pub mod command;
 pub mod config;
 pub mod flags;
 pub mod forwarder;
+pub mod gso;
 pub mod ip;
 pub mod meter;
 pub mod netns;

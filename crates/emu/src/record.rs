@@ -231,6 +231,12 @@ impl Recorder {
         })
     }
 
+    /// Whether packets are captured (`--pcap`): their checksums are then
+    /// completed before they are written, so the capture shows them valid.
+    pub fn wants_packets(&self) -> bool {
+        self.pcap
+    }
+
     /// A packet of `size` bytes arrived at `t` (admitted or not).
     pub fn arrive(&mut self, t: Nanos, size: u32) {
         if self.log {

@@ -220,6 +220,48 @@ pub struct SelftestReport {
     pub bulk_lateness: Vec<Lateness>,
     /// Forwarder statistics, up then down.
     pub directions: Vec<DirectionStats>,
+    /// Both forwarders' CPU, percent of one core, per Gbit/s of goodput.
+    pub cpu_per_gbit: f64,
+    /// Set when the machine did not hold the path with its timing intact
+    /// (what it measured, against [`HOLD_P99_US`] and [`HOLD_GOODPUT`]).
+    pub warning: Option<String>,
+}
+
+/// Bulk-phase lateness p99 above which the timing is not intact, µs.
+pub const HOLD_P99_US: f64 = 500.0;
+/// Share of the payload ceiling below which a rate is not held.
+pub const HOLD_GOODPUT: f64 = 0.95;
+
+/// Whether the machine held the path: bulk lateness p99 within
+/// [`HOLD_P99_US`] in each direction and, at a set rate, goodput at least
+/// [`HOLD_GOODPUT`] of the ceiling; `Some` says what fell short.
+fn held(bulk: &[Lateness], steady: f64, ceiling: Option<f64>) -> Option<String> {
+    let mut short: Vec<String> = bulk
+        .iter()
+        .zip(["up", "down"])
+        .filter(|(l, _)| l.p99_us > HOLD_P99_US)
+        .map(|(l, d)| {
+            format!(
+                "{d} lateness p99 {:.2} ms (max {:.1} ms)",
+                l.p99_us / 1e3,
+                l.max_us / 1e3
+            )
+        })
+        .collect();
+    if let Some(c) = ceiling.filter(|c| steady < HOLD_GOODPUT * c) {
+        short.push(format!(
+            "goodput {:.0} % of the ceiling",
+            100.0 * steady / c
+        ));
+    }
+    (!short.is_empty()).then(|| {
+        format!(
+            "this machine did not hold the path with its timing intact ({}; the bound is p99 {:.1} ms and {:.0} % of the ceiling): figures at this rate carry the emulator's own error",
+            short.join(", "),
+            HOLD_P99_US / 1e3,
+            HOLD_GOODPUT * 100.0
+        )
+    })
 }
 
 fn server_loop(listener: TcpListener, stop: Arc<AtomicBool>) {
@@ -368,6 +410,10 @@ pub fn run(
         _ => 0.0,
     };
     let expected = path.rtt_ms + ser_ms(&cfg.up) + ser_ms(&cfg.down);
+    let bulk_lateness: Vec<Lateness> = dirs
+        .iter()
+        .map(|d| d.phase_lateness.get(2).cloned().unwrap_or_default())
+        .collect();
     Ok(SelftestReport {
         expected_idle_rtt_ms: expected,
         rtt_error_ms: m.idle.p50_ms - expected,
@@ -388,10 +434,16 @@ pub fn run(
             .iter()
             .map(|d| d.phase_lateness.get(1).cloned().unwrap_or_default())
             .collect(),
-        bulk_lateness: dirs
-            .iter()
-            .map(|d| d.phase_lateness.get(2).cloned().unwrap_or_default())
-            .collect(),
+        cpu_per_gbit: {
+            let cpu: f64 = dirs.iter().map(DirectionStats::cpu_percent).sum();
+            if m.steady > 0.0 {
+                cpu / (m.steady / 1e3)
+            } else {
+                0.0
+            }
+        },
+        warning: held(&bulk_lateness, m.steady, ceiling),
+        bulk_lateness,
         directions: dirs.to_vec(),
     })
 }

@@ -199,13 +199,16 @@ impl Testbed {
         let n = SERIAL.fetch_add(1, Ordering::Relaxed);
         let client = Netns::create(&format!("tw-{pid}-c{n}"))?;
         apply_sysctls(&client, &cfg.client_sysctls)?;
-        let client_tun = Arc::new(client.run(|| sys::create_tun(TUN_NAME))?.map_err(tun_err)?);
+        let want = cfg.forwarder.offload;
+        let client_tun = client.run(|| open_tun(TUN_NAME, want))?.map_err(tun_err)?;
 
         let (server, server_tun, host_tun, addrs, _lock) = match cfg.topology {
             Topology::Pair => {
                 let server = Netns::create(&format!("tw-{pid}-s{n}"))?;
                 apply_sysctls(&server, &cfg.server_sysctls)?;
-                let tun = Arc::new(server.run(|| sys::create_tun(TUN_NAME))?.map_err(tun_err)?);
+                let tun = server
+                    .run(|| open_tun(TUN_NAME, client_tun.1.is_ok()))?
+                    .map_err(tun_err)?;
                 let addrs = (
                     Ipv4Addr::new(198, 18, 0, 1),
                     Ipv4Addr::new(198, 18, 0, 2),
@@ -233,11 +236,31 @@ impl Testbed {
                 let k = free_subnet()?;
                 let addrs = shell_addrs(k);
                 let name = format!("tw-{pid}-{n}");
-                let tun = Arc::new(sys::create_tun(&name).map_err(tun_err)?);
+                let tun = open_tun(&name, client_tun.1.is_ok()).map_err(tun_err)?;
                 configure(None, &name, addrs.1, addrs.0, addrs.3, addrs.2)?;
                 (None, tun, Some(name), addrs, Some(lock))
             }
         };
+        // Both ends offload or neither does (a TUN without the header
+        // cannot take a super-packet); the client's is not configured yet.
+        let (client_tun, client_mode) = client_tun;
+        let (server_tun, server_mode) = server_tun;
+        let (client_tun, mode) = match (client_mode, server_mode) {
+            (Ok(a), Ok(b)) => (
+                client_tun,
+                Ok(sys::TunOffload {
+                    tso: true,
+                    uso: a.uso && b.uso,
+                }),
+            ),
+            (Ok(_), off) => {
+                drop(client_tun);
+                let fd = client.run(|| sys::create_tun(TUN_NAME))?.map_err(tun_err)?;
+                (fd, off)
+            }
+            (off, _) => (client_tun, off),
+        };
+        let (client_tun, server_tun) = (Arc::new(client_tun), Arc::new(server_tun));
         configure(
             Some(client.name()),
             TUN_NAME,
@@ -248,6 +271,7 @@ impl Testbed {
         )?;
         drop(_lock);
 
+        let words = mode_words(&mode);
         let start = sys::mono_ns();
         let phase = Phase::default();
         let gauges: [Arc<crate::meter::Gauge>; 2] = Default::default();
@@ -256,6 +280,8 @@ impl Testbed {
             Ends {
                 input: client_tun.clone(),
                 output: server_tun.clone(),
+                offload: words.0,
+                note: words.1.clone(),
             },
             Link::new(cfg.up.clone(), start),
             phase.clone(),
@@ -272,6 +298,8 @@ impl Testbed {
             Ends {
                 input: server_tun.clone(),
                 output: client_tun.clone(),
+                offload: words.0,
+                note: words.1.clone(),
             },
             Link::new(cfg.down.clone(), start),
             phase.clone(),
@@ -398,6 +426,34 @@ impl Testbed {
         }
         self.client.delete()?;
         Ok([up, down])
+    }
+}
+
+/// A TUN device with offloads when asked and the kernel agrees; `Err`
+/// says why it has none.
+type TunMode = Result<sys::TunOffload, String>;
+
+fn open_tun(name: &str, want: bool) -> std::io::Result<(OwnedFd, TunMode)> {
+    if !want {
+        return Ok((sys::create_tun(name)?, Err("--no-offload".into())));
+    }
+    match sys::create_tun_offload(name) {
+        Ok((fd, o)) => Ok((fd, Ok(o))),
+        Err(e) => Ok((
+            sys::create_tun(name)?,
+            Err(format!(
+                "the kernel refused TUN offloads ({e}): one packet per read and write"
+            )),
+        )),
+    }
+}
+
+/// The mode's name and why it is off, as [`Ends`] carries them.
+fn mode_words(m: &TunMode) -> (Option<&'static str>, Option<String>) {
+    match m {
+        Ok(o) if o.uso => (Some("tso+uso"), None),
+        Ok(_) => (Some("tso"), None),
+        Err(why) => (None, Some(why.clone())),
     }
 }
 

@@ -159,6 +159,15 @@ impl std::fmt::Display for SelftestReport {
                 d.link.sojourn.max_us as f64 / 1e3,
                 d.cpu_percent()
             )?;
+            writeln!(f, "forwarder {:<5} {}", d.direction, d.offload.text())?;
+        }
+        writeln!(
+            f,
+            "forwarders' cpu {:.1}% of a core per Gbit/s of goodput",
+            r.cpu_per_gbit
+        )?;
+        if let Some(w) = &r.warning {
+            writeln!(f, "warning: {w}")?;
         }
         Ok(())
     }

@@ -1,0 +1,153 @@
+//! TUN offloads through real kernels: the mode that ran is reported, TCP
+//! super-packets are split and joined, UDP super-packets (USO, what QUIC
+//! stacks send with UDP_SEGMENT) and QUIC-sized datagrams arrive intact,
+//! datagram for datagram, and `--no-offload` moves the same bytes one
+//! packet at a time.
+
+mod common;
+use common::*;
+
+/// The receiver, in the server namespace: counts datagrams on UDP 5400,
+/// checks each one's bytes against its number, writes what it saw.
+const RECV: &str = r#"
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+s.bind(("0.0.0.0", 5400))
+s.settimeout(4)
+n = bad = 0
+sizes = set()
+try:
+    while True:
+        d = s.recv(65535)
+        i = struct.unpack("!I", d[:4])[0]
+        if d != struct.pack("!I", i) * (len(d) // 4):
+            bad += 1
+        n += 1
+        sizes.add(len(d))
+        if n == 11000:
+            break
+except socket.timeout:
+    pass
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write("%d %d %s\n" % (n, bad, ",".join(map(str, sorted(sizes)))))
+import os
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+"#;
+
+/// The sender, in the client namespace: 500 UDP_SEGMENT sends of 20
+/// datagrams of 1,200 bytes (one 24 KB super-packet each), then 1,000
+/// single 1,348-byte datagrams (QUIC's usual size, no GSO).
+const SEND: &str = r#"
+import socket, struct, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(17, 103, 1200)  # SOL_UDP, UDP_SEGMENT
+dst = (sys.argv[1], 5400)
+i = 0
+for burst in range(500):
+    s.sendto(b"".join(struct.pack("!I", i + k) * 300 for k in range(20)), dst)
+    i += 20
+    time.sleep(0.002)
+p = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for k in range(1000):
+    p.sendto(struct.pack("!I", i) * 337, dst)
+    i += 1
+    if k % 20 == 0:
+        time.sleep(0.002)
+"#;
+
+fn stats(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).expect("stats written")).expect("json")
+}
+
+#[test]
+fn udp_super_packets_and_quic_sized_datagrams_arrive_intact() {
+    if !netns_ok("udp_super_packets") || !tool_ok("udp_super_packets", "python3") {
+        return;
+    }
+    let dir = TempDir::new("offload-udp");
+    for offload in [true, false] {
+        let out = dir.0.join(format!("recv-{offload}.txt"));
+        let st = dir.0.join(format!("stats-{offload}.json"));
+        let (recv, send) = (dir.0.join("recv.py"), dir.0.join("send.py"));
+        std::fs::write(&recv, RECV).unwrap();
+        std::fs::write(&send, SEND).unwrap();
+        let server = format!(
+            "python3 {} {} & exec {BIN} perf server",
+            recv.display(),
+            out.display()
+        );
+        let script = format!(
+            "python3 {} $TCPWISE_PEER && for i in $(seq 100); do [ -e {} ] && break; sleep 0.1; done",
+            send.display(),
+            out.display()
+        );
+        let mut link = vec!["--rtt", "10ms", "--rate", "1gbit", "--stats-json"];
+        let st_s = st.to_string_lossy().to_string();
+        link.push(&st_s);
+        if !offload {
+            link.push("--no-offload");
+        }
+        let o = testbed_serving(&server, &link, &script);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let got = std::fs::read_to_string(&out).expect("the receiver wrote its counts");
+        println!("offload {offload}: received, bad, sizes: {}", got.trim());
+        assert_eq!(got.trim(), "11000 0 1200,1348", "offload {offload}");
+        let v = stats(&st);
+        let up = &v["directions"][0];
+        let off = &up["offload"];
+        println!("up: {off}; dropped {}", up["dropped_queue"]);
+        assert_eq!(up["dropped_queue"], 0, "{v}");
+        if offload {
+            assert!(off["mode"].as_str().unwrap().starts_with("tso"), "{off}");
+            if off["mode"] == "tso+uso" {
+                // The sender's kernel handed UDP_SEGMENT sends over whole.
+                assert!(off["super_reads"].as_u64().unwrap() >= 400, "{off}");
+            }
+        } else {
+            assert_eq!(off["mode"], "off", "{off}");
+            assert_eq!(off["note"], "--no-offload", "{off}");
+            assert_eq!(off["super_reads"], 0, "{off}");
+        }
+    }
+}
+
+#[test]
+fn tcp_moves_super_packets_and_the_summary_names_the_mode() {
+    if !netns_ok("tcp_super_packets") {
+        return;
+    }
+    let dir = TempDir::new("offload-tcp");
+    for offload in [true, false] {
+        let st = dir.0.join(format!("stats-{offload}.json"));
+        let st_s = st.to_string_lossy().to_string();
+        let mut link = vec!["--rtt", "4ms", "--stats-json", &st_s];
+        if !offload {
+            link.push("--no-offload");
+        }
+        let script = format!("{BIN} perf client $TCPWISE_PEER -t 2 -R -J");
+        let o = perf_testbed_with(&link, &script);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).expect("perf json");
+        let v = stats(&st);
+        let down = &v["directions"][1]["offload"];
+        println!("offload {offload}: {down}; perf summary {}", r["summary"]);
+        assert!(r["summary"]["bytes"].as_f64().unwrap() > 25e6, "{r}");
+        if offload {
+            let (reads, segs) = (
+                down["reads"].as_f64().unwrap(),
+                down["segments_read"].as_f64().unwrap(),
+            );
+            let writes = down["writes"].as_f64().unwrap();
+            assert!(segs > 4.0 * reads, "super-packets in: {down}");
+            assert!(
+                down["segments_written"].as_f64().unwrap() > 4.0 * writes,
+                "joined out: {down}"
+            );
+        } else {
+            assert_eq!(down["segments_read"], down["reads"], "{down}");
+            assert_eq!(down["segments_written"], down["writes"], "{down}");
+        }
+        assert_eq!(down["unsplittable"], 0);
+    }
+}
