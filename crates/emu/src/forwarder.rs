@@ -47,6 +47,10 @@ pub const SPIN_SHORT_NS: u64 = 0;
 pub const SPIN_BUDGET_NS: u64 = 15_000_000;
 /// The budget's accounting window (so spinning takes at most ~15 % of a core).
 pub const SPIN_WINDOW_NS: u64 = 100_000_000;
+/// A deadline this close to the last write belongs to a dense flow and
+/// is not spun for (measured with no rate set: spinning there took 13 %
+/// of the goodput, 6,369 against 7,182 Mbit/s, medians of 3 interleaved).
+pub const DENSE_GAP_NS: u64 = 200_000;
 /// How often a forwarder recounts the testbeds on the machine.
 const SHARE_EVERY_NS: u64 = 500_000_000;
 
@@ -257,6 +261,8 @@ struct Loop {
     flush_at: Option<u64>,
     /// The last run was cut by its hold (a dense flow).
     dense: bool,
+    /// When the last write was made.
+    last_write: u64,
     lateness: Histogram<u64>,
     phases: Vec<Histogram<u64>>,
     phase: Phase,
@@ -461,6 +467,7 @@ impl Loop {
                 self.write_one(&out[i])
             };
             self.off.writes += 1;
+            self.last_write = now;
             self.off.segments_written += k as u64;
             let ph = self.phase.load(Ordering::Relaxed).min(MAX_PHASES - 1);
             for j in i..i + k {
@@ -547,6 +554,7 @@ fn run(
         hdr: Vec::with_capacity(128),
         flush_at: None,
         dense: false,
+        last_write: 0,
         lateness: hist(),
         phases: (0..MAX_PHASES).map(|_| hist()).collect(),
         phase,
@@ -608,7 +616,11 @@ fn event_loop(lp: &mut Loop, stop: i32) -> std::io::Result<()> {
                 budget = (SPIN_BUDGET_NS as f64 * spin_share()) as u64;
                 counted = now;
             }
-            let margin = if spent < budget {
+            // Spin only for a deadline that stands apart from the last
+            // write: in a dense flow the next packet is due within
+            // microseconds anyway, and spinning would only take the
+            // budget (and a core's share) from the endpoints.
+            let margin = if spent < budget && deadline > lp.last_write + DENSE_GAP_NS {
                 SPIN_LONG_NS
             } else {
                 SPIN_SHORT_NS

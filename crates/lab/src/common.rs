@@ -290,6 +290,7 @@ impl Bed {
             up_lateness_us: l(&up),
             down_lateness_us: l(&down),
             rtt_ms,
+            offload: down.offload.mode.clone(),
         })
     }
 }

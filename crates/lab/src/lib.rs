@@ -146,6 +146,10 @@ pub struct PathError {
     /// kept).
     #[serde(default)]
     pub rtt_ms: f64,
+    /// The TUN offload mode the forwarders ran ("tso+uso", "tso", "off";
+    /// empty in results written before offloads).
+    #[serde(default)]
+    pub offload: String,
 }
 
 impl PathError {

@@ -191,18 +191,23 @@ pub fn section(e: &Entry) -> String {
     }
     let _ = writeln!(
         md,
-        "\nEmulator error on the paths used (smallest RTT TCP measured minus the configured RTT; how late the forwarders released packets):\n\n| path | TCP min RTT - configured | lateness up p50 / p99 / max µs | down |\n|---|---|---|---|"
+        "\nEmulator error on the paths used (smallest RTT TCP measured minus the configured RTT; how late the forwarders released packets; the TUN offload mode they ran):\n\n| path | TCP min RTT - configured | lateness up p50 / p99 / max µs | down | offload |\n|---|---|---|---|---|"
     );
     for p in &e.paths {
         let l = |x: (f64, f64, f64)| format!("{:.0} / {:.0} / {:.0}", x.0, x.1, x.2);
         let _ = writeln!(
             md,
-            "| {}{} | {} | {} | {} |",
+            "| {}{} | {} | {} | {} | {} |",
             p.path,
             if p.late() { " (**late**)" } else { "" },
             p.rtt_error_ms.map_or("-".into(), |v| format!("{v:+.2} ms")),
             l(p.up_lateness_us),
-            l(p.down_lateness_us)
+            l(p.down_lateness_us),
+            if p.offload.is_empty() {
+                "-"
+            } else {
+                &p.offload
+            }
         );
     }
     if e.paths.iter().any(|p| p.late()) {
