@@ -112,26 +112,34 @@ fn udp_super_packets_and_quic_sized_datagrams_arrive_intact() {
     }
 }
 
+/// IPv4 and IPv6 (TSO4 and TSO6) with offloads, IPv4 without.
 #[test]
 fn tcp_moves_super_packets_and_the_summary_names_the_mode() {
     if !netns_ok("tcp_super_packets") {
         return;
     }
     let dir = TempDir::new("offload-tcp");
-    for offload in [true, false] {
-        let st = dir.0.join(format!("stats-{offload}.json"));
+    for (offload, peer) in [
+        (true, "$TCPWISE_PEER"),
+        (true, "$TCPWISE_PEER6"),
+        (false, "$TCPWISE_PEER"),
+    ] {
+        let st = dir.0.join(format!("stats-{offload}-{}.json", peer.len()));
         let st_s = st.to_string_lossy().to_string();
         let mut link = vec!["--rtt", "4ms", "--stats-json", &st_s];
         if !offload {
             link.push("--no-offload");
         }
-        let script = format!("{BIN} perf client $TCPWISE_PEER -t 2 -R -J");
+        let script = format!("{BIN} perf client {peer} -t 2 -R -J");
         let o = perf_testbed_with(&link, &script);
         assert!(o.status.success(), "{}", stderr(&o));
         let r: serde_json::Value = serde_json::from_slice(&o.stdout).expect("perf json");
         let v = stats(&st);
         let down = &v["directions"][1]["offload"];
-        println!("offload {offload}: {down}; perf summary {}", r["summary"]);
+        println!(
+            "offload {offload} {peer}: {down}; perf summary {}",
+            r["summary"]
+        );
         assert!(r["summary"]["bytes"].as_f64().unwrap() > 25e6, "{r}");
         if offload {
             let (reads, segs) = (
@@ -149,5 +157,51 @@ fn tcp_moves_super_packets_and_the_summary_names_the_mode() {
             assert_eq!(down["segments_written"], down["writes"], "{down}");
         }
         assert_eq!(down["unsplittable"], 0);
+    }
+}
+
+/// `perf -u -R -b 1gbit` through an 800 Mbit/s link, both modes: every
+/// datagram perf counts lost is one the link dropped or one the
+/// receiving kernel counted as a receive-buffer overflow (`RcvbufErrors`
+/// in the client namespace's /proc/net/snmp): the forwarder loses none.
+#[test]
+fn udp_at_a_gigabit_loses_only_what_the_link_or_the_receiver_dropped() {
+    if !netns_ok("udp_gigabit") {
+        return;
+    }
+    let dir = TempDir::new("offload-udp-gbit");
+    for offload in [true, false] {
+        let st = dir.0.join(format!("stats-{offload}.json"));
+        let (perf, snmp) = (dir.0.join("perf.json"), dir.0.join("snmp.txt"));
+        let snap = "awk '/^Udp:/{if(h){for(i=2;i<=NF;i++) if(n[i]==\"RcvbufErrors\") print $i}else{h=1; for(i=2;i<=NF;i++) n[i]=$i}}' /proc/net/snmp";
+        let script = format!(
+            "a=$({snap}); {BIN} perf client $TCPWISE_PEER -u -R -b 1gbit -t 2 -J > {}; b=$({snap}); echo $a $b > {}",
+            perf.display(),
+            snmp.display()
+        );
+        let st_s = st.to_string_lossy().to_string();
+        let mut link = vec!["--rtt", "10ms", "--rate", "800mbit", "--stats-json", &st_s];
+        if !offload {
+            link.push("--no-offload");
+        }
+        let o = perf_testbed_with(&link, &script);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let p: serde_json::Value = serde_json::from_slice(&std::fs::read(&perf).unwrap()).unwrap();
+        let s = std::fs::read_to_string(&snmp).unwrap();
+        let n: Vec<u64> = s.split_whitespace().map(|v| v.parse().unwrap()).collect();
+        let overflow = n[1] - n[0];
+        let down = &stats(&st)["directions"][1];
+        let dropped = ["dropped_queue", "dropped_loss", "dropped_aqm"]
+            .iter()
+            .map(|k| down[k].as_u64().unwrap())
+            .sum::<u64>();
+        let lost = p["lost"].as_u64().unwrap();
+        println!(
+            "offload {offload}: sent {} received {} lost {lost} = link {dropped} + receive buffer {overflow}; {}",
+            p["sent"], p["received"], down["offload"]
+        );
+        assert!(dropped > 0, "the link was the bottleneck: {down}");
+        assert_eq!(lost, dropped + overflow, "offload {offload}");
+        assert_eq!(down["write_errors"], 0);
     }
 }
