@@ -11,9 +11,15 @@ use common::*;
 /// checks each one's bytes against its number, writes what it saw.
 const RECV: &str = r#"
 import socket, struct, sys
+def overflows():
+    rows = [l.split() for l in open("/proc/net/snmp") if l.startswith("Udp:")]
+    return int(rows[1][rows[0].index("RcvbufErrors")])
+
+before = overflows()
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
 s.bind(("0.0.0.0", 5400))
+open(sys.argv[1] + ".ready", "w").close()
 s.settimeout(4)
 n = bad = 0
 sizes = set()
@@ -30,7 +36,7 @@ try:
 except socket.timeout:
     pass
 with open(sys.argv[1] + ".tmp", "w") as f:
-    f.write("%d %d %s\n" % (n, bad, ",".join(map(str, sorted(sizes)))))
+    f.write("%d %d %s %d\n" % (n, bad, ",".join(map(str, sorted(sizes))), overflows() - before))
 import os
 os.rename(sys.argv[1] + ".tmp", sys.argv[1])
 "#;
@@ -77,10 +83,12 @@ fn udp_super_packets_and_quic_sized_datagrams_arrive_intact() {
             recv.display(),
             out.display()
         );
+        // The sender waits for the receiver's socket (datagrams sent before
+        // it is bound are the kernel's "no port", not the emulator's loss).
         let script = format!(
-            "python3 {} $TCPWISE_PEER && for i in $(seq 100); do [ -e {} ] && break; sleep 0.1; done",
+            "for i in $(seq 100); do [ -e {o}.ready ] && break; sleep 0.1; done; python3 {} $TCPWISE_PEER && for i in $(seq 100); do [ -e {o} ] && break; sleep 0.1; done",
             send.display(),
-            out.display()
+            o = out.display()
         );
         let mut link = vec!["--rtt", "10ms", "--rate", "1gbit", "--stats-json"];
         let st_s = st.to_string_lossy().to_string();
@@ -91,13 +99,25 @@ fn udp_super_packets_and_quic_sized_datagrams_arrive_intact() {
         let o = testbed_serving(&server, &link, &script);
         assert!(o.status.success(), "{}", stderr(&o));
         let got = std::fs::read_to_string(&out).expect("the receiver wrote its counts");
-        println!("offload {offload}: received, bad, sizes: {}", got.trim());
-        assert_eq!(got.trim(), "11000 0 1200,1348", "offload {offload}");
+        println!(
+            "offload {offload}: received, bad, sizes, receive-buffer overflows: {}",
+            got.trim()
+        );
+        let f: Vec<&str> = got.split_whitespace().collect();
+        let num = |i: usize| f[i].parse::<u64>().unwrap();
         let v = stats(&st);
         let up = &v["directions"][0];
         let off = &up["offload"];
-        println!("up: {off}; dropped {}", up["dropped_queue"]);
-        assert_eq!(up["dropped_queue"], 0, "{v}");
+        let dropped = up["dropped_queue"].as_u64().unwrap();
+        println!("up: {off}; dropped {dropped}");
+        // Every datagram arrived intact, was dropped by the link's queue, or
+        // overflowed the receiver's buffer (the kernel counts it): none is
+        // lost or damaged by the forwarder. Most must arrive for the content
+        // check to mean something.
+        assert_eq!((num(1), f[2]), (0, "1200,1348"), "offload {offload}: {got}");
+        assert_eq!(num(0) + num(3) + dropped, 11000, "offload {offload}: {got}");
+        assert!(num(0) >= 10_000, "offload {offload}: {got}");
+        assert_eq!(up["write_errors"], 0, "{v}");
         if offload {
             assert!(off["mode"].as_str().unwrap().starts_with("tso"), "{off}");
             if off["mode"] == "tso+uso" {
@@ -163,7 +183,8 @@ fn tcp_moves_super_packets_and_the_summary_names_the_mode() {
 /// `perf -u -R -b 1gbit` through an 800 Mbit/s link, both modes: every
 /// datagram perf counts lost is one the link dropped or one the
 /// receiving kernel counted as a receive-buffer overflow (`RcvbufErrors`
-/// in the client namespace's /proc/net/snmp): the forwarder loses none.
+/// in the client namespace's /proc/net/snmp): the forwarder loses none
+/// (the link's drops may include a few of perf's control connection).
 #[test]
 fn udp_at_a_gigabit_loses_only_what_the_link_or_the_receiver_dropped() {
     if !netns_ok("udp_gigabit") {
@@ -201,7 +222,12 @@ fn udp_at_a_gigabit_loses_only_what_the_link_or_the_receiver_dropped() {
             p["sent"], p["received"], down["offload"]
         );
         assert!(dropped > 0, "the link was the bottleneck: {down}");
-        assert_eq!(lost, dropped + overflow, "offload {offload}");
+        // The link also carries perf's control connection, whose packets it
+        // may drop too: a handful more drops than lost datagrams.
+        assert!(
+            lost <= dropped + overflow && dropped + overflow - lost <= 20,
+            "offload {offload}: lost {lost}, link {dropped}, receive buffer {overflow}"
+        );
         assert_eq!(down["write_errors"], 0);
     }
 }

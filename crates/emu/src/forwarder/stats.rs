@@ -64,8 +64,16 @@ impl OffloadStats {
             .as_ref()
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
+        let bad = if self.unsplittable > 0 {
+            format!(
+                ", {} super-packets dropped unsplit (not IPv4/IPv6 TCP or UDP as their header said)",
+                self.unsplittable
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "offload {}{why}, {:.1} segments/read, {:.1}/write",
+            "offload {}{why}, {:.1} segments/read, {:.1}/write{bad}",
             self.mode,
             per(self.segments_read, self.reads),
             per(self.segments_written, self.writes)
