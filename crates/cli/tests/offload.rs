@@ -194,9 +194,14 @@ fn udp_at_a_gigabit_loses_only_what_the_link_or_the_receiver_dropped() {
     for offload in [true, false] {
         let st = dir.0.join(format!("stats-{offload}.json"));
         let (perf, snmp) = (dir.0.join("perf.json"), dir.0.join("snmp.txt"));
-        let snap = "awk '/^Udp:/{if(h){for(i=2;i<=NF;i++) if(n[i]==\"RcvbufErrors\") print $i}else{h=1; for(i=2;i<=NF;i++) n[i]=$i}}' /proc/net/snmp";
+        // InDatagrams, NoPorts and RcvbufErrors of this namespace (datagrams
+        // still on the link when perf closed its socket land in NoPorts),
+        // then the
+        // kernel's backlog drops (softnet_stat's second column, summed over
+        // CPUs; global).
+        let snap = "awk '/^Udp:/{if(h){for(i=2;i<=NF;i++) if(n[i]==\"InDatagrams\" || n[i]==\"RcvbufErrors\" || n[i]==\"NoPorts\") print $i}else{h=1; for(i=2;i<=NF;i++) n[i]=$i}}' /proc/net/snmp; t=0; while read a b r; do t=$((t + 0x$b)); done < /proc/net/softnet_stat; echo $t";
         let script = format!(
-            "a=$({snap}); {BIN} perf client $TCPWISE_PEER -u -R -b 1gbit -t 2 -J > {}; b=$({snap}); echo $a $b > {}",
+            "a=$({snap}); {BIN} perf client $TCPWISE_PEER -u -R -b 1gbit -t 2 -J > {}; sleep 0.3; b=$({snap}); echo $a $b > {}",
             perf.display(),
             snmp.display()
         );
@@ -210,7 +215,11 @@ fn udp_at_a_gigabit_loses_only_what_the_link_or_the_receiver_dropped() {
         let p: serde_json::Value = serde_json::from_slice(&std::fs::read(&perf).unwrap()).unwrap();
         let s = std::fs::read_to_string(&snmp).unwrap();
         let n: Vec<u64> = s.split_whitespace().map(|v| v.parse().unwrap()).collect();
-        let overflow = n[1] - n[0];
+        let (delivered, late, overflow, backlog) =
+            (n[4] - n[0], n[5] - n[1], n[6] - n[2], n[7] - n[3]);
+        // Delivered to the socket but never read: perf stopped reading at
+        // its end time with these still queued.
+        let unread = delivered.saturating_sub(p["received"].as_u64().unwrap());
         let down = &stats(&st)["directions"][1];
         let dropped = ["dropped_queue", "dropped_loss", "dropped_aqm"]
             .iter()
@@ -218,15 +227,17 @@ fn udp_at_a_gigabit_loses_only_what_the_link_or_the_receiver_dropped() {
             .sum::<u64>();
         let lost = p["lost"].as_u64().unwrap();
         println!(
-            "offload {offload}: sent {} received {} lost {lost} = link {dropped} + receive buffer {overflow}; {}",
+            "offload {offload}: sent {} received {} lost {lost} = link {dropped} + receive buffer {overflow} (+ backlog {backlog}, after perf stopped {late}, unread {unread}); {}",
             p["sent"], p["received"], down["offload"]
         );
         assert!(dropped > 0, "the link was the bottleneck: {down}");
-        // The link also carries perf's control connection, whose packets it
-        // may drop too: a handful more drops than lost datagrams.
+        // Also counted by the kernel: its input backlog overflowing
+        // (netdev_max_backlog) when the receiver's CPU falls behind. The
+        // link also carries perf's control connection, whose packets it may
+        // drop too: a handful more drops than lost datagrams.
         assert!(
-            lost <= dropped + overflow && dropped + overflow - lost <= 20,
-            "offload {offload}: lost {lost}, link {dropped}, receive buffer {overflow}"
+            lost <= dropped + overflow + backlog + late + unread && dropped + overflow <= lost + 20,
+            "offload {offload}: lost {lost}, link {dropped}, receive buffer {overflow}, backlog {backlog}, after perf stopped {late}, unread {unread}"
         );
         assert_eq!(down["write_errors"], 0);
     }
