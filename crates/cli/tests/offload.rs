@@ -226,17 +226,23 @@ fn udp_at_a_gigabit_loses_only_what_the_link_or_the_receiver_dropped() {
             .map(|k| down[k].as_u64().unwrap())
             .sum::<u64>();
         let lost = p["lost"].as_u64().unwrap();
+        let sent = p["sent"].as_u64().unwrap();
         println!(
             "offload {offload}: sent {} received {} lost {lost} = link {dropped} + receive buffer {overflow} (+ backlog {backlog}, after perf stopped {late}, unread {unread}); {}",
             p["sent"], p["received"], down["offload"]
         );
         assert!(dropped > 0, "the link was the bottleneck: {down}");
+        // What none of these counters holds is the sending TUN's own queue
+        // overflowing when the forwarder falls behind (tx_dropped in the
+        // server namespace, out of the client's sight): seen as 8 of
+        // 172,652 under CI's parallel load, so 0.1 % is allowed for it.
         // Also counted by the kernel: its input backlog overflowing
         // (netdev_max_backlog) when the receiver's CPU falls behind. The
         // link also carries perf's control connection, whose packets it may
         // drop too: a handful more drops than lost datagrams.
         assert!(
-            lost <= dropped + overflow + backlog + late + unread && dropped + overflow <= lost + 20,
+            lost <= dropped + overflow + backlog + late + unread + sent / 1000
+                && dropped + overflow <= lost + 20,
             "offload {offload}: lost {lost}, link {dropped}, receive buffer {overflow}, backlog {backlog}, after perf stopped {late}, unread {unread}"
         );
         assert_eq!(down["write_errors"], 0);
