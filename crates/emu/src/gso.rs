@@ -22,8 +22,10 @@
 //! ([`Packet::finalize_csum`]), so the receiver verifies the one and the
 //! capture shows valid checksums.
 
-/// `struct virtio_net_hdr`'s size: what [`VnetHdr::encode`] writes.
-pub const VNET_HDR_LEN: usize = 10;
+use crate::ip::{fold, ipv4_checksum, sum};
+/// `struct virtio_net_hdr`'s size: what [`VnetHdr::encode`] writes (the
+/// size `sys` sets on the device).
+pub use crate::sys::VNET_HDR_LEN;
 /// `VIRTIO_NET_HDR_F_NEEDS_CSUM`.
 pub const F_NEEDS_CSUM: u8 = 1;
 /// `VIRTIO_NET_HDR_GSO_NONE`.
@@ -154,34 +156,6 @@ impl Packet {
         }
         self.bytes[at..at + 2].copy_from_slice(&c.to_ne_bytes());
     }
-}
-
-/// The ones'-complement sum of `data` added to `acc`, in native byte
-/// order (RFC 1071: the order does not matter as long as it is the same).
-fn sum(mut acc: u64, data: &[u8]) -> u64 {
-    let mut it = data.chunks_exact(4);
-    for w in &mut it {
-        acc += u64::from(u32::from_ne_bytes([w[0], w[1], w[2], w[3]]));
-    }
-    let r = it.remainder();
-    let mut last = [0u8; 4];
-    last[..r.len()].copy_from_slice(r);
-    acc + u64::from(u32::from_ne_bytes(last))
-}
-
-fn fold(mut acc: u64) -> u16 {
-    while acc > 0xffff {
-        acc = (acc & 0xffff) + (acc >> 16);
-    }
-    acc as u16
-}
-
-/// IPv4's header checksum, written into the header.
-fn ipv4_checksum(h: &mut [u8]) {
-    h[10] = 0;
-    h[11] = 0;
-    let c = !fold(sum(0, h));
-    h[10..12].copy_from_slice(&c.to_ne_bytes());
 }
 
 /// The pseudo-header sum (not complemented) for `l4_len` bytes of

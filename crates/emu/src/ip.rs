@@ -43,16 +43,7 @@ pub fn set_ce(p: &mut [u8]) {
         Some(4) if p.len() >= 20 => {
             p[1] |= 3;
             let ihl = (usize::from(p[0] & 0x0f) * 4).clamp(20, p.len());
-            p[10] = 0;
-            p[11] = 0;
-            let mut sum: u32 = p[..ihl]
-                .chunks(2)
-                .map(|w| u32::from(u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)])))
-                .sum();
-            while sum > 0xffff {
-                sum = (sum & 0xffff) + (sum >> 16);
-            }
-            p[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+            ipv4_checksum(&mut p[..ihl]);
         }
         Some(6) if p.len() >= 40 => p[1] |= 0x30,
         _ => {}
@@ -74,6 +65,34 @@ pub fn flip_bit(p: &mut [u8], r: u32) {
     }
     let bit = r as usize % (rest * 8);
     p[hdr + bit / 8] ^= 1 << (bit % 8);
+}
+
+/// The ones'-complement sum of `data` added to `acc`, in native byte
+/// order (RFC 1071: the order does not matter as long as it is the same).
+pub(crate) fn sum(mut acc: u64, data: &[u8]) -> u64 {
+    let mut it = data.chunks_exact(4);
+    for w in &mut it {
+        acc += u64::from(u32::from_ne_bytes([w[0], w[1], w[2], w[3]]));
+    }
+    let r = it.remainder();
+    let mut last = [0u8; 4];
+    last[..r.len()].copy_from_slice(r);
+    acc + u64::from(u32::from_ne_bytes(last))
+}
+
+pub(crate) fn fold(mut acc: u64) -> u16 {
+    while acc > 0xffff {
+        acc = (acc & 0xffff) + (acc >> 16);
+    }
+    acc as u16
+}
+
+/// IPv4's header checksum, written into the header.
+pub(crate) fn ipv4_checksum(h: &mut [u8]) {
+    h[10] = 0;
+    h[11] = 0;
+    let c = !fold(sum(0, h));
+    h[10..12].copy_from_slice(&c.to_ne_bytes());
 }
 
 #[cfg(test)]
