@@ -40,6 +40,9 @@ _tcpwise() {
             tcpwise,perf)
                 cmd="tcpwise__subcmd__perf"
                 ;;
+            tcpwise,rpm)
+                cmd="tcpwise__subcmd__rpm"
+                ;;
             tcpwise,serve)
                 cmd="tcpwise__subcmd__serve"
                 ;;
@@ -127,6 +130,9 @@ _tcpwise() {
             tcpwise__subcmd__help,perf)
                 cmd="tcpwise__subcmd__help__subcmd__perf"
                 ;;
+            tcpwise__subcmd__help,rpm)
+                cmd="tcpwise__subcmd__help__subcmd__rpm"
+                ;;
             tcpwise__subcmd__help,serve)
                 cmd="tcpwise__subcmd__help__subcmd__serve"
                 ;;
@@ -200,7 +206,7 @@ _tcpwise() {
 
     case "${cmd}" in
         tcpwise)
-            opts="-h -V --help --version emu perf dispatch get lab bench serve generate help"
+            opts="-h -V --help --version emu perf dispatch get lab bench serve rpm generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1560,7 +1566,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__help)
-            opts="emu perf dispatch get lab bench serve generate help"
+            opts="emu perf dispatch get lab bench serve rpm generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1828,6 +1834,20 @@ _tcpwise() {
         tcpwise__subcmd__help__subcmd__perf__subcmd__server)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tcpwise__subcmd__help__subcmd__rpm)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2235,6 +2255,80 @@ _tcpwise() {
                     return 0
                     ;;
                 -I)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tcpwise__subcmd__rpm)
+            opts="-C -s -k -v -h -V --config-url --direction --sequential --http1.1 --insecure --cacert --resolve --connect-timeout --json --verbose --mad --interval --trimmed-mean --sdt --max-connections --max-probes --probe-capacity --max-duration --percentile --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --direction)
+                    COMPREPLY=($(compgen -W "bidir down up" -- "${cur}"))
+                    return 0
+                    ;;
+                --cacert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --resolve)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mad)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --trimmed-mean)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sdt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-connections)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-probes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --probe-capacity)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --percentile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

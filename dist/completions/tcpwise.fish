@@ -32,7 +32,8 @@ complete -c tcpwise -n "__fish_tcpwise_needs_command" -f -a "dispatch" -d 'Compl
 complete -c tcpwise -n "__fish_tcpwise_needs_command" -f -a "get" -d 'Fetch URLs, curl-like, through tcpwise\'s warm-connection pool'
 complete -c tcpwise -n "__fish_tcpwise_needs_command" -f -a "lab" -d 'Run the seed experiments on emulated links and write a report (needs root)'
 complete -c tcpwise -n "__fish_tcpwise_needs_command" -f -a "bench" -d 'Load an HTTP server: closed loop like wrk, or open loop at --rate R with coordinated-omission correction like wrk2.'
-complete -c tcpwise -n "__fish_tcpwise_needs_command" -f -a "serve" -d 'Serve /bytes/N, /delay/MS/bytes/N, /echo and /health over HTTP/1.1 (keep-alive, optional TLS)'
+complete -c tcpwise -n "__fish_tcpwise_needs_command" -f -a "serve" -d 'Serve /bytes/N, /delay/MS/bytes/N, /echo, /health and the responsiveness test\'s /.well-known/nq over HTTP/1.1 and HTTP/2 (keep-alive, optional TLS)'
+complete -c tcpwise -n "__fish_tcpwise_needs_command" -f -a "rpm" -d 'Responsiveness under working conditions: round trips per minute while the path is loaded (draft-ietf-ippm-responsiveness, as Apple\'s networkQuality measures it).'
 complete -c tcpwise -n "__fish_tcpwise_needs_command" -f -a "generate" -d 'Write man pages and shell completions from these definitions (for packagers)'
 complete -c tcpwise -n "__fish_tcpwise_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand emu; and not __fish_seen_subcommand_from shell pair selftest plot clean help" -s h -l help -d 'Print help'
@@ -453,17 +454,41 @@ complete -c tcpwise -n "__fish_tcpwise_using_subcommand serve" -l access-log -d 
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand serve" -l gzip -d 'Compress responses (text, /bytes, files and listings) with gzip for HTTP/1.1 clients whose Accept-Encoding allows it, streamed in chunks; ETags become weak, ranges and 304s stay uncompressed'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand serve" -s V -l version -d 'Print version'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -s C -l config-url -d 'The config\'s URL (networkQuality\'s -C), instead of URL' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l direction -d 'Which way to load: bidir (both at once), down or up' -r -f -a "bidir\t'Download and upload at once (networkQuality\'s default)'
+down\t'Download only'
+up\t'Upload only'"
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l cacert -d 'https: trust the PEM certificates in FILE too' -r -F
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l resolve -d 'Connect to ADDR for HOST:PORT (curl\'s --resolve HOST:PORT:ADDR)' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l connect-timeout -d 'Give up on a connection not made in this long, and on a config not received in twice it' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l mad -d 'MAD: intervals in a moving average, and how many must agree' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l interval -d 'ID: the interval between evaluations (and new connections)' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l trimmed-mean -d 'TMP: the share (%) of the lowest probe times the trimmed mean keeps' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l sdt -d 'SDT: stable when the moving averages\' standard deviation is at most this share (%) of the current one' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l max-connections -d 'MNP: the most load-generating connections per direction' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l max-probes -d 'MPS: the most probe rounds a second' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l probe-capacity -d 'PTC: the share (%) of the goodput probes may use' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l max-duration -d 'The longest a phase runs before it reports what it has, marked not stable' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l percentile -d 'The percentile reported beside the trimmed mean' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -s s -l sequential -d 'Down, then up, each judged on its own (networkQuality\'s -s)'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l http1.1 -d 'Load over HTTP/1.1 (one request per connection: no self probes, the figure is the foreign probes\' alone). Default: HTTP/2 (ALPN on https, prior knowledge on http)'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -s k -l insecure -d 'https: accept any server certificate (handshake signatures are still checked)'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l json -d 'Print the result as JSON, with every interval and probe round'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -s v -l verbose -d 'Show the draft\'s intermediate values each interval'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -s V -l version -d 'Print version'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand generate" -s h -l help -d 'Print help'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand generate" -s V -l version -d 'Print version'
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and not __fish_seen_subcommand_from emu perf dispatch get lab bench serve generate help" -f -a "emu" -d 'Emulated links between network namespaces, with real kernel TCP on both ends (no netem needed)'
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and not __fish_seen_subcommand_from emu perf dispatch get lab bench serve generate help" -f -a "perf" -d 'Bulk TCP test with TCP_INFO per interval and a diagnosis of buffer limits (iperf3-like)'
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and not __fish_seen_subcommand_from emu perf dispatch get lab bench serve generate help" -f -a "dispatch" -d 'Completion dispatch models (MariaDB): a request/response server, its closed-loop load, and asynchronous file I/O on io_uring'
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and not __fish_seen_subcommand_from emu perf dispatch get lab bench serve generate help" -f -a "get" -d 'Fetch URLs, curl-like, through tcpwise\'s warm-connection pool'
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and not __fish_seen_subcommand_from emu perf dispatch get lab bench serve generate help" -f -a "lab" -d 'Run the seed experiments on emulated links and write a report (needs root)'
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and not __fish_seen_subcommand_from emu perf dispatch get lab bench serve generate help" -f -a "bench" -d 'Load an HTTP server: closed loop like wrk, or open loop at --rate R with coordinated-omission correction like wrk2.'
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and not __fish_seen_subcommand_from emu perf dispatch get lab bench serve generate help" -f -a "serve" -d 'Serve /bytes/N, /delay/MS/bytes/N, /echo and /health over HTTP/1.1 (keep-alive, optional TLS)'
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and not __fish_seen_subcommand_from emu perf dispatch get lab bench serve generate help" -f -a "generate" -d 'Write man pages and shell completions from these definitions (for packagers)'
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and not __fish_seen_subcommand_from emu perf dispatch get lab bench serve generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and not __fish_seen_subcommand_from emu perf dispatch get lab bench serve rpm generate help" -f -a "emu" -d 'Emulated links between network namespaces, with real kernel TCP on both ends (no netem needed)'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and not __fish_seen_subcommand_from emu perf dispatch get lab bench serve rpm generate help" -f -a "perf" -d 'Bulk TCP test with TCP_INFO per interval and a diagnosis of buffer limits (iperf3-like)'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and not __fish_seen_subcommand_from emu perf dispatch get lab bench serve rpm generate help" -f -a "dispatch" -d 'Completion dispatch models (MariaDB): a request/response server, its closed-loop load, and asynchronous file I/O on io_uring'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and not __fish_seen_subcommand_from emu perf dispatch get lab bench serve rpm generate help" -f -a "get" -d 'Fetch URLs, curl-like, through tcpwise\'s warm-connection pool'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and not __fish_seen_subcommand_from emu perf dispatch get lab bench serve rpm generate help" -f -a "lab" -d 'Run the seed experiments on emulated links and write a report (needs root)'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and not __fish_seen_subcommand_from emu perf dispatch get lab bench serve rpm generate help" -f -a "bench" -d 'Load an HTTP server: closed loop like wrk, or open loop at --rate R with coordinated-omission correction like wrk2.'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and not __fish_seen_subcommand_from emu perf dispatch get lab bench serve rpm generate help" -f -a "serve" -d 'Serve /bytes/N, /delay/MS/bytes/N, /echo, /health and the responsiveness test\'s /.well-known/nq over HTTP/1.1 and HTTP/2 (keep-alive, optional TLS)'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and not __fish_seen_subcommand_from emu perf dispatch get lab bench serve rpm generate help" -f -a "rpm" -d 'Responsiveness under working conditions: round trips per minute while the path is loaded (draft-ietf-ippm-responsiveness, as Apple\'s networkQuality measures it).'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and not __fish_seen_subcommand_from emu perf dispatch get lab bench serve rpm generate help" -f -a "generate" -d 'Write man pages and shell completions from these definitions (for packagers)'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and not __fish_seen_subcommand_from emu perf dispatch get lab bench serve rpm generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and __fish_seen_subcommand_from emu" -f -a "shell" -d 'Run CMD in a client namespace whose far end, through the emulated link, is this host.'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and __fish_seen_subcommand_from emu" -f -a "pair" -d 'Run a server command and a client command in two namespaces joined by the emulated link.'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and __fish_seen_subcommand_from emu" -f -a "selftest" -d 'Measure the emulator against its own configuration on this machine.'

@@ -1,4 +1,5 @@
-//! `tcpwise bench`: the HTTP load generator (flags as wrk/wrk2 spell them).
+//! `tcpwise bench`: the HTTP load generator (flags as wrk/wrk2 spell them),
+//! and `tcpwise rpm`, the load that measures responsiveness.
 
 use anyhow::Result;
 use clap::Args;
@@ -64,6 +65,26 @@ pub struct BenchArgs {
     /// Print the report as JSON ({"summary": ...}).
     #[arg(long)]
     pub json: bool,
+}
+
+/// `tcpwise rpm`: the text as it runs, or the JSON report at the end.
+pub fn rpm(a: tcpwise_rpm::flags::RpmArgs) -> Result<i32> {
+    let r = tcpwise_rpm::command::run(&a, &mut std::io::stdout());
+    match r {
+        Ok(r) if a.json => {
+            let v = crate::versioned(serde_json::to_value(&r)?);
+            println!("{}", serde_json::to_string_pretty(&v)?);
+            Ok(0)
+        }
+        Ok(_) => Ok(0),
+        Err(e) => {
+            let e = anyhow::Error::from(e);
+            if a.json {
+                crate::print_json_error(&e);
+            }
+            Err(e)
+        }
+    }
 }
 
 pub fn run(a: BenchArgs) -> Result<i32> {

@@ -57,8 +57,24 @@ enum Command {
     ///   tcpwise bench http://127.0.0.1:8080/bytes/100 -c 16 --rate 2000 -d 2s --json
     #[command(verbatim_doc_comment)]
     Bench(bench_cmd::BenchArgs),
-    /// Serve /bytes/N, /delay/MS/bytes/N, /echo and /health over HTTP/1.1 (keep-alive, optional TLS).
+    /// Serve /bytes/N, /delay/MS/bytes/N, /echo, /health and the responsiveness test's
+    /// /.well-known/nq over HTTP/1.1 and HTTP/2 (keep-alive, optional TLS).
     Serve(http_cmd::ServeArgs),
+    /// Responsiveness under working conditions: round trips per minute while the path is
+    /// loaded (draft-ietf-ippm-responsiveness, as Apple's networkQuality measures it).
+    ///
+    /// Loads the path with HTTP/2 connections, one more each interval until goodput is
+    /// stable, and probes it meanwhile: foreign probes on new connections (TCP, TLS and
+    /// HTTP timed apart) and self probes on the loaded ones. Any server keeping the
+    /// network-quality server spec works; `tcpwise serve` does, at /.well-known/nq.
+    ///
+    /// Examples:
+    ///   tcpwise serve --bind 127.0.0.1:8443 --tls & sleep 0.5
+    ///   tcpwise rpm -k https://127.0.0.1:8443
+    ///   tcpwise rpm -k -s https://127.0.0.1:8443 --json
+    ///   tcpwise rpm http://198.18.0.2:8080 --direction down -v
+    #[command(verbatim_doc_comment)]
+    Rpm(tcpwise_rpm::flags::RpmArgs),
     /// Write man pages and shell completions from these definitions (for packagers).
     #[command(hide = true)]
     Generate(gen_cmd::GenArgs),
@@ -90,6 +106,7 @@ fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<Class> {
         curl::CurlError,
         tcpwise_http::tls::TlsSetupError,
         tcpwise_bench::BenchError,
+        tcpwise_rpm::RpmError,
         tcpwise_http::server::command::ServeError,
         tcpwise_aio::UringError,
         tcpwise_aio::AioError,
@@ -186,6 +203,7 @@ fn main() {
         Command::Get(a) => http_cmd::get(a, matches.subcommand_matches("get"), next),
         Command::Serve(a) => http_cmd::serve(a),
         Command::Bench(a) => bench_cmd::run(a),
+        Command::Rpm(a) => bench_cmd::rpm(a),
         Command::Lab(a) => lab_cmd::run(a),
         Command::Generate(a) => gen_cmd::run(a),
     };

@@ -36,6 +36,7 @@ const FLOORS: &[(&str, u32)] = &[
     ("dispatch", 3),
     ("aio", 3),
     ("bench", 4),
+    ("rpm", 4),
     ("lab", 4),
     ("cli", 5),
 ];
@@ -49,6 +50,7 @@ const CLAP_FILES: &[&str] = &[
     "crates/http/src/curl/flags.rs",
     "crates/http/src/server/flags.rs",
     "crates/perf/src/flags.rs",
+    "crates/rpm/src/flags.rs",
 ];
 
 /// Lines `crates/cli/src` may hold.

@@ -81,6 +81,8 @@ pub struct RequestHead<'a> {
     pub user_agent: Option<&'a str>,
     /// `Accept-Encoding` allows gzip (a `gzip` or `*` token whose q is not 0).
     pub accept_gzip: bool,
+    /// `Host` (the authority the responsiveness config's URLs point at).
+    pub host: Option<&'a str>,
 }
 
 /// Parses a request head at the start of `buf`; `Ok(None)` until it is
@@ -107,7 +109,7 @@ pub fn parse_request(buf: &[u8], max_head: usize) -> Result<Option<RequestHead<'
     let mut expect_continue = false;
     let mut cond: [Option<&str>; 6] = [None; 6];
     let (mut referer, mut user_agent, mut accept_gzip) = (None, None, false);
-    let mut hosts = 0;
+    let (mut hosts, mut host) = (0, None);
     for h in r.headers.iter() {
         let is = |n: &str| h.name.eq_ignore_ascii_case(n);
         let text = || std::str::from_utf8(h.value).ok().map(str::trim);
@@ -146,7 +148,10 @@ pub fn parse_request(buf: &[u8], max_head: usize) -> Result<Option<RequestHead<'
             Some(b'i') if is("if-match") => cond[4] = text(),
             Some(b'i') if is("if-unmodified-since") => cond[5] = text(),
             Some(b'u') if is("user-agent") => user_agent = text(),
-            Some(b'h') if is("host") => hosts += 1,
+            Some(b'h') if is("host") => {
+                hosts += 1;
+                host = text();
+            }
             Some(b'a') if is("accept-encoding") => {
                 accept_gzip |= text().is_some_and(accepts_gzip);
             }
@@ -175,6 +180,7 @@ pub fn parse_request(buf: &[u8], max_head: usize) -> Result<Option<RequestHead<'
         referer,
         user_agent,
         accept_gzip,
+        host,
     }))
 }
 

@@ -8,7 +8,10 @@
 //!   retry or a 307/308 redirect sends it again from the start;
 //! - [`Payload::Stdin`]: `-T -`, read as it is sent, chunked on HTTP/1.1
 //!   (its length is unknown, as in curl); it can be sent once only, so a
-//!   retry or a redirect that needs it again fails as curl's 65 does.
+//!   retry or a redirect that needs it again fails as curl's 65 does;
+//! - [`Payload::Endless`]: a load generator's upload (`tcpwise rpm`):
+//!   bytes without end, counted as hyper takes them, until the request
+//!   is dropped.
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
@@ -40,6 +43,9 @@ pub enum Payload {
     },
     /// Standard input, streamed once.
     Stdin,
+    /// Bytes without end (chunked on HTTP/1.1), each one added to the
+    /// counter as hyper takes it: what a load-generating upload sent.
+    Endless(std::sync::Arc<std::sync::atomic::AtomicU64>),
 }
 
 impl Default for Payload {
@@ -82,7 +88,7 @@ impl Payload {
         match self {
             Payload::Bytes(b) => Some(b.len() as u64),
             Payload::File { len, .. } => Some(*len),
-            Payload::Stdin => None,
+            Payload::Stdin | Payload::Endless(_) => None,
         }
     }
 
@@ -128,7 +134,32 @@ impl Payload {
                 }
                 .boxed()
             }
+            Payload::Endless(counter) => Endless {
+                chunk: Bytes::from(vec![0u8; CHUNK]),
+                counter: counter.clone(),
+            }
+            .boxed(),
         })
+    }
+}
+
+/// [`Payload::Endless`]'s body: one shared chunk handed out forever.
+struct Endless {
+    chunk: Bytes,
+    counter: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Body for Endless {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        self.counter
+            .fetch_add(self.chunk.len() as u64, Ordering::Relaxed);
+        Poll::Ready(Some(Ok(Frame::data(self.chunk.clone()))))
     }
 }
 

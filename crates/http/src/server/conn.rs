@@ -80,6 +80,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
     }
 
     /// The TCP socket's descriptor (see [`Conn::fd`]).
+    /// The connection is TLS (the responsiveness config's URLs say https).
+    pub(super) fn https(mut self) -> Self {
+        self.core.scheme = "https";
+        self
+    }
+
     pub(super) fn with_fd(mut self, fd: std::os::fd::RawFd) -> Self {
         self.fd = Some(fd);
         self

@@ -116,6 +116,7 @@ fn empty() -> Body {
 /// The answer to one request.
 async fn answer(
     req: hyper::Request<Incoming>,
+    scheme: &'static str,
     root: Option<Arc<files::Root>>,
     lim: Limits,
 ) -> Result<hyper::Response<Body>, io::Error> {
@@ -130,11 +131,35 @@ async fn answer(
     // one we will not use is read before answering, up to a limit:
     // answering first makes hyper reset the stream, which clients report
     // as an error (curl's 92) instead of the status.
+    let host = req.uri().authority().map(|a| a.as_str()).or_else(|| {
+        req.headers()
+            .get(hyper::header::HOST)
+            .and_then(|v| v.to_str().ok())
+    });
     let reply = root
         .is_none()
-        .then(|| routes::route(&method, &target, &lim));
+        .then(|| routes::route(&method, &target, (scheme, host), &lim));
     let (parts, body) = req.into_parts();
-    let body = if matches!(&reply, Some(r) if r.body == RouteBody::Echo) {
+    let body = if let Some(routes::Reply {
+        body: RouteBody::Sink,
+        ..
+    }) = &reply
+    {
+        // Read to the end and discard, however long (`/nq/upload`).
+        let mut body = body;
+        let mut read = 0u64;
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(io::Error::other)?;
+            read += frame.data_ref().map_or(0, |d| d.len() as u64);
+        }
+        let text = format!("received {read} bytes\n");
+        return hyper::Response::builder()
+            .status(200)
+            .header("content-type", "text/plain; charset=utf-8")
+            .header("content-length", text.len())
+            .body(full(text))
+            .map_err(io::Error::other);
+    } else if matches!(&reply, Some(r) if r.body == RouteBody::Echo) {
         Some(body)
     } else {
         let _ = http_body_util::Limited::new(body, 1 << 20).collect().await;
@@ -221,6 +246,12 @@ async fn answer(
                 .header("content-length", t.len());
             if head { empty() } else { full(t.into_owned()) }
         }
+        RouteBody::Json(t) => {
+            b = b
+                .header("content-type", "application/json")
+                .header("content-length", t.len());
+            if head { empty() } else { full(t) }
+        }
         RouteBody::Pattern { len, .. } => {
             b = b
                 .header("content-type", "application/octet-stream")
@@ -247,7 +278,7 @@ async fn answer(
                 .header("content-length", got.len());
             full(got)
         }
-        RouteBody::File => empty(),
+        RouteBody::File | RouteBody::Sink => empty(),
     };
     b.body(body).map_err(io::Error::other)
 }
@@ -256,6 +287,7 @@ async fn answer(
 /// fires (then a GOAWAY lets streams in flight finish).
 pub async fn serve_connection<S>(
     io: S,
+    scheme: &'static str,
     root: Option<Arc<files::Root>>,
     lim: Limits,
     stop: Shutdown,
@@ -263,7 +295,7 @@ pub async fn serve_connection<S>(
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let service = hyper::service::service_fn(move |req| answer(req, root.clone(), lim));
+    let service = hyper::service::service_fn(move |req| answer(req, scheme, root.clone(), lim));
     let conn = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
         .timer(hyper_util::rt::TokioTimer::new())
         .keep_alive_interval(None)

@@ -27,12 +27,33 @@ pub(super) fn put_text(
     head_only: bool,
     date: &[u8],
 ) {
+    let plain = "text/plain; charset=utf-8";
+    put_typed(
+        out,
+        (status, minor, keep_alive, allow),
+        plain,
+        text,
+        head_only,
+        date,
+    );
+}
+
+/// A complete response of `text` as `content_type`: (status, minor
+/// version, keep-alive, `Allow`) and the body.
+pub(super) fn put_typed(
+    out: &mut Vec<u8>,
+    (status, minor, keep_alive, allow): (u16, u8, bool, Option<&str>),
+    content_type: &str,
+    text: &str,
+    head_only: bool,
+    date: &[u8],
+) {
     let h = h1::ResponseHead {
         status,
         minor,
         keep_alive,
         body: BodyLen::Length(text.len() as u64),
-        content_type: Some("text/plain; charset=utf-8"),
+        content_type: Some(content_type),
         allow,
     };
     h1::put_response_head(out, &h, date);

@@ -28,6 +28,8 @@ pub struct Core {
     pub(super) root: Option<Arc<files::Root>>,
     /// `--gzip`.
     pub(super) gzip: bool,
+    /// `http` or `https` (the responsiveness config names it).
+    pub(super) scheme: &'static str,
 }
 
 impl Core {
@@ -49,6 +51,7 @@ impl Core {
             answered: 0,
             root: None,
             gzip: false,
+            scheme: "http",
         }
     }
 
@@ -150,9 +153,10 @@ impl Core {
                     body: Body::File,
                     delay_ms: 0,
                     allow: None,
+                    identity: false,
                 }
             } else {
-                routes::route(req.method, req.target, &self.lim)
+                routes::route(req.method, req.target, (self.scheme, req.host), &self.lim)
             };
             if let (Body::Echo, BodyLen::Length(n)) = (&reply.body, req.body)
                 && n > self.lim.max_body
@@ -171,11 +175,12 @@ impl Core {
             };
             let reply_small = match &reply.body {
                 Body::Pattern { len, .. } => head || *len <= INLINE_BODY,
-                Body::Echo | Body::Text(_) => true,
-                Body::File => false,
+                Body::Echo | Body::Text(_) | Body::Json(_) => true,
+                Body::File | Body::Sink => false,
             };
             // Compression streams in chunks: an HTTP/1.1 client only.
             let gzip = self.gzip
+                && !reply.identity
                 && req.accept_gzip
                 && req.minor == 1
                 && matches!(
@@ -223,9 +228,10 @@ impl Core {
                 let bytes = match &reply.body {
                     _ if head => 0,
                     Body::Text(t) => t.len() as u64,
+                    Body::Json(t) => t.len() as u64,
                     Body::Pattern { len, .. } => *len,
                     Body::Echo => body_len as u64,
-                    Body::File => 0,
+                    Body::File | Body::Sink => 0,
                 };
                 let request = format!("{} {}", req.method, req.target);
                 self.answering(&Logged {
@@ -265,7 +271,15 @@ impl Core {
                         out.extend_from_slice(&body_in[..body_len]);
                     }
                 }
-                Body::File => unreachable!("file answers take the slow path"),
+                Body::Json(t) => put_typed(
+                    out,
+                    (reply.status, req.minor, keep, None),
+                    "application/json",
+                    t,
+                    head,
+                    date,
+                ),
+                Body::File | Body::Sink => unreachable!("these take the slow path"),
                 Body::Pattern { len, chunked } => {
                     put_pattern_head(out, reply.status, req.minor, keep, *len, *chunked, date);
                     if !head {

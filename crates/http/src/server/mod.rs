@@ -281,14 +281,14 @@ async fn serve_listener(
                         Some(a) => match tokio::time::timeout(lim.header_timeout, a.accept(sock)).await {
                             // ALPN chose h2: hyper's HTTP/2 server, our answers.
                             Ok(Ok(tls)) if tls.get_ref().1.alpn_protocol() == Some(b"h2") => {
-                                h2::serve_connection(tls, root, lim, stop).await
+                                h2::serve_connection(tls, "https", root, lim, stop).await
                             }
-                            Ok(Ok(tls)) => Conn::new(tls, id, peer, log, lim).with_root(root, gzip).with_fd(fd).run(stop).await,
+                            Ok(Ok(tls)) => Conn::new(tls, id, peer, log, lim).with_root(root, gzip).with_fd(fd).https().run(stop).await,
                             Ok(Err(e)) => Err(e),
                             Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, "TLS handshake took longer than --header-timeout")),
                         },
                         None => match prior_knowledge(&sock, lim.header_timeout).await {
-                            Ok(true) => h2::serve_connection(sock, root, lim, stop).await,
+                            Ok(true) => h2::serve_connection(sock, "http", root, lim, stop).await,
                             Ok(false) => Conn::new(sock, id, peer, log, lim).with_root(root, gzip).with_fd(fd).run(stop).await,
                             Err(e) => Err(e),
                         },

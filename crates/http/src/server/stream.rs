@@ -130,16 +130,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         }
         let bytes = match &reply.body {
             Body::Text(t) => Some(t.len() as u64),
+            Body::Json(t) => Some(t.len() as u64),
             Body::Pattern { len, .. } => Some(*len),
             Body::Echo => match s.body {
                 BodyLen::Length(n) => Some(n),
                 BodyLen::Chunked => None,
             },
-            Body::File => None,
+            Body::File | Body::Sink => None,
         };
         self.answer = Some((reply.status, bytes));
-        if reply.body == Body::Echo {
-            return self.echo(s).await;
+        if matches!(reply.body, Body::Echo | Body::Sink) {
+            return self.echo(s, reply.body == Body::Echo).await;
         }
         // A body this route does not read (and that had not all arrived):
         // answer, then close rather than read it.
@@ -164,7 +165,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                     Body::Pattern { len, .. } => {
                         self.send_gzipped(pattern::Reader::new(*len)).await?;
                     }
-                    Body::Echo | Body::File => unreachable!("answered above"),
+                    Body::Json(_) | Body::Echo | Body::File | Body::Sink => {
+                        unreachable!("answered above or never compressed")
+                    }
                 }
             }
             self.io.flush().await?;
@@ -188,6 +191,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                 self.head_len = head.len() as u64 - if s.head { 0 } else { t.len() as u64 };
                 self.send(&head).await?;
             }
+            Body::Json(t) => {
+                let at = (reply.status, s.minor, keep, None);
+                with_date(|d| put_typed(&mut head, at, "application/json", t, s.head, d));
+                self.head_len = head.len() as u64 - if s.head { 0 } else { t.len() as u64 };
+                self.send(&head).await?;
+            }
             Body::Pattern { len, chunked } => {
                 let (len, chunked) = (*len, *chunked);
                 with_date(|d| {
@@ -199,7 +208,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                     self.send_pattern(len, chunked).await?;
                 }
             }
-            Body::Echo | Body::File => unreachable!("answered above"),
+            Body::Echo | Body::File | Body::Sink => unreachable!("answered above"),
         }
         self.io.flush().await?;
         self.more = !self.pending.is_empty();
@@ -320,8 +329,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         Ok(())
     }
 
-    /// Streams the request body back, framed as it came.
-    pub(super) async fn echo(&mut self, s: &Slow) -> io::Result<bool> {
+    /// Streams the request body back, framed as it came (`back`: `/echo`),
+    /// or reads and discards it, of any size, and then answers with the
+    /// count (`/nq/upload`).
+    pub(super) async fn echo(&mut self, s: &Slow, back: bool) -> io::Result<bool> {
         let body = s.body;
         if s.expect_continue && self.pending.is_empty() {
             self.send(h1::CONTINUE).await?;
@@ -337,9 +348,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             content_type: Some("application/octet-stream"),
             allow: None,
         };
-        with_date(|d| h1::put_response_head(&mut out, &h, d));
-        self.head_len += out.len() as u64;
-        self.send(&out).await?;
+        if back {
+            with_date(|d| h1::put_response_head(&mut out, &h, d));
+            self.head_len += out.len() as u64;
+            self.send(&out).await?;
+        }
+        let mut read = 0u64;
         let mut buf = std::mem::take(&mut self.pending);
         let mut decoder = h1::Chunked::new();
         let mut left = match body {
@@ -354,9 +368,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                 match body {
                     BodyLen::Length(_) => {
                         let n = (left as usize).min(buf.len() - at);
-                        if !s.head {
+                        if back && !s.head {
                             self.send(&buf[at..at + n]).await?;
                         }
+                        read += n as u64;
                         at += n;
                         left -= n as u64;
                     }
@@ -369,13 +384,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                             left = 0;
                         }
                         echoed += p.data.len() as u64;
-                        if echoed > self.lim.max_body {
+                        read += p.data.len() as u64;
+                        if back && echoed > self.lim.max_body {
                             return Err(io::Error::other(format!(
                                 "chunked /echo body over --max-body {} (response cut short)",
                                 self.lim.max_body
                             )));
                         }
-                        if !s.head {
+                        if back && !s.head {
                             self.send(&out).await?;
                         }
                         at += p.used;
@@ -398,6 +414,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         buf.drain(..at);
         self.pending = if buf.is_empty() { Vec::new() } else { buf };
         self.more = !self.pending.is_empty();
+        if !back {
+            let text = format!("received {read} bytes\n");
+            out.clear();
+            let keep = s.keep_alive;
+            with_date(|d| put_text(&mut out, 200, s.minor, keep, None, &text, s.head, d));
+            self.head_len = (out.len() - text.len()) as u64;
+            self.answer = Some((200, Some(text.len() as u64)));
+            self.send(&out).await?;
+        }
         Ok(s.keep_alive)
     }
 

@@ -1,0 +1,304 @@
+//! The test: an idle-latency measurement, then one phase per loaded
+//! direction (or one with both at once), each run by the draft's
+//! algorithm. Every interval (ID): close the interval's goodput and probe
+//! rounds; while goodput is not stable, add a load-generating connection
+//! (up to MNP); once it is, judge responsiveness over the last MAD
+//! intervals' probes, and end when that is stable too (or at the phase's
+//! longest duration, marked as not stable). Probe rounds run from the
+//! start, paced at most MPS a second and within PTC of the goodput by
+//! their measured bytes.
+
+use crate::RpmError;
+use crate::config::Endpoints;
+use crate::load::{Dir, Lgc};
+use crate::params::Params;
+use crate::probe::{self, Probed};
+use crate::stats::{self, Round, Score, Stability, Window};
+use serde::Serialize;
+use std::time::{Duration, Instant};
+use tcpwise_http::ClientConfig;
+use tcpwise_units::SplitMix64;
+
+/// One interval as `-v` and `--json` show it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Interval {
+    /// Seconds since the phase began, at the interval's end.
+    pub t_s: f64,
+    /// Goodput in this interval per direction, bits per second.
+    pub goodput_bps: Vec<(Dir, f64)>,
+    /// The moving average of the last MAD intervals per direction.
+    pub moving_bps: Vec<(Dir, f64)>,
+    /// The largest of the directions' spread (sd over mean of the moving
+    /// averages).
+    pub goodput_spread: Option<f64>,
+    /// Load-generating connections open.
+    pub flows: usize,
+    /// Goodput was declared stable (it stays so).
+    pub goodput_stable: bool,
+    /// Probe rounds finished in this interval.
+    pub rounds: usize,
+    /// RPM over the last MAD intervals' rounds (once goodput is stable).
+    pub rpm: Option<f64>,
+    /// The spread of that moving RPM.
+    pub rpm_spread: Option<f64>,
+    /// Responsiveness was declared stable.
+    pub responsiveness_stable: bool,
+}
+
+/// The goodput a direction reached.
+#[derive(Debug, Clone, Serialize)]
+pub struct Capacity {
+    /// Which way.
+    pub dir: Dir,
+    /// The moving average at the phase's end, bits per second.
+    pub bps: f64,
+    /// Its load-generating connections.
+    pub flows: usize,
+    /// Bytes it moved in the phase.
+    pub bytes: u64,
+}
+
+/// One phase's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Phase {
+    /// The directions loaded at once.
+    pub dirs: Vec<Dir>,
+    /// What each reached.
+    pub capacity: Vec<Capacity>,
+    /// Goodput became stable.
+    pub goodput_stable: bool,
+    /// Responsiveness became stable.
+    pub responsiveness_stable: bool,
+    /// The draft's figure: trimmed means over the last MAD intervals.
+    pub score: Option<Score>,
+    /// The same rounds with the percentile instead (goresponsiveness's
+    /// first figure).
+    pub score_percentile: Option<Score>,
+    /// Every interval.
+    pub intervals: Vec<Interval>,
+    /// Every probe round, in the order they finished.
+    pub rounds: Vec<Round>,
+    /// Rounds with a part that failed (its time left out).
+    pub probe_failures: usize,
+    /// How long the phase ran, s.
+    pub duration_s: f64,
+}
+
+/// Idle latency: foreign probes one after another before any load.
+#[derive(Debug, Clone, Serialize)]
+pub struct Idle {
+    /// The figure (foreign round trips only).
+    pub score: Option<Score>,
+    /// The rounds.
+    pub rounds: Vec<Round>,
+}
+
+/// What a test needs besides its parameters.
+pub struct Test {
+    /// The draft's parameters.
+    pub params: Params,
+    /// The server's objects.
+    pub endpoints: Endpoints,
+    /// Every connection's client configuration (version, TLS, socket policy).
+    pub client: ClientConfig,
+    /// Self probes are possible (HTTP/2 loads).
+    pub self_probes: bool,
+}
+
+impl Test {
+    fn tm(&self) -> impl Fn(&[f64]) -> Option<f64> + '_ {
+        |v| stats::trimmed_mean(v, self.params.trimmed_mean_pct)
+    }
+
+    /// Idle latency: up to 10 foreign rounds in turn, at most 2 s.
+    pub async fn idle(&self) -> Idle {
+        let start = Instant::now();
+        let mut rounds = Vec::new();
+        while rounds.len() < 10 && start.elapsed() < Duration::from_secs(2) {
+            let p = probe::round(&self.client, None, &self.endpoints.small, start).await;
+            if !p.failed {
+                rounds.push(p.round);
+            }
+        }
+        Idle {
+            score: stats::score(&rounds, self.tm()),
+            rounds,
+        }
+    }
+
+    /// Runs one phase loading `dirs` at once; `each` sees every interval.
+    pub async fn phase(
+        &self,
+        dirs: &[Dir],
+        mut each: impl FnMut(&Interval),
+    ) -> Result<Phase, RpmError> {
+        let p = &self.params;
+        let start = Instant::now();
+        let mut lgcs: Vec<Lgc> = dirs
+            .iter()
+            .map(|d| Lgc::open(&self.client, *d, &self.endpoints))
+            .collect();
+        let mut rng = SplitMix64(start.elapsed().as_nanos() as u64 ^ 0x9e37_79b9_7f4a_7c15);
+        // Rounds in flight; dropped (aborted) when the phase ends.
+        let mut probes: tokio::task::JoinSet<Probed> = tokio::task::JoinSet::new();
+        let mut ticker =
+            tokio::time::interval_at(tokio::time::Instant::now() + p.interval, p.interval);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let min_gap = Duration::from_secs_f64(1.0 / p.max_probes_per_s);
+        let mut next_probe = tokio::time::Instant::now();
+        let max_in_flight = (p.max_probes_per_s as usize).max(8);
+        let (mut last_round_bytes, mut goodput_bytes_s) = (0u64, 0f64);
+        let mut last: Vec<u64> = vec![0; dirs.len()];
+        let mut gp_win: Vec<Window<f64>> = dirs.iter().map(|_| Window::new(p.mad)).collect();
+        let mut gp_stab: Vec<Stability> = dirs
+            .iter()
+            .map(|_| Stability::new(p.mad, p.sdt_pct))
+            .collect();
+        let mut rpm_win: Window<Round> = Window::new(p.mad);
+        let mut all_win: Window<Round> = Window::new(p.mad);
+        let mut rpm_stab = Stability::new(p.mad, p.sdt_pct);
+        let (mut gp_stable, mut rpm_stable) = (false, false);
+        let mut interval_rounds: Vec<Round> = Vec::new();
+        let (mut rounds, mut failures, mut intervals) = (Vec::new(), 0usize, Vec::new());
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep_until(next_probe), if probes.len() < max_in_flight => {
+                    let loads: Vec<_> = if self.self_probes {
+                        lgcs.iter().map(|l| l.client.clone()).collect()
+                    } else {
+                        Vec::new()
+                    };
+                    let lgc = (!loads.is_empty())
+                        .then(|| loads[(rng.next_u64() % loads.len() as u64) as usize].clone());
+                    let (cfg, small) = (self.client.clone(), self.endpoints.small.clone());
+                    probes.spawn(async move { probe::round(&cfg, lgc, &small, start).await });
+                    // Space rounds so their bytes stay within PTC of the goodput.
+                    let share = p.probe_capacity_pct / 100.0 * goodput_bytes_s;
+                    let gap = if share > 0.0 && last_round_bytes > 0 {
+                        min_gap.max(Duration::from_secs_f64(last_round_bytes as f64 / share))
+                    } else {
+                        min_gap
+                    };
+                    next_probe = tokio::time::Instant::now() + gap.min(p.interval);
+                }
+                Some(Ok(done)) = probes.join_next() => {
+                    last_round_bytes = done.bytes;
+                    if done.failed {
+                        failures += 1;
+                    }
+                    rounds.push(done.round);
+                    interval_rounds.push(done.round);
+                }
+                _ = ticker.tick() => {
+                    for l in lgcs.iter_mut() {
+                        if let Some(e) = l.failure().await {
+                            return Err(e);
+                        }
+                    }
+                    let secs = p.interval.as_secs_f64();
+                    let (mut inst, mut moving) = (Vec::new(), Vec::new());
+                    let mut spread: Option<f64> = None;
+                    goodput_bytes_s = 0.0;
+                    for (i, d) in dirs.iter().enumerate() {
+                        let now: u64 = lgcs.iter().filter(|l| l.dir == *d).map(Lgc::moved).sum();
+                        let bps = (now - last[i]) as f64 * 8.0 / secs;
+                        last[i] = now;
+                        goodput_bytes_s += bps / 8.0;
+                        gp_win[i].push(vec![bps]);
+                        let w = gp_win[i].samples();
+                        let avg = w.iter().sum::<f64>() / w.len() as f64;
+                        gp_stab[i].push(avg);
+                        inst.push((*d, bps));
+                        moving.push((*d, avg));
+                        if let Some(r) = gp_stab[i].relative_spread() {
+                            spread = Some(spread.map_or(r, |s: f64| s.max(r)));
+                        }
+                    }
+                    if !gp_stable {
+                        gp_stable = gp_stab.iter().all(Stability::stable);
+                        for (i, d) in dirs.iter().enumerate() {
+                            let open = lgcs.iter().filter(|l| l.dir == *d).count();
+                            if !gp_stab[i].stable() && open < p.max_connections {
+                                lgcs.push(Lgc::open(&self.client, *d, &self.endpoints));
+                            }
+                        }
+                    }
+                    let this = std::mem::take(&mut interval_rounds);
+                    let n = this.len();
+                    all_win.push(this.clone());
+                    let (mut rpm, mut rpm_spread) = (None, None);
+                    if gp_stable {
+                        rpm_win.push(this);
+                        if let Some(s) = stats::score(&rpm_win.samples(), self.tm()) {
+                            rpm_stab.push(s.rpm);
+                            rpm = Some(s.rpm);
+                            rpm_spread = rpm_stab.relative_spread();
+                        }
+                        rpm_stable = rpm_stab.stable() && rpm_win.len() == p.mad;
+                    }
+                    let iv = Interval {
+                        t_s: start.elapsed().as_secs_f64(),
+                        goodput_bps: inst,
+                        moving_bps: moving,
+                        goodput_spread: spread,
+                        flows: lgcs.len(),
+                        goodput_stable: gp_stable,
+                        rounds: n,
+                        rpm,
+                        rpm_spread,
+                        responsiveness_stable: rpm_stable,
+                    };
+                    each(&iv);
+                    intervals.push(iv);
+                    if rpm_stable || start.elapsed() + p.interval / 2 >= p.max_duration {
+                        break;
+                    }
+                }
+            }
+        }
+        for l in &lgcs {
+            l.stop();
+        }
+        let capacity: Vec<Capacity> = dirs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| Capacity {
+                dir: *d,
+                bps: gp_stab[i].current().unwrap_or(0.0),
+                flows: lgcs.iter().filter(|l| l.dir == *d).count(),
+                bytes: lgcs.iter().filter(|l| l.dir == *d).map(Lgc::moved).sum(),
+            })
+            .collect();
+        if let Some(c) = capacity.iter().find(|c| c.bytes == 0) {
+            return Err(RpmError::NoLoad(format!(
+                "no {} bytes moved in {:.1} s: the server accepted the load but sent or took nothing ({})",
+                c.dir.word(),
+                start.elapsed().as_secs_f64(),
+                match c.dir {
+                    Dir::Down => self.endpoints.large.as_str(),
+                    Dir::Up => self.endpoints.upload.as_str(),
+                }
+            )));
+        }
+        // The figure is the last MAD intervals' rounds: those it was
+        // declared stable over, or, when it never was, the latest ones.
+        let scored = if gp_stable && !rpm_win.is_empty() {
+            rpm_win.samples()
+        } else {
+            all_win.samples()
+        };
+        let pct = p.percentile;
+        Ok(Phase {
+            dirs: dirs.to_vec(),
+            capacity,
+            goodput_stable: gp_stable,
+            responsiveness_stable: rpm_stable,
+            score: stats::score(&scored, self.tm()),
+            score_percentile: stats::score(&scored, |v| stats::percentile(v, pct)),
+            intervals,
+            rounds,
+            probe_failures: failures,
+            duration_s: start.elapsed().as_secs_f64(),
+        })
+    }
+}
