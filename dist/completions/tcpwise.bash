@@ -2340,7 +2340,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__serve)
-            opts="-p -h -V --bind --port --tls --cert-out --tls-name --access-log --root --gzip --threads --header-timeout --idle-timeout --max-header-size --max-body --max-bytes --max-delay --max-conns --help --version"
+            opts="-p -C -h -V --bind --port --tls --cert-out --tls-name --access-log --root --gzip --notsent-lowat --congestion --threads --header-timeout --idle-timeout --max-header-size --max-body --max-bytes --max-delay --max-conns --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2367,6 +2367,18 @@ _tcpwise() {
                     return 0
                     ;;
                 --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --notsent-lowat)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --congestion)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -88,6 +88,8 @@ async fn reuses_by_policy_and_reports_why() {
         limits: tcpwise_http::Limits::default(),
         root: None,
         gzip: false,
+        notsent_lowat: tcpwise_tcp::Lowat::Off,
+        congestion: None,
     };
     let srv = tokio::spawn(tcpwise_http::serve(opts, rx, move |a| {
         let _ = atx.send(a);
@@ -203,6 +205,8 @@ async fn tls_origin(
         limits: tcpwise_http::Limits::default(),
         root: None,
         gzip: false,
+        notsent_lowat: tcpwise_tcp::Lowat::Off,
+        congestion: None,
     };
     tokio::spawn(tcpwise_http::serve(opts, rx, move |a| {
         let _ = atx.send(a);

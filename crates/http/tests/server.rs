@@ -33,6 +33,8 @@ impl Server {
             limits,
             root: None,
             gzip: false,
+            notsent_lowat: tcpwise_tcp::Lowat::Off,
+            congestion: None,
         };
         let thread = std::thread::spawn(move || {
             tcpwise_http::serve_threads(opts, 1, rx, move |a| atx.send(a).unwrap()).unwrap();

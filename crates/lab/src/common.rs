@@ -197,6 +197,8 @@ impl Bed {
                 limits: tcpwise_http::Limits::default(),
                 root: None,
                 gzip: false,
+                notsent_lowat: tcpwise_tcp::Lowat::Off,
+                congestion: None,
             };
             tcpwise_http::serve(opts, stop, move |a| {
                 let _ = ready.send(a);

@@ -54,13 +54,12 @@ pub fn parse(body: &[u8]) -> Result<Endpoints, String> {
             .or_else(|| urls.get(apple))
             .and_then(|s| s.as_str())
             .ok_or_else(|| format!("no \"{spec}\" (or \"{apple}\") in \"urls\""))?;
-        let u = Url::parse(s).map_err(|e| format!("\"{spec}\" is not a URL: '{s}' ({e})"))?;
-        if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none() {
-            return Err(format!(
+        match Url::parse(s) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Ok(u),
+            _ => Err(format!(
                 "\"{spec}\" must be an absolute http(s) URL, not '{s}'"
-            ));
+            )),
         }
-        Ok(u)
     };
     Ok(Endpoints {
         small: get("small_download_url", "small_https_download_url")?,

@@ -14,6 +14,8 @@
 //!   read 1 KiB, doubling after every read that fills its request).
 //! - [`BurstMeter`]: the largest burst a connection has moved (Firefox's
 //!   proxy for the server's congestion window).
+//! - [`Lowat`]: `TCP_NOTSENT_LOWAT`, how much unsent data a sender keeps
+//!   queued in its own socket (off, fixed, or a few ms of its rate).
 //!
 //! The policy parts ([`ReadSizer`], [`BurstMeter`], [`path`]) never touch a
 //! socket or a clock: callers pass sizes and `now`.
@@ -24,10 +26,12 @@
 pub mod buffer;
 pub mod burst;
 pub mod info;
+pub mod lowat;
 pub mod path;
 pub mod read_sizer;
 
 pub use buffer::{AppliedBuffers, BufferError, BufferPolicy};
+pub use lowat::{Lowat, LowatStream};
 
 /// The runtime every tcpwise client and server runs on: tokio's
 /// multi-thread runtime, one epoll driver and work-stealing workers, so

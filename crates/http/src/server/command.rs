@@ -69,6 +69,12 @@ pub fn serve(
         None
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
+    if let Some(cc) = &a.congestion {
+        let probe = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
+            .map_err(|e| ServeError::Usage(format!("-C {cc}: {e}")))?;
+        tcpwise_tcp::set_congestion(&socket2::SockRef::from(&probe), cc)
+            .map_err(|e| ServeError::Usage(format!("-C: {e}")))?;
+    }
     for (d, flag) in [
         (a.header_timeout, "--header-timeout"),
         (a.idle_timeout, "--idle-timeout"),
@@ -106,6 +112,8 @@ pub fn serve(
         limits,
         root,
         gzip: a.gzip,
+        notsent_lowat: a.notsent_lowat,
+        congestion: a.congestion.clone(),
     };
     let threads = a.threads.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -114,9 +122,11 @@ pub fn serve(
     let bind = a.bind;
     serve_threads(opts, threads, stop, |addr| {
         ready(format!(
-            "tcpwise serve: {threads} thread(s), at most {max_conns} connections, header timeout {}, idle timeout {}; listening on {scheme}://{addr}",
+            "tcpwise serve: {threads} thread(s), at most {max_conns} connections, header timeout {}, idle timeout {}, TCP_NOTSENT_LOWAT {}, congestion control {}; listening on {scheme}://{addr}",
             tcpwise_units::fmt_nanos(a.header_timeout.0),
-            tcpwise_units::fmt_nanos(a.idle_timeout.0)
+            tcpwise_units::fmt_nanos(a.idle_timeout.0),
+            a.notsent_lowat,
+            a.congestion.as_deref().unwrap_or("the namespace's default")
         ))
     })
     .map_err(|source| ServeError::Serve { bind, source })

@@ -43,6 +43,21 @@ pub struct ServeArgs {
     /// chunks; ETags become weak, ranges and 304s stay uncompressed.
     #[arg(long)]
     pub gzip: bool,
+    /// TCP_NOTSENT_LOWAT on every connection: off (the kernel's default), a
+    /// size (16KiB), or auto (5 ms of the flow's delivery rate, 16 KiB to
+    /// 4 MiB, kept current from TCP_INFO). It bounds the response data
+    /// waiting unsent in each socket, and each HTTP/2 stream's send buffer
+    /// above it (the mark; 16 KiB for auto; hyper's default is 400 KB), so
+    /// an answer on a busy HTTP/2 connection (a responsiveness self probe)
+    /// does not queue behind megabytes of another stream.
+    #[arg(long, value_name = "POLICY", default_value = "off")]
+    pub notsent_lowat: tcpwise_tcp::Lowat,
+    /// Congestion control of every connection (iperf3's -C: cubic, bbr,
+    /// reno; TCP_CONGESTION per socket, which works for any available
+    /// algorithm where a namespace's default may be restricted).
+    /// Default: the namespace's.
+    #[arg(short = 'C', long, value_name = "ALGO")]
+    pub congestion: Option<String>,
     /// Worker threads, each with its own event loop and SO_REUSEPORT listener
     /// (nginx's worker model). Default: one per CPU this process may run on.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]

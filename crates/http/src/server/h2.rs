@@ -287,7 +287,7 @@ async fn answer(
 /// fires (then a GOAWAY lets streams in flight finish).
 pub async fn serve_connection<S>(
     io: S,
-    scheme: &'static str,
+    (scheme, send_buf): (&'static str, Option<usize>),
     root: Option<Arc<files::Root>>,
     lim: Limits,
     stop: Shutdown,
@@ -296,10 +296,15 @@ where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let service = hyper::service::service_fn(move |req| answer(req, scheme, root.clone(), lim));
-    let conn = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
-        .timer(hyper_util::rt::TokioTimer::new())
-        .keep_alive_interval(None)
-        .serve_connection(hyper_util::rt::TokioIo::new(io), service);
+    let mut b = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new());
+    b.timer(hyper_util::rt::TokioTimer::new())
+        .keep_alive_interval(None);
+    // `--notsent-lowat` bounds the per-stream send buffer too: above the
+    // socket it is the same queue a later stream's answer waits behind.
+    if let Some(n) = send_buf {
+        b.max_send_buf_size(n);
+    }
+    let conn = b.serve_connection(hyper_util::rt::TokioIo::new(io), service);
     tokio::pin!(conn);
     let mut stopping = false;
     loop {

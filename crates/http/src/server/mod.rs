@@ -65,6 +65,10 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
+/// One full TLS record and its framing: the least a bounded rustls send
+/// buffer should hold.
+const TLS_RECORD: usize = 16 * 1024 + 256;
+
 /// Server configuration.
 #[derive(Clone)]
 pub struct ServeOptions {
@@ -80,6 +84,11 @@ pub struct ServeOptions {
     pub root: Option<Arc<files::Root>>,
     /// `--gzip`: compress responses for clients that accept gzip.
     pub gzip: bool,
+    /// `--notsent-lowat`: unsent response data each socket may queue.
+    pub notsent_lowat: tcpwise_tcp::Lowat,
+    /// `-C`: each connection's congestion control (`None`: the
+    /// namespace's default).
+    pub congestion: Option<String>,
 }
 
 /// What one client may take. The defaults are nginx's where it has one
@@ -268,6 +277,12 @@ async fn serve_listener(
                     }
                 };
                 let _ = sock.set_nodelay(true);
+                if let Some(cc) = &opts.congestion {
+                    // Checked at start-up: it is available.
+                    let _ = tcpwise_tcp::set_congestion(&socket2::SockRef::from(&sock), cc);
+                }
+                let sock = tcpwise_tcp::LowatStream::new(sock, opts.notsent_lowat);
+                let send_buf = opts.notsent_lowat.stream_buffer();
                 let id = shared.ids.fetch_add(1, Ordering::Relaxed) + 1;
                 let log = opts.access_log;
                 let acceptor = acceptor.clone();
@@ -280,15 +295,25 @@ async fn serve_listener(
                     let r = match acceptor {
                         Some(a) => match tokio::time::timeout(lim.header_timeout, a.accept(sock)).await {
                             // ALPN chose h2: hyper's HTTP/2 server, our answers.
-                            Ok(Ok(tls)) if tls.get_ref().1.alpn_protocol() == Some(b"h2") => {
-                                h2::serve_connection(tls, "https", root, lim, stop).await
+                            Ok(Ok(mut tls)) if tls.get_ref().1.alpn_protocol() == Some(b"h2") => {
+                                // rustls's own send buffer (64 KiB by default) is
+                                // one more queue above the socket: bound it too.
+                                if let Some(n) = send_buf {
+                                    tls.get_mut().1.set_buffer_limit(Some(n.max(TLS_RECORD)));
+                                }
+                                h2::serve_connection(tls, ("https", send_buf), root, lim, stop).await
                             }
-                            Ok(Ok(tls)) => Conn::new(tls, id, peer, log, lim).with_root(root, gzip).with_fd(fd).https().run(stop).await,
+                            Ok(Ok(mut tls)) => {
+                                if let Some(n) = send_buf {
+                                    tls.get_mut().1.set_buffer_limit(Some(n.max(TLS_RECORD)));
+                                }
+                                Conn::new(tls, id, peer, log, lim).with_root(root, gzip).with_fd(fd).https().run(stop).await
+                            }
                             Ok(Err(e)) => Err(e),
                             Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, "TLS handshake took longer than --header-timeout")),
                         },
-                        None => match prior_knowledge(&sock, lim.header_timeout).await {
-                            Ok(true) => h2::serve_connection(sock, "http", root, lim, stop).await,
+                        None => match prior_knowledge(sock.get_ref(), lim.header_timeout).await {
+                            Ok(true) => h2::serve_connection(sock, ("http", send_buf), root, lim, stop).await,
                             Ok(false) => Conn::new(sock, id, peer, log, lim).with_root(root, gzip).with_fd(fd).run(stop).await,
                             Err(e) => Err(e),
                         },
