@@ -68,11 +68,14 @@ enum Command {
     /// HTTP timed apart) and self probes on the loaded ones. Any server keeping the
     /// network-quality server spec works; `tcpwise serve` does, at /.well-known/nq.
     ///
-    /// Examples:
-    ///   tcpwise serve --bind 127.0.0.1:8443 --tls & sleep 0.5
-    ///   tcpwise rpm -k https://127.0.0.1:8443
-    ///   tcpwise rpm -k -s https://127.0.0.1:8443 --json
-    ///   tcpwise rpm http://198.18.0.2:8080 --direction down -v
+    /// Examples (a bloated 400 KB drop-tail queue and the server's TCP_NOTSENT_LOWAT off,
+    /// then FQ-CoDel with it at its default, auto, down then up):
+    ///   tcpwise emu pair --rtt 40ms --rate 20mbit --queue 400KB \
+    ///     --server 'tcpwise serve -p 8443 --tls -C cubic --notsent-lowat off' \
+    ///     -- sh -c 'tcpwise rpm -k https://$TCPWISE_PEER:8443 --direction down'
+    ///   tcpwise emu pair --rtt 40ms --rate 20mbit --queue fq-codel \
+    ///     --server 'tcpwise serve -p 8443 --tls' \
+    ///     -- sh -c 'tcpwise rpm -k -s https://$TCPWISE_PEER:8443 --json > rpm.json'
     #[command(verbatim_doc_comment)]
     Rpm(tcpwise_rpm::flags::RpmArgs),
     /// Write man pages and shell completions from these definitions (for packagers).

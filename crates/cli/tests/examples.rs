@@ -160,6 +160,7 @@ fn every_help_example_works_as_printed() {
         &["dispatch", "load"],
         &["get"],
         &["serve"],
+        &["rpm"],
         &["lab"],
     ];
     let mut scripts = Vec::new();

@@ -93,7 +93,7 @@ fn rpm_text_is_networkquality_summary_and_sequential_runs_both_ways() {
         "Downlink Responsiveness: ",
         "Idle Latency: ",
         " RPM",
-        "MAD 2, ID 0.5 s, TMP 95%, SDT 5%, MNP 4, MPS 100, PTC 5%",
+        "client TCP_NOTSENT_LOWAT auto; MAD 2, ID 0.5 s, TMP 95%, SDT 5%, MNP 4, MPS 100, PTC 5%",
     ] {
         assert!(out.contains(want), "missing {want:?} in:\n{out}");
     }

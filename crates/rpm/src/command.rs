@@ -38,6 +38,7 @@ pub fn run(a: &RpmArgs, out: &mut dyn Write) -> Result<Report, RpmError> {
         // Self probes share the load's connection: never wait for a slot.
         max_conns_per_origin: 1 << 16,
         tcp_keepalive: None,
+        notsent_lowat: a.notsent_lowat,
         ..ClientConfig::default()
     };
     let rt = tcpwise_tcp::runtime().map_err(RpmError::Runtime)?;
@@ -72,6 +73,7 @@ pub fn run(a: &RpmArgs, out: &mut dyn Write) -> Result<Report, RpmError> {
             config_url: url.to_string(),
             endpoints,
             http: if a.http1 { "HTTP/1.1" } else { "HTTP/2" }.into(),
+            notsent_lowat: a.notsent_lowat.to_string(),
             params: (&params).into(),
             idle,
             phases: done,

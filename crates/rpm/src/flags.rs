@@ -43,6 +43,13 @@ pub struct RpmArgs {
     /// https, prior knowledge on http).
     #[arg(long = "http1.1")]
     pub http1: bool,
+    /// TCP_NOTSENT_LOWAT of this client's connections: off, a size (16KiB)
+    /// or auto (5 ms of the flow's rate, at least 16 KiB). It bounds the
+    /// upload data queued unsent here (and each HTTP/2 stream's send
+    /// buffer), which an uplink self probe would otherwise wait behind:
+    /// the test's own queue, not the network's.
+    #[arg(long, value_name = "POLICY", default_value = "auto")]
+    pub notsent_lowat: tcpwise_tcp::Lowat,
     /// https: accept any server certificate (handshake signatures are
     /// still checked).
     #[arg(short = 'k', long)]

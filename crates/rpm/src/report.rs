@@ -17,6 +17,8 @@ pub struct Report {
     pub endpoints: crate::config::Endpoints,
     /// The HTTP version the loads spoke.
     pub http: String,
+    /// This client's `TCP_NOTSENT_LOWAT` policy.
+    pub notsent_lowat: String,
     /// The draft's parameters used.
     pub params: ParamsOut,
     /// Idle latency.
@@ -197,8 +199,9 @@ pub fn summary(r: &Report) -> String {
         ));
     }
     out.push_str(&format!(
-        "Loads over {}; MAD {}, ID {} s, TMP {}%, SDT {}%, MNP {}, MPS {}, PTC {}%, at most {} s a phase\n",
+        "Loads over {}, client TCP_NOTSENT_LOWAT {}; MAD {}, ID {} s, TMP {}%, SDT {}%, MNP {}, MPS {}, PTC {}%, at most {} s a phase\n",
         r.http,
+        r.notsent_lowat,
         p.mad,
         p.interval_s,
         p.trimmed_mean_pct,

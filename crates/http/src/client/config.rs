@@ -37,6 +37,10 @@ pub struct ClientConfig {
     /// `--unix-socket PATH`: every connection goes to this Unix domain
     /// socket (http:// only), the URL's host naming the `Host` header.
     pub unix_socket: Option<std::path::PathBuf>,
+    /// `TCP_NOTSENT_LOWAT` of every connection (what an upload keeps
+    /// queued unsent in its socket); an adaptive mark is set from the
+    /// connection's state when it opens.
+    pub notsent_lowat: tcpwise_tcp::Lowat,
 }
 
 /// Which addresses a name may resolve to.
@@ -140,6 +144,7 @@ impl Default for ClientConfig {
             version: Version::Http1,
             tcp_keepalive: Some(Duration::from_secs(60)),
             unix_socket: None,
+            notsent_lowat: tcpwise_tcp::Lowat::Off,
         }
     }
 }

@@ -214,6 +214,7 @@ impl Client {
         let (mut stream, buffers) = stream.ok_or_else(|| HttpError::connect(&dial, last))?;
         t.connect_ms = Some(start.elapsed().as_secs_f64() * 1e3);
         let _ = stream.set_nodelay(true);
+        let _ = self.inner.cfg.notsent_lowat.apply(&stream);
         let fd = stream
             .as_fd()
             .try_clone_to_owned()
@@ -344,10 +345,12 @@ impl Client {
             source,
         };
         let sender = if h2 {
-            let (sender, conn) = http2::Builder::new(hyper_util::rt::TokioExecutor::new())
-                .handshake::<_, ReqBody>(io)
-                .await
-                .map_err(protocol)?;
+            let mut b = http2::Builder::new(hyper_util::rt::TokioExecutor::new());
+            // The same bound one layer up: a stream's send buffer.
+            if let Some(n) = self.inner.cfg.notsent_lowat.stream_buffer() {
+                b.max_send_buf_size(n);
+            }
+            let (sender, conn) = b.handshake::<_, ReqBody>(io).await.map_err(protocol)?;
             tokio::spawn(async move {
                 let _ = conn.await;
             });
