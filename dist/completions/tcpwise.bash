@@ -2266,7 +2266,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__rpm)
-            opts="-C -s -k -v -h -V --config-url --direction --sequential --http1.1 --notsent-lowat --insecure --cacert --resolve --connect-timeout --json --verbose --mad --interval --trimmed-mean --sdt --max-connections --max-probes --probe-capacity --max-duration --percentile --help --version"
+            opts="-C -s -k -v -h -V --config-url --direction --sequential --http1.1 --notsent-lowat --congestion --insecure --cacert --resolve --connect-timeout --json --verbose --mad --interval --trimmed-mean --sdt --max-connections --max-probes --probe-capacity --max-duration --percentile --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2285,6 +2285,10 @@ _tcpwise() {
                     return 0
                     ;;
                 --notsent-lowat)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --congestion)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -461,6 +461,7 @@ complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l direction -d 'Wh
 down\t'Download only'
 up\t'Upload only'"
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l notsent-lowat -d 'TCP_NOTSENT_LOWAT of this client\'s connections: off, a size (16KiB) or auto (5 ms of the flow\'s rate, at least 16 KiB). It bounds the upload data queued unsent here (and each HTTP/2 stream\'s send buffer), which an uplink self probe would otherwise wait behind: the test\'s own queue, not the network\'s' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l congestion -d 'Congestion control of this client\'s connections (cubic, bbr; TCP_CONGESTION per socket; -C is networkQuality\'s config URL). It drives the uploads; the downloads are the server\'s. Default: the namespace\'s' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l cacert -d 'https: trust the PEM certificates in FILE too' -r -F
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l resolve -d 'Connect to ADDR for HOST:PORT (curl\'s --resolve HOST:PORT:ADDR)' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand rpm" -l connect-timeout -d 'Give up on a connection not made in this long, and on a config not received in twice it' -r

@@ -93,7 +93,7 @@ fn rpm_text_is_networkquality_summary_and_sequential_runs_both_ways() {
         "Downlink Responsiveness: ",
         "Idle Latency: ",
         " RPM",
-        "client TCP_NOTSENT_LOWAT auto; MAD 2, ID 0.5 s, TMP 95%, SDT 5%, MNP 4, MPS 100, PTC 5%",
+        "client TCP_NOTSENT_LOWAT auto, congestion control the namespace's default; MAD 2, ID 0.5 s, TMP 95%, SDT 5%, MNP 4, MPS 100, PTC 5%",
     ] {
         assert!(out.contains(want), "missing {want:?} in:\n{out}");
     }
@@ -226,5 +226,11 @@ fn rpm_refuses_servers_that_do_not_speak_it_in_one_line() {
     );
     // Bad flags: exit 2.
     refuses(&["rpm", &s, "--mad", "0"], 2, limit, "--mad");
+    refuses(
+        &["rpm", &s, "--congestion", "nope"],
+        2,
+        limit,
+        "congestion control 'nope'",
+    );
     refuses(&["rpm", "ftp://x"], 2, limit, "only http");
 }

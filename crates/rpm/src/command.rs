@@ -25,6 +25,12 @@ pub fn run(a: &RpmArgs, out: &mut dyn Write) -> Result<Report, RpmError> {
                 .map_err(|e| RpmError::Usage(format!("--cacert {}: {e}", path.display())))?,
         );
     }
+    if let Some(cc) = &a.congestion {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0")
+            .map_err(|e| RpmError::Usage(format!("--congestion {cc}: {e}")))?;
+        tcpwise_tcp::set_congestion(&socket2_ref(&probe), cc)
+            .map_err(|e| RpmError::Usage(format!("--congestion: {e}")))?;
+    }
     let client = ClientConfig {
         version: match (a.http1, url.scheme()) {
             (true, _) => Version::Http1,
@@ -39,6 +45,7 @@ pub fn run(a: &RpmArgs, out: &mut dyn Write) -> Result<Report, RpmError> {
         max_conns_per_origin: 1 << 16,
         tcp_keepalive: None,
         notsent_lowat: a.notsent_lowat,
+        congestion: a.congestion.clone(),
         ..ClientConfig::default()
     };
     let rt = tcpwise_tcp::runtime().map_err(RpmError::Runtime)?;
@@ -74,6 +81,10 @@ pub fn run(a: &RpmArgs, out: &mut dyn Write) -> Result<Report, RpmError> {
             endpoints,
             http: if a.http1 { "HTTP/1.1" } else { "HTTP/2" }.into(),
             notsent_lowat: a.notsent_lowat.to_string(),
+            congestion: a
+                .congestion
+                .clone()
+                .unwrap_or_else(|| "the namespace's default".into()),
             params: (&params).into(),
             idle,
             phases: done,
@@ -83,6 +94,10 @@ pub fn run(a: &RpmArgs, out: &mut dyn Write) -> Result<Report, RpmError> {
         }
         Ok(r)
     })
+}
+
+fn socket2_ref(l: &std::net::TcpListener) -> socket2::SockRef<'_> {
+    socket2::SockRef::from(l)
 }
 
 /// Fetches and reads the config, within `limit`.

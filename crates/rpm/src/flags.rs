@@ -50,6 +50,12 @@ pub struct RpmArgs {
     /// the test's own queue, not the network's.
     #[arg(long, value_name = "POLICY", default_value = "auto")]
     pub notsent_lowat: tcpwise_tcp::Lowat,
+    /// Congestion control of this client's connections (cubic, bbr;
+    /// TCP_CONGESTION per socket; -C is networkQuality's config URL). It
+    /// drives the uploads; the downloads are the server's. Default: the
+    /// namespace's.
+    #[arg(long, value_name = "ALGO")]
+    pub congestion: Option<String>,
     /// https: accept any server certificate (handshake signatures are
     /// still checked).
     #[arg(short = 'k', long)]

@@ -45,8 +45,10 @@ pub struct Lgc {
     pub dir: Dir,
     /// Its client: one connection, which self probes share.
     pub client: Client,
-    /// Bytes moved so far.
+    /// Bytes moved so far (uploads: taken by hyper, see [`Lgc::moved`]).
     pub bytes: Arc<AtomicU64>,
+    /// The object it loads.
+    url: url::Url,
     task: JoinHandle<Result<(), RpmError>>,
 }
 
@@ -67,6 +69,7 @@ impl Lgc {
                 },
             ),
         };
+        let url = req.url.clone();
         let (c, counter) = (client.clone(), bytes.clone());
         let task = tokio::spawn(async move {
             let url = req.url.to_string();
@@ -93,13 +96,26 @@ impl Lgc {
             dir,
             client,
             bytes,
+            url,
             task,
         }
     }
 
-    /// Bytes moved so far.
+    /// Bytes moved so far. A download counts what arrived; an upload
+    /// what the server acknowledged (TCP_INFO of its HTTP/2 connection),
+    /// not what hyper took from the body: that includes what still waits
+    /// in this client's socket and buffers, and read over the link's rate.
+    /// Over HTTP/1.1 (no handle on the connection) it is what hyper took.
     pub fn moved(&self) -> u64 {
-        self.bytes.load(Ordering::Relaxed)
+        let taken = self.bytes.load(Ordering::Relaxed);
+        match self.dir {
+            Dir::Down => taken,
+            Dir::Up => self
+                .client
+                .h2_tcp_info(&self.url)
+                .and_then(|i| i.bytes_acked)
+                .map_or(taken, |acked| acked.min(taken)),
+        }
     }
 
     /// Why it stopped, if it did (a load must run until the test ends).

@@ -19,6 +19,8 @@ pub struct Report {
     pub http: String,
     /// This client's `TCP_NOTSENT_LOWAT` policy.
     pub notsent_lowat: String,
+    /// This client's congestion control.
+    pub congestion: String,
     /// The draft's parameters used.
     pub params: ParamsOut,
     /// Idle latency.
@@ -199,9 +201,10 @@ pub fn summary(r: &Report) -> String {
         ));
     }
     out.push_str(&format!(
-        "Loads over {}, client TCP_NOTSENT_LOWAT {}; MAD {}, ID {} s, TMP {}%, SDT {}%, MNP {}, MPS {}, PTC {}%, at most {} s a phase\n",
+        "Loads over {}, client TCP_NOTSENT_LOWAT {}, congestion control {}; MAD {}, ID {} s, TMP {}%, SDT {}%, MNP {}, MPS {}, PTC {}%, at most {} s a phase\n",
         r.http,
         r.notsent_lowat,
+        r.congestion,
         p.mad,
         p.interval_s,
         p.trimmed_mean_pct,

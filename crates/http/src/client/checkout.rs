@@ -97,6 +97,16 @@ impl Client {
         }
     }
 
+    /// TCP_INFO of the HTTP/2 connection this client holds to `url`'s
+    /// origin, while it is open (`None` over HTTP/1.1, whose connections
+    /// are checked out while in use): a load generator reads what the
+    /// peer acknowledged from it.
+    pub fn h2_tcp_info(&self, url: &Url) -> Option<TcpInfo> {
+        let origin = Self::origin(&Request::get(url.clone())).ok()?;
+        let map = self.inner.h2.lock().expect("lock");
+        map.get(&origin).and_then(|c| TcpInfo::of(&*c.fd))
+    }
+
     /// The origin's HTTP/2 connection, when it is open, reported as reused.
     pub(super) fn h2_conn(&self, origin: &Origin) -> Option<(Conn, ConnReport)> {
         let mut map = self.inner.h2.lock().expect("lock");

@@ -41,6 +41,9 @@ pub struct ClientConfig {
     /// queued unsent in its socket); an adaptive mark is set from the
     /// connection's state when it opens.
     pub notsent_lowat: tcpwise_tcp::Lowat,
+    /// Congestion control of every connection (`TCP_CONGESTION`; `None`:
+    /// the namespace's default).
+    pub congestion: Option<String>,
 }
 
 /// Which addresses a name may resolve to.
@@ -145,6 +148,7 @@ impl Default for ClientConfig {
             tcp_keepalive: Some(Duration::from_secs(60)),
             unix_socket: None,
             notsent_lowat: tcpwise_tcp::Lowat::Off,
+            congestion: None,
         }
     }
 }

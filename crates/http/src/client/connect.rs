@@ -186,6 +186,10 @@ impl Client {
             )
             .map_err(|e| HttpError::connect(&dial, e))?;
             let applied = self.inner.cfg.buffers.apply(&raw)?;
+            if let Some(cc) = &self.inner.cfg.congestion {
+                tcpwise_tcp::set_congestion(&socket2::SockRef::from(&raw), cc)
+                    .map_err(|e| HttpError::connect(&dial, std::io::Error::other(e)))?;
+            }
             if let Some(t) = self.inner.cfg.tcp_keepalive {
                 let ka = socket2::TcpKeepalive::new().with_time(t).with_interval(t);
                 raw.set_tcp_keepalive(&ka)

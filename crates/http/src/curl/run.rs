@@ -411,6 +411,7 @@ fn client_config(a: &GetArgs, extra_ca: Vec<Vec<u8>>) -> ClientConfig {
         // curl's default: HTTP/2 when TLS's ALPN agrees, HTTP/1.1 on http://.
         unix_socket: a.unix_socket.clone(),
         notsent_lowat: tcpwise_tcp::Lowat::Off,
+        congestion: None,
         tcp_keepalive: (!a.no_keepalive)
             .then(|| std::time::Duration::from_secs(a.keepalive_time.unwrap_or(60).max(1).into())),
         version: if a.http2_prior_knowledge {
