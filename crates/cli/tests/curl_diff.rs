@@ -223,14 +223,6 @@ fn python_peer(script: &str, args: &[&std::ffi::OsStr]) -> (Proc, String) {
     (Proc(child), port.trim().to_string())
 }
 
-fn serve(args: &[&str]) -> (Proc, String) {
-    let mut all = vec!["serve", "--bind", "127.0.0.1:0"];
-    all.extend_from_slice(args);
-    let (child, line) = spawn_announcing(&all);
-    let base = line.rsplit(' ').next().unwrap().to_string();
-    (Proc(child), base)
-}
-
 /// The flags every file origin gets: a file origin over HTTP or HTTPS.
 fn file_cases(tls: &[&str]) -> Vec<Case> {
     let with = |a: &[&str]| {
@@ -1001,10 +993,10 @@ fn get_matches_curl_flag_for_flag() {
     let (np, ntp, nop) = (free_port(), free_port(), free_port());
     let _nginx = nginx(&ng, np, ntp, nop);
     let root_s = root.display().to_string();
-    let (_s1, files_http) = serve(&["--root", &root_s, "--gzip"]);
+    let (_s1, files_http) = serve_loopback(&["--root", &root_s, "--gzip"]);
     let ours_cert = t.0.join("ours.pem");
     let ours_cert_s = ours_cert.display().to_string();
-    let (_s2, files_https) = serve(&[
+    let (_s2, files_https) = serve_loopback(&[
         "--root",
         &root_s,
         "--gzip",
@@ -1012,7 +1004,7 @@ fn get_matches_curl_flag_for_flag() {
         "--cert-out",
         &ours_cert_s,
     ]);
-    let (_s3, endpoints) = serve(&["--gzip"]);
+    let (_s3, endpoints) = serve_loopback(&["--gzip"]);
     let (_odd, port) = python_peer("odd_origin.py", &[]);
     let (_odd2, port2) = python_peer("odd_origin.py", &[]);
     let (_odd3, port3) = python_peer(

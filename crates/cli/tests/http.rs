@@ -6,15 +6,6 @@ use common::*;
 
 use std::process::{Command, Stdio};
 
-/// `tcpwise serve` on an ephemeral port; returns (process, base URL).
-fn serve(extra: &[&str]) -> (Proc, String) {
-    let mut args = vec!["serve", "--bind", "127.0.0.1:0"];
-    args.extend_from_slice(extra);
-    let (child, line) = spawn_announcing(&args);
-    let base = line.rsplit(' ').next().unwrap().to_string();
-    (Proc(child), base)
-}
-
 fn sha_stdout(o: &std::process::Output) -> String {
     let dir = TempDir::new("sha");
     let p = dir.0.join("b");
@@ -29,8 +20,8 @@ fn curl_fetches_every_serve_endpoint_byte_exact_over_http_and_tls() {
     }
     let dir = TempDir::new("tls");
     let cert = dir.0.join("cert.pem");
-    let (_plain, base) = serve(&[]);
-    let (_tls, tbase) = serve(&["--tls", "--cert-out", cert.to_str().unwrap()]);
+    let (_plain, base) = serve_loopback(&[]);
+    let (_tls, tbase) = serve_loopback(&["--tls", "--cert-out", cert.to_str().unwrap()]);
     let tbase = tbase.replace("127.0.0.1", "localhost");
     for b in [&base, &tbase] {
         for (path, n) in [
@@ -98,7 +89,7 @@ fn wrk_can_load_serve() {
     if !tool_ok("wrk_serve", "wrk") {
         return;
     }
-    let (_s, base) = serve(&[]);
+    let (_s, base) = serve_loopback(&[]);
     let o = Command::new("wrk")
         .args(["-t1", "-c8", "-d1s", &format!("{base}/bytes/1000")])
         .output()
@@ -246,7 +237,7 @@ fn get_against_nginx_reuse_redirects_204_304() {
 
 #[test]
 fn get_reports_chunked_bodies_and_bad_input() {
-    let (_s, base) = serve(&[]);
+    let (_s, base) = serve_loopback(&[]);
     let o = tcpwise(&["get", "--timing", &format!("{base}/bytes/100000?chunked=1")]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(sha_stdout(&o), sha_of_pattern(100_000));
@@ -315,7 +306,7 @@ fn serve_finishes_responses_in_flight_on_sigterm_then_exits_zero() {
     if !tool_ok("serve_sigterm", "curl") {
         return;
     }
-    let (mut server, base) = serve(&[]);
+    let (mut server, base) = serve_loopback(&[]);
     // A response the server is still preparing (1.5 s delay) when SIGTERM lands.
     let curl = Command::new("curl")
         .args(["-sS", "--fail", &format!("{base}/delay/1500/bytes/200000")])
@@ -483,7 +474,7 @@ fn serve_root_is_a_file_origin_for_curl_and_wget_and_never_leaves_its_root() {
     file_tree(&www);
     std::fs::write(dir.0.join("secret.txt"), "outside the root\n").unwrap();
     std::os::unix::fs::symlink(&dir.0, www.join("up")).unwrap();
-    let (_s, base) = serve(&["--root", www.to_str().unwrap()]);
+    let (_s, base) = serve_loopback(&["--root", www.to_str().unwrap()]);
     // curl -r: one range, several (multipart), past the end (416).
     let o = curl(&["-r", "0-4", &format!("{base}/hello.txt")]);
     assert_eq!(o.stdout, b"hello");
@@ -762,8 +753,8 @@ fn gzip_for_clients_that_accept_it_byte_exact_after_curl_decodes_it() {
     let dir = TempDir::new("gzip");
     let www = dir.0.join("www");
     file_tree(&www);
-    let (_a, base) = serve(&["--gzip"]);
-    let (_b, fbase) = serve(&["--gzip", "--root", www.to_str().unwrap()]);
+    let (_a, base) = serve_loopback(&["--gzip"]);
+    let (_b, fbase) = serve_loopback(&["--gzip", "--root", www.to_str().unwrap()]);
     // curl --compressed asks for it and decodes it: the same bytes.
     let o = curl(&["--compressed", &format!("{base}/bytes/300000")]);
     assert_eq!(sha_stdout(&o), sha_of_pattern(300_000));
@@ -827,8 +818,8 @@ fn http2_both_ways_curl_and_nghttp_to_serve_and_get_to_nginx() {
     let t = TempDir::new("h2");
     let cert = t.0.join("serve.pem");
     let cert_s = cert.to_str().unwrap();
-    let (_tls, tls_base) = serve(&["--tls", "--cert-out", cert_s]);
-    let (_plain, plain_base) = serve(&[]);
+    let (_tls, tls_base) = serve_loopback(&["--tls", "--cert-out", cert_s]);
+    let (_plain, plain_base) = serve_loopback(&[]);
     // curl: ALPN h2 over TLS and prior knowledge over plain TCP; it reports HTTP/2.
     for (args, base) in [
         (vec!["--http2", "--cacert", cert_s], &tls_base),
@@ -969,7 +960,7 @@ fn progress_meter_on_a_terminal_as_curl_draws_it() {
     if !tool_ok("progress_meter", "script") {
         return;
     }
-    let (_s, base) = serve(&[]);
+    let (_s, base) = serve_loopback(&[]);
     // `script` gives the command a terminal; the body goes to a file, so
     // the meter shows (curl's rule), once the transfer has run a second.
     let run = |url: &str| {
@@ -1244,7 +1235,7 @@ fn remote_time_and_limit_rate() {
 /// curl's in the library's unit test).
 #[test]
 fn trace_ascii_logs_both_ways_in_curls_blocks() {
-    let (_srv, base) = serve(&[]);
+    let (_srv, base) = serve_loopback(&[]);
     let t = TempDir::new("trace");
     let f = t.0.join("t.txt");
     let o = tcpwise(&[

@@ -8,14 +8,6 @@ use common::*;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-fn serve(extra: &[&str]) -> (Proc, String) {
-    let mut args = vec!["serve", "--bind", "127.0.0.1:0"];
-    args.extend_from_slice(extra);
-    let (child, line) = spawn_announcing(&args);
-    let base = line.rsplit(' ').next().unwrap().to_string();
-    (Proc(child), base)
-}
-
 /// A short test: 2-interval moving averages of 0.5 s, at most 3 s a phase.
 const QUICK: &[&str] = &[
     "--mad",
@@ -39,8 +31,8 @@ fn rpm_json(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn rpm_measures_serve_over_h2_tls_h2c_and_http1() {
-    let (_tls, tbase) = serve(&["--tls"]);
-    let (_plain, base) = serve(&[]);
+    let (_tls, tbase) = serve_loopback(&["--tls"]);
+    let (_plain, base) = serve_loopback(&[]);
     for (url, http1) in [(&tbase, false), (&base, false), (&base, true)] {
         let mut args = vec!["-k", url.as_str()];
         if http1 {
@@ -79,7 +71,7 @@ fn rpm_measures_serve_over_h2_tls_h2c_and_http1() {
 
 #[test]
 fn rpm_text_is_networkquality_summary_and_sequential_runs_both_ways() {
-    let (_tls, tbase) = serve(&["--tls"]);
+    let (_tls, tbase) = serve_loopback(&["--tls"]);
     let mut a = vec!["rpm", "-k", "-s", tbase.as_str()];
     a.extend_from_slice(QUICK);
     let o = tcpwise(&a);
@@ -109,7 +101,7 @@ fn serve_keeps_the_network_quality_server_contract_for_curl() {
     if !tool_ok("rpm_contract", "curl") {
         return;
     }
-    let (_s, base) = serve(&["--tls", "--gzip"]);
+    let (_s, base) = serve_loopback(&["--tls", "--gzip"]);
     let base = base.replace("127.0.0.1", "localhost");
     let curl = |args: &[&str]| {
         let o = Command::new("curl")

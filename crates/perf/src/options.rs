@@ -142,8 +142,7 @@ impl ClientOptions {
             return bad("-O: the time omitted must be shorter than -t".into());
         }
         if let Some(algo) = &self.congestion {
-            let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
-            crate::set_congestion(&socket2::SockRef::from(&sock), algo)?;
+            tcpwise_tcp::check_congestion(algo).map_err(|e| PerfError::Config(e.to_string()))?;
         }
         for (flag, v) in [("--rcvbuf", self.rcvbuf), ("--sndbuf", self.sndbuf)] {
             match v {

@@ -4,7 +4,7 @@
 use crate::RpmError;
 use crate::config;
 use crate::flags::{Direction, RpmArgs};
-use crate::load::{Dir, chain, expect_ok};
+use crate::load::{Dir, expect_ok};
 use crate::report::{self, Report};
 use crate::run::Test;
 use std::io::Write;
@@ -26,9 +26,7 @@ pub fn run(a: &RpmArgs, out: &mut dyn Write) -> Result<Report, RpmError> {
         );
     }
     if let Some(cc) = &a.congestion {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0")
-            .map_err(|e| RpmError::Usage(format!("--congestion {cc}: {e}")))?;
-        tcpwise_tcp::set_congestion(&socket2_ref(&probe), cc)
+        tcpwise_tcp::check_congestion(cc)
             .map_err(|e| RpmError::Usage(format!("--congestion: {e}")))?;
     }
     let client = ClientConfig {
@@ -96,10 +94,6 @@ pub fn run(a: &RpmArgs, out: &mut dyn Write) -> Result<Report, RpmError> {
     })
 }
 
-fn socket2_ref(l: &std::net::TcpListener) -> socket2::SockRef<'_> {
-    socket2::SockRef::from(l)
-}
-
 /// Fetches and reads the config, within `limit`.
 async fn fetch_config(
     cfg: &ClientConfig,
@@ -129,7 +123,7 @@ async fn fetch_config(
             "no answer in {:.1} s (the server accepted but stalled)",
             limit.as_secs_f64()
         ))),
-        Ok(Err(e)) => Err(bad(chain(&e))),
+        Ok(Err(e)) => Err(bad(tcpwise_http::curl::run::chain_text(&e))),
         Ok(Ok(_)) => config::parse(&body).map_err(bad),
     }
 }

@@ -8,7 +8,7 @@ use crate::config::Endpoints;
 use serde::Serialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use tcpwise_http::{Client, ClientConfig, HeadAction, HttpError, Payload, Request};
+use tcpwise_http::{Client, ClientConfig, HeadAction, Payload, Request};
 use tokio::task::JoinHandle;
 
 /// Which way a load goes.
@@ -152,16 +152,4 @@ pub fn expect_ok(status: u16) -> std::io::Result<HeadAction> {
             "the server answered {status}, not 200"
         )))
     }
-}
-
-/// An error's one line, causes included.
-pub fn chain(e: &HttpError) -> String {
-    let mut s = e.to_string();
-    let mut src = std::error::Error::source(e);
-    while let Some(c) = src {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        src = c.source();
-    }
-    s
 }

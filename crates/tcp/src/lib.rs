@@ -89,6 +89,19 @@ pub fn set_congestion(sock: &socket2::SockRef<'_>, algo: &str) -> Result<(), Con
         })
 }
 
+/// Whether `algo` can be set on a socket here (a flag is checked at
+/// start-up, before anything connects), on a throwaway socket.
+pub fn check_congestion(algo: &str) -> Result<(), CongestionError> {
+    let probe = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).map_err(
+        |source| CongestionError {
+            algo: algo.to_string(),
+            available: String::new(),
+            source,
+        },
+    )?;
+    set_congestion(&socket2::SockRef::from(&probe), algo)
+}
+
 /// The congestion control a socket uses (`TCP_CONGESTION`), as iperf3
 /// reports it (`congestion_used`).
 pub fn congestion_of(sock: &socket2::SockRef<'_>) -> Option<String> {

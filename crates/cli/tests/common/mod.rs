@@ -292,3 +292,13 @@ pub fn wait_port(port: &str) {
     }
     panic!("nothing listens on port {port}");
 }
+
+/// `tcpwise serve` on an ephemeral loopback port with `extra` flags;
+/// returns (process, base URL).
+pub fn serve_loopback(extra: &[&str]) -> (Proc, String) {
+    let mut args = vec!["serve", "--bind", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    let (child, line) = spawn_announcing(&args);
+    let base = line.rsplit(' ').next().unwrap().to_string();
+    (Proc(child), base)
+}

@@ -70,10 +70,7 @@ pub fn serve(
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
     if let Some(cc) = &a.congestion {
-        let probe = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
-            .map_err(|e| ServeError::Usage(format!("-C {cc}: {e}")))?;
-        tcpwise_tcp::set_congestion(&socket2::SockRef::from(&probe), cc)
-            .map_err(|e| ServeError::Usage(format!("-C: {e}")))?;
+        tcpwise_tcp::check_congestion(cc).map_err(|e| ServeError::Usage(format!("-C: {e}")))?;
     }
     for (d, flag) in [
         (a.header_timeout, "--header-timeout"),

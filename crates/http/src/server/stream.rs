@@ -361,7 +361,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             BodyLen::Chunked => u64::MAX,
         };
         let mut at = 0;
-        let mut echoed = 0u64;
         loop {
             // Pass on what is buffered.
             while at < buf.len() && left > 0 {
@@ -383,9 +382,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                             out.extend_from_slice(h1::LAST_CHUNK);
                             left = 0;
                         }
-                        echoed += p.data.len() as u64;
                         read += p.data.len() as u64;
-                        if back && echoed > self.lim.max_body {
+                        if back && read > self.lim.max_body {
                             return Err(io::Error::other(format!(
                                 "chunked /echo body over --max-body {} (response cut short)",
                                 self.lim.max_body
