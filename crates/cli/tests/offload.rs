@@ -160,7 +160,9 @@ fn tcp_moves_super_packets_and_the_summary_names_the_mode() {
             "offload {offload} {peer}: {down}; perf summary {}",
             r["summary"]
         );
-        assert!(r["summary"]["bytes"].as_f64().unwrap() > 25e6, "{r}");
+        // Data moved; how fast is for benchmarks, not tests (a loaded CI
+        // machine moved 17 MB in these 2 s where an idle one moves 60).
+        assert!(r["summary"]["bytes"].as_f64().unwrap() > 4e6, "{r}");
         if offload {
             let (reads, segs) = (
                 down["reads"].as_f64().unwrap(),
