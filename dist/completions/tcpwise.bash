@@ -1874,7 +1874,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__lab)
-            opts="-h -V --quick --out --seed --runs --rtt --rate --log --pcap --help --version report help"
+            opts="-h -V --quick --out --seed --runs --rtt --rate --traces --log --pcap --help --version report help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1897,6 +1897,10 @@ _tcpwise() {
                     return 0
                     ;;
                 --rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --traces)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

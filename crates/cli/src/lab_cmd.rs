@@ -15,7 +15,8 @@ use tcpwise_units::{Dur, Rate};
 pub struct LabArgs {
     #[command(subcommand)]
     pub sub: Option<LabSub>,
-    /// Experiments to run (default: all): buffers, idle-selection, read-slow-start, completion.
+    /// Experiments to run (default: all): buffers, idle-selection, read-slow-start, completion,
+    /// responsiveness.
     #[arg(value_name = "EXPERIMENT")]
     pub experiments: Vec<String>,
     /// Shorter runs, fewer repetitions.
@@ -36,6 +37,10 @@ pub struct LabArgs {
     /// Override every experiment's rate.
     #[arg(long, value_name = "RATE")]
     pub rate: Option<Rate>,
+    /// Cellular traces (Mahimahi's format) for responsiveness's LTE path
+    /// [default: ../shared/traces, left out where absent].
+    #[arg(long, value_name = "DIR")]
+    pub traces: Option<PathBuf>,
     /// Link logs and packet captures of every testbed, one numbered
     /// subdirectory each (captures of a full lab run take gigabytes).
     #[command(flatten)]
@@ -81,6 +86,7 @@ pub fn run(a: LabArgs) -> Result<i32> {
         rate: a.rate.map(|r| r.0),
         record: a.record.options(),
         cancel,
+        traces: a.traces.clone(),
         // The edge reads the environment; the library takes it in code.
         require_io_uring: std::env::var_os("TCPWISE_REQUIRE_IO_URING").is_some(),
     };

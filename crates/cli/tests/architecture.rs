@@ -37,8 +37,8 @@ const FLOORS: &[(&str, u32)] = &[
     ("aio", 3),
     ("bench", 4),
     ("rpm", 4),
-    ("lab", 4),
-    ("cli", 5),
+    ("lab", 5),
+    ("cli", 6),
 ];
 
 /// Files outside `crates/cli` that may name clap: flag definitions.

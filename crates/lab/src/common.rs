@@ -93,25 +93,34 @@ impl Bed {
             seed: opts.seed,
             ..PathSpec::default()
         };
+        let name = format!("rtt{}ms-{}mbit", rtt as f64 / 1e6, rate as f64 / 1e6);
+        Bed::start_path(opts, &spec, &name, server_sysctls)
+    }
+
+    /// Starts a pair testbed on `spec` as given (the experiment applies
+    /// the overrides it honours); `name` names its record directory.
+    pub fn start_path(
+        opts: &LabOptions,
+        spec: &PathSpec,
+        name: &str,
+        server_sysctls: Vec<(String, String)>,
+    ) -> Result<Bed, LabError> {
         let (up, down) = spec.resolve()?;
         let desc = tcpwise_emu::path::summarize(&up, &down).to_string();
         let mut cfg = TestbedConfig::pair(up, down);
         cfg.server_sysctls = server_sysctls.clone();
-        cfg.record = opts.record.for_testbed(&format!(
-            "rtt{}ms-{}mbit",
-            rtt as f64 / 1e6,
-            rate as f64 / 1e6
-        ));
+        cfg.record = opts.record.for_testbed(name);
         let tb = Testbed::start(&cfg)?;
         let sys: Vec<String> = server_sysctls
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
+        let rtt = spec.rtt.unwrap_or(0);
         Ok(Bed {
             tb,
             servers: Vec::new(),
             rtt_ms: rtt as f64 / 1e6,
-            rate_mbit: rate as f64 / 1e6,
+            rate_mbit: spec.rate.unwrap_or(0) as f64 / 1e6,
             desc: if sys.is_empty() {
                 desc
             } else {
@@ -189,17 +198,26 @@ impl Bed {
 
     /// `tcpwise serve` (HTTP/1.1 origin), in-process.
     pub fn serve_http(&mut self) -> Result<u16, LabError> {
-        self.spawn_tokio("http", |ready, stop| async move {
-            let opts = tcpwise_http::ServeOptions {
-                bind: ANY.parse().expect("valid"),
-                tls: None,
-                access_log: false,
-                limits: tcpwise_http::Limits::default(),
-                root: None,
-                gzip: false,
-                notsent_lowat: tcpwise_tcp::Lowat::Off,
-                congestion: None,
-            };
+        self.serve_with(tcpwise_http::ServeOptions {
+            bind: ANY.parse().expect("valid"),
+            tls: None,
+            access_log: false,
+            limits: tcpwise_http::Limits::default(),
+            root: None,
+            gzip: false,
+            notsent_lowat: tcpwise_tcp::Lowat::Off,
+            congestion: None,
+        })
+    }
+
+    /// `tcpwise serve` with `opts` (its `bind` is replaced by every
+    /// address, an ephemeral port), in-process.
+    pub fn serve_with(&mut self, opts: tcpwise_http::ServeOptions) -> Result<u16, LabError> {
+        let opts = tcpwise_http::ServeOptions {
+            bind: ANY.parse().expect("valid"),
+            ..opts
+        };
+        self.spawn_tokio("http", move |ready, stop| async move {
             tcpwise_http::serve(opts, stop, move |a| {
                 let _ = ready.send(a);
             })

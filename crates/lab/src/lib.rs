@@ -17,7 +17,7 @@
 pub mod common;
 pub mod experiments;
 
-pub use experiments::{buffers, completion, idle_selection, read_slow_start};
+pub use experiments::{buffers, completion, idle_selection, read_slow_start, responsiveness};
 pub mod html;
 pub mod progress;
 pub mod report;
@@ -53,6 +53,15 @@ pub enum LabError {
         /// Why.
         #[source]
         source: tcpwise_http::HttpError,
+    },
+    /// A responsiveness test failed.
+    #[error("{what}")]
+    Rpm {
+        /// Which step.
+        what: String,
+        /// Why.
+        #[source]
+        source: Box<tcpwise_rpm::RpmError>,
     },
     /// The dispatch load failed.
     #[error("{what}")]
@@ -115,6 +124,10 @@ pub struct LabOptions {
     pub record: tcpwise_emu::record::RecordOptions,
     /// Set by a signal handler.
     pub cancel: Arc<AtomicBool>,
+    /// Where the cellular traces are (`--traces`; `None`: look in
+    /// `../shared/traces` and leave the cellular path out if they are not
+    /// there).
+    pub traces: Option<PathBuf>,
     /// Fail, rather than leave out, the io_uring rows where io_uring is
     /// not there (CI sets it where the kernel has io_uring).
     pub require_io_uring: bool,
@@ -274,6 +287,8 @@ pub enum Details {
     ReadSlowStart(read_slow_start::Details),
     /// [`completion`].
     Completion(completion::Details),
+    /// [`responsiveness`].
+    Responsiveness(responsiveness::Details),
 }
 
 /// One experiment's results.
@@ -352,6 +367,7 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
         Box::new(idle_selection::IdleSelection),
         Box::new(read_slow_start::ReadSlowStart),
         Box::new(completion::Completion),
+        Box::new(responsiveness::Responsiveness),
     ]
 }
 
@@ -418,20 +434,27 @@ Experiments (each a field report, reproduced with real kernel TCP on both ends):
                    O_DIRECT read-modify-write, no fsync, 1 GiB file in /var/tmp/tcpwise):
                    shared completion queue vs fixed segments vs pread/pwrite, uniform and
                    Zipf 0.99 keys
+  responsiveness   RPM under load (tcpwise rpm --direction down against serve --tls): 20 Mbit/s
+                   / 40 ms and an LTE trace (--traces DIR, default ../shared/traces) x drop-tail
+                   4 BDP, drop-tail 1 BDP, CoDel, FQ-CoDel x server TCP_NOTSENT_LOWAT off/auto x
+                   CUBIC/BBR, 3 tests a cell of at most 20 s
 
 --runs N sets downloads per arm (buffers), runs per policy (idle-selection),
-the total number of trials (read-slow-start) or rounds (completion). The
+the total number of trials (read-slow-start), rounds (completion) or tests a
+cell (responsiveness). The
 full run repeats every figure of the first table at least 3 times (buffers
 3 downloads an arm, completion 3 rounds) and gives each median its
 interval; --quick: one 5 s download an arm, 3 runs per policy, 120 trials,
-3 client counts of 2 s, one round (file I/O: 1.5 s), so its verdicts say
+3 client counts of 2 s, one round (file I/O: 1.5 s), responsiveness on the
+20 Mbit/s path only (bloated drop-tail and FQ-CoDel, lowat off/auto, CUBIC,
+one test of at most 7 s each), so its verdicts say
 \"too few samples\" where the criterion needs more.
 Results go to DIR/results.json, DIR/report.md and DIR/index.html, rewritten
 after every experiment. Progress bars on a terminal, plain lines otherwise.
 
 Examples:
-  tcpwise lab                               every experiment (about 30 min on 2 cores)
-  tcpwise lab --quick --out /tmp/lab        the short run CI does (about 4 min)
+  tcpwise lab                               every experiment (about 60 min on 2 cores)
+  tcpwise lab --quick --out /tmp/lab        the short run CI does (about 5 min)
   tcpwise lab idle-selection --rtt 100ms    one experiment on your own path
   tcpwise lab report /tmp/lab               rebuild report.md and index.html from results.json
 

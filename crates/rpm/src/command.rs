@@ -6,14 +6,41 @@ use crate::config;
 use crate::flags::{Direction, RpmArgs};
 use crate::load::{Dir, expect_ok};
 use crate::report::{self, Report};
-use crate::run::Test;
+use crate::run::{Interval, Test};
 use std::io::Write;
 use std::time::Duration;
 use tcpwise_http::{Client, ClientConfig, Request, Version};
 
-/// Runs `tcpwise rpm`, printing to `out`; the report (for `--json` the
-/// binary adds its version).
-pub fn run(a: &RpmArgs, out: &mut dyn Write) -> Result<Report, RpmError> {
+/// A test as the library runs it, typed: what `tcpwise rpm`'s flags say
+/// (built by [`options`]), or what a program (the lab) asks for.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The config's URL.
+    pub config_url: url::Url,
+    /// The draft's parameters.
+    pub params: crate::Params,
+    /// Every connection's client configuration (from [`client_config`]).
+    pub client: ClientConfig,
+    /// The phases in order, each the directions it loads at once.
+    pub phases: Vec<Vec<Dir>>,
+    /// How long the config may take.
+    pub config_timeout: Duration,
+}
+
+/// The client configuration a test needs for `version`: self probes
+/// share a load's connection, so no per-origin limit makes them wait, and
+/// no keep-alive probes are sent on the loads.
+pub fn client_config(version: Version) -> ClientConfig {
+    ClientConfig {
+        version,
+        max_conns_per_origin: 1 << 16,
+        tcp_keepalive: None,
+        ..ClientConfig::default()
+    }
+}
+
+/// The typed test `tcpwise rpm`'s flags ask for, checked.
+pub fn options(a: &RpmArgs) -> Result<Options, RpmError> {
     let params = a.params();
     params.check().map_err(RpmError::Usage)?;
     let given = a.config_url.as_deref().or(a.url.as_deref()).unwrap_or("");
@@ -30,67 +57,78 @@ pub fn run(a: &RpmArgs, out: &mut dyn Write) -> Result<Report, RpmError> {
             .map_err(|e| RpmError::Usage(format!("--congestion: {e}")))?;
     }
     let client = ClientConfig {
-        version: match (a.http1, url.scheme()) {
-            (true, _) => Version::Http1,
-            (false, "https") => Version::Http2,
-            (false, _) => Version::Http2PriorKnowledge,
-        },
         insecure: a.insecure,
         extra_ca,
         resolve: a.resolve.clone(),
         connect_timeout: a.connect_timeout.std(),
-        // Self probes share the load's connection: never wait for a slot.
-        max_conns_per_origin: 1 << 16,
-        tcp_keepalive: None,
         notsent_lowat: a.notsent_lowat,
         congestion: a.congestion.clone(),
-        ..ClientConfig::default()
+        ..client_config(match (a.http1, url.scheme()) {
+            (true, _) => Version::Http1,
+            (false, "https") => Version::Http2,
+            (false, _) => Version::Http2PriorKnowledge,
+        })
     };
-    let rt = tcpwise_tcp::runtime().map_err(RpmError::Runtime)?;
-    rt.block_on(async {
-        let endpoints = fetch_config(&client, &url, a.connect_timeout.std() * 2).await?;
-        let test = Test {
-            params: params.clone(),
-            endpoints: endpoints.clone(),
-            client,
-            self_probes: !a.http1,
-        };
-        let idle = test.idle().await;
-        let phases: Vec<Vec<Dir>> = match (a.sequential, a.direction) {
+    Ok(Options {
+        config_url: url,
+        params,
+        client,
+        phases: match (a.sequential, a.direction) {
             (true, _) => vec![vec![Dir::Down], vec![Dir::Up]],
             (false, Direction::Bidir) => vec![vec![Dir::Down, Dir::Up]],
             (false, Direction::Down) => vec![vec![Dir::Down]],
             (false, Direction::Up) => vec![vec![Dir::Up]],
-        };
-        let mut done = Vec::new();
-        for dirs in phases {
-            let phase = test
-                .phase(&dirs, |iv| {
-                    if !a.json {
-                        let _ = writeln!(out, "{}", report::interval_line(iv, a.verbose));
-                        let _ = out.flush();
-                    }
-                })
-                .await?;
-            done.push(phase);
-        }
-        let r = Report {
-            config_url: url.to_string(),
-            endpoints,
-            http: if a.http1 { "HTTP/1.1" } else { "HTTP/2" }.into(),
-            notsent_lowat: a.notsent_lowat.to_string(),
-            congestion: a
-                .congestion
-                .clone()
-                .unwrap_or_else(|| "the namespace's default".into()),
-            params: (&params).into(),
-            idle,
-            phases: done,
-        };
+        },
+        config_timeout: a.connect_timeout.std() * 2,
+    })
+}
+
+/// Runs `tcpwise rpm`, printing to `out`; the report (for `--json` the
+/// binary adds its version).
+pub fn run(a: &RpmArgs, out: &mut dyn Write) -> Result<Report, RpmError> {
+    let o = options(a)?;
+    let rt = tcpwise_tcp::runtime().map_err(RpmError::Runtime)?;
+    let r = rt.block_on(measure(&o, |iv| {
         if !a.json {
-            let _ = write!(out, "{}", report::summary(&r));
+            let _ = writeln!(out, "{}", report::interval_line(iv, a.verbose));
+            let _ = out.flush();
         }
-        Ok(r)
+    }))?;
+    if !a.json {
+        let _ = write!(out, "{}", report::summary(&r));
+    }
+    Ok(r)
+}
+
+/// One whole test on the current runtime: the config, idle latency, the
+/// phases; `each` sees every interval as it closes.
+pub async fn measure(o: &Options, mut each: impl FnMut(&Interval)) -> Result<Report, RpmError> {
+    let endpoints = fetch_config(&o.client, &o.config_url, o.config_timeout).await?;
+    let http1 = o.client.version == Version::Http1;
+    let test = Test {
+        params: o.params.clone(),
+        endpoints: endpoints.clone(),
+        client: o.client.clone(),
+        self_probes: !http1,
+    };
+    let idle = test.idle().await;
+    let mut done = Vec::new();
+    for dirs in &o.phases {
+        done.push(test.phase(dirs, &mut each).await?);
+    }
+    Ok(Report {
+        config_url: o.config_url.to_string(),
+        endpoints,
+        http: if http1 { "HTTP/1.1" } else { "HTTP/2" }.into(),
+        notsent_lowat: o.client.notsent_lowat.to_string(),
+        congestion: o
+            .client
+            .congestion
+            .clone()
+            .unwrap_or_else(|| "the namespace's default".into()),
+        params: (&o.params).into(),
+        idle,
+        phases: done,
     })
 }
 

@@ -9,3 +9,4 @@ pub mod buffers;
 pub mod completion;
 pub mod idle_selection;
 pub mod read_slow_start;
+pub mod responsiveness;

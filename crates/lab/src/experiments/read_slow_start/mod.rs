@@ -152,6 +152,7 @@ mod tests {
             rate: None,
             record: Default::default(),
             cancel: Default::default(),
+            traces: None,
             require_io_uring: false,
         };
         let (a, b) = (Plan::new(&opts), Plan::new(&opts));

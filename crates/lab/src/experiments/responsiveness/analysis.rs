@@ -1,0 +1,299 @@
+//! Figures from the tests (pure): each cell's medians, the ratios the
+//! verdict is decided by, and what a server operator should pick.
+
+use super::measure::Run;
+use super::{BLOATED, FQ_CODEL, Plan};
+use crate::verdict::{Estimate, Outcome, Verdict};
+use crate::{Figure, Summary};
+use tcpwise_tcp::Lowat;
+
+/// One cell: a path, a queue and a server setting, over its runs.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    /// The path's name.
+    pub path: String,
+    /// The queue's name.
+    pub queue: String,
+    /// The server's setting.
+    pub arm: String,
+    /// RPM (trimmed means).
+    pub rpm: Estimate,
+    /// RPM from 90th percentiles.
+    pub rpm_p90: Estimate,
+    /// Foreign round trip, ms.
+    pub foreign_ms: Estimate,
+    /// Self probe, ms.
+    pub self_ms: Estimate,
+    /// Idle round trip, ms.
+    pub idle_ms: Estimate,
+    /// Goodput, Mbit/s.
+    pub goodput: Estimate,
+    /// Load-generating connections (median).
+    pub flows: f64,
+    /// Runs that reached stability.
+    pub stable: usize,
+    /// Runs.
+    pub n: usize,
+    /// Steal over its runs, ticks.
+    pub steal: u64,
+}
+
+/// What the report says.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    /// Every cell, in plan order (path, queue, setting).
+    pub cells: Vec<Cell>,
+    /// FQ-CoDel with the mark (auto) over the bloated drop-tail without
+    /// it, CUBIC, first path: RPM, round by round.
+    pub fixed_over_bloated: Estimate,
+    /// The same pair's goodput ratio.
+    pub goodput_ratio: Estimate,
+    /// FQ-CoDel over the bloated drop-tail, both with the mark, CUBIC:
+    /// what the network's queue alone is worth.
+    pub queue_alone: Estimate,
+    /// Under FQ-CoDel, CUBIC: self probe with the mark over without it.
+    pub lowat_self: Estimate,
+    /// What a server operator should pick, in words.
+    pub advice: String,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The named figures.
+    pub summary: Summary,
+}
+
+fn values(runs: &[&Run], f: fn(&Run) -> f64) -> Vec<f64> {
+    runs.iter()
+        .map(|r| f(r))
+        .filter(|x| x.is_finite())
+        .collect()
+}
+
+/// `a` over `b`, round by round.
+fn ratio(a: &[&Run], b: &[&Run], f: fn(&Run) -> f64) -> Estimate {
+    let v: Vec<f64> = a
+        .iter()
+        .filter_map(|x| {
+            let y = b.iter().find(|y| y.round == x.round)?;
+            let r = f(x) / f(y);
+            r.is_finite().then_some(r)
+        })
+        .collect();
+    Estimate::of(&v)
+}
+
+/// The runs of one cell.
+fn cell_runs<'a>(runs: &'a [Run], path: &str, queue: &str, arm: &str) -> Vec<&'a Run> {
+    runs.iter()
+        .filter(|r| r.path == path && r.queue == queue && r.arm == arm)
+        .collect()
+}
+
+/// Figures from the tests.
+pub fn analyse(plan: &Plan, runs: &[Run]) -> Analysis {
+    let mut cells = Vec::new();
+    for p in &plan.paths {
+        for q in &plan.queues {
+            for a in &plan.arms {
+                let v = cell_runs(runs, &p.name, q.label, &a.label());
+                if v.is_empty() {
+                    continue;
+                }
+                let mut flows: Vec<f64> = v.iter().map(|r| r.flows as f64).collect();
+                flows.sort_by(f64::total_cmp);
+                cells.push(Cell {
+                    path: p.name.clone(),
+                    queue: q.label.into(),
+                    arm: a.label(),
+                    rpm: Estimate::of(&values(&v, |r| r.rpm)),
+                    rpm_p90: Estimate::of(&values(&v, |r| r.rpm_p90)),
+                    foreign_ms: Estimate::of(&values(&v, |r| r.foreign_ms)),
+                    self_ms: Estimate::of(&values(&v, |r| r.self_ms)),
+                    idle_ms: Estimate::of(&values(&v, |r| r.idle_ms)),
+                    goodput: Estimate::of(&values(&v, |r| r.goodput_mbit)),
+                    flows: tcpwise_units::nearest_rank(&flows, 0.5),
+                    stable: v.iter().filter(|r| r.stable).count(),
+                    n: v.len(),
+                    steal: v.iter().filter_map(|r| r.steal_ticks).sum(),
+                });
+            }
+        }
+    }
+    let first = plan.paths.first().map_or("", |p| p.name.as_str());
+    let label = |lowat: Lowat| super::Arm { lowat, cc: "cubic" }.label();
+    let (off, auto) = (label(Lowat::Off), label(Lowat::Adaptive));
+    let bloated = super::QUEUES[BLOATED].label;
+    let fq = super::QUEUES[FQ_CODEL].label;
+    let dt_off = cell_runs(runs, first, bloated, &off);
+    let dt_auto = cell_runs(runs, first, bloated, &auto);
+    let fq_off = cell_runs(runs, first, fq, &off);
+    let fq_auto = cell_runs(runs, first, fq, &auto);
+    let fixed_over_bloated = ratio(&fq_auto, &dt_off, |r| r.rpm);
+    let goodput_ratio = ratio(&fq_auto, &dt_off, |r| r.goodput_mbit);
+    let queue_alone = ratio(&fq_auto, &dt_auto, |r| r.rpm);
+    let lowat_self = ratio(&fq_auto, &fq_off, |r| r.self_ms);
+    let advice = advice(plan, runs);
+    let verdict = verdict(
+        plan.runs,
+        &fixed_over_bloated,
+        &goodput_ratio,
+        &queue_alone,
+        &lowat_self,
+    );
+    let mut summary = Summary::new();
+    for c in cells
+        .iter()
+        .filter(|c| c.path == first && c.arm.ends_with("cubic"))
+    {
+        let q = c.queue.split(' ').next().unwrap_or("").to_lowercase();
+        let q = if c.queue.contains("bloated") {
+            "droptail_4bdp".to_string()
+        } else if c.queue.contains("1 BDP") {
+            "droptail_1bdp".to_string()
+        } else {
+            q.replace('-', "_")
+        };
+        let l = if c.arm.contains("off") { "off" } else { "auto" };
+        summary.insert(format!("rpm_{q}_lowat_{l}"), Figure::Num(c.rpm.median));
+    }
+    for (k, e) in [
+        ("rpm_fq_codel_auto_over_droptail_off", &fixed_over_bloated),
+        ("goodput_fq_codel_auto_over_droptail_off", &goodput_ratio),
+        ("rpm_fq_codel_over_droptail_both_auto", &queue_alone),
+        ("self_probe_auto_over_off_fq_codel", &lowat_self),
+    ] {
+        summary.insert(k.into(), Figure::Num(e.median));
+    }
+    Analysis {
+        cells,
+        fixed_over_bloated,
+        goodput_ratio,
+        queue_alone,
+        lowat_self,
+        advice,
+        verdict,
+        summary,
+    }
+}
+
+/// What the verdict is decided by, stated before anything runs.
+pub const CRITERION: &str = "on the first path with CUBIC, FQ-CoDel with TCP_NOTSENT_LOWAT auto at the server reaches at least 3x the RPM of a bloated drop-tail queue (4 BDP) with it off, at no less than 0.9 of its goodput, and under FQ-CoDel the mark shortens the self probes (medians of at least 3 tests a cell, paired round by round)";
+
+/// The verdict: FQ-CoDel with the mark at least 3x the RPM of the
+/// bloated drop-tail without it, at 0.9 of its goodput or more, and the
+/// mark shortening the self probes under FQ-CoDel. Under
+/// [`super::MIN_RUNS`] tests a cell: too few samples.
+pub fn verdict(
+    runs: usize,
+    fixed: &Estimate,
+    goodput: &Estimate,
+    queue_alone: &Estimate,
+    lowat_self: &Estimate,
+) -> Verdict {
+    let measured = format!(
+        "RPM x{} at goodput x{}; FQ-CoDel alone (both with the mark) x{}; self probe with the mark over without, under FQ-CoDel, x{}",
+        fixed.text(2),
+        goodput.text(2),
+        queue_alone.text(2),
+        lowat_self.text(2)
+    );
+    let outcome = if runs < super::MIN_RUNS {
+        Outcome::TooFewSamples
+    } else if fixed.median >= 3.0 && lowat_self.median < 1.0 {
+        if goodput.median >= 0.9 {
+            Outcome::Reproduced
+        } else {
+            Outcome::Differs
+        }
+    } else {
+        Outcome::NotReproduced
+    };
+    Verdict {
+        outcome,
+        criterion: CRITERION.into(),
+        measured,
+    }
+}
+
+/// What a server operator should pick: the mark's effect on RPM and on
+/// goodput in every (path, queue, congestion control), in words.
+pub fn advice(plan: &Plan, runs: &[Run]) -> String {
+    let (mut better, mut total, mut rpm_x, mut gp_x) = (0, 0, Vec::new(), Vec::new());
+    for p in &plan.paths {
+        for q in &plan.queues {
+            for cc in ["cubic", "bbr"] {
+                let arm = |lowat| super::Arm { lowat, cc }.label();
+                let off = cell_runs(runs, &p.name, q.label, &arm(Lowat::Off));
+                let on = cell_runs(runs, &p.name, q.label, &arm(Lowat::Adaptive));
+                if off.is_empty() || on.is_empty() {
+                    continue;
+                }
+                let r = ratio(&on, &off, |r| r.rpm).median;
+                let g = ratio(&on, &off, |r| r.goodput_mbit).median;
+                if r.is_finite() && g.is_finite() {
+                    total += 1;
+                    better += usize::from(r > 1.0);
+                    rpm_x.push(r);
+                    gp_x.push(g);
+                }
+            }
+        }
+    }
+    if total == 0 {
+        return "Too few tests to advise.".into();
+    }
+    rpm_x.sort_by(f64::total_cmp);
+    gp_x.sort_by(f64::total_cmp);
+    let med = |v: &[f64]| tcpwise_units::nearest_rank(v, 0.5);
+    let (worst_gp, best_gp) = (gp_x[0], gp_x[gp_x.len() - 1]);
+    let pick = if better * 2 > total && worst_gp >= 0.95 {
+        "**set `--notsent-lowat auto`** (tcpwise serve's default)"
+    } else if better * 2 > total {
+        "set `--notsent-lowat auto` where the goodput it costs is acceptable"
+    } else {
+        "leave `TCP_NOTSENT_LOWAT` off: it did not raise RPM in most cells"
+    };
+    format!(
+        "TCP_NOTSENT_LOWAT auto at the server raised RPM in {better} of {total} cells (path, queue, congestion control; median x{:.2} over off, from x{:.2} to x{:.2}) at a goodput of x{:.3} (from x{worst_gp:.3} to x{best_gp:.3}): {pick}. The network's queue decides the foreign probes; the mark only shortens what waits in the server's own buffers, so it helps most where the network's queue is already short (FQ-CoDel), and nothing replaces a short network queue for a new connection.",
+        med(&rpm_x),
+        rpm_x[0],
+        rpm_x[rpm_x.len() - 1],
+        med(&gp_x),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_verdict_needs_three_times_the_rpm_the_goodput_and_shorter_self_probes() {
+        let e = |v: &[f64]| Estimate::of(v);
+        let ok = verdict(
+            3,
+            &e(&[3.4, 3.6, 3.5]),
+            &e(&[0.99, 1.0, 1.0]),
+            &e(&[1.8, 1.7, 1.9]),
+            &e(&[0.3, 0.3, 0.2]),
+        );
+        assert_eq!(ok.outcome, Outcome::Reproduced, "{ok:?}");
+        assert!(ok.measured.contains("x3.50"), "{}", ok.measured);
+        let slow = verdict(
+            3,
+            &e(&[3.4, 3.6, 3.5]),
+            &e(&[0.8, 0.85, 0.8]),
+            &e(&[1.0; 3]),
+            &e(&[0.3; 3]),
+        );
+        assert_eq!(slow.outcome, Outcome::Differs);
+        let no = verdict(
+            3,
+            &e(&[2.0, 2.5, 2.2]),
+            &e(&[1.0; 3]),
+            &e(&[1.0; 3]),
+            &e(&[0.3; 3]),
+        );
+        assert_eq!(no.outcome, Outcome::NotReproduced);
+        let quick = verdict(1, &e(&[3.5]), &e(&[1.0]), &e(&[1.0]), &e(&[0.3]));
+        assert_eq!(quick.outcome, Outcome::TooFewSamples);
+    }
+}

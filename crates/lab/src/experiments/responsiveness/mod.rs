@@ -1,0 +1,295 @@
+//! The other half of the Windows seed: autotuned buffers reach line rate,
+//! and big buffers cost latency under load. Measured as the field does
+//! now, as responsiveness (round trips per minute under working
+//! conditions, draft-ietf-ippm-responsiveness, Apple's networkQuality):
+//! `tcpwise-rpm`'s test, in-process in the client namespace, against
+//! `tcpwise serve --tls` in the server namespace, on emulated paths whose
+//! queue is a bloated drop-tail (4 BDP), a BDP-sized drop-tail, CoDel or
+//! FQ-CoDel, with the server's `TCP_NOTSENT_LOWAT` off or auto and its
+//! congestion control CUBIC or BBR. Foreign probes (new connections) see
+//! the network's queue; self probes (requests on a loaded connection)
+//! see the network's queue of that flow plus the sender's own socket and
+//! HTTP/2 buffers: the two figures beside each RPM say which queue holds
+//! the latency.
+//!
+//! [`Plan`] → [`measure`] → [`analysis`] → [`render`].
+
+pub mod analysis;
+pub mod measure;
+pub mod render;
+
+pub use measure::{Details, Run};
+
+use crate::{Experiment, ExperimentResult, LabError, LabOptions, Progress, Render};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tcpwise_emu::path::PathSpec;
+use tcpwise_tcp::Lowat;
+
+/// The experiment.
+pub struct Responsiveness;
+
+/// One queue of a path: its name in the report and its `--queue`
+/// spelling.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Queue {
+    /// Name in the report.
+    pub label: &'static str,
+    /// `--queue` as a user types it.
+    pub spec: &'static str,
+}
+
+/// The queues every path is run with, in table order.
+pub const QUEUES: [Queue; 4] = [
+    Queue {
+        label: "drop-tail 4 BDP (bloated)",
+        spec: "droptail:limit=4bdp",
+    },
+    Queue {
+        label: "drop-tail 1 BDP",
+        spec: "droptail:limit=1bdp",
+    },
+    Queue {
+        label: "CoDel",
+        spec: "codel:limit=4bdp",
+    },
+    Queue {
+        label: "FQ-CoDel",
+        spec: "fq-codel:limit=4bdp",
+    },
+];
+
+/// Index in [`QUEUES`] of the bloated drop-tail and of FQ-CoDel: the
+/// verdict's two ends.
+pub const BLOATED: usize = 0;
+/// See [`BLOATED`].
+pub const FQ_CODEL: usize = 3;
+
+/// One server setting: `tcpwise serve --tls --notsent-lowat L -C CC`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arm {
+    /// The server's `TCP_NOTSENT_LOWAT` policy.
+    pub lowat: Lowat,
+    /// The server's congestion control.
+    pub cc: &'static str,
+}
+
+impl Arm {
+    /// `lowat off, cubic`.
+    pub fn label(&self) -> String {
+        format!("lowat {}, {}", self.lowat, self.cc)
+    }
+}
+
+/// One emulated path.
+#[derive(Debug, Clone)]
+pub struct PathPlan {
+    /// Its name in the report.
+    pub name: String,
+    /// The path without its queue (each queue is a testbed of its own).
+    pub spec: PathSpec,
+    /// Its record directory's stem.
+    pub stem: String,
+}
+
+/// What a run does, decided before anything is set up.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The paths, the 20 Mbit/s one first (the verdict's).
+    pub paths: Vec<PathPlan>,
+    /// The queues run on every path.
+    pub queues: Vec<Queue>,
+    /// The server settings, each its own server in every testbed.
+    pub arms: Vec<Arm>,
+    /// Tests per cell (path, queue, arm), interleaved across arms.
+    pub runs: usize,
+    /// Each test's longest phase (the draft's 20 s).
+    pub max_duration: Duration,
+    /// Why the cellular path was left out, if it was.
+    pub left_out: Option<String>,
+}
+
+/// Tests per cell before the verdict decides.
+pub const MIN_RUNS: usize = 3;
+
+/// The LTE trace pair, in `--traces` (Mahimahi's, 5.0 / 5.9 Mbit/s mean).
+pub const TRACE: &str = "Verizon-LTE-short";
+
+/// Where the traces are looked for without `--traces`.
+pub const DEFAULT_TRACES: &str = "../shared/traces";
+
+impl Plan {
+    /// The full run: both paths, four queues, lowat off/auto x CUBIC/BBR,
+    /// 3 tests a cell of at most 20 s. `--quick`: the 20 Mbit/s path,
+    /// the bloated drop-tail and FQ-CoDel, CUBIC, one test of at most
+    /// 7 s a cell (about 45 s). A `--traces` directory without the trace
+    /// is refused; without `--traces` a missing one leaves the cellular
+    /// path out, said in the report.
+    pub fn new(opts: &LabOptions) -> Result<Plan, LabError> {
+        let rtt = opts.rtt.unwrap_or(40_000_000);
+        let mut paths = vec![PathPlan {
+            name: format!(
+                "{} Mbit/s, {} ms",
+                opts.rate.unwrap_or(20_000_000) as f64 / 1e6,
+                rtt as f64 / 1e6
+            ),
+            spec: PathSpec {
+                rtt: Some(rtt),
+                rate: Some(opts.rate.unwrap_or(20_000_000)),
+                seed: opts.seed,
+                ..PathSpec::default()
+            },
+            stem: "rpm-rate".into(),
+        }];
+        let (dir, given) = match &opts.traces {
+            Some(d) => (d.clone(), true),
+            None => (PathBuf::from(DEFAULT_TRACES), false),
+        };
+        let found = trace_pair(&dir);
+        if given && found.is_none() {
+            return Err(LabError::Usage(format!(
+                "--traces {}: no {TRACE}.up and {TRACE}.down there",
+                dir.display()
+            )));
+        }
+        let mut left_out = None;
+        if !opts.quick {
+            match found {
+                Some((up, down)) => paths.push(PathPlan {
+                    name: format!("LTE trace ({TRACE}), {} ms", rtt as f64 / 1e6),
+                    spec: PathSpec {
+                        rtt: Some(rtt),
+                        up_trace: Some(up),
+                        down_trace: Some(down),
+                        seed: opts.seed,
+                        ..PathSpec::default()
+                    },
+                    stem: "rpm-lte".into(),
+                }),
+                None => {
+                    left_out = Some(format!(
+                        "the cellular path is left out: no {TRACE}.up/.down in {} (give the directory with --traces)",
+                        dir.display()
+                    ))
+                }
+            }
+        }
+        let cubic_only = |l: Lowat| Arm {
+            lowat: l,
+            cc: "cubic",
+        };
+        let arms = if opts.quick {
+            vec![cubic_only(Lowat::Off), cubic_only(Lowat::Adaptive)]
+        } else {
+            let mut v = Vec::new();
+            for cc in ["cubic", "bbr"] {
+                for lowat in [Lowat::Off, Lowat::Adaptive] {
+                    v.push(Arm { lowat, cc });
+                }
+            }
+            v
+        };
+        let queues = if opts.quick {
+            vec![QUEUES[BLOATED].clone(), QUEUES[FQ_CODEL].clone()]
+        } else {
+            QUEUES.to_vec()
+        };
+        Ok(Plan {
+            paths,
+            queues,
+            arms,
+            runs: opts.runs.unwrap_or(if opts.quick { 1 } else { MIN_RUNS }),
+            max_duration: Duration::from_secs(if opts.quick { 7 } else { 20 }),
+            left_out,
+        })
+    }
+
+    /// Tests in the whole run.
+    pub fn tests(&self) -> usize {
+        self.paths.len() * self.queues.len() * self.arms.len() * self.runs
+    }
+}
+
+/// The trace pair in `dir`, if both files are there.
+fn trace_pair(dir: &Path) -> Option<(PathBuf, PathBuf)> {
+    let up = dir.join(format!("{TRACE}.up"));
+    let down = dir.join(format!("{TRACE}.down"));
+    (up.is_file() && down.is_file()).then_some((up, down))
+}
+
+impl Experiment for Responsiveness {
+    fn name(&self) -> &'static str {
+        "responsiveness"
+    }
+
+    fn validate(&self, opts: &LabOptions) -> Result<(), LabError> {
+        Plan::new(opts).map(|_| ())
+    }
+
+    fn run(
+        &self,
+        opts: &LabOptions,
+        progress: &dyn Progress,
+    ) -> Result<ExperimentResult, LabError> {
+        let plan = Plan::new(opts)?;
+        let m = measure::measure(&plan, opts, progress)?;
+        let a = analysis::analyse(&plan, &m.details.runs);
+        let r = render::Section {
+            plan: &plan,
+            details: &m.details,
+            analysis: &a,
+        }
+        .render();
+        Ok(ExperimentResult::of(
+            "responsiveness",
+            a.summary.clone(),
+            crate::Details::Responsiveness(m.details),
+            m.paths,
+            r,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(quick: bool, traces: Option<PathBuf>) -> LabOptions {
+        LabOptions {
+            out: "unused".into(),
+            quick,
+            seed: 1,
+            runs: None,
+            rtt: None,
+            rate: None,
+            record: Default::default(),
+            cancel: Default::default(),
+            traces,
+            require_io_uring: false,
+        }
+    }
+
+    #[test]
+    fn quick_is_one_path_two_queues_two_arms_and_the_full_run_is_the_matrix() {
+        let q = Plan::new(&opts(true, None)).unwrap();
+        assert_eq!((q.paths.len(), q.queues.len(), q.arms.len()), (1, 2, 2));
+        assert_eq!(q.tests(), 4);
+        assert!(q.max_duration <= Duration::from_secs(7));
+        let f = Plan::new(&opts(false, Some("/nonexistent".into())));
+        assert!(matches!(f, Err(LabError::Usage(m)) if m.contains("--traces /nonexistent")));
+        let dir = std::env::temp_dir().join(format!("tw-rpm-plan-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for ext in ["up", "down"] {
+            std::fs::write(dir.join(format!("{TRACE}.{ext}")), "1\n").unwrap();
+        }
+        let f = Plan::new(&opts(false, Some(dir.clone()))).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!((f.paths.len(), f.queues.len(), f.arms.len()), (2, 4, 4));
+        assert_eq!(f.runs, MIN_RUNS);
+        assert_eq!(f.max_duration, Duration::from_secs(20));
+        assert!(f.left_out.is_none());
+        for q in &f.queues {
+            q.spec.parse::<tcpwise_link::QueueSpec>().unwrap();
+        }
+    }
+}
