@@ -134,6 +134,23 @@ pub struct LabOptions {
 }
 
 impl LabOptions {
+    /// Options for the unit tests of a plan: nothing is written or run.
+    #[cfg(test)]
+    pub(crate) fn for_tests(quick: bool, runs: Option<usize>) -> LabOptions {
+        LabOptions {
+            out: "unused".into(),
+            quick,
+            seed: 1,
+            runs,
+            rtt: None,
+            rate: None,
+            record: Default::default(),
+            cancel: Default::default(),
+            traces: None,
+            require_io_uring: false,
+        }
+    }
+
     /// Fails with [`LabError::Interrupted`] once cancelled.
     pub fn check(&self) -> Result<(), LabError> {
         if self.cancel.load(Ordering::Relaxed) {

@@ -144,16 +144,8 @@ mod tests {
     #[test]
     fn the_plan_replays_and_balances_the_arms() {
         let opts = LabOptions {
-            out: "unused".into(),
-            quick: true,
             seed: 7,
-            runs: Some(40),
-            rtt: None,
-            rate: None,
-            record: Default::default(),
-            cancel: Default::default(),
-            traces: None,
-            require_io_uring: false,
+            ..LabOptions::for_tests(true, Some(40))
         };
         let (a, b) = (Plan::new(&opts), Plan::new(&opts));
         assert_eq!(a.paths.len(), 4);

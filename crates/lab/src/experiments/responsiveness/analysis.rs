@@ -215,9 +215,14 @@ pub fn verdict(
 }
 
 /// What a server operator should pick: the mark's effect on RPM and on
-/// goodput in every (path, queue, congestion control), in words.
+/// goodput in every (path, queue, congestion control), in words. A cell
+/// costs goodput when its runs with the mark and without are apart (their
+/// intervals share no value) and the mark's median is over 5 % lower: a
+/// trace-driven path's goodput spreads too widely for its medians alone
+/// to say.
 pub fn advice(plan: &Plan, runs: &[Run]) -> String {
-    let (mut better, mut total, mut rpm_x, mut gp_x) = (0, 0, Vec::new(), Vec::new());
+    let (mut better, mut total, mut costly) = (0, 0, Vec::new());
+    let (mut rpm_x, mut gp_x) = (Vec::new(), Vec::new());
     for p in &plan.paths {
         for q in &plan.queues {
             for cc in ["cubic", "bbr"] {
@@ -229,11 +234,24 @@ pub fn advice(plan: &Plan, runs: &[Run]) -> String {
                 }
                 let r = ratio(&on, &off, |r| r.rpm).median;
                 let g = ratio(&on, &off, |r| r.goodput_mbit).median;
-                if r.is_finite() && g.is_finite() {
-                    total += 1;
-                    better += usize::from(r > 1.0);
-                    rpm_x.push(r);
-                    gp_x.push(g);
+                if !(r.is_finite() && g.is_finite()) {
+                    continue;
+                }
+                total += 1;
+                better += usize::from(r > 1.0);
+                rpm_x.push(r);
+                gp_x.push(g);
+                let (g_on, g_off) = (
+                    Estimate::of(&values(&on, |r| r.goodput_mbit)),
+                    Estimate::of(&values(&off, |r| r.goodput_mbit)),
+                );
+                let apart = match (g_on.interval, g_off.interval) {
+                    (Some(a), Some(b)) => a.apart(&b),
+                    // One run each: the medians alone decide.
+                    _ => true,
+                };
+                if apart && g_on.median < 0.95 * g_off.median {
+                    costly.push(format!("{}, {}, {cc}", p.name, q.label));
                 }
             }
         }
@@ -244,20 +262,23 @@ pub fn advice(plan: &Plan, runs: &[Run]) -> String {
     rpm_x.sort_by(f64::total_cmp);
     gp_x.sort_by(f64::total_cmp);
     let med = |v: &[f64]| tcpwise_units::nearest_rank(v, 0.5);
-    let (worst_gp, best_gp) = (gp_x[0], gp_x[gp_x.len() - 1]);
-    let pick = if better * 2 > total && worst_gp >= 0.95 {
-        "**set `--notsent-lowat auto`** (tcpwise serve's default)"
-    } else if better * 2 > total {
-        "set `--notsent-lowat auto` where the goodput it costs is acceptable"
-    } else {
-        "leave `TCP_NOTSENT_LOWAT` off: it did not raise RPM in most cells"
+    let pick = match (better * 2 > total, costly.is_empty()) {
+        (true, true) => "**set `--notsent-lowat auto`** (tcpwise serve's default)".to_string(),
+        (true, false) => format!(
+            "set `--notsent-lowat auto`, except where it cost goodput beyond its runs' spread ({})",
+            costly.join("; ")
+        ),
+        (false, _) => "leave `TCP_NOTSENT_LOWAT` off: it did not raise RPM in most cells".into(),
     };
     format!(
-        "TCP_NOTSENT_LOWAT auto at the server raised RPM in {better} of {total} cells (path, queue, congestion control; median x{:.2} over off, from x{:.2} to x{:.2}) at a goodput of x{:.3} (from x{worst_gp:.3} to x{best_gp:.3}): {pick}. The network's queue decides the foreign probes; the mark only shortens what waits in the server's own buffers, so it helps most where the network's queue is already short (FQ-CoDel), and nothing replaces a short network queue for a new connection.",
+        "TCP_NOTSENT_LOWAT auto at the server raised RPM in {better} of {total} cells (path, queue, congestion control; median x{:.2} over off, from x{:.2} to x{:.2}) at a goodput of x{:.3} (from x{:.3} to x{:.3}; {} cell(s) lower by over 5 % beyond the runs' spread): {pick}. The network's queue decides the foreign probes; the mark only shortens what waits in the server's own buffers, so it helps most where the network's queue is already short (FQ-CoDel), and nothing replaces a short network queue for a new connection.",
         med(&rpm_x),
         rpm_x[0],
         rpm_x[rpm_x.len() - 1],
         med(&gp_x),
+        gp_x[0],
+        gp_x[gp_x.len() - 1],
+        costly.len(),
     )
 }
 
@@ -295,5 +316,54 @@ mod tests {
         assert_eq!(no.outcome, Outcome::NotReproduced);
         let quick = verdict(1, &e(&[3.5]), &e(&[1.0]), &e(&[1.0]), &e(&[0.3]));
         assert_eq!(quick.outcome, Outcome::TooFewSamples);
+    }
+
+    fn run(plan: &Plan, q: usize, lowat: Lowat, round: usize, rpm: f64, mbit: f64) -> Run {
+        Run {
+            path: plan.paths[0].name.clone(),
+            queue: plan.queues[q].label.into(),
+            arm: super::super::Arm { lowat, cc: "cubic" }.label(),
+            round,
+            rpm,
+            rpm_p90: rpm,
+            foreign_ms: 50.0,
+            self_ms: 60000.0 / rpm,
+            idle_ms: 40.0,
+            idle_tcp_min_ms: 40.0,
+            goodput_mbit: mbit,
+            flows: 5,
+            stable: true,
+            duration_s: 10.0,
+            rounds: 100,
+            steal_ticks: Some(0),
+            per_second: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_advice_counts_a_goodput_cost_only_beyond_the_runs_spread() {
+        let opts = crate::LabOptions::for_tests(true, Some(3));
+        let plan = Plan::new(&opts).unwrap();
+        let cells = |fq_on_mbit: [f64; 3]| {
+            let mut v = Vec::new();
+            for (i, on) in fq_on_mbit.into_iter().enumerate() {
+                v.push(run(&plan, 0, Lowat::Off, i + 1, 100.0, 18.4));
+                v.push(run(&plan, 0, Lowat::Adaptive, i + 1, 200.0, 18.4));
+                v.push(run(&plan, 1, Lowat::Off, i + 1, 100.0, 18.0 + i as f64));
+                v.push(run(&plan, 1, Lowat::Adaptive, i + 1, 340.0, on));
+            }
+            v
+        };
+        // Lower at the median but within the spread: no cost.
+        let a = advice(&plan, &cells([17.5, 18.5, 19.5]));
+        assert!(a.contains("in 2 of 2 cells"), "{a}");
+        assert!(a.contains("**set `--notsent-lowat auto`**"), "{a}");
+        // Lower by over 5 % and apart: named.
+        let a = advice(&plan, &cells([14.0, 14.5, 15.0]));
+        assert!(a.contains("except where it cost goodput"), "{a}");
+        assert!(a.contains("FQ-CoDel, cubic"), "{a}");
+        let r = analyse(&plan, &cells([18.0, 18.5, 19.0]));
+        assert_eq!(r.verdict.outcome, Outcome::Reproduced, "{:?}", r.verdict);
+        assert!((r.fixed_over_bloated.median - 3.4).abs() < 1e-9);
     }
 }

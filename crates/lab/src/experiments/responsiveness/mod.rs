@@ -256,16 +256,8 @@ mod tests {
 
     fn opts(quick: bool, traces: Option<PathBuf>) -> LabOptions {
         LabOptions {
-            out: "unused".into(),
-            quick,
-            seed: 1,
-            runs: None,
-            rtt: None,
-            rate: None,
-            record: Default::default(),
-            cancel: Default::default(),
             traces,
-            require_io_uring: false,
+            ..LabOptions::for_tests(quick, None)
         }
     }
 

@@ -153,7 +153,7 @@ impl Render for Section<'_> {
         }
         let _ = writeln!(
             md,
-            "**Which queue holds the latency.** Foreign probes open new connections, so they wait only in the network's queue: on a drop-tail queue their round trip grows to the queue's delay, under FQ-CoDel a new flow has a queue of its own and sees about the idle RTT. Self probes ride a loaded HTTP/2 connection, so they also wait behind that flow's queue in the network and everything its server has queued: without `TCP_NOTSENT_LOWAT` that is the autotuned socket buffer (megabytes), whatever the network's queue; with it, one mark's worth.\n\n**For a server operator.** {}\n",
+            "**Which queue holds the latency.** Foreign probes open new connections, so they wait only in the network's queue: on a drop-tail queue their round trip grows to the queue's delay, under FQ-CoDel a new flow has a queue of its own and sees about the idle RTT. Self probes ride a loaded HTTP/2 connection, so they also wait behind that flow's queue in the network and everything its server has queued: without `TCP_NOTSENT_LOWAT` that is the autotuned socket buffer (megabytes), whatever the network's queue; with it, the mark and what the kernel lets past it (the mark is checked when a write starts a new segment, which may hold up to 64 KB), a TLS record and an HTTP/2 frame (16 KiB each): tens of kilobytes, which at the few Mbit/s each of 5 to 16 flows gets here is 100 ms and more.\n\n**For a server operator.** {}\n",
             a.advice
         );
         let path = plan.paths.first().map_or("", |p| p.name.as_str());
