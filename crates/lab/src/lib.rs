@@ -470,7 +470,7 @@ Results go to DIR/results.json, DIR/report.md and DIR/index.html, rewritten
 after every experiment. Progress bars on a terminal, plain lines otherwise.
 
 Examples:
-  tcpwise lab                               every experiment (about 60 min on 2 cores)
+  tcpwise lab                               every experiment (about 55 min on 2 cores)
   tcpwise lab --quick --out /tmp/lab        the short run CI does (about 5 min)
   tcpwise lab idle-selection --rtt 100ms    one experiment on your own path
   tcpwise lab report /tmp/lab               rebuild report.md and index.html from results.json
