@@ -123,7 +123,7 @@ impl Render for Section<'_> {
             crate::verdict::intervals_in_words(plan.runs),
             sysctls_text(DEFAULT_SYSCTLS),
         );
-        if let Some(why) = &plan.left_out {
+        for why in &plan.left_out {
             let _ = writeln!(md, "Note: {why}.\n");
         }
         for p in &plan.paths {
