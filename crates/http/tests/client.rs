@@ -81,16 +81,7 @@ async fn reuses_by_policy_and_reports_why() {
     let tx = tcpwise_outcome::Shutdown::new();
     let rx = tx.clone();
     let (atx, arx) = tokio::sync::oneshot::channel();
-    let opts = tcpwise_http::ServeOptions {
-        bind: "127.0.0.1:0".parse().unwrap(),
-        tls: None,
-        access_log: false,
-        limits: tcpwise_http::Limits::default(),
-        root: None,
-        gzip: false,
-        notsent_lowat: tcpwise_tcp::Lowat::Off,
-        congestion: None,
-    };
+    let opts = tcpwise_http::ServeOptions::new("127.0.0.1:0".parse().unwrap());
     let srv = tokio::spawn(tcpwise_http::serve(opts, rx, move |a| {
         let _ = atx.send(a);
     }));
@@ -199,14 +190,8 @@ async fn tls_origin(
     let rx = tx.clone();
     let (atx, arx) = tokio::sync::oneshot::channel();
     let opts = tcpwise_http::ServeOptions {
-        bind: "127.0.0.1:0".parse().unwrap(),
         tls: Some(cfg),
-        access_log: false,
-        limits: tcpwise_http::Limits::default(),
-        root: None,
-        gzip: false,
-        notsent_lowat: tcpwise_tcp::Lowat::Off,
-        congestion: None,
+        ..tcpwise_http::ServeOptions::new("127.0.0.1:0".parse().unwrap())
     };
     tokio::spawn(tcpwise_http::serve(opts, rx, move |a| {
         let _ = atx.send(a);

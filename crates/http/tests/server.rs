@@ -27,14 +27,8 @@ impl Server {
         let rx = tx.clone();
         let (atx, arx) = std::sync::mpsc::channel();
         let opts = tcpwise_http::ServeOptions {
-            bind: "127.0.0.1:0".parse().unwrap(),
-            tls: None,
-            access_log: false,
             limits,
-            root: None,
-            gzip: false,
-            notsent_lowat: tcpwise_tcp::Lowat::Off,
-            congestion: None,
+            ..tcpwise_http::ServeOptions::new("127.0.0.1:0".parse().unwrap())
         };
         let thread = std::thread::spawn(move || {
             tcpwise_http::serve_threads(opts, 1, rx, move |a| atx.send(a).unwrap()).unwrap();

@@ -198,20 +198,12 @@ impl Bed {
 
     /// `tcpwise serve` (HTTP/1.1 origin), in-process.
     pub fn serve_http(&mut self) -> Result<u16, LabError> {
-        self.serve_with(tcpwise_http::ServeOptions {
-            bind: ANY.parse().expect("valid"),
-            tls: None,
-            access_log: false,
-            limits: tcpwise_http::Limits::default(),
-            root: None,
-            gzip: false,
-            notsent_lowat: tcpwise_tcp::Lowat::Off,
-            congestion: None,
-        })
+        self.serve_with(tcpwise_http::ServeOptions::new(ANY.parse().expect("valid")))
     }
 
     /// `tcpwise serve` with `opts` (its `bind` is replaced by every
-    /// address, an ephemeral port), in-process.
+    /// address, an ephemeral port), in-process; build them with
+    /// `ServeOptions::new` and the fields that differ.
     pub fn serve_with(&mut self, opts: tcpwise_http::ServeOptions) -> Result<u16, LabError> {
         let opts = tcpwise_http::ServeOptions {
             bind: ANY.parse().expect("valid"),

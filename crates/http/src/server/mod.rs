@@ -91,6 +91,26 @@ pub struct ServeOptions {
     pub congestion: Option<String>,
 }
 
+impl ServeOptions {
+    /// A plain origin on `bind`: no TLS, no access log, the default
+    /// limits, the routes (no `--root`), no gzip, the socket's unsent data
+    /// unbounded (`TCP_NOTSENT_LOWAT` off: the kernel's default; the
+    /// `tcpwise serve` command sets `auto`) and the namespace's congestion
+    /// control. Set the fields that differ.
+    pub fn new(bind: SocketAddr) -> ServeOptions {
+        ServeOptions {
+            bind,
+            tls: None,
+            access_log: false,
+            limits: Limits::default(),
+            root: None,
+            gzip: false,
+            notsent_lowat: tcpwise_tcp::Lowat::Off,
+            congestion: None,
+        }
+    }
+}
+
 /// What one client may take. The defaults are nginx's where it has one
 /// (`client_header_timeout`, `keepalive_timeout` order of magnitude), and
 /// otherwise large enough for any experiment and small enough that no

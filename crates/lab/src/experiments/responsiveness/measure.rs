@@ -177,14 +177,11 @@ pub fn measure(
             let mut ports = Vec::new();
             for arm in &plan.arms {
                 ports.push(bed.serve_with(ServeOptions {
-                    bind: "[::]:0".parse().expect("valid"),
                     tls: Some(tls.clone()),
-                    access_log: false,
-                    limits: tcpwise_http::Limits::default(),
-                    root: None,
-                    gzip: false,
                     notsent_lowat: arm.lowat,
                     congestion: Some(arm.cc.into()),
+                    // serve_with listens on every address, an ephemeral port.
+                    ..ServeOptions::new("[::]:0".parse().expect("valid"))
                 })?);
             }
             let desc = bed.desc.clone();
