@@ -26,7 +26,7 @@ pub mod server;
 pub mod tls;
 
 pub use client::{
-    Client, ClientConfig, ConnReport, Family, Head, HeadAction, Header, HttpError, Payload, Proxy,
-    Request, Resolve, Response, Timings, Version,
+    ATTEMPT_DELAY, Client, ClientConfig, ConnReport, Family, Head, HeadAction, Header, HttpError,
+    Payload, Proxy, Request, Resolve, Response, Timings, TlsReport, TlsSessions, Version,
 };
 pub use server::{Limits, ServeOptions, serve, serve_threads};

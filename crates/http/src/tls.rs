@@ -78,7 +78,49 @@ pub fn self_signed_between(
     // HTTP/2 for clients that offer it (curl --http2, browsers), HTTP/1.1
     // for the rest.
     cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok((Arc::new(cfg), pem))
+    Ok((with_resumption(&cfg, Resumption::default()), pem))
+}
+
+/// How a server resumes sessions: TLS 1.3 tickets per full handshake and
+/// how much early data (0-RTT) a resumed client may send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resumption {
+    /// Tickets sent after a full handshake (0: no resumption). Each is
+    /// single-use (rustls's session cache takes it), as RFC 8446 advises.
+    pub tickets: usize,
+    /// Early data accepted on a resumed session, bytes (0: none).
+    pub early_data: u32,
+}
+
+impl Default for Resumption {
+    /// Two tickets (rustls's and OpenSSL's default), no early data.
+    fn default() -> Self {
+        Resumption {
+            tickets: 2,
+            early_data: 0,
+        }
+    }
+}
+
+/// Sessions a server remembers for resumption (rustls's default is 256;
+/// a load of fresh connections would evict each other's).
+const SESSION_CACHE: usize = 16 * 1024;
+
+/// `cfg` resuming sessions as `r` says. Early data comes with answers
+/// before the handshake completes (`send_half_rtt_data`): 0-RTT saves a
+/// round trip only if the answer to early data leaves at once (see
+/// [`crate::server::zero_rtt`]).
+pub fn with_resumption(cfg: &rustls::ServerConfig, r: Resumption) -> Arc<rustls::ServerConfig> {
+    let mut c = cfg.clone();
+    c.send_tls13_tickets = r.tickets;
+    c.session_storage = if r.tickets > 0 {
+        rustls::server::ServerSessionMemoryCache::new(SESSION_CACHE)
+    } else {
+        Arc::new(rustls::server::NoServerSessionStorage {})
+    };
+    c.max_early_data_size = if r.tickets > 0 { r.early_data } else { 0 };
+    c.send_half_rtt_data = c.max_early_data_size > 0;
+    Arc::new(c)
 }
 
 /// A client config that accepts any server certificate (`--insecure`,

@@ -17,7 +17,9 @@
 pub mod common;
 pub mod experiments;
 
-pub use experiments::{buffers, completion, idle_selection, read_slow_start, responsiveness};
+pub use experiments::{
+    buffers, cold_start, completion, idle_selection, read_slow_start, responsiveness,
+};
 pub mod html;
 pub mod progress;
 pub mod report;
@@ -306,6 +308,8 @@ pub enum Details {
     Completion(completion::Details),
     /// [`responsiveness`].
     Responsiveness(responsiveness::Details),
+    /// [`cold_start`].
+    ColdStart(cold_start::Details),
 }
 
 /// One experiment's results.
@@ -385,6 +389,7 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
         Box::new(read_slow_start::ReadSlowStart),
         Box::new(completion::Completion),
         Box::new(responsiveness::Responsiveness),
+        Box::new(cold_start::ColdStart),
     ]
 }
 
@@ -455,6 +460,10 @@ Experiments (each a field report, reproduced with real kernel TCP on both ends):
                    / 40 ms and an LTE trace (--traces DIR, default ../shared/traces) x drop-tail
                    4 BDP, drop-tail 1 BDP, CoDel, FQ-CoDel x server TCP_NOTSENT_LOWAT off/auto x
                    CUBIC/BBR, 3 tests a cell of at most 20 s
+  cold-start       time to first byte of a 1 KB object over HTTPS on a fresh connection: cold,
+                   TLS resumed, resumed + 0-RTT, TFO + 0-RTT, warm, with tcpwise and curl, at
+                   1/20/100/600 ms RTT and the LTE trace, 20 fetches a cell; Happy Eyeballs
+                   past a blackholed IPv6 address at 40 ms
 
 --runs N sets downloads per arm (buffers), runs per policy (idle-selection),
 the total number of trials (read-slow-start), rounds (completion) or tests a
@@ -470,7 +479,7 @@ Results go to DIR/results.json, DIR/report.md and DIR/index.html, rewritten
 after every experiment. Progress bars on a terminal, plain lines otherwise.
 
 Examples:
-  tcpwise lab                               every experiment (about 55 min on 2 cores)
+  tcpwise lab                               every experiment (about 65 min on 2 cores)
   tcpwise lab --quick --out /tmp/lab        the short run CI does (about 5 min)
   tcpwise lab idle-selection --rtt 100ms    one experiment on your own path
   tcpwise lab report /tmp/lab               rebuild report.md and index.html from results.json

@@ -313,3 +313,39 @@ pub fn unacked_bytes(fd: RawFd) -> std::io::Result<u32> {
     }
     Ok(n.max(0) as u32)
 }
+
+/// An integer `IPPROTO_TCP` option.
+fn set_tcp_int(fd: RawFd, opt: libc::c_int, v: libc::c_int) -> std::io::Result<()> {
+    // SAFETY: a valid option pointer and length for the duration of the call.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            opt,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// `TCP_FASTOPEN_CONNECT` (Linux 4.11): `connect` returns at once and the
+/// first write goes out in the SYN when the kernel holds a cookie for the
+/// server (otherwise the SYN asks for one and the data follows the
+/// handshake).
+pub fn set_fastopen_connect(fd: RawFd) -> std::io::Result<()> {
+    set_tcp_int(fd, libc::TCP_FASTOPEN_CONNECT, 1)
+}
+
+/// `TCP_FASTOPEN` on a listener: up to `qlen` connections may be
+/// accepted with data from their SYN before their handshake completes.
+pub fn set_fastopen_listen(fd: RawFd, qlen: u32) -> std::io::Result<()> {
+    set_tcp_int(
+        fd,
+        libc::TCP_FASTOPEN,
+        qlen.min(i32::MAX as u32) as libc::c_int,
+    )
+}

@@ -25,6 +25,7 @@
 
 pub mod buffer;
 pub mod burst;
+pub mod fastopen;
 pub mod info;
 pub mod lowat;
 pub mod path;

@@ -19,6 +19,9 @@ pub(super) struct Conn {
     pub(super) buffers: tcpwise_tcp::AppliedBuffers,
     /// The raw response head, HTTP/1.x.
     pub(super) tap: Arc<Mutex<TapState>>,
+    /// How the connection was made when it was not the first address
+    /// (Happy Eyeballs).
+    pub(super) note: Option<String>,
 }
 
 /// Where a connection goes: scheme, host, port, and the proxy it goes
@@ -79,6 +82,7 @@ impl Client {
 
 impl Client {
     pub(super) fn report(&self, conn: &Conn, choice: Option<tcpwise_pool::Choice>) -> ConnReport {
+        let choice_is_none = choice.is_none();
         ConnReport {
             id: conn.history.id,
             reused: choice.is_some(),
@@ -94,6 +98,9 @@ impl Client {
             peer: conn.peer,
             max_read: conn.peak_read.load(std::sync::atomic::Ordering::Relaxed),
             buffers: conn.buffers.clone(),
+            tls: conn.tap.lock().expect("lock").tls.facts(),
+            fastopen: None,
+            connect_note: conn.note.clone().filter(|_| choice_is_none),
         }
     }
 
@@ -129,6 +136,7 @@ impl Client {
         origin: &Origin,
         start: Instant,
         t: &mut Timings,
+        early: bool,
     ) -> Result<(Conn, ConnReport), HttpError> {
         // With HTTP/2 on offer, one connection per origin: whoever comes
         // first opens it, the others wait and share it.
@@ -165,7 +173,7 @@ impl Client {
             let report = self.report(&conn, Some(choice));
             return Ok((conn, report));
         }
-        let conn = self.connect_new(origin, start, t).await?;
+        let conn = self.connect_new(origin, start, t, early).await?;
         let report = self.report(&conn, None);
         Ok((conn, report))
     }
@@ -177,8 +185,9 @@ impl Client {
         origin: &Origin,
         start: Instant,
         t: &mut Timings,
+        early: bool,
     ) -> Result<Conn, HttpError> {
-        let conn = self.connect(origin, start, t).await?;
+        let conn = self.connect(origin, start, t, early).await?;
         if conn.sender.h2() {
             self.inner
                 .h2

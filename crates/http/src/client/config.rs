@@ -23,6 +23,21 @@ pub struct ClientConfig {
     /// Accept any server certificate (`-k`; handshake signatures are
     /// still checked).
     pub insecure: bool,
+    /// `--tls-earlydata`: send a safe request (GET or HEAD without a body)
+    /// as TLS 1.3 early data (0-RTT) on a resumed session, when the server
+    /// allows it.
+    pub early_data: bool,
+    /// `--tcp-fastopen`: connect with TCP Fast Open (the first write, the
+    /// TLS ClientHello or the request, goes in the SYN when the kernel
+    /// holds the server's cookie).
+    pub fastopen: bool,
+    /// Happy Eyeballs: the delay between connection attempts to a name's
+    /// addresses (`None`: one after the other, each until it fails).
+    pub happy_eyeballs: Option<Duration>,
+    /// Where TLS sessions are kept: clients given the same one resume each
+    /// other's sessions (a browser's page loads; the lab's cold and warm
+    /// trials). Default: the client's own.
+    pub sessions: TlsSessions,
     /// Largest body to accept (`--max-filesize`); more is an error.
     pub max_body: Option<u64>,
     /// Fixed addresses for host:port pairs (curl's `--resolve`).
@@ -118,6 +133,70 @@ impl std::str::FromStr for Resolve {
     }
 }
 
+/// A TLS session cache (tickets, per server name) and the protocol each
+/// origin chose at its last full handshake, the one its tickets are bound
+/// to and so the one early data is written in. Cheap to clone; clones
+/// share it.
+///
+/// It also holds the TLS configs its clients build, one per trust setting:
+/// rustls resumes a session only under the certificate verifier that
+/// accepted it (the same object), so clients sharing sessions share their
+/// verifier too.
+#[derive(Clone)]
+pub struct TlsSessions {
+    store: Arc<rustls::client::ClientSessionMemoryCache>,
+    pub(super) alpn: Arc<Mutex<HashMap<Origin, Option<Vec<u8>>>>>,
+    configs: Arc<Mutex<HashMap<TrustKey, Arc<rustls::ClientConfig>>>>,
+}
+
+/// A trust setting: `-k`, and the `--cacert` certificates.
+type TrustKey = (bool, Vec<Vec<u8>>);
+
+impl TlsSessions {
+    /// The config for `-k` (`insecure`) or these extra CAs, keeping its
+    /// sessions here.
+    pub(super) fn base(
+        &self,
+        insecure: bool,
+        extra_ca: &[Vec<u8>],
+    ) -> Result<Arc<rustls::ClientConfig>, HttpError> {
+        let mut g = self.configs.lock().expect("lock");
+        let key = (insecure, extra_ca.to_vec());
+        if let Some(c) = g.get(&key) {
+            return Ok(c.clone());
+        }
+        let c = if insecure {
+            crate::tls::insecure_client_config()?
+        } else {
+            crate::tls::client_config(extra_ca)?
+        };
+        let mut c = (*c).clone();
+        c.resumption = rustls::client::Resumption::store(self.store.clone());
+        let c = Arc::new(c);
+        g.insert(key, c.clone());
+        Ok(c)
+    }
+}
+
+/// Sessions kept per cache (rustls's default).
+const SESSIONS: usize = 256;
+
+impl Default for TlsSessions {
+    fn default() -> Self {
+        TlsSessions {
+            store: Arc::new(rustls::client::ClientSessionMemoryCache::new(SESSIONS)),
+            alpn: Arc::default(),
+            configs: Arc::default(),
+        }
+    }
+}
+
+impl std::fmt::Debug for TlsSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TlsSessions")
+    }
+}
+
 /// An HTTP proxy: plain `http://` requests go to it in absolute form,
 /// `https://` ones through a CONNECT tunnel.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -141,6 +220,10 @@ impl Default for ClientConfig {
             connect_timeout: Duration::from_secs(10),
             extra_ca: Vec::new(),
             insecure: false,
+            early_data: false,
+            fastopen: false,
+            happy_eyeballs: Some(ATTEMPT_DELAY),
+            sessions: TlsSessions::default(),
             max_body: None,
             resolve: Vec::new(),
             family: Family::Any,

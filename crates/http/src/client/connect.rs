@@ -81,18 +81,42 @@ impl Client {
         if let Some(c) = g.as_ref() {
             return Ok(c.clone());
         }
-        let mut c = if self.inner.cfg.insecure {
-            crate::tls::insecure_client_config()?
-        } else {
-            crate::tls::client_config(&self.inner.cfg.extra_ca)?
-        };
-        if self.inner.cfg.version != Version::Http1 {
-            let mut h2 = (*c).clone();
-            h2.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-            c = Arc::new(h2);
+        let cfg = &self.inner.cfg;
+        let base = cfg.sessions.base(cfg.insecure, &cfg.extra_ca)?;
+        let mut own = (*base).clone();
+        if cfg.version != Version::Http1 {
+            own.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         }
+        let c = Arc::new(own);
         *g = Some(c.clone());
         Ok(c)
+    }
+
+    /// The config for a connection that sends its request as early data:
+    /// the common one (its session cache included) offering only the
+    /// protocol the origin chose last time, the one its ticket is bound
+    /// to, so the request written before the answer can be in it. `None`
+    /// until a full handshake with the origin taught that protocol.
+    fn early_config(
+        &self,
+        origin: &Origin,
+    ) -> Result<Option<Arc<rustls::ClientConfig>>, HttpError> {
+        let Some(alpn) = self
+            .inner
+            .cfg
+            .sessions
+            .alpn
+            .lock()
+            .expect("lock")
+            .get(origin)
+            .cloned()
+        else {
+            return Ok(None);
+        };
+        let mut c = (*self.tls_config()?).clone();
+        c.enable_early_data = true;
+        c.alpn_protocols = alpn.into_iter().collect();
+        Ok(Some(Arc::new(c)))
     }
 
     /// The addresses of `host:port`: `--resolve` first, then the system's
@@ -155,11 +179,14 @@ impl Client {
         Ok(kept)
     }
 
+    /// A new connection to `origin`; `early`: the request it is opened
+    /// for may go as TLS early data (safe, no body).
     pub(super) async fn connect(
         &self,
         origin: &Origin,
         start: Instant,
         t: &mut Timings,
+        early: bool,
     ) -> Result<Conn, HttpError> {
         let target = origin.target();
         if let Some(path) = self.inner.cfg.unix_socket.clone() {
@@ -176,46 +203,14 @@ impl Client {
         };
         let addrs = self.addresses(&dial_host, dial_port).await?;
         t.dns_ms = Some(start.elapsed().as_secs_f64() * 1e3);
-        let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
-        let mut stream = None;
-        for addr in addrs {
-            let raw = socket2::Socket::new(
-                socket2::Domain::for_address(addr),
-                socket2::Type::STREAM,
-                Some(socket2::Protocol::TCP),
-            )
-            .map_err(|e| HttpError::connect(&dial, e))?;
-            let applied = self.inner.cfg.buffers.apply(&raw)?;
-            if let Some(cc) = &self.inner.cfg.congestion {
-                tcpwise_tcp::set_congestion(&socket2::SockRef::from(&raw), cc)
-                    .map_err(|e| HttpError::connect(&dial, std::io::Error::other(e)))?;
-            }
-            if let Some(t) = self.inner.cfg.tcp_keepalive {
-                let ka = socket2::TcpKeepalive::new().with_time(t).with_interval(t);
-                raw.set_tcp_keepalive(&ka)
-                    .map_err(|e| HttpError::connect(&dial, e))?;
-            }
-            raw.set_nonblocking(true)
-                .map_err(|e| HttpError::connect(&dial, e))?;
-            let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(raw));
-            match tokio::time::timeout(self.inner.cfg.connect_timeout, sock.connect(addr)).await {
-                Ok(Ok(s)) => {
-                    stream = Some((s, applied));
-                    break;
-                }
-                Ok(Err(e)) => last = std::io::Error::new(e.kind(), format!("{addr}: {e}")),
-                Err(_) => {
-                    last = std::io::Error::new(
-                        std::io::ErrorKind::TimedOut,
-                        format!(
-                            "{addr}: no answer within {:.1} s (--connect-timeout)",
-                            self.inner.cfg.connect_timeout.as_secs_f64()
-                        ),
-                    )
-                }
-            }
-        }
-        let (mut stream, buffers) = stream.ok_or_else(|| HttpError::connect(&dial, last))?;
+        let race::Won {
+            mut stream,
+            buffers,
+            addr,
+            note,
+        } = self
+            .race(&addrs, &dial, self.inner.cfg.happy_eyeballs)
+            .await?;
         t.connect_ms = Some(start.elapsed().as_secs_f64() * 1e3);
         let _ = stream.set_nodelay(true);
         let _ = self.inner.cfg.notsent_lowat.apply(&stream);
@@ -223,7 +218,12 @@ impl Client {
             .as_fd()
             .try_clone_to_owned()
             .map_err(|e| HttpError::connect(&dial, e))?;
-        let (local, peer) = (stream.local_addr().ok(), stream.peer_addr().ok());
+        // Under TCP Fast Open the connection is not made yet (its SYN
+        // leaves with the first write): the peer is the address dialled.
+        let (local, peer) = (
+            stream.local_addr().ok(),
+            Some(stream.peer_addr().unwrap_or(addr)),
+        );
         if let Some(p) = &origin.via
             && origin.scheme == "https"
         {
@@ -232,6 +232,7 @@ impl Client {
         let mut h2 = origin.scheme == "http"
             && origin.via.is_none()
             && self.inner.cfg.version == Version::Http2PriorKnowledge;
+        let mut facts = TlsFacts::default();
         let transport = if origin.scheme == "https" {
             let name =
                 rustls_pki_types::ServerName::try_from(origin.host.clone()).map_err(|e| {
@@ -240,36 +241,63 @@ impl Client {
                         source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
                     }
                 })?;
-            let tls = tokio_rustls::TlsConnector::from(self.tls_config()?)
-                .connect(name, stream)
-                .await
-                .map_err(|source| {
-                    let cert = source
-                        .get_ref()
-                        .and_then(|e| e.downcast_ref::<rustls::Error>())
-                        .and_then(|e| match e {
-                            rustls::Error::InvalidCertificate(c) => Some(certificate_reason(c)),
-                            _ => None,
-                        });
-                    match cert {
-                        Some(why) => HttpError::Certificate {
-                            target: target.clone(),
-                            why,
-                        },
-                        None => HttpError::Tls {
-                            target: target.clone(),
-                            source,
-                        },
-                    }
-                })?;
+            let early = match early && self.inner.cfg.early_data {
+                true => self.early_config(origin)?,
+                false => None,
+            };
+            let connector = match &early {
+                Some(c) => tokio_rustls::TlsConnector::from(c.clone()).early_data(true),
+                None => tokio_rustls::TlsConnector::from(self.tls_config()?),
+            };
+            let tls = connector.connect(name, stream).await.map_err(|source| {
+                let cert = source
+                    .get_ref()
+                    .and_then(|e| e.downcast_ref::<rustls::Error>())
+                    .and_then(|e| match e {
+                        rustls::Error::InvalidCertificate(c) => Some(certificate_reason(c)),
+                        _ => None,
+                    });
+                match cert {
+                    Some(why) => HttpError::Certificate {
+                        target: target.clone(),
+                        why,
+                    },
+                    None => HttpError::Tls {
+                        target: target.clone(),
+                        source,
+                    },
+                }
+            })?;
             t.tls_ms = Some(start.elapsed().as_secs_f64() * 1e3);
-            h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+            let c = tls.get_ref().1;
+            facts = TlsFacts::of(c);
+            h2 = if c.is_handshaking() {
+                // In early data: the protocol is the one offered alone.
+                early.is_some_and(|e| e.alpn_protocols == [b"h2".to_vec()])
+            } else {
+                self.inner
+                    .cfg
+                    .sessions
+                    .alpn
+                    .lock()
+                    .expect("lock")
+                    .insert(origin.clone(), c.alpn_protocol().map(<[u8]>::to_vec));
+                c.alpn_protocol() == Some(b"h2")
+            };
             Transport::Tls(Box::new(tls))
         } else {
             Transport::Plain(stream)
         };
-        self.handshake(transport, h2, &target, fd, local, peer, buffers)
-            .await
+        self.handshake(
+            transport,
+            (h2, facts, note),
+            &target,
+            fd,
+            local,
+            peer,
+            buffers,
+        )
+        .await
     }
 
     /// `--unix-socket`: the connection is a Unix domain socket; no DNS, no
@@ -313,7 +341,7 @@ impl Client {
         let h2 = self.inner.cfg.version == Version::Http2PriorKnowledge;
         self.handshake(
             Transport::Unix(s),
-            h2,
+            (h2, TlsFacts::default(), None),
             &target,
             fd,
             None,
@@ -328,7 +356,7 @@ impl Client {
     async fn handshake(
         &self,
         transport: Transport,
-        h2: bool,
+        (h2, tls, note): (bool, TlsFacts, Option<String>),
         target: &str,
         fd: OwnedFd,
         local: Option<SocketAddr>,
@@ -336,7 +364,10 @@ impl Client {
         buffers: tcpwise_tcp::AppliedBuffers,
     ) -> Result<Conn, HttpError> {
         let target = target.to_string();
-        let tap = Arc::new(Mutex::new(TapState::default()));
+        let tap = Arc::new(Mutex::new(TapState {
+            tls,
+            ..TapState::default()
+        }));
         let tapped = Tapped {
             inner: transport,
             tap: tap.clone(),
@@ -389,6 +420,7 @@ impl Client {
             peak_read,
             buffers,
             tap,
+            note,
         })
     }
 }

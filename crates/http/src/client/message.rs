@@ -169,6 +169,25 @@ pub struct ConnReport {
     /// Socket buffers the kernel held after the policy (and its warnings:
     /// a pinned size above `net.core.rmem_max` is silently capped).
     pub buffers: tcpwise_tcp::AppliedBuffers,
+    /// TLS: resumption and early data (`None`: not TLS).
+    pub tls: Option<TlsReport>,
+    /// With `--tcp-fastopen`: whether the server took the data in the SYN
+    /// (`false`: a normal handshake, no cookie yet or refused).
+    pub fastopen: Option<bool>,
+    /// Which address won, when it was not the first (Happy Eyeballs).
+    pub connect_note: Option<String>,
+}
+
+/// How a connection's TLS handshake went.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct TlsReport {
+    /// The session was resumed from a ticket (TLS 1.3 PSK, or a TLS 1.2
+    /// session): no certificate was sent.
+    pub resumed: bool,
+    /// curl's `%{tls_earlydata}`: bytes sent as early data (0-RTT), 0 when
+    /// none, negative when the server refused them (they were sent again
+    /// after the handshake).
+    pub early_data: i64,
 }
 
 /// A response whose body went to the caller's sink.

@@ -36,6 +36,7 @@ mod connect;
 mod error;
 mod message;
 mod payload;
+mod race;
 mod send;
 mod tap;
 
@@ -44,6 +45,7 @@ pub use config::*;
 pub use error::*;
 pub use message::*;
 pub use payload::{Payload, PayloadError, ReqBody};
+pub use race::{ATTEMPT_DELAY, interleave};
 use send::*;
 pub use tap::*;
 
@@ -128,7 +130,11 @@ impl Client {
         let _permit = sem.acquire_owned().await.expect("never closed");
         let start = Instant::now();
         let mut timings = Timings::default();
-        let (mut conn, mut report) = self.take(&origin, start, &mut timings).await?;
+        // Only a request that is safe to replay may go as early data
+        // (curl's rule: GET or HEAD, no body).
+        let early =
+            matches!(req.method, hyper::Method::GET | hyper::Method::HEAD) && req.body.is_empty();
+        let (mut conn, mut report) = self.take(&origin, start, &mut timings, early).await?;
         let mut retried = false;
         let target = origin.target();
         let (resp, request_head) = loop {
@@ -143,14 +149,23 @@ impl Client {
                 tap.buf.clear();
             }
             match conn.sender.send(hreq).await {
-                Ok(r) => break (r, head),
+                Ok(r) => {
+                    // With early data the handshake completed only now.
+                    report.tls = conn.tap.lock().expect("lock").tls.facts();
+                    if self.inner.cfg.fastopen {
+                        report.fastopen = tcpwise_tcp::fastopen::syn_data_acked(&*conn.fd);
+                    }
+                    break (r, head);
+                }
                 Err(e) if report.reused && !retried && idempotent(&req.method) => {
                     // The server may have closed the idle connection as we
                     // sent: retry once on a fresh one.
                     let _ = e;
                     retried = true;
                     timings = Timings::default();
-                    conn = self.connect_new(&origin, start, &mut timings).await?;
+                    conn = self
+                        .connect_new(&origin, start, &mut timings, early)
+                        .await?;
                     report = self.report(&conn, None);
                 }
                 Err(source) => {

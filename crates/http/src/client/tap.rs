@@ -79,6 +79,56 @@ impl AsyncWrite for Transport {
 pub(super) struct TapState {
     pub(super) armed: bool,
     pub(super) buf: Vec<u8>,
+    /// What the TLS handshake did, learnt when it completes.
+    pub(super) tls: TlsFacts,
+}
+
+/// A TLS connection's handshake, as it becomes known: with early data
+/// the handshake completes only as the response arrives.
+#[derive(Default, Debug, Clone)]
+pub(super) struct TlsFacts {
+    /// The connection is TLS.
+    pub(super) on: bool,
+    /// The handshake is complete and the fields below are final.
+    pub(super) done: bool,
+    pub(super) resumed: bool,
+    /// Bytes written while the handshake was in progress: early data.
+    pub(super) early_sent: u64,
+    pub(super) early_accepted: bool,
+    /// Early data was possible when the connection opened: nothing has
+    /// been sent yet, not even the ClientHello (see `poll_flush`).
+    pub(super) early_mode: bool,
+}
+
+impl TlsFacts {
+    /// For a handshake that has completed (or is in early data) on `c`.
+    pub(super) fn of(c: &rustls::ClientConnection) -> TlsFacts {
+        let mut f = TlsFacts {
+            on: true,
+            ..TlsFacts::default()
+        };
+        f.early_mode = c.is_handshaking();
+        f.settle(c);
+        f
+    }
+
+    /// Takes the final values once the handshake is complete.
+    fn settle(&mut self, c: &rustls::ClientConnection) {
+        if !self.done && !c.is_handshaking() {
+            self.done = true;
+            self.resumed = c.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
+            self.early_accepted = c.is_early_data_accepted();
+        }
+    }
+
+    /// The report (`None`: not TLS).
+    pub(super) fn facts(&self) -> Option<TlsReport> {
+        let early = self.early_sent as i64;
+        self.on.then(|| TlsReport {
+            resumed: self.resumed,
+            early_data: if self.early_accepted { early } else { -early },
+        })
+    }
 }
 
 pub(super) const TAP_MAX: usize = 64 * 1024;
@@ -89,7 +139,30 @@ pub(super) struct Tapped<T> {
     pub(super) tap: Arc<Mutex<TapState>>,
 }
 
-impl<T: AsyncRead + Unpin> AsyncRead for Tapped<T> {
+impl Tapped<Transport> {
+    fn tls(&self) -> Option<&rustls::ClientConnection> {
+        match &self.inner {
+            Transport::Tls(s) => Some(s.get_ref().1),
+            _ => None,
+        }
+    }
+
+    /// Counts what a write sent as early data (`was`: the handshake was
+    /// in progress before it).
+    fn count_early(&self, was: bool, r: &Poll<std::io::Result<usize>>) {
+        if let (true, Poll::Ready(Ok(n)), Some(c)) = (was, r, self.tls())
+            && c.is_handshaking()
+        {
+            self.tap.lock().expect("lock").tls.early_sent += *n as u64;
+        }
+    }
+
+    fn handshaking(&self) -> bool {
+        self.tls().is_some_and(|c| c.is_handshaking())
+    }
+}
+
+impl AsyncRead for Tapped<Transport> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -99,6 +172,9 @@ impl<T: AsyncRead + Unpin> AsyncRead for Tapped<T> {
         let before = buf.filled().len();
         let r = Pin::new(&mut me.inner).poll_read(cx, buf);
         let mut t = me.tap.lock().expect("lock");
+        if let (false, Some(c)) = (t.tls.done, me.tls()) {
+            t.tls.settle(c);
+        }
         if t.armed && buf.filled().len() > before {
             let room = TAP_MAX.saturating_sub(t.buf.len());
             let got = &buf.filled()[before..];
@@ -111,13 +187,17 @@ impl<T: AsyncRead + Unpin> AsyncRead for Tapped<T> {
     }
 }
 
-impl<T: AsyncWrite + Unpin> AsyncWrite for Tapped<T> {
+impl AsyncWrite for Tapped<Transport> {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         data: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write(cx, data)
+        let me = self.get_mut();
+        let was = me.handshaking();
+        let r = Pin::new(&mut me.inner).poll_write(cx, data);
+        me.count_early(was, &r);
+        r
     }
     // Vectored writes pass through, so hyper queues a request body's
     // frames into one writev instead of copying them into its buffer.
@@ -126,13 +206,30 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Tapped<T> {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+        let me = self.get_mut();
+        let was = me.handshaking();
+        let r = Pin::new(&mut me.inner).poll_write_vectored(cx, bufs);
+        me.count_early(was, &r);
+        r
     }
     fn is_write_vectored(&self) -> bool {
         self.inner.is_write_vectored()
     }
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+        let me = self.get_mut();
+        // A flush of a connection in early data that has written nothing
+        // yet would send the ClientHello alone (hyper flushes as its
+        // connection task starts, before the request is queued): the
+        // request would then miss the SYN under TCP Fast Open, costing a
+        // round trip. The first write's flush sends both.
+        let idle = {
+            let t = &me.tap.lock().expect("lock").tls;
+            t.early_mode && t.early_sent == 0
+        };
+        if idle && me.handshaking() {
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut me.inner).poll_flush(cx)
     }
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)

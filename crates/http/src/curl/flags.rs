@@ -50,7 +50,9 @@ with -Z, a failure's):
 Where tcpwise differs from curl 7.88 on purpose: error messages name the URL
 and the cause chain (`tcpwise: error: URL: ...`); -O on a URL without a file
 name writes index.html (curl refuses); -Z prints bodies in URL order; -w
-knows %{tcp_rtt_ms} %{tcp_cwnd} %{pool_reason} %{conn_id} %{conn_reused},
+knows %{tcp_rtt_ms} %{tcp_cwnd} %{pool_reason} %{conn_id} %{conn_reused}
+%{tls_resumed} (and curl 8.12's %{tls_earlydata}),
+--happy-eyeballs-timeout-ms defaults to RFC 8305's 250 (curl's is 200),
 and its %{ssl_verify_result} is 0 or 1 (curl gives OpenSSL's reason code);
 --retry never retries a non-idempotent request (a POST may have taken
 effect); --unix-socket carries http:// only (https:// over it is refused,
@@ -282,6 +284,30 @@ pub struct GetArgs {
     /// Accept any server certificate (curl's -k): for self-signed test origins only.
     #[arg(short = 'k', long)]
     pub insecure: bool,
+    /// Send GET and HEAD requests without a body as TLS 1.3 early data
+    /// (0-RTT) when a session with the origin can be resumed (curl 8.11+):
+    /// the request leaves with the handshake, saving a round trip. Sessions
+    /// live in this process (later URLs and reconnects resume); early data
+    /// may be replayed by an attacker, so nothing else is ever sent early.
+    #[arg(long)]
+    pub tls_earlydata: bool,
+    /// TCP Fast Open (curl's --tcp-fastopen): the first bytes (the TLS
+    /// ClientHello, or the request) go in the SYN when the kernel holds a
+    /// cookie from an earlier connection to the server, saving a round
+    /// trip; otherwise a normal handshake (-v says which).
+    #[arg(long)]
+    pub tcp_fastopen: bool,
+    /// Happy Eyeballs (RFC 8305): connection attempts to a name's addresses,
+    /// alternating IPv6 and IPv4, start this many milliseconds apart (or at
+    /// once when one fails); the first to connect wins. 0 starts them all
+    /// at once, as in curl. Default 250, the RFC's (curl's is 200).
+    #[arg(long, value_name = "MS", default_value = "250")]
+    pub happy_eyeballs_timeout_ms: u64,
+    /// Try a name's addresses one after the other, each until it fails or
+    /// --connect-timeout passes (no racing; how a broken IPv6 path stalls
+    /// a client without Happy Eyeballs).
+    #[arg(long, conflicts_with = "happy_eyeballs_timeout_ms")]
+    pub no_happy_eyeballs: bool,
     /// Fail (curl's exit 63) when a body grows past SIZE, e.g. an endless chunked body.
     #[arg(long, value_name = "SIZE")]
     pub max_filesize: Option<Bytes>,

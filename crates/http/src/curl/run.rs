@@ -399,6 +399,11 @@ fn client_config(a: &GetArgs, extra_ca: Vec<Vec<u8>>) -> ClientConfig {
         extra_ca,
         connect_timeout: a.connect_timeout.std(),
         insecure: a.insecure,
+        early_data: a.tls_earlydata,
+        fastopen: a.tcp_fastopen,
+        happy_eyeballs: (!a.no_happy_eyeballs)
+            .then(|| std::time::Duration::from_millis(a.happy_eyeballs_timeout_ms)),
+        sessions: crate::client::TlsSessions::default(),
         max_body: a.max_filesize.map(|b| b.0),
         resolve: a.resolve.clone(),
         family: if a.ipv4 {

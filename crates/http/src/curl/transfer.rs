@@ -349,6 +349,32 @@ pub fn verbose_lines(h: &Head) -> String {
             h.url.host_str().unwrap_or(""),
             h.conn.id
         ));
+        if let Some(t) = &h.conn.tls {
+            let how = if t.resumed {
+                "session resumed from a ticket"
+            } else {
+                "full handshake"
+            };
+            let early = match t.early_data {
+                0 => String::new(),
+                n if n > 0 => format!(", {n} bytes of early data accepted (0-RTT)"),
+                n => format!(
+                    ", {} bytes of early data refused (sent again after the handshake)",
+                    -n
+                ),
+            };
+            out.push_str(&format!("* TLS: {how}{early}\n"));
+        }
+        if let Some(n) = &h.conn.connect_note {
+            out.push_str(&format!("* {n}\n"));
+        }
+        match h.conn.fastopen {
+            Some(true) => out.push_str("* TCP Fast Open: the server took the data in the SYN\n"),
+            Some(false) => out.push_str(
+                "* TCP Fast Open: a normal handshake (no cookie for this server yet, or it took no data in the SYN)\n",
+            ),
+            None => {}
+        }
     }
     for line in h.request_head.split("\r\n").take_while(|l| !l.is_empty()) {
         out.push_str(&format!("> {line}\n"));

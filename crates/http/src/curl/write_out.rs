@@ -10,7 +10,10 @@
 //! six decimals; `time_redirect` is the time spent before the last
 //! request began. Our own variables sit beside curl's: `tcp_rtt_ms` and
 //! `tcp_cwnd` (the kernel's `TCP_INFO` when the body ended), `pool_reason`
-//! (why the pool chose the connection), `conn_id` and `conn_reused`.
+//! (why the pool chose the connection), `conn_id`, `conn_reused` and
+//! `tls_resumed` (1: the TLS session was resumed from a ticket); curl
+//! 8.12's `tls_earlydata` (bytes sent as 0-RTT early data, negative when
+//! the server refused them) has curl's meaning.
 
 use crate::Response;
 use serde_json::{Value, json};
@@ -75,6 +78,8 @@ pub const VARIABLES: &[&str] = &[
     "pool_reason",
     "conn_id",
     "conn_reused",
+    "tls_earlydata",
+    "tls_resumed",
 ];
 
 /// A variable's value: seconds print with six decimals.
@@ -205,6 +210,14 @@ fn var(name: &str, d: &Done) -> Option<V> {
         // certificate was refused (curl prints OpenSSL's own reason code,
         // 18 for a self-signed one; rustls has no such numbers).
         "ssl_verify_result" => V::I(i64::from(d.exit_code == 60)),
+        "tls_earlydata" => V::I(
+            last.and_then(|r| r.conn.tls.as_ref())
+                .map_or(0, |t| t.early_data),
+        ),
+        "tls_resumed" => V::I(i64::from(
+            last.and_then(|r| r.conn.tls.as_ref())
+                .is_some_and(|t| t.resumed),
+        )),
         "tcp_rtt_ms" => s(last
             .and_then(|r| r.conn.tcp_info_end.as_ref())
             .map(|i| format!("{:.3}", f64::from(i.rtt_us) / 1e3))),

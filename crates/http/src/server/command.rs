@@ -38,6 +38,10 @@ impl Classify for ServeError {
     }
 }
 
+/// Early data `serve --tls-earlydata` accepts: a request head or a few,
+/// as nginx's `ssl_early_data` takes 16 KiB.
+pub const EARLY_DATA: u32 = 16 * 1024;
+
 /// Serves until `stop` is triggered; `ready` gets the line that says
 /// where it listens (for standard error).
 pub fn serve(
@@ -48,9 +52,18 @@ pub fn serve(
     if let Some(p) = a.port {
         a.bind = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, p));
     }
-    if a.tls_names.len() + usize::from(a.cert_out.is_some()) > 0 && !a.tls {
+    if a.tls_names.len()
+        + usize::from(a.cert_out.is_some() || a.tls_earlydata || a.tls_tickets != 2)
+        > 0
+        && !a.tls
+    {
         return Err(ServeError::Usage(
-            "--cert-out and --tls-name need --tls".into(),
+            "--cert-out, --tls-name, --tls-earlydata and --tls-tickets need --tls".into(),
+        ));
+    }
+    if a.tls_earlydata && a.tls_tickets == 0 {
+        return Err(ServeError::Usage(
+            "--tls-earlydata needs session tickets (--tls-tickets 0 turns them off)".into(),
         ));
     }
     let tls = if a.tls {
@@ -64,7 +77,13 @@ pub fn serve(
             std::fs::write(p, pem)
                 .map_err(|e| ServeError::Usage(format!("cannot write {}: {e}", p.display())))?;
         }
-        Some(cfg)
+        Some(crate::tls::with_resumption(
+            &cfg,
+            crate::tls::Resumption {
+                tickets: a.tls_tickets.into(),
+                early_data: if a.tls_earlydata { EARLY_DATA } else { 0 },
+            },
+        ))
     } else {
         None
     };
@@ -111,6 +130,21 @@ pub fn serve(
         gzip: a.gzip,
         notsent_lowat: a.notsent_lowat,
         congestion: a.congestion.clone(),
+        fastopen: a.tfo.then_some(tcpwise_tcp::fastopen::LISTEN_QUEUE),
+    };
+    let tfo = if a.tfo {
+        match tcpwise_tcp::fastopen::sysctl_value() {
+            Some(v) if v & 2 != 0 => {
+                format!(", TCP Fast Open on ({}={v})", tcpwise_tcp::fastopen::SYSCTL)
+            }
+            v => format!(
+                ", TCP Fast Open asked for but {}={} here: the kernel takes no data in SYNs until its server bit (2) is set, so clients fall back to a normal handshake",
+                tcpwise_tcp::fastopen::SYSCTL,
+                v.map_or("unreadable".to_string(), |v| v.to_string())
+            ),
+        }
+    } else {
+        String::new()
     };
     let threads = a.threads.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -119,7 +153,7 @@ pub fn serve(
     let bind = a.bind;
     serve_threads(opts, threads, stop, |addr| {
         ready(format!(
-            "tcpwise serve: {threads} thread(s), at most {max_conns} connections, header timeout {}, idle timeout {}, TCP_NOTSENT_LOWAT {}, congestion control {}; listening on {scheme}://{addr}",
+            "tcpwise serve: {threads} thread(s), at most {max_conns} connections, header timeout {}, idle timeout {}, TCP_NOTSENT_LOWAT {}, congestion control {}{tfo}; listening on {scheme}://{addr}",
             tcpwise_units::fmt_nanos(a.header_timeout.0),
             tcpwise_units::fmt_nanos(a.idle_timeout.0),
             a.notsent_lowat,

@@ -86,6 +86,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         self
     }
 
+    /// The TLS handshake's state: requests before it completes are early data.
+    pub(super) fn with_handshake(mut self, h: Handshake) -> Self {
+        self.core.handshake = Some(h);
+        self
+    }
+
     pub(super) fn with_fd(mut self, fd: std::os::fd::RawFd) -> Self {
         self.fd = Some(fd);
         self

@@ -27,6 +27,25 @@ pub struct ServeArgs {
     /// With --tls: extra names for the certificate (localhost and the bind address are always in).
     #[arg(long = "tls-name", value_name = "NAME")]
     pub tls_names: Vec<String>,
+    /// With --tls: accept TLS 1.3 early data (0-RTT) from resumed clients,
+    /// up to 16 KiB, and answer it before the handshake completes (the
+    /// round trip 0-RTT saves). Early data may be a replay: GET, HEAD,
+    /// OPTIONS and TRACE are answered, any other method gets 425 Too Early
+    /// (RFC 8470), and each ticket is single-use.
+    #[arg(long)]
+    pub tls_earlydata: bool,
+    /// With --tls: session tickets sent after each handshake (0: no
+    /// resumption; each ticket resumes once). A client that closes as soon
+    /// as its 0-RTT answer arrives leaves before that handshake's tickets
+    /// do, so it resumes as many times as the first handshake gave tickets.
+    #[arg(long, value_name = "N", default_value = "2", value_parser = clap::value_parser!(u8).range(0..=16))]
+    pub tls_tickets: u8,
+    /// TCP Fast Open (RFC 7413): accept data in the SYN of clients that
+    /// hold a cookie from an earlier connection (`--tcp-fastopen` in curl
+    /// and in get), so their first request arrives with the handshake. The namespace's net.ipv4.tcp_fastopen needs its server
+    /// bit (3 = client and server; the start line says what it is).
+    #[arg(long)]
+    pub tfo: bool,
     /// Log one line per request to stderr in nginx's combined format,
     /// followed by the request time in seconds ($request_time).
     #[arg(long)]

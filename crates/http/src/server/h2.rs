@@ -14,6 +14,7 @@
 use super::Limits;
 use super::files::{self, Plan};
 use super::routes::{self, Body as RouteBody};
+use super::zero_rtt::Handshake;
 use crate::pattern;
 use bytes::Bytes;
 use http_body_util::BodyExt;
@@ -116,7 +117,7 @@ fn empty() -> Body {
 /// The answer to one request.
 async fn answer(
     req: hyper::Request<Incoming>,
-    scheme: &'static str,
+    (scheme, early): (&'static str, bool),
     root: Option<Arc<files::Root>>,
     lim: Limits,
 ) -> Result<hyper::Response<Body>, io::Error> {
@@ -136,9 +137,13 @@ async fn answer(
             .get(hyper::header::HOST)
             .and_then(|v| v.to_str().ok())
     });
-    let reply = root
-        .is_none()
-        .then(|| routes::route(&method, &target, (scheme, host), &lim));
+    // Early data (0-RTT) that may be a replay: the unsafe methods get 425.
+    let too_early = early.then(|| routes::too_early(&method)).flatten();
+    let root = root.filter(|_| too_early.is_none());
+    let reply = too_early.or_else(|| {
+        root.is_none()
+            .then(|| routes::route(&method, &target, (scheme, host), &lim))
+    });
     let (parts, body) = req.into_parts();
     let body = if let Some(routes::Reply {
         body: RouteBody::Sink,
@@ -287,7 +292,7 @@ async fn answer(
 /// fires (then a GOAWAY lets streams in flight finish).
 pub async fn serve_connection<S>(
     io: S,
-    (scheme, send_buf): (&'static str, Option<usize>),
+    (scheme, send_buf, handshake): (&'static str, Option<usize>, Handshake),
     root: Option<Arc<files::Root>>,
     lim: Limits,
     stop: Shutdown,
@@ -295,7 +300,12 @@ pub async fn serve_connection<S>(
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let service = hyper::service::service_fn(move |req| answer(req, scheme, root.clone(), lim));
+    // hyper calls the service as a request's HEADERS frame is decoded:
+    // the handshake's state then says whether it came as early data.
+    let service = hyper::service::service_fn(move |req| {
+        let early = !handshake.complete();
+        answer(req, (scheme, early), root.clone(), lim)
+    });
     let mut b = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new());
     b.timer(hyper_util::rt::TokioTimer::new())
         .keep_alive_interval(None);

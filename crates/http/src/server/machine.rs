@@ -30,6 +30,9 @@ pub struct Core {
     pub(super) gzip: bool,
     /// `http` or `https` (the responsiveness config names it).
     pub(super) scheme: &'static str,
+    /// TLS: whether the handshake is complete (until it is, requests are
+    /// early data, see [`super::zero_rtt`]).
+    pub(super) handshake: Option<Handshake>,
 }
 
 impl Core {
@@ -52,6 +55,7 @@ impl Core {
             root: None,
             gzip: false,
             scheme: "http",
+            handshake: None,
         }
     }
 
@@ -158,6 +162,11 @@ impl Core {
             } else {
                 routes::route(req.method, req.target, (self.scheme, req.host), &self.lim)
             };
+            if self.handshake.as_ref().is_some_and(|h| !h.complete())
+                && let Some(r) = routes::too_early(req.method)
+            {
+                reply = r;
+            }
             if let (Body::Echo, BodyLen::Length(n)) = (&reply.body, req.body)
                 && n > self.lim.max_body
             {

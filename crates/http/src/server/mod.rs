@@ -38,6 +38,7 @@ mod head;
 mod log;
 mod machine;
 mod stream;
+pub mod zero_rtt;
 
 use conn::*;
 pub use conn::{Slow, Step};
@@ -64,6 +65,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
+use zero_rtt::Handshake;
 
 /// One full TLS record and its framing: the least a bounded rustls send
 /// buffer should hold.
@@ -89,6 +91,8 @@ pub struct ServeOptions {
     /// `-C`: each connection's congestion control (`None`: the
     /// namespace's default).
     pub congestion: Option<String>,
+    /// `--tfo`: TCP Fast Open on the listeners, with this queue (`None`: off).
+    pub fastopen: Option<u32>,
 }
 
 impl ServeOptions {
@@ -107,6 +111,7 @@ impl ServeOptions {
             gzip: false,
             notsent_lowat: tcpwise_tcp::Lowat::Off,
             congestion: None,
+            fastopen: None,
         }
     }
 }
@@ -172,7 +177,7 @@ pub async fn serve(
     shutdown: Shutdown,
     ready: impl FnOnce(SocketAddr),
 ) -> io::Result<()> {
-    let listener = listen(opts.bind, false)?;
+    let listener = listen(opts.bind, false, opts.fastopen)?;
     ready(listener.local_addr()?);
     listener.set_nonblocking(true)?;
     let shared = Shared::new(&opts);
@@ -201,8 +206,16 @@ impl Shared {
 /// Listen backlog (std asks for 128, which a burst of connections overflows).
 const BACKLOG: i32 = 4096;
 
-fn listen(addr: SocketAddr, reuse_port: bool) -> io::Result<std::net::TcpListener> {
-    tcpwise_tcp::listen(addr, BACKLOG, reuse_port)
+fn listen(
+    addr: SocketAddr,
+    reuse_port: bool,
+    fastopen: Option<u32>,
+) -> io::Result<std::net::TcpListener> {
+    let l = tcpwise_tcp::listen(addr, BACKLOG, reuse_port)?;
+    if let Some(q) = fastopen {
+        tcpwise_tcp::fastopen::enable_listen(&l, q)?;
+    }
+    Ok(l)
 }
 
 /// Serves on `threads` threads, each with its own single-threaded tokio
@@ -219,11 +232,11 @@ pub fn serve_threads(
 ) -> io::Result<()> {
     // Thousands of connections need more than the usual 1024 descriptors.
     tcpwise_sys::raise_fd_limit();
-    let first = listen(opts.bind, true)?;
+    let first = listen(opts.bind, true, opts.fastopen)?;
     let addr = first.local_addr()?;
     let mut listeners = vec![first];
     for _ in 1..threads.max(1) {
-        listeners.push(listen(addr, true)?);
+        listeners.push(listen(addr, true, opts.fastopen)?);
     }
     ready(addr);
     let shared = Shared::new(&opts);
@@ -260,7 +273,7 @@ async fn serve_listener(
     shutdown: Shutdown,
     shared: Shared,
 ) -> io::Result<()> {
-    let acceptor = opts.tls.clone().map(tokio_rustls::TlsAcceptor::from);
+    let acceptor = opts.tls.clone();
     let lim = opts.limits;
     let mut tasks = tokio::task::JoinSet::new();
     let mut at_limit = false;
@@ -313,27 +326,26 @@ async fn serve_listener(
                 tasks.spawn(async move {
                     let _permit = permit;
                     let r = match acceptor {
-                        Some(a) => match tokio::time::timeout(lim.header_timeout, a.accept(sock)).await {
-                            // ALPN chose h2: hyper's HTTP/2 server, our answers.
-                            Ok(Ok(mut tls)) if tls.get_ref().1.alpn_protocol() == Some(b"h2") => {
+                        Some(cfg) => match tokio::time::timeout(lim.header_timeout, zero_rtt::TlsStream::accept(sock, cfg)).await {
+                            Ok(Ok(mut tls)) => {
                                 // rustls's own send buffer (64 KiB by default) is
                                 // one more queue above the socket: bound it too.
                                 if let Some(n) = send_buf {
-                                    tls.get_mut().1.set_buffer_limit(Some(n.max(TLS_RECORD)));
+                                    tls.set_buffer_limit(Some(n.max(TLS_RECORD)));
                                 }
-                                h2::serve_connection(tls, ("https", send_buf), root, lim, stop).await
-                            }
-                            Ok(Ok(mut tls)) => {
-                                if let Some(n) = send_buf {
-                                    tls.get_mut().1.set_buffer_limit(Some(n.max(TLS_RECORD)));
+                                let hs = tls.handshake();
+                                if tls.alpn_protocol() == Some(b"h2") {
+                                    // ALPN chose h2: hyper's HTTP/2 server, our answers.
+                                    h2::serve_connection(tls, ("https", send_buf, hs), root, lim, stop).await
+                                } else {
+                                    Conn::new(tls, id, peer, log, lim).with_root(root, gzip).with_fd(fd).https().with_handshake(hs).run(stop).await
                                 }
-                                Conn::new(tls, id, peer, log, lim).with_root(root, gzip).with_fd(fd).https().run(stop).await
                             }
                             Ok(Err(e)) => Err(e),
                             Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, "TLS handshake took longer than --header-timeout")),
                         },
                         None => match prior_knowledge(sock.get_ref(), lim.header_timeout).await {
-                            Ok(true) => h2::serve_connection(sock, ("http", send_buf), root, lim, stop).await,
+                            Ok(true) => h2::serve_connection(sock, ("http", send_buf, Handshake::done()), root, lim, stop).await,
                             Ok(false) => Conn::new(sock, id, peer, log, lim).with_root(root, gzip).with_fd(fd).run(stop).await,
                             Err(e) => Err(e),
                         },

@@ -93,6 +93,19 @@ pub fn nq_config(scheme: &str, host: &str) -> String {
     )
 }
 
+/// The reply to a request that came as TLS early data (0-RTT) and may be
+/// a replay (RFC 8470): `None` for the safe methods (RFC 9110 §9.2.1:
+/// answering a copy twice changes nothing), 425 Too Early for the rest,
+/// which the client may send again once its handshake is complete.
+pub fn too_early(method: &str) -> Option<Reply> {
+    (!matches!(method, "GET" | "HEAD" | "OPTIONS" | "TRACE")).then(|| {
+        Reply::text(
+            425,
+            "this request came as TLS early data, which may be replayed: send it again after the handshake\n",
+        )
+    })
+}
+
 /// The reply to `method target`; an N or MS over the limits is a 400
 /// (never an allocation or a task parked for a day). `at` is the scheme
 /// and the request's `Host` (or `:authority`), which only the

@@ -6,6 +6,7 @@
 //! report writer (`report`, `html`) imports none of them.
 
 pub mod buffers;
+pub mod cold_start;
 pub mod completion;
 pub mod idle_selection;
 pub mod read_slow_start;

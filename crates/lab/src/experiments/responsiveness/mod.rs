@@ -216,7 +216,7 @@ impl Plan {
 }
 
 /// The trace pair in `dir`, if both files are there.
-fn trace_pair(dir: &Path) -> Option<(PathBuf, PathBuf)> {
+pub(crate) fn trace_pair(dir: &Path) -> Option<(PathBuf, PathBuf)> {
     let up = dir.join(format!("{TRACE}.up"));
     let down = dir.join(format!("{TRACE}.down"));
     (up.is_file() && down.is_file()).then_some((up, down))
