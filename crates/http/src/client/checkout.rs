@@ -101,6 +101,7 @@ impl Client {
             tls: conn.tap.lock().expect("lock").tls.facts(),
             fastopen: None,
             connect_note: conn.note.clone().filter(|_| choice_is_none),
+            quic: None,
         }
     }
 

@@ -87,6 +87,12 @@ pub enum Version {
     /// HTTP/2 from the first byte, also on `http://` (h2c,
     /// `--http2-prior-knowledge`).
     Http2PriorKnowledge,
+    /// HTTP/3 over QUIC on `https://`, with a TCP attempt (HTTP/2 or 1.1
+    /// by ALPN) racing it after the Happy Eyeballs delay (curl's
+    /// `--http3`); `http://` stays on TCP.
+    Http3,
+    /// HTTP/3 only: no TCP attempt (curl's `--http3-only`).
+    Http3Only,
 }
 
 /// `HOST:PORT:ADDR[,ADDR...]`: connect to ADDR for HOST:PORT (curl's

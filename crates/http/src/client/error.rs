@@ -113,6 +113,17 @@ pub enum HttpError {
         /// The limit.
         max: u64,
     },
+    /// QUIC or HTTP/3 failed: in the handshake (`connecting`, curl's 96)
+    /// or on a request's stream (curl's 95).
+    #[error("HTTP/3 with {target} failed: {why}")]
+    Quic {
+        /// host:port.
+        target: String,
+        /// What quinn or h3 said.
+        why: String,
+        /// During the QUIC handshake.
+        connecting: bool,
+    },
     /// Socket buffers.
     #[error(transparent)]
     Buffer(#[from] tcpwise_tcp::BufferError),

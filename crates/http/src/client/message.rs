@@ -114,7 +114,7 @@ pub fn head_text(version: &str, status: u16, reason: &str, headers: &[(String, S
         .ok()
         .and_then(|s| s.canonical_reason())
         .unwrap_or("");
-    let reason = if reason.is_empty() && version != "HTTP/2" {
+    let reason = if reason.is_empty() && version != "HTTP/2" && version != "HTTP/3" {
         standard
     } else {
         reason
@@ -174,8 +174,12 @@ pub struct ConnReport {
     /// With `--tcp-fastopen`: whether the server took the data in the SYN
     /// (`false`: a normal handshake, no cookie yet or refused).
     pub fastopen: Option<bool>,
-    /// Which address won, when it was not the first (Happy Eyeballs).
+    /// Which address won, when it was not the first (Happy Eyeballs), or
+    /// why HTTP/3 was not used.
     pub connect_note: Option<String>,
+    /// HTTP/3: the QUIC path's RTT, window and losses (quinn's
+    /// statistics, where TCP has `TCP_INFO`).
+    pub quic: Option<QuicReport>,
 }
 
 /// How a connection's TLS handshake went.

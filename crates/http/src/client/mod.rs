@@ -36,6 +36,7 @@ mod connect;
 mod error;
 mod message;
 mod payload;
+mod quic;
 mod race;
 mod send;
 mod tap;
@@ -45,6 +46,8 @@ pub use config::*;
 pub use error::*;
 pub use message::*;
 pub use payload::{Payload, PayloadError, ReqBody};
+use quic::H3Way;
+pub use quic::QuicReport;
 pub use race::{ATTEMPT_DELAY, interleave};
 use send::*;
 pub use tap::*;
@@ -61,6 +64,14 @@ struct Inner {
     opening: Mutex<HashMap<Origin, Arc<tokio::sync::Mutex<()>>>>,
     next_id: std::sync::atomic::AtomicU64,
     tls: Mutex<Option<Arc<rustls::ClientConfig>>>,
+    /// The one HTTP/3 connection of each origin.
+    h3: Mutex<HashMap<Origin, quic::H3Conn>>,
+    /// Origins whose HTTP/3 attempt failed or lost the race to TCP.
+    h3_lost: Mutex<std::collections::HashSet<Origin>>,
+    /// Held while an origin's HTTP/3 connection is being opened.
+    h3_opening: Mutex<HashMap<Origin, Arc<tokio::sync::Mutex<()>>>>,
+    /// The QUIC endpoints (UDP sockets), one per address family.
+    quic: Mutex<HashMap<bool, quinn::Endpoint>>,
 }
 
 /// The client. Cheap to clone; clones share the pool.
@@ -96,6 +107,10 @@ impl Client {
                 opening: Mutex::new(HashMap::new()),
                 next_id: std::sync::atomic::AtomicU64::new(0),
                 tls: Mutex::new(None),
+                h3: Mutex::new(HashMap::new()),
+                h3_lost: Mutex::new(Default::default()),
+                h3_opening: Mutex::new(HashMap::new()),
+                quic: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -134,7 +149,36 @@ impl Client {
         // (curl's rule: GET or HEAD, no body).
         let early =
             matches!(req.method, hyper::Method::GET | hyper::Method::HEAD) && req.body.is_empty();
-        let (mut conn, mut report) = self.take(&origin, start, &mut timings, early).await?;
+        let mut taken = None;
+        let mut note = None;
+        if let Some(only) = self.wants_h3(&origin) {
+            match self
+                .h3_way(&origin, only, start, &mut timings, early)
+                .await?
+            {
+                H3Way::Quic(c, reused) => {
+                    return self
+                        .request_h3(
+                            req,
+                            &origin,
+                            (c, reused),
+                            start,
+                            timings,
+                            &mut on_head,
+                            &mut sink,
+                        )
+                        .await;
+                }
+                H3Way::Tcp(c, why) => (taken, note) = (c, Some(why)),
+            }
+        }
+        let (mut conn, mut report) = match taken {
+            Some(c) => c,
+            None => self.take(&origin, start, &mut timings, early).await?,
+        };
+        if note.is_some() {
+            report.connect_note = note;
+        }
         let mut retried = false;
         let target = origin.target();
         let (resp, request_head) = loop {

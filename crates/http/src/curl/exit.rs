@@ -16,6 +16,10 @@ pub fn http(e: &HttpError) -> i32 {
         HttpError::Connect { source, .. } if source.kind() == std::io::ErrorKind::TimedOut => 28,
         HttpError::Connect { .. } => 7,
         HttpError::Protocol { .. } => 8,
+        HttpError::Quic {
+            connecting: true, ..
+        } => 96,
+        HttpError::Quic { .. } => 95,
         HttpError::EmptyReply { .. } => 52,
         HttpError::Sink(_) => 23,
         HttpError::Tls { .. } => 35,

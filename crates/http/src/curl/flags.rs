@@ -344,6 +344,15 @@ pub struct GetArgs {
     /// HTTP/2 from the first byte, also on http:// (h2c).
     #[arg(long = "http2-prior-knowledge")]
     pub http2_prior_knowledge: bool,
+    /// HTTP/3 over QUIC to the URL's host and port (https:// only), with
+    /// a TCP attempt (HTTP/2 or 1.1) joining after the Happy Eyeballs
+    /// delay: the first to connect is used, and -v says why TCP was.
+    #[arg(long = "http3", conflicts_with_all = ["http1_0", "http1_1", "http2", "http2_prior_knowledge"])]
+    pub http3: bool,
+    /// HTTP/3 over QUIC only, no TCP attempt (https:// only): a QUIC
+    /// failure is the transfer's error (curl's 96, or 28 on a timeout).
+    #[arg(long = "http3-only", conflicts_with_all = ["http1_0", "http1_1", "http2", "http2_prior_knowledge", "http3"])]
+    pub http3_only: bool,
     /// Print the timings and the connection report of every response to stderr.
     #[arg(long)]
     pub timing: bool,

@@ -419,7 +419,11 @@ fn client_config(a: &GetArgs, extra_ca: Vec<Vec<u8>>) -> ClientConfig {
         congestion: None,
         tcp_keepalive: (!a.no_keepalive)
             .then(|| std::time::Duration::from_secs(a.keepalive_time.unwrap_or(60).max(1).into())),
-        version: if a.http2_prior_knowledge {
+        version: if a.http3_only {
+            Version::Http3Only
+        } else if a.http3 {
+            Version::Http3
+        } else if a.http2_prior_knowledge {
             Version::Http2PriorKnowledge
         } else if a.http1_0 {
             Version::Http10

@@ -140,6 +140,7 @@ fn var(name: &str, d: &Done) -> Option<V> {
                 Some("HTTP/1.0") => "1",
                 Some("HTTP/1.1") => "1.1",
                 Some("HTTP/2") => "2",
+                Some("HTTP/3") => "3",
                 _ => "0",
             }
             .into(),

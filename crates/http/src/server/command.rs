@@ -53,12 +53,12 @@ pub fn serve(
         a.bind = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, p));
     }
     if a.tls_names.len()
-        + usize::from(a.cert_out.is_some() || a.tls_earlydata || a.tls_tickets != 2)
+        + usize::from(a.cert_out.is_some() || a.tls_earlydata || a.tls_tickets != 2 || a.http3)
         > 0
         && !a.tls
     {
         return Err(ServeError::Usage(
-            "--cert-out, --tls-name, --tls-earlydata and --tls-tickets need --tls".into(),
+            "--cert-out, --tls-name, --tls-earlydata, --tls-tickets and --http3 need --tls".into(),
         ));
     }
     if a.tls_earlydata && a.tls_tickets == 0 {
@@ -131,6 +131,7 @@ pub fn serve(
         notsent_lowat: a.notsent_lowat,
         congestion: a.congestion.clone(),
         fastopen: a.tfo.then_some(tcpwise_tcp::fastopen::LISTEN_QUEUE),
+        http3: a.http3,
     };
     let tfo = if a.tfo {
         match tcpwise_tcp::fastopen::sysctl_value() {
@@ -151,9 +152,14 @@ pub fn serve(
         usize::from,
     );
     let bind = a.bind;
+    let h3 = if a.http3 {
+        " (TCP) and UDP (HTTP/3)"
+    } else {
+        ""
+    };
     serve_threads(opts, threads, stop, |addr| {
         ready(format!(
-            "tcpwise serve: {threads} thread(s), at most {max_conns} connections, header timeout {}, idle timeout {}, TCP_NOTSENT_LOWAT {}, congestion control {}{tfo}; listening on {scheme}://{addr}",
+            "tcpwise serve: {threads} thread(s), at most {max_conns} connections, header timeout {}, idle timeout {}, TCP_NOTSENT_LOWAT {}, congestion control {}{tfo}; listening on {scheme}://{addr}{h3}",
             tcpwise_units::fmt_nanos(a.header_timeout.0),
             tcpwise_units::fmt_nanos(a.idle_timeout.0),
             a.notsent_lowat,

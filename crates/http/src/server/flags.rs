@@ -46,6 +46,11 @@ pub struct ServeArgs {
     /// bit (3 = client and server; the start line says what it is).
     #[arg(long)]
     pub tfo: bool,
+    /// With --tls: HTTP/3 over QUIC on UDP on the same port (same
+    /// certificate, ALPN h3, the same answers as HTTP/1.1 and HTTP/2);
+    /// the TCP responses advertise it with Alt-Svc.
+    #[arg(long)]
+    pub http3: bool,
     /// Log one line per request to stderr in nginx's combined format,
     /// followed by the request time in seconds ($request_time).
     #[arg(long)]

@@ -19,7 +19,7 @@ use crate::pattern;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use http_body_util::combinators::BoxBody;
-use hyper::body::{Frame, Incoming};
+use hyper::body::Frame;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -29,7 +29,7 @@ use tcpwise_outcome::Shutdown;
 /// The connection preface an h2c client starts with (RFC 9113 3.4).
 pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-type Body = BoxBody<Bytes, io::Error>;
+pub(super) type Body = BoxBody<Bytes, io::Error>;
 
 /// `len` bytes of the pattern from offset 0, a frame at a time.
 struct PatternBody {
@@ -114,13 +114,18 @@ fn empty() -> Body {
     full(Bytes::new())
 }
 
-/// The answer to one request.
-async fn answer(
-    req: hyper::Request<Incoming>,
+/// The answer to one request, whatever carries it: hyper's HTTP/2
+/// server, or HTTP/3 ([`super::h3`], its request body adapted).
+pub(super) async fn answer<B>(
+    req: hyper::Request<B>,
     (scheme, early): (&'static str, bool),
     root: Option<Arc<files::Root>>,
     lim: Limits,
-) -> Result<hyper::Response<Body>, io::Error> {
+) -> Result<hyper::Response<Body>, io::Error>
+where
+    B: hyper::body::Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let method = req.method().as_str().to_string();
     let head = method == "HEAD";
     let target = req

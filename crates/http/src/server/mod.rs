@@ -34,6 +34,7 @@ macro_rules! log {
 }
 
 mod conn;
+pub mod h3;
 mod head;
 mod log;
 mod machine;
@@ -93,6 +94,9 @@ pub struct ServeOptions {
     pub congestion: Option<String>,
     /// `--tfo`: TCP Fast Open on the listeners, with this queue (`None`: off).
     pub fastopen: Option<u32>,
+    /// `--http3`: HTTP/3 over QUIC on UDP, on the TCP listener's port
+    /// (needs `tls`: its certificate and tickets, ALPN `h3`).
+    pub http3: bool,
 }
 
 impl ServeOptions {
@@ -112,6 +116,7 @@ impl ServeOptions {
             notsent_lowat: tcpwise_tcp::Lowat::Off,
             congestion: None,
             fastopen: None,
+            http3: false,
         }
     }
 }
@@ -178,10 +183,38 @@ pub async fn serve(
     ready: impl FnOnce(SocketAddr),
 ) -> io::Result<()> {
     let listener = listen(opts.bind, false, opts.fastopen)?;
-    ready(listener.local_addr()?);
+    let addr = listener.local_addr()?;
+    let quic = quic_endpoint(&opts, addr)?;
+    ready(addr);
     listener.set_nonblocking(true)?;
     let shared = Shared::new(&opts);
-    serve_listener(TcpListener::from_std(listener)?, opts, shutdown, shared).await
+    let h3 = quic.map(|e| {
+        let (root, lim, stop, log) = (
+            opts.root.clone(),
+            opts.limits,
+            shutdown.clone(),
+            opts.access_log,
+        );
+        tokio::spawn(h3::serve(e, root, lim, stop, log))
+    });
+    let r = serve_listener(TcpListener::from_std(listener)?, opts, shutdown, shared).await;
+    if let Some(h) = h3 {
+        h.await.map_err(io::Error::other)??;
+    }
+    r
+}
+
+/// With `--http3`: the QUIC endpoint on the TCP listener's address (the
+/// same port number, on UDP). Called inside a tokio runtime.
+fn quic_endpoint(opts: &ServeOptions, addr: SocketAddr) -> io::Result<Option<quinn::Endpoint>> {
+    if !opts.http3 {
+        return Ok(None);
+    }
+    let tls = opts
+        .tls
+        .as_ref()
+        .ok_or_else(|| io::Error::other("HTTP/3 needs TLS"))?;
+    h3::bind(addr, h3::server_config(tls)?).map(Some)
 }
 
 /// What the threads of one server share: connection ids and the
@@ -238,9 +271,38 @@ pub fn serve_threads(
     for _ in 1..threads.max(1) {
         listeners.push(listen(addr, true, opts.fastopen)?);
     }
+    // HTTP/3 on one more thread of its own: quinn drives an endpoint
+    // from one task, so more threads would not share its work.
+    let h3rt = opts
+        .http3
+        .then(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+        })
+        .transpose()?;
+    let quic = match &h3rt {
+        Some(rt) => {
+            let _in = rt.enter();
+            quic_endpoint(&opts, addr)?
+        }
+        None => None,
+    };
     ready(addr);
     let shared = Shared::new(&opts);
     std::thread::scope(|s| {
+        let quic = quic.zip(h3rt).map(|(e, rt)| {
+            let (root, lim, stop, log) = (
+                opts.root.clone(),
+                opts.limits,
+                shutdown.clone(),
+                opts.access_log,
+            );
+            std::thread::Builder::new()
+                .name("tw-serve-h3".into())
+                .spawn_scoped(s, move || rt.block_on(h3::serve(e, root, lim, stop, log)))
+        });
+        let quic = quic.transpose()?;
         let handles: Vec<_> = listeners
             .into_iter()
             .enumerate()
@@ -259,7 +321,7 @@ pub fn serve_threads(
                     })
             })
             .collect::<Result<_, _>>()?;
-        for h in handles {
+        for h in handles.into_iter().chain(quic) {
             h.join()
                 .map_err(|_| io::Error::other("a server thread panicked"))??;
         }

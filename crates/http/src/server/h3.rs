@@ -1,0 +1,195 @@
+//! `tcpwise serve --http3`: HTTP/3 over QUIC on UDP, on the same port
+//! number as the TCP listener (as browsers find it from `Alt-Svc`).
+//!
+//! quinn does QUIC (its sans-IO `quinn-proto` under tokio) and the `h3`
+//! crate the HTTP/3 framing and QPACK; neither is our contribution. What
+//! a request is answered with is: the same [`super::h2::answer`] that
+//! HTTP/2 uses, from the same sans-IO cores (routes, files, ranges,
+//! echo), the request body adapted to hyper's `Body` and the response's
+//! frames handed to the QUIC stream one at a time, so a 100 GB
+//! `/bytes/N` costs no memory here either. TLS is the `--tls` config
+//! (certificate options included) with ALPN `h3` and TLS 1.3 only, as
+//! QUIC requires; no 0-RTT over QUIC (`--tls-earlydata` is TCP's).
+
+use super::Limits;
+use super::files;
+use super::h2;
+use bytes::{Buf, Bytes};
+use http_body_util::BodyExt;
+use hyper::body::Frame;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tcpwise_outcome::Shutdown;
+
+/// The ALPN protocol id of HTTP/3 (RFC 9114).
+pub const ALPN: &[u8] = b"h3";
+
+/// The QUIC server config from the TLS one `--tls` built: the same
+/// certificate and session tickets, ALPN `h3`, no early data.
+pub fn server_config(tls: &rustls::ServerConfig) -> io::Result<quinn::ServerConfig> {
+    let mut c = tls.clone();
+    c.alpn_protocols = vec![ALPN.to_vec()];
+    c.max_early_data_size = 0;
+    let quic = quinn::crypto::rustls::QuicServerConfig::try_from(Arc::new(c))
+        .map_err(|e| io::Error::other(format!("the TLS config cannot do QUIC: {e}")))?;
+    Ok(quinn::ServerConfig::with_crypto(Arc::new(quic)))
+}
+
+/// A QUIC endpoint on `addr` (UDP), serving with `cfg`. Called from
+/// inside a tokio runtime.
+pub fn bind(addr: SocketAddr, cfg: quinn::ServerConfig) -> io::Result<quinn::Endpoint> {
+    let sock = std::net::UdpSocket::bind(addr)?;
+    quinn::Endpoint::new(
+        quinn::EndpointConfig::default(),
+        Some(cfg),
+        sock,
+        Arc::new(quinn::TokioRuntime),
+    )
+}
+
+/// Serves HTTP/3 on `endpoint` until `stop` fires, then lets requests in
+/// flight finish (at most 10 s) and closes every connection.
+pub async fn serve(
+    endpoint: quinn::Endpoint,
+    root: Option<Arc<files::Root>>,
+    lim: Limits,
+    stop: Shutdown,
+    log: bool,
+) -> io::Result<()> {
+    let mut tasks = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            inc = endpoint.accept() => {
+                let Some(inc) = inc else { break };
+                let (root, stop) = (root.clone(), stop.clone());
+                tasks.spawn(async move {
+                    let peer = inc.remote_address();
+                    if let Err(e) = connection(inc, root, lim, stop).await && log {
+                        log!("http3 peer={peer} ended: {e}");
+                    }
+                });
+                while tasks.try_join_next().is_some() {}
+            }
+            _ = stop.wait() => break,
+        }
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(10), async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+    endpoint.close(0u32.into(), b"server stopping");
+    let _ = tokio::time::timeout(Duration::from_secs(1), endpoint.wait_idle()).await;
+    Ok(())
+}
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// One QUIC connection: its requests, each on its own task.
+async fn connection(
+    inc: quinn::Incoming,
+    root: Option<Arc<files::Root>>,
+    lim: Limits,
+    stop: Shutdown,
+) -> Result<(), Error> {
+    let conn = tokio::time::timeout(lim.header_timeout, inc)
+        .await
+        .map_err(|_| "QUIC handshake took longer than --header-timeout")??;
+    let mut h3c: h3::server::Connection<_, Bytes> =
+        h3::server::Connection::new(h3_quinn::Connection::new(conn)).await?;
+    let mut stopping = false;
+    loop {
+        tokio::select! {
+            r = h3c.accept() => match r {
+                Ok(Some(resolver)) => {
+                    let root = root.clone();
+                    tokio::spawn(async move {
+                        let _ = request(resolver, root, lim).await;
+                    });
+                }
+                Ok(None) => return Ok(()),
+                // The client closing the connection is how it ends.
+                Err(e) if e.is_h3_no_error() => return Ok(()),
+                Err(e) => return Err(e.into()),
+            },
+            _ = stop.wait(), if !stopping => {
+                stopping = true;
+                // GOAWAY: requests already sent are answered.
+                h3c.shutdown(0).await?;
+            }
+        }
+    }
+}
+
+/// One request: its head and body into the shared answer, the answer's
+/// head and frames out.
+async fn request<C>(
+    resolver: h3::server::RequestResolver<C, Bytes>,
+    root: Option<Arc<files::Root>>,
+    lim: Limits,
+) -> Result<(), Error>
+where
+    C: h3::quic::Connection<Bytes>,
+    C::BidiStream: h3::quic::BidiStream<Bytes> + Send + 'static,
+    <C::BidiStream as h3::quic::BidiStream<Bytes>>::RecvStream: Send + Unpin + 'static,
+{
+    let (req, stream) = resolver.resolve_request().await?;
+    let (mut send, recv) = stream.split();
+    let req = req.map(|()| RecvBody(recv));
+    let resp = match h2::answer(req, ("https", false), root, lim).await {
+        Ok(r) => r,
+        Err(e) => {
+            let text = format!("{e}\n");
+            hyper::Response::builder()
+                .status(500)
+                .header("content-type", "text/plain; charset=utf-8")
+                .header("content-length", text.len())
+                .body(
+                    http_body_util::Full::new(Bytes::from(text))
+                        .map_err(|never| match never {})
+                        .boxed(),
+                )?
+        }
+    };
+    let (parts, mut body) = resp.into_parts();
+    send.send_response(hyper::Response::from_parts(parts, ()))
+        .await?;
+    while let Some(frame) = body.frame().await {
+        if let Ok(data) = frame?.into_data()
+            && !data.is_empty()
+        {
+            send.send_data(data).await?;
+        }
+    }
+    send.finish().await?;
+    Ok(())
+}
+
+/// An HTTP/3 request body as hyper's `Body`, for the shared answer.
+struct RecvBody<S>(h3::server::RequestStream<S, Bytes>);
+
+impl<S> hyper::body::Body for RecvBody<S>
+where
+    S: h3::quic::RecvStream + Unpin,
+{
+    type Data = Bytes;
+    type Error = h3::error::StreamError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        match self.0.poll_recv_data(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Ok(None)) => Poll::Ready(None),
+            Poll::Ready(Ok(Some(mut b))) => {
+                let n = b.remaining();
+                Poll::Ready(Some(Ok(Frame::data(b.copy_to_bytes(n)))))
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Some(Err(e))),
+        }
+    }
+}
