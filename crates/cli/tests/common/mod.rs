@@ -52,6 +52,19 @@ pub fn tool_ok(test: &str, tool: &str) -> bool {
     ok
 }
 
+/// Whether a peer `what` that is not a command (a Python package, a
+/// source tree) is here: `ok`; like [`tool_ok`] it skips with the reason,
+/// or fails under TCPWISE_REQUIRE_NETNS=1.
+pub fn peer_ok(test: &str, what: &str, ok: bool) -> bool {
+    if !ok {
+        if required() {
+            panic!("TCPWISE_REQUIRE_NETNS=1 but {what} is missing");
+        }
+        eprintln!("skipping {test}: {what} is missing");
+    }
+    ok
+}
+
 /// Runs tcpwise with `args`.
 pub fn tcpwise(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().expect("run tcpwise")

@@ -279,11 +279,15 @@ impl Response {
             c.history.bytes_read,
             c.max_burst,
             c.history.max_per_rtt,
-            c.tcp_info_end.as_ref().map_or("-".to_string(), |i| format!(
-                "{:.1} ms, cwnd {}",
-                f64::from(i.rtt_us) / 1e3,
-                i.snd_cwnd
-            )),
+            match (&c.tcp_info_end, &c.quic) {
+                (Some(i), _) => format!("{:.1} ms, cwnd {}", f64::from(i.rtt_us) / 1e3, i.snd_cwnd),
+                // QUIC's window is in bytes (TCP's in segments).
+                (None, Some(q)) => format!(
+                    "{:.1} ms, cwnd {} B, {} of {} packets lost (QUIC)",
+                    q.rtt_ms, q.cwnd, q.lost_packets, q.sent_packets
+                ),
+                (None, None) => "-".to_string(),
+            },
         )
     }
 

@@ -368,6 +368,12 @@ pub fn verbose_lines(h: &Head) -> String {
         if let Some(n) = &h.conn.connect_note {
             out.push_str(&format!("* {n}\n"));
         }
+        if let Some(q) = &h.conn.quic {
+            out.push_str(&format!(
+                "* QUIC: TLS 1.3 and ALPN h3 in the QUIC handshake; RTT {:.1} ms, congestion window {} bytes\n",
+                q.rtt_ms, q.cwnd
+            ));
+        }
         match h.conn.fastopen {
             Some(true) => out.push_str("* TCP Fast Open: the server took the data in the SYN\n"),
             Some(false) => out.push_str(

@@ -153,13 +153,13 @@ pub fn serve(
     );
     let bind = a.bind;
     let h3 = if a.http3 {
-        " (TCP) and UDP (HTTP/3)"
+        ", HTTP/3 on UDP at the same port"
     } else {
         ""
     };
     serve_threads(opts, threads, stop, |addr| {
         ready(format!(
-            "tcpwise serve: {threads} thread(s), at most {max_conns} connections, header timeout {}, idle timeout {}, TCP_NOTSENT_LOWAT {}, congestion control {}{tfo}; listening on {scheme}://{addr}{h3}",
+            "tcpwise serve: {threads} thread(s), at most {max_conns} connections, header timeout {}, idle timeout {}, TCP_NOTSENT_LOWAT {}, congestion control {}{tfo}{h3}; listening on {scheme}://{addr}",
             tcpwise_units::fmt_nanos(a.header_timeout.0),
             tcpwise_units::fmt_nanos(a.idle_timeout.0),
             a.notsent_lowat,
