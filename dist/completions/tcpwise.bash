@@ -1280,7 +1280,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__get)
-            opts="-g -K -o -O -H -b -c -j -J -n -R -z -0 -# -X -d -G -F -T -u -A -e -r -C -i -I -D -v -w -s -S -L -f -k -m -4 -6 -x -Z -h -V --globoff --config --url --output --remote-name --header --cookie --cookie-jar --junk-session-cookies --remote-header-name --netrc --netrc-file --netrc-optional --unix-socket --path-as-is --trace --trace-ascii --output-dir --create-dirs --fail-early --stderr --remote-time --etag-save --etag-compare --time-cond --limit-rate --http1.0 --no-keepalive --keepalive-time --tcp-nodelay --progress-bar --request --data --data-binary --json --data-raw --data-urlencode --get --form --upload-file --user --user-agent --referer --range --continue-at --compressed --include --head --dump-header --verbose --write-out --silent --show-error --no-progress-meter --location --max-redirs --fail --fail-with-body --retry --retry-delay --retry-max-time --retry-connrefused --retry-all-errors --connect-timeout --insecure --tls-earlydata --tcp-fastopen --happy-eyeballs-timeout-ms --no-happy-eyeballs --max-filesize --max-time --ipv4 --ipv6 --resolve --proxy --noproxy --parallel --parallel-max --http1.1 --http2 --http2-prior-knowledge --timing --report-json --pool-policy --max-conns --read-sizing --rcvbuf --sndbuf --cacert --help --version"
+            opts="-g -K -o -O -H -b -c -j -J -n -R -z -0 -# -X -d -G -F -T -u -A -e -r -C -i -I -D -v -w -s -S -L -f -k -m -4 -6 -x -Z -h -V --globoff --config --url --output --remote-name --header --cookie --cookie-jar --junk-session-cookies --remote-header-name --netrc --netrc-file --netrc-optional --unix-socket --path-as-is --trace --trace-ascii --output-dir --create-dirs --fail-early --stderr --remote-time --etag-save --etag-compare --time-cond --limit-rate --http1.0 --no-keepalive --keepalive-time --tcp-nodelay --progress-bar --request --data --data-binary --json --data-raw --data-urlencode --get --form --upload-file --user --user-agent --referer --range --continue-at --compressed --include --head --dump-header --verbose --write-out --silent --show-error --no-progress-meter --location --max-redirs --fail --fail-with-body --retry --retry-delay --retry-max-time --retry-connrefused --retry-all-errors --connect-timeout --insecure --tls-earlydata --tcp-fastopen --happy-eyeballs-timeout-ms --no-happy-eyeballs --max-filesize --max-time --ipv4 --ipv6 --resolve --proxy --noproxy --parallel --parallel-max --http1.1 --http2 --http2-prior-knowledge --http3 --alt-svc --http3-only --timing --report-json --pool-policy --max-conns --read-sizing --rcvbuf --sndbuf --cacert --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1535,6 +1535,10 @@ _tcpwise() {
                     return 0
                     ;;
                 --parallel-max)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --alt-svc)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2356,7 +2360,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__serve)
-            opts="-p -C -h -V --bind --port --tls --cert-out --tls-name --tls-earlydata --tls-tickets --tfo --access-log --root --gzip --notsent-lowat --congestion --threads --header-timeout --idle-timeout --max-header-size --max-body --max-bytes --max-delay --max-conns --help --version"
+            opts="-p -C -h -V --bind --port --tls --cert-out --tls-name --tls-earlydata --tls-tickets --tfo --http3 --access-log --root --gzip --notsent-lowat --congestion --threads --header-timeout --idle-timeout --max-header-size --max-body --max-bytes --max-delay --max-conns --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -360,6 +360,7 @@ complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -l resolve -d 'Conn
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -s x -l proxy -d 'HTTP proxy [http://][USER:PASSWORD@]HOST[:PORT] (CONNECT for https); \'\' for none. Default: http_proxy, https_proxy, all_proxy' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -l noproxy -d 'Hosts that skip the proxy (comma list, \'*\' for all; default: no_proxy)' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -l parallel-max -d 'Transfers at once with -Z (curl\'s default 50)' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -l alt-svc -d 'Alt-Svc cache in curl\'s format: read at the start (a missing file is empty), h3 alternatives that responses advertise used for the next request to their origin, and the cache written at the end' -r -F
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -l pool-policy -d 'Which idle connection to reuse: fifo, lifo, max-burst, warmest[:EXP], kernel[:no-restart]' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -l max-conns -d 'Connections per origin at once' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -l read-sizing -d 'Read sizes: slow-start[:MAX], fixed:N, adaptive[:MAX]' -r
@@ -403,6 +404,8 @@ complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -s Z -l parallel -d
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -l http1.1 -d 'HTTP/1.1 only (the default offers HTTP/2 by ALPN on https://, as curl does)'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -l http2 -d 'HTTP/2 when the server agrees by TLS ALPN, else HTTP/1.1 (the default, as in curl)'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -l http2-prior-knowledge -d 'HTTP/2 from the first byte, also on http:// (h2c)'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -l http3 -d 'HTTP/3 over QUIC to the URL\'s host and port (https:// only), with a TCP attempt (HTTP/2 or 1.1) joining after the Happy Eyeballs delay: the first to connect is used, and -v says why TCP was'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -l http3-only -d 'HTTP/3 over QUIC only, no TCP attempt (https:// only): a QUIC failure is the transfer\'s error (curl\'s 96, or 28 on a timeout)'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -l timing -d 'Print the timings and the connection report of every response to stderr'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -l report-json -d 'Print one JSON array of responses (status, headers, timings, connection report) instead of bodies (curl\'s --json is a JSON POST; -w \'%{json}\' prints curl\'s own per-transfer object)'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -s h -l help -d 'Print help'
@@ -460,6 +463,7 @@ complete -c tcpwise -n "__fish_tcpwise_using_subcommand serve" -l max-conns -d '
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand serve" -l tls -d 'Serve HTTPS with a fresh self-signed certificate'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand serve" -l tls-earlydata -d 'With --tls: accept TLS 1.3 early data (0-RTT) from resumed clients, up to 16 KiB, and answer it before the handshake completes (the round trip 0-RTT saves). Early data may be a replay: GET, HEAD, OPTIONS and TRACE are answered, any other method gets 425 Too Early (RFC 8470), and each ticket is single-use'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand serve" -l tfo -d 'TCP Fast Open (RFC 7413): accept data in the SYN of clients that hold a cookie from an earlier connection (`--tcp-fastopen` in curl and in get), so their first request arrives with the handshake. The namespace\'s net.ipv4.tcp_fastopen needs its server bit (3 = client and server; the start line says what it is)'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand serve" -l http3 -d 'With --tls: HTTP/3 over QUIC on UDP on the same port (same certificate, ALPN h3, the same answers as HTTP/1.1 and HTTP/2); the TCP responses advertise it with Alt-Svc'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand serve" -l access-log -d 'Log one line per request to stderr in nginx\'s combined format, followed by the request time in seconds ($request_time)'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand serve" -l gzip -d 'Compress responses (text, /bytes, files and listings) with gzip for HTTP/1.1 clients whose Accept-Encoding allows it, streamed in chunks; ETags become weak, ranges and 304s stay uncompressed'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand serve" -s h -l help -d 'Print help'

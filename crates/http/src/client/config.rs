@@ -38,6 +38,11 @@ pub struct ClientConfig {
     /// other's sessions (a browser's page loads; the lab's cold and warm
     /// trials). Default: the client's own.
     pub sessions: TlsSessions,
+    /// Alt-Svc (curl's `--alt-svc FILE`): `Some` learns the HTTP/3
+    /// alternatives responses advertise and uses them for the next request
+    /// to the origin, starting from these entries (the file's); `None`
+    /// ignores the header, as curl does without the flag.
+    pub alt_svc: Option<Vec<AltEntry>>,
     /// Largest body to accept (`--max-filesize`); more is an error.
     pub max_body: Option<u64>,
     /// Fixed addresses for host:port pairs (curl's `--resolve`).
@@ -230,6 +235,7 @@ impl Default for ClientConfig {
             fastopen: false,
             happy_eyeballs: Some(ATTEMPT_DELAY),
             sessions: TlsSessions::default(),
+            alt_svc: None,
             max_body: None,
             resolve: Vec::new(),
             family: Family::Any,

@@ -30,6 +30,7 @@ use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::Semaphore;
 use url::Url;
 
+pub mod alt_svc;
 mod checkout;
 mod config;
 mod connect;
@@ -41,6 +42,7 @@ mod race;
 mod send;
 mod tap;
 
+pub use alt_svc::AltEntry;
 use checkout::*;
 pub use config::*;
 pub use error::*;
@@ -70,6 +72,8 @@ struct Inner {
     h3_lost: Mutex<std::collections::HashSet<Origin>>,
     /// Held while an origin's HTTP/3 connection is being opened.
     h3_opening: Mutex<HashMap<Origin, Arc<tokio::sync::Mutex<()>>>>,
+    /// The Alt-Svc alternatives learned (with `cfg.alt_svc`).
+    alt: Mutex<alt_svc::AltCache>,
     /// The QUIC endpoints (UDP sockets), one per address family.
     quic: Mutex<HashMap<bool, quinn::Endpoint>>,
 }
@@ -97,6 +101,10 @@ pub fn idempotent(m: &hyper::Method) -> bool {
 impl Client {
     /// A client with `cfg`.
     pub fn new(cfg: ClientConfig) -> Client {
+        let mut alt = alt_svc::AltCache::default();
+        for e in cfg.alt_svc.iter().flatten() {
+            alt.insert(e.clone());
+        }
         Client {
             inner: Arc::new(Inner {
                 pool: Mutex::new(IdlePool::new(cfg.policy, cfg.limits)),
@@ -110,6 +118,7 @@ impl Client {
                 h3: Mutex::new(HashMap::new()),
                 h3_lost: Mutex::new(Default::default()),
                 h3_opening: Mutex::new(HashMap::new()),
+                alt: Mutex::new(alt),
                 quic: Mutex::new(HashMap::new()),
             }),
         }
@@ -173,7 +182,7 @@ impl Client {
             }
         }
         let (mut conn, mut report) = match taken {
-            Some(c) => c,
+            Some(c) => *c,
             None => self.take(&origin, start, &mut timings, early).await?,
         };
         if note.is_some() {
@@ -261,6 +270,7 @@ impl Client {
                 (headers, String::new(), (len + 15) as u64)
             }
         };
+        self.learn_alt_svc(&origin, &headers);
         let action = on_head(&Head {
             url: &req.url,
             status,

@@ -57,20 +57,39 @@ pub(super) enum H3Way {
     /// On this HTTP/3 connection (`true`: it was open already).
     Quic(H3Conn, bool),
     /// Over TCP, with what `-v` says about why.
-    Tcp(Option<(Conn, ConnReport)>, String),
+    Tcp(Option<Box<(Conn, ConnReport)>>, String),
 }
 
 impl Client {
-    /// Whether `origin` is to be tried over HTTP/3, and whether TCP may
-    /// take over: `Some(only)`.
-    pub(super) fn wants_h3(&self, origin: &Origin) -> Option<bool> {
-        let only = match self.inner.cfg.version {
-            Version::Http3 => false,
-            Version::Http3Only => true,
+    /// Whether `origin` is to be tried over HTTP/3, whether TCP may
+    /// take over, and the UDP port: `Some((only, port))`. `--http3` and
+    /// `--http3-only` try the origin's own port unless Alt-Svc named
+    /// another; otherwise a fresh Alt-Svc `h3` alternative is used when
+    /// Alt-Svc is on.
+    pub(super) fn wants_h3(&self, origin: &Origin) -> Option<(bool, u16)> {
+        let alt = self.inner.cfg.alt_svc.as_ref().and_then(|_| {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            (origin.scheme == "https")
+                .then(|| {
+                    self.inner
+                        .alt
+                        .lock()
+                        .expect("lock")
+                        .h3_port(&origin.host, origin.port, now)
+                })
+                .flatten()
+        });
+        let only = match (self.inner.cfg.version, alt) {
+            (Version::Http3, _) => false,
+            (Version::Http3Only, _) => true,
+            (_, Some(_)) => false,
             _ => return None,
         };
+        let port = alt.unwrap_or(origin.port);
         if only && origin.scheme != "https" {
-            return Some(only);
+            return Some((only, port));
         }
         let usable = origin.scheme == "https"
             && origin.via.is_none()
@@ -81,7 +100,30 @@ impl Client {
         if !only && self.inner.h3_lost.lock().expect("lock").contains(origin) {
             return None;
         }
-        Some(only)
+        Some((only, port))
+    }
+
+    /// Learns what `Alt-Svc` in a response from `origin` says (with
+    /// Alt-Svc on).
+    pub(super) fn learn_alt_svc(&self, origin: &Origin, headers: &[(String, String)]) {
+        if self.inner.cfg.alt_svc.is_none() || origin.scheme != "https" {
+            return;
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let mut alt = self.inner.alt.lock().expect("lock");
+        for (_, v) in headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case("alt-svc"))
+        {
+            alt.learn(&origin.host, origin.port, v, now);
+        }
+    }
+
+    /// The Alt-Svc entries known now (for `--alt-svc FILE` to keep).
+    pub fn alt_svc_entries(&self) -> Vec<AltEntry> {
+        self.inner.alt.lock().expect("lock").entries()
     }
 
     /// The way a request to `origin` goes: its open HTTP/3 connection, a
@@ -89,7 +131,7 @@ impl Client {
     pub(super) async fn h3_way(
         &self,
         origin: &Origin,
-        only: bool,
+        (only, port): (bool, u16),
         start: Instant,
         t: &mut Timings,
         early: bool,
@@ -110,7 +152,7 @@ impl Client {
         }
         let (mut qt, mut tt) = (Timings::default(), Timings::default());
         if only {
-            let c = self.connect_quic(origin, start, &mut qt).await;
+            let c = self.connect_quic(origin, port, start, &mut qt).await;
             *t = qt;
             return Ok(H3Way::Quic(c?, false));
         }
@@ -119,7 +161,7 @@ impl Client {
         // QUIC first; after the delay TCP joins the race, the first to
         // connect wins (the loser is dropped, which cancels it).
         let won = {
-            let quic = self.connect_quic(origin, start, &mut qt);
+            let quic = self.connect_quic(origin, port, start, &mut qt);
             tokio::pin!(quic);
             let first = tokio::select! {
                 q = &mut quic => Some(q),
@@ -133,7 +175,7 @@ impl Client {
                     tokio::pin!(tcp);
                     tokio::select! {
                         q = &mut quic => q.map_err(|e| (None, failed(&e))),
-                        c = &mut tcp => Err((Some(c?), format!(
+                        c = &mut tcp => Err((Some(Box::new(c?)), format!(
                             "HTTP/3: no QUIC handshake within {} ms, TCP connected first; using TCP",
                             delay.as_millis()
                         ))),
@@ -193,11 +235,17 @@ impl Client {
     async fn connect_quic(
         &self,
         origin: &Origin,
+        port: u16,
         start: Instant,
         t: &mut Timings,
     ) -> Result<H3Conn, HttpError> {
         let target = origin.target();
         let addrs = self.addresses(&origin.host, origin.port).await?;
+        // The alternative's port (Alt-Svc), on the origin's addresses.
+        let addrs: Vec<SocketAddr> = addrs
+            .into_iter()
+            .map(|a| SocketAddr::new(a.ip(), port))
+            .collect();
         t.dns_ms = Some(start.elapsed().as_secs_f64() * 1e3);
         let addr = addrs[0];
         let io = |e: std::io::Error| HttpError::connect(&target, e);

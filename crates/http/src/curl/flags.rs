@@ -349,6 +349,11 @@ pub struct GetArgs {
     /// delay: the first to connect is used, and -v says why TCP was.
     #[arg(long = "http3", conflicts_with_all = ["http1_0", "http1_1", "http2", "http2_prior_knowledge"])]
     pub http3: bool,
+    /// Alt-Svc cache in curl's format: read at the start (a missing file
+    /// is empty), h3 alternatives that responses advertise used for the
+    /// next request to their origin, and the cache written at the end.
+    #[arg(long = "alt-svc", value_name = "FILE")]
+    pub alt_svc: Option<PathBuf>,
     /// HTTP/3 over QUIC only, no TCP attempt (https:// only): a QUIC
     /// failure is the transfer's error (curl's 96, or 28 on a timeout).
     #[arg(long = "http3-only", conflicts_with_all = ["http1_0", "http1_1", "http2", "http2_prior_knowledge", "http3"])]

@@ -292,7 +292,18 @@ impl Run {
             ],
             None => Vec::new(),
         };
-        let client = client_config(&a, extra_ca);
+        let mut client = client_config(&a, extra_ca);
+        // curl's --alt-svc FILE: a missing file is an empty cache.
+        if let Some(p) = &a.alt_svc {
+            let text = match std::fs::read_to_string(p) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+                Err(e) => return Err(usage(format!("cannot read --alt-svc {}: {e}", p.display()))),
+            };
+            let entries = crate::client::alt_svc::parse_file(&text)
+                .map_err(|e| usage(format!("--alt-svc {}: {e}", p.display())))?;
+            client.alt_svc = Some(entries);
+        }
         let retry = RetryPolicy {
             max: a.retry,
             delay: a.retry_delay.map(|d| d.std()),
@@ -404,6 +415,7 @@ fn client_config(a: &GetArgs, extra_ca: Vec<Vec<u8>>) -> ClientConfig {
         happy_eyeballs: (!a.no_happy_eyeballs)
             .then(|| std::time::Duration::from_millis(a.happy_eyeballs_timeout_ms)),
         sessions: crate::client::TlsSessions::default(),
+        alt_svc: None,
         max_body: a.max_filesize.map(|b| b.0),
         resolve: a.resolve.clone(),
         family: if a.ipv4 {
@@ -456,7 +468,8 @@ pub async fn run(r: Run) -> Result<Finished, RunError> {
         }
     }
     let mut report = Report::default();
-    let all = run_all(&r, &mut report);
+    let client = Client::new(r.client.clone());
+    let all = run_all(&r, &client, &mut report);
     match max_time {
         Some(d) => tokio::time::timeout(d, all)
             .await
@@ -473,6 +486,16 @@ pub async fn run(r: Run) -> Result<Finished, RunError> {
         if let Err(e) = written {
             r.sink.err(&format!(
                 "tcpwise: warning: cannot write the cookie jar {}: {e}\n",
+                path.display()
+            ));
+        }
+    }
+    // curl's --alt-svc FILE: what is known now, written back.
+    if let Some(path) = &r.flags.alt_svc {
+        let text = crate::client::alt_svc::format_file(&client.alt_svc_entries());
+        if let Err(e) = std::fs::write(path, text) {
+            r.sink.err(&format!(
+                "tcpwise: warning: cannot write the alt-svc cache {}: {e}\n",
                 path.display()
             ));
         }
@@ -502,8 +525,7 @@ pub async fn run(r: Run) -> Result<Finished, RunError> {
 
 /// The URLs one at a time, or with `-Z` up to `--parallel-max` at once
 /// (started in URL order, reported in URL order).
-async fn run_all(r: &Run, report: &mut Report) {
-    let client = Client::new(r.client.clone());
+async fn run_all(r: &Run, client: &Client, report: &mut Report) {
     let mut tasks = Vec::new();
     let sem = Arc::new(tokio::sync::Semaphore::new(r.parallel));
     for p in &r.planned {

@@ -307,9 +307,24 @@ where
 {
     // hyper calls the service as a request's HEADERS frame is decoded:
     // the handshake's state then says whether it came as early data.
+    // `serve --http3`: every answer advertises it (hyper runs streams on
+    // tasks of their own, so the value is read here, on the connection's).
+    let alt_svc = super::head::ALT_SVC
+        .try_with(|a| a.clone())
+        .ok()
+        .flatten()
+        .and_then(|a| hyper::header::HeaderValue::from_str(&a).ok());
     let service = hyper::service::service_fn(move |req| {
         let early = !handshake.complete();
-        answer(req, (scheme, early), root.clone(), lim)
+        let alt_svc = alt_svc.clone();
+        let a = answer(req, (scheme, early), root.clone(), lim);
+        async move {
+            let mut r = a.await?;
+            if let Some(v) = alt_svc {
+                r.headers_mut().insert("alt-svc", v);
+            }
+            Ok::<_, io::Error>(r)
+        }
     });
     let mut b = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new());
     b.timer(hyper_util::rt::TokioTimer::new())

@@ -81,7 +81,7 @@ pub async fn serve(
         while tasks.join_next().await.is_some() {}
     })
     .await;
-    endpoint.close(0u32.into(), b"server stopping");
+    endpoint.close(H3_NO_ERROR.into(), b"server stopping");
     let _ = tokio::time::timeout(Duration::from_secs(1), endpoint.wait_idle()).await;
     Ok(())
 }
@@ -99,30 +99,41 @@ async fn connection(
         .await
         .map_err(|_| "QUIC handshake took longer than --header-timeout")??;
     let mut h3c: h3::server::Connection<_, Bytes> =
-        h3::server::Connection::new(h3_quinn::Connection::new(conn)).await?;
-    let mut stopping = false;
+        h3::server::Connection::new(h3_quinn::Connection::new(conn.clone())).await?;
+    let mut requests = tokio::task::JoinSet::new();
     loop {
         tokio::select! {
             r = h3c.accept() => match r {
                 Ok(Some(resolver)) => {
                     let root = root.clone();
-                    tokio::spawn(async move {
+                    requests.spawn(async move {
                         let _ = request(resolver, root, lim).await;
                     });
+                    while requests.try_join_next().is_some() {}
                 }
                 Ok(None) => return Ok(()),
                 // The client closing the connection is how it ends.
                 Err(e) if e.is_h3_no_error() => return Ok(()),
                 Err(e) => return Err(e.into()),
             },
-            _ = stop.wait(), if !stopping => {
-                stopping = true;
-                // GOAWAY: requests already sent are answered.
+            _ = stop.wait() => {
+                // GOAWAY: requests already sent are answered (at most
+                // 10 s), then the connection closes at once: an idle
+                // client would otherwise hold it until its idle timeout.
                 h3c.shutdown(0).await?;
+                let _ = tokio::time::timeout(Duration::from_secs(10), async {
+                    while requests.join_next().await.is_some() {}
+                })
+                .await;
+                conn.close(H3_NO_ERROR.into(), b"server stopping");
+                return Ok(());
             }
         }
     }
 }
+
+/// HTTP/3's "no error" code (RFC 9114 8.1), for closing a connection.
+const H3_NO_ERROR: u32 = 0x100;
 
 /// One request: its head and body into the shared answer, the answer's
 /// head and frames out.

@@ -3,6 +3,18 @@
 
 use super::*;
 
+tokio::task_local! {
+    /// The `Alt-Svc` value of the server a connection's task belongs to
+    /// (`serve --http3`: `h3=":PORT"; ma=86400`), set around each TCP
+    /// connection's task: every HTTP/1.1 head carries it, and HTTP/2's
+    /// service reads it once. Outside a connection (the fuzzer driving
+    /// [`Core`]) there is none.
+    pub(super) static ALT_SVC: Option<Arc<str>>;
+}
+
+/// The value of the `Date` header line, and with `serve --http3` the
+/// `Alt-Svc` line after it (every head writer puts `date: ` before this
+/// and CRLF after it: the two lines every response of the server has).
 pub(super) fn with_date<R>(f: impl FnOnce(&[u8]) -> R) -> R {
     let now = SystemTime::now();
     let secs = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
@@ -11,8 +23,16 @@ pub(super) fn with_date<R>(f: impl FnOnce(&[u8]) -> R) -> R {
             *at = secs;
             *s = httpdate::fmt_http_date(now);
         }
-        f(s.as_bytes())
+        match ALT_SVC.try_with(|a| a.clone()) {
+            Ok(Some(alt)) => f(format!("{s}\r\nalt-svc: {alt}").as_bytes()),
+            _ => f(s.as_bytes()),
+        }
     })
+}
+
+/// The `Alt-Svc` value that advertises HTTP/3 on UDP `port` for a day.
+pub(super) fn alt_svc_h3(port: u16) -> Arc<str> {
+    format!("h3=\":{port}\"; ma=86400").into()
 }
 
 /// Appends a text response (`text/plain`).

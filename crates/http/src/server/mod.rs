@@ -337,6 +337,9 @@ async fn serve_listener(
 ) -> io::Result<()> {
     let acceptor = opts.tls.clone();
     let lim = opts.limits;
+    let alt_svc = (opts.http3 && opts.tls.is_some())
+        .then(|| listener.local_addr().map(|a| alt_svc_h3(a.port())))
+        .transpose()?;
     let mut tasks = tokio::task::JoinSet::new();
     let mut at_limit = false;
     loop {
@@ -385,7 +388,7 @@ async fn serve_listener(
                 let root = opts.root.clone();
                 let gzip = opts.gzip;
                 let fd = std::os::fd::AsRawFd::as_raw_fd(&sock);
-                tasks.spawn(async move {
+                tasks.spawn(ALT_SVC.scope(alt_svc.clone(), async move {
                     let _permit = permit;
                     let r = match acceptor {
                         Some(cfg) => match tokio::time::timeout(lim.header_timeout, zero_rtt::TlsStream::accept(sock, cfg)).await {
@@ -415,7 +418,7 @@ async fn serve_listener(
                     if let Err(e) = r && log {
                         log!("conn={id} peer={peer} ended: {e}");
                     }
-                });
+                }));
                 // Reap finished connections so the set does not grow with churn.
                 while tasks.try_join_next().is_some() {}
             }
