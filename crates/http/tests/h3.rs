@@ -122,7 +122,7 @@ async fn garbage_datagrams_and_a_wrong_alpn_leave_the_server_serving() {
         .connect_with(quinn::ClientConfig::new(Arc::new(qc)), addr, "127.0.0.1")
         .unwrap()
         .await;
-    let e = r.err().expect("no h3 in ALPN: refused").to_string();
+    let e = r.expect_err("no h3 in ALPN: refused").to_string();
     assert!(
         e.contains("no_application_protocol") || e.contains("120"),
         "{e}"
@@ -160,8 +160,7 @@ async fn a_server_with_another_alpn_or_no_common_version_is_one_line() {
         &Request::get(url(addr, "/")),
     )
     .await
-    .err()
-    .expect("no common ALPN");
+    .expect_err("no common ALPN");
     let line = format!(
         "{e}: {}",
         std::error::Error::source(&e).map_or(String::new(), |s| s.to_string())
@@ -196,8 +195,7 @@ async fn a_server_with_another_alpn_or_no_common_version_is_one_line() {
         &Request::get(url(vaddr, "/")),
     )
     .await
-    .err()
-    .expect("no common version");
+    .expect_err("no common version");
     let line = e.to_string();
     assert!(line.contains("no QUIC version we do"), "{line}");
     assert!(
