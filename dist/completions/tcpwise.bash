@@ -220,7 +220,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__bench)
-            opts="-c -t -d -n -R -H -X -k -m -h -V --connections --threads --duration --requests --rate --header --method --data --timeout --latency --insecure --cacert --http2 --max-concurrent-streams --json --help --version"
+            opts="-c -t -d -n -R -H -X -k -m -h -V --connections --threads --duration --requests --rate --header --method --data --timeout --latency --insecure --cacert --http2 --http3 --max-concurrent-streams --json --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -437,10 +437,11 @@ complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -s X -l method -d
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -l data -d 'Request body, or @FILE (no short form: -d is the duration, as in wrk)' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -l timeout -d 'A request with no complete response after this long counts as a timeout error' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -l cacert -d 'https: trust the PEM certificates in FILE too' -r -F
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -s m -l max-concurrent-streams -d 'HTTP/2 streams in flight per connection (h2load\'s -m; needs --http2)' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -s m -l max-concurrent-streams -d 'HTTP/2 or HTTP/3 streams in flight per connection (h2load\'s -m; needs --http2 or --http3)' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -l latency -d 'Accepted for wrk\'s sake: the latency percentiles (p50 to p99.99 and max) are always printed'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -s k -l insecure -d 'https: accept any server certificate'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -l http2 -d 'HTTP/2, as h2load loads: h2c with prior knowledge on http://, ALPN h2 on https://'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -l http3 -d 'HTTP/3 over QUIC (https:// only, ALPN h3): each connection a QUIC connection with its own UDP socket'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -l json -d 'Print the report as JSON ({"summary": ...})'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -s V -l version -d 'Print version'

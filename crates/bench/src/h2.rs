@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How one stream's exchange ended.
-enum Outcome {
+pub(crate) enum Outcome {
     Done {
         status: u16,
         first_byte: Instant,
@@ -25,6 +25,19 @@ enum Outcome {
     },
     /// The connection is gone (every stream on it sees this).
     Failed(fn(&mut Errors) -> &mut u64, String),
+}
+
+/// A multiplexed connection's request handle: HTTP/2's here, HTTP/3's in
+/// [`crate::h3`]; the streams loop and its accounting are the same.
+pub(crate) trait Exchange: Clone + 'static {
+    /// One request on a stream: send, then read the whole response.
+    async fn exchange(&mut self, plan: &Plan, k: usize) -> Outcome;
+}
+
+impl Exchange for h2::client::SendRequest<Bytes> {
+    async fn exchange(&mut self, plan: &Plan, k: usize) -> Outcome {
+        exchange(self, plan, k).await
+    }
 }
 
 /// One request on a stream: send, then read the whole response.
@@ -79,6 +92,31 @@ async fn exchange(client: &mut h2::client::SendRequest<Bytes>, plan: &Plan, k: u
 
 /// One connection: connect (again after a failure), then `-m` streams.
 pub(crate) async fn connection(shared: Arc<Shared>, stats: Rc<RefCell<Stats>>) {
+    multiplexed(shared, stats, |shared| async move {
+        let io = connect(&shared).await.map_err(|e| e.to_string())?;
+        h2::client::Builder::new()
+            .initial_window_size(1 << 20)
+            .initial_connection_window_size(16 << 20)
+            .handshake::<_, Bytes>(io)
+            .await
+            .map_err(|e| format!("HTTP/2 handshake: {e}"))
+    })
+    .await
+}
+
+/// One multiplexed connection (HTTP/2 or HTTP/3): `attempt` opens it
+/// (again after a failure) and gives its request handle and the future
+/// that drives it; then `-m` streams, each in a closed loop.
+pub(crate) async fn multiplexed<C, D, F, Fut>(
+    shared: Arc<Shared>,
+    stats: Rc<RefCell<Stats>>,
+    attempt: F,
+) where
+    C: Exchange,
+    D: std::future::Future + 'static,
+    F: Fn(Arc<Shared>) -> Fut,
+    Fut: std::future::Future<Output = Result<(C, D), String>>,
+{
     let Some(plan) = shared.h2.as_ref() else {
         return;
     };
@@ -87,16 +125,7 @@ pub(crate) async fn connection(shared: Arc<Shared>, stats: Rc<RefCell<Stats>>) {
     let stop = &shared.stop;
     let mut served = false;
     while Instant::now() < end && !stop.is_triggered() {
-        let attempt = async {
-            let io = connect(&shared).await.map_err(|e| e.to_string())?;
-            h2::client::Builder::new()
-                .initial_window_size(1 << 20)
-                .initial_connection_window_size(16 << 20)
-                .handshake::<_, Bytes>(io)
-                .await
-                .map_err(|e| format!("HTTP/2 handshake: {e}"))
-        };
-        let (client, driver) = match open(&shared, &stats, end, attempt).await {
+        let (client, driver) = match open(&shared, &stats, end, attempt(shared.clone())).await {
             Opened::Ready(c) => c,
             Opened::Retry => continue,
             Opened::Stop => break,
@@ -121,7 +150,7 @@ pub(crate) async fn connection(shared: Arc<Shared>, stats: Rc<RefCell<Stats>>) {
                         let k = shared.next_url();
                         let deadline = end.min(due + shared.timeout);
                         let r = tokio::select! {
-                            r = tokio::time::timeout_at(deadline.into(), exchange(&mut client, plan, k)) => r,
+                            r = tokio::time::timeout_at(deadline.into(), client.exchange(plan, k)) => r,
                             _ = shared.stop.wait() => break,
                         };
                         let mut st = stats.borrow_mut();

@@ -23,6 +23,7 @@
 #![forbid(unsafe_code)]
 
 mod h2;
+mod h3;
 pub mod response;
 mod run;
 pub mod schedule;
@@ -65,7 +66,9 @@ pub struct Options {
     /// HTTP/2 (h2c with prior knowledge on http://, ALPN h2 on https://),
     /// as h2load loads.
     pub http2: bool,
-    /// HTTP/2 streams in flight per connection (h2load's -m).
+    /// HTTP/3 over QUIC (https:// only, ALPN h3), streams as HTTP/2's.
+    pub http3: bool,
+    /// HTTP/2 or HTTP/3 streams in flight per connection (h2load's -m).
     pub streams: usize,
 }
 
@@ -202,13 +205,21 @@ impl Options {
         if self.streams == 0 || self.streams > 1024 {
             return u("-m must be from 1 to 1024");
         }
-        if self.streams > 1 && !self.http2 {
+        if self.streams > 1 && !self.http2 && !self.http3 {
             return u(
-                "-m (streams per connection) needs --http2: HTTP/1.1 carries one request at a time",
+                "-m (streams per connection) needs --http2 or --http3: HTTP/1.1 carries one request at a time",
             );
         }
-        if self.http2 && self.rate.is_some() {
-            return u("--rate (open loop) is HTTP/1.1 only for now; drop --http2 or --rate");
+        if (self.http2 || self.http3) && self.rate.is_some() {
+            return u(
+                "--rate (open loop) is HTTP/1.1 only for now; drop --http2/--http3 or --rate",
+            );
+        }
+        if self.http2 && self.http3 {
+            return u("--http2 and --http3: give one");
+        }
+        if self.http3 && self.url.scheme() != "https" {
+            return u("--http3 needs an https:// URL (HTTP/3 is QUIC, TLS inside)");
         }
         if self.timeout.is_zero() {
             return u("--timeout must be longer than 0");
@@ -342,7 +353,7 @@ pub struct Report {
     pub threads: usize,
     /// `closed` or `open`.
     pub mode: &'static str,
-    /// `HTTP/1.1` or `HTTP/2`.
+    /// `HTTP/1.1`, `HTTP/2` or `HTTP/3`.
     pub protocol: &'static str,
     /// Streams in flight per connection (1 for HTTP/1.1).
     pub streams: usize,

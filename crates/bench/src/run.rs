@@ -69,10 +69,13 @@ pub fn run(opts: &Options, done: Arc<AtomicU64>, stop: Shutdown) -> Result<Repor
         timeout: opts.timeout,
         done,
         stop,
-        h2: opts
-            .http2
+        h2: (opts.http2 || opts.http3)
             .then(|| crate::shared::Plan::new(opts))
             .transpose()?,
+        h3: match (&opts.tls, opts.http3) {
+            (Some(t), true) => Some(crate::h3::client_config(t).map_err(BenchError::Usage)?),
+            _ => None,
+        },
     });
     let threads = opts.threads.min(opts.connections);
     let handles: Vec<_> = (0..threads)
@@ -120,7 +123,9 @@ fn thread_main(t: usize, threads: usize, shared: Arc<Shared>) -> Result<Stats, B
             .map(|i| {
                 let (shared, stats) = (shared.clone(), stats.clone());
                 tokio::task::spawn_local(async move {
-                    if shared.h2.is_some() {
+                    if shared.h3.is_some() {
+                        crate::h3::connection(shared, stats).await;
+                    } else if shared.h2.is_some() {
                         crate::h2::connection(shared, stats).await;
                     } else {
                         connection(i, shared, stats).await;
@@ -317,8 +322,18 @@ fn report(opts: &Options, s: Stats, elapsed: Duration, fd_limit: u64) -> Report 
             "closed"
         },
         target_rate: opts.rate,
-        protocol: if opts.http2 { "HTTP/2" } else { "HTTP/1.1" },
-        streams: if opts.http2 { opts.streams } else { 1 },
+        protocol: if opts.http3 {
+            "HTTP/3"
+        } else if opts.http2 {
+            "HTTP/2"
+        } else {
+            "HTTP/1.1"
+        },
+        streams: if opts.http2 || opts.http3 {
+            opts.streams
+        } else {
+            1
+        },
         duration_s: secs,
         requests: s.requests,
         sent: s.sent,

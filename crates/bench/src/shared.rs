@@ -1,7 +1,7 @@
 //! What the connections of a run share: the target and its request,
 //! the end of the run, `-n`'s budget, the stop signal ([`Shared`]), and
 //! each thread's statistics ([`Stats`]), for HTTP/1.1 ([`crate::run`])
-//! and HTTP/2 ([`crate::h2`]) alike, so both report the same way.
+//! HTTP/2 ([`crate::h2`]) and HTTP/3 ([`crate::h3`]) alike, so both report the same way.
 
 use crate::{BenchError, Errors, Options};
 use bytes::Bytes;
@@ -37,6 +37,8 @@ pub(crate) struct Shared {
     pub(crate) done: Arc<AtomicU64>,
     /// HTTP/2 with this many streams per connection (h2load's -m).
     pub(crate) h2: Option<Plan>,
+    /// HTTP/3: the QUIC client config (the streams' plan is `h2`'s).
+    pub(crate) h3: Option<quinn::ClientConfig>,
     /// SIGINT or SIGTERM: every connection stops, the report covers the
     /// time so far (wrk prints its report on Ctrl-C).
     pub(crate) stop: Shutdown,

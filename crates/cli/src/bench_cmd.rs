@@ -59,7 +59,11 @@ pub struct BenchArgs {
     /// h2 on https://.
     #[arg(long)]
     pub http2: bool,
-    /// HTTP/2 streams in flight per connection (h2load's -m; needs --http2).
+    /// HTTP/3 over QUIC (https:// only, ALPN h3): each connection a QUIC
+    /// connection with its own UDP socket.
+    #[arg(long, conflicts_with = "http2")]
+    pub http3: bool,
+    /// HTTP/2 or HTTP/3 streams in flight per connection (h2load's -m; needs --http2 or --http3).
     #[arg(short = 'm', long = "max-concurrent-streams", default_value_t = 1)]
     pub streams: usize,
     /// Print the report as JSON ({"summary": ...}).
@@ -121,6 +125,7 @@ fn bench(a: BenchArgs) -> Result<i32> {
         timeout: a.timeout.std(),
         tls,
         http2: a.http2,
+        http3: a.http3,
         streams: a.streams,
     };
     opts.validate()?;

@@ -259,3 +259,43 @@ fn udp_blocked_http3_falls_back_to_tcp_and_http3_only_fails_in_one_line() {
         .unwrap_or(0);
     assert!(dropped > 0, "{out}");
 }
+
+#[test]
+fn bench_http3_loads_serve_http3_and_refuses_plain_http() {
+    let d = TempDir::new("h3bench");
+    let pem = d.0.join("c.pem");
+    let (_tw, base) = serve_loopback(&["--tls", "--http3", "--cert-out", pem.to_str().unwrap()]);
+    let port: u16 = base.rsplit(':').next().unwrap().parse().unwrap();
+    wait_udp(port);
+    let o = tcpwise(&[
+        "bench",
+        "--http3",
+        "-m",
+        "4",
+        "-c",
+        "2",
+        "-n",
+        "400",
+        "--cacert",
+        pem.to_str().unwrap(),
+        "--json",
+        &format!("{base}/bytes/100"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let s = &v["summary"];
+    assert_eq!(s["protocol"], "HTTP/3", "{s}");
+    assert_eq!(
+        (s["requests"].as_u64(), s["errors"].as_u64()),
+        (Some(400), Some(0)),
+        "{s}"
+    );
+    assert_eq!(s["streams"], 4);
+    let o = tcpwise(&["bench", "--http3", "-n", "1", "http://127.0.0.1:1/"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--http3 needs an https:// URL"),
+        "{}",
+        stderr(&o)
+    );
+}
