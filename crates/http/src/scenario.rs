@@ -2,8 +2,9 @@
 //! "base page" of objects in parallel (one per connection), pause, then
 //! fetch one more object on an idle connection chosen by the pool policy,
 //! and time it from request written to last byte. Over HTTP/2 (prior
-//! knowledge) the page and the object share the origin's one connection:
-//! the comparison a reader asks for beside the HTTP/1.1 policies.
+//! knowledge) or HTTP/3 (one QUIC connection) the page and the object
+//! share the origin's one connection: the comparison a reader asks for
+//! beside the HTTP/1.1 policies.
 
 use crate::{Client, ClientConfig, HttpError, Request};
 use serde::Serialize;
@@ -13,7 +14,7 @@ use url::Url;
 /// The scenario's shape.
 #[derive(Debug, Clone)]
 pub struct IdleSelection {
-    /// Server base URL (`http://host:port`).
+    /// Server base URL (`http://host:port`; `https://` for HTTP/3).
     pub base: Url,
     /// Sizes of the base page's objects, fetched in parallel.
     pub page: Vec<u64>,
@@ -49,7 +50,8 @@ pub struct IdleRun {
     pub chosen_burst: u64,
     /// The pool's reason.
     pub reason: Option<String>,
-    /// Smoothed RTT of the chosen connection before the request, ms.
+    /// Smoothed RTT of the chosen connection before the request, ms
+    /// (HTTP/3: QUIC's, after it).
     pub rtt_ms: Option<f64>,
     /// Congestion window of the chosen connection as the client sees it (its own), segments.
     pub client_cwnd: Option<u32>,
@@ -60,13 +62,14 @@ pub async fn run_idle_selection(
     cfg: ClientConfig,
     s: &IdleSelection,
 ) -> Result<IdleRun, HttpError> {
-    // With HTTP/2 the page shares one connection by construction: there is
-    // no choice for a policy to make.
-    let h2 = cfg.version != crate::Version::Http1;
-    let policy = if h2 {
-        "http2".to_string()
-    } else {
-        cfg.policy.name().to_string()
+    // With HTTP/2 and HTTP/3 the page shares one connection by
+    // construction: there is no choice for a policy to make.
+    use crate::Version;
+    let h2 = cfg.version != Version::Http1;
+    let policy = match cfg.version {
+        Version::Http1 => cfg.policy.name().to_string(),
+        Version::Http3 | Version::Http3Only => "http3".to_string(),
+        _ => "http2".to_string(),
     };
     let client = Client::new(ClientConfig {
         max_conns_per_origin: s.page.len().max(1),
@@ -107,7 +110,8 @@ pub async fn run_idle_selection(
             .conn
             .tcp_info_start
             .as_ref()
-            .map(|i| f64::from(i.rtt_us) / 1e3),
+            .map(|i| f64::from(i.rtt_us) / 1e3)
+            .or(r.conn.quic.as_ref().map(|q| q.rtt_ms)),
         client_cwnd: r.conn.tcp_info_start.as_ref().map(|i| i.snd_cwnd),
     })
 }

@@ -18,7 +18,7 @@ pub mod common;
 pub mod experiments;
 
 pub use experiments::{
-    buffers, cold_start, completion, idle_selection, read_slow_start, responsiveness,
+    buffers, cold_start, completion, head_of_line, idle_selection, read_slow_start, responsiveness,
 };
 pub mod html;
 pub mod progress;
@@ -310,6 +310,8 @@ pub enum Details {
     Responsiveness(responsiveness::Details),
     /// [`cold_start`].
     ColdStart(cold_start::Details),
+    /// [`head_of_line`].
+    HeadOfLine(head_of_line::Details),
 }
 
 /// One experiment's results.
@@ -390,6 +392,7 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
         Box::new(completion::Completion),
         Box::new(responsiveness::Responsiveness),
         Box::new(cold_start::ColdStart),
+        Box::new(head_of_line::HeadOfLine),
     ]
 }
 
@@ -464,16 +467,22 @@ Experiments (each a field report, reproduced with real kernel TCP on both ends):
                    TLS resumed, resumed + 0-RTT, TFO + 0-RTT, warm, with tcpwise and curl, at
                    1/20/100/600 ms RTT and the LTE trace, 20 fetches a cell; Happy Eyeballs
                    past a blackholed IPv6 address at 40 ms
+  head-of-line     a page (15 KB HTML + 30 objects of 10-100 KB) loaded cold over HTTP/1.1 with
+                   6 connections, HTTP/2 and HTTP/3 (serve --tls --http3 -C cubic) on 100 ms /
+                   20 Mbit/s at 0, 1, 2 and 5 % random loss and the LTE trace, 10 loads a cell;
+                   link drops, TCP retransmissions and QUIC lost packets beside each
 
 --runs N sets downloads per arm (buffers), runs per policy (idle-selection),
-the total number of trials (read-slow-start), rounds (completion) or tests a
-cell (responsiveness). The
+the total number of trials (read-slow-start), rounds (completion), tests a
+cell (responsiveness), fetches a cell (cold-start) or page loads a cell
+(head-of-line). The
 full run repeats every figure of the first table at least 3 times (buffers
 3 downloads an arm, completion 3 rounds) and gives each median its
 interval; --quick: one 5 s download an arm, 3 runs per policy, 120 trials,
 3 client counts of 2 s, one round (file I/O: 1.5 s), responsiveness on the
 20 Mbit/s path only (bloated drop-tail and FQ-CoDel, lowat off/auto, CUBIC,
-one test of at most 7 s each), so its verdicts say
+one test of at most 7 s each), cold-start on the 100 ms path (3 fetches a
+cell), head-of-line at 0 and 2 % loss (one load a cell), so its verdicts say
 \"too few samples\" where the criterion needs more.
 Results go to DIR/results.json, DIR/report.md and DIR/index.html, rewritten
 after every experiment. Progress bars on a terminal, plain lines otherwise.

@@ -98,6 +98,7 @@ async fn connection(
     let conn = tokio::time::timeout(lim.header_timeout, inc)
         .await
         .map_err(|_| "QUIC handshake took longer than --header-timeout")??;
+    let _counted = Counted::new(&conn);
     let mut h3c: h3::server::Connection<_, Bytes> =
         h3::server::Connection::new(h3_quinn::Connection::new(conn.clone())).await?;
     let mut requests = tokio::task::JoinSet::new();
@@ -129,6 +130,76 @@ async fn connection(
                 return Ok(());
             }
         }
+    }
+}
+
+/// Loss recovery of the QUIC connections this process served, summed
+/// from quinn's own statistics (its sender's view: packets it sent and
+/// declared lost), as the kernel's `RetransSegs` sums TCP's. Process-wide,
+/// like the kernel's per-namespace counters: the lab reads it before and
+/// after a page load, beside the server namespace's TCP counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct QuicTotals {
+    /// Connections accepted (a handshake that completed).
+    pub connections: u64,
+    /// Packets sent.
+    pub sent_packets: u64,
+    /// Packets declared lost (each one's frames sent again as needed).
+    pub lost_packets: u64,
+    /// Congestion events (a loss or ECN mark that shrank the window).
+    pub congestion_events: u64,
+}
+
+impl QuicTotals {
+    fn add(&mut self, s: &quinn::ConnectionStats) {
+        self.sent_packets += s.path.sent_packets;
+        self.lost_packets += s.path.lost_packets;
+        self.congestion_events += s.path.congestion_events;
+    }
+}
+
+/// Ended connections' totals, and the live ones (read when asked: a
+/// connection's statistics grow while it lives).
+static BOOK: std::sync::Mutex<(QuicTotals, Vec<quinn::Connection>)> = std::sync::Mutex::new((
+    QuicTotals {
+        connections: 0,
+        sent_packets: 0,
+        lost_packets: 0,
+        congestion_events: 0,
+    },
+    Vec::new(),
+));
+
+/// The QUIC servers' loss recovery so far: ended connections and the
+/// live ones as they stand now.
+pub fn totals() -> QuicTotals {
+    let book = BOOK.lock().unwrap_or_else(|p| p.into_inner());
+    let mut t = book.0;
+    for c in &book.1 {
+        t.add(&c.stats());
+    }
+    t
+}
+
+/// A served connection in [`BOOK`] while it lives; its final figures
+/// move to the ended totals when it ends, however it ends.
+struct Counted(quinn::Connection);
+
+impl Counted {
+    fn new(c: &quinn::Connection) -> Counted {
+        let mut book = BOOK.lock().unwrap_or_else(|p| p.into_inner());
+        book.0.connections += 1;
+        book.1.push(c.clone());
+        Counted(c.clone())
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        let mut book = BOOK.lock().unwrap_or_else(|p| p.into_inner());
+        let id = self.0.stable_id();
+        book.1.retain(|c| c.stable_id() != id);
+        book.0.add(&self.0.stats());
     }
 }
 

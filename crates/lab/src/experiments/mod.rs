@@ -8,6 +8,7 @@
 pub mod buffers;
 pub mod cold_start;
 pub mod completion;
+pub mod head_of_line;
 pub mod idle_selection;
 pub mod read_slow_start;
 pub mod responsiveness;

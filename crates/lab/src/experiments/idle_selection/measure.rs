@@ -119,6 +119,22 @@ fn idle_bed(opts: &LabOptions, ssai: &str) -> Result<(Bed, url::Url), LabError> 
     Ok((bed, base))
 }
 
+/// Beside the plain origin, `tcpwise serve --tls --http3` on the same
+/// testbed for the HTTP/3 row; its origin's URL.
+fn h3_origin(bed: &mut Bed) -> Result<url::Url, LabError> {
+    let (tls, _) =
+        tcpwise_http::tls::self_signed(&["localhost".into()]).map_err(|e| LabError::Server {
+            what: "http",
+            source: std::io::Error::other(e.to_string()),
+        })?;
+    let port = bed.serve_with(tcpwise_http::ServeOptions {
+        tls: Some(tls),
+        http3: true,
+        ..tcpwise_http::ServeOptions::new("[::]:0".parse().expect("valid"))
+    })?;
+    Ok(url::Url::parse(&format!("https://{}", bed.peer(port))).expect("valid"))
+}
+
 /// The smallest RTT TCP measured over `runs`, if any.
 fn min_rtt<'a>(runs: impl Iterator<Item = &'a IdleRun>) -> Option<f64> {
     let m = runs.filter_map(|r| r.rtt_ms).fold(f64::INFINITY, f64::min);
@@ -133,8 +149,9 @@ fn main_table(
     runs: usize,
 ) -> Result<Table<IdleRun>, LabError> {
     opts.check()?;
-    let (bed, base) = idle_bed(opts, ssai)?;
+    let (mut bed, base) = idle_bed(opts, ssai)?;
     let scenario = Scenario::seed(base);
+    let h3 = Scenario::seed(h3_origin(&mut bed)?);
     let all = contenders();
     let id = progress.step(
         &format!(
@@ -145,7 +162,7 @@ fn main_table(
     );
     let cancel = opts.cancel.clone();
     let results: Vec<IdleRun> = bed.in_client(false, || {
-        rounds(&scenario, runs, &all, &cancel, progress, id)
+        rounds([&scenario, &h3], runs, &all, &cancel, progress, id)
     })?;
     let (rtt_ms, rate_mbit) = (bed.rtt_ms, bed.rate_mbit);
     let path = bed.finish(min_rtt(results.iter()))?;
@@ -196,7 +213,7 @@ fn sweep(
         for size in SWEEP {
             let mut scenario = Scenario::seed(base.clone());
             scenario.target = size;
-            let got = rounds(&scenario, runs, &all, &cancel, progress, id).await?;
+            let got = rounds([&scenario, &scenario], runs, &all, &cancel, progress, id).await?;
             v.extend(got.into_iter().map(|x| (size, x)));
         }
         Ok::<_, LabError>(v)
@@ -216,9 +233,10 @@ fn sweep(
 }
 
 /// `runs` rounds of the scenario, each round trying every contender in
-/// turn (interleaved, so drift in the machine hits them alike).
+/// turn (interleaved, so drift in the machine hits them alike); HTTP/3
+/// runs the second scenario (the same on the TLS origin).
 async fn rounds(
-    scenario: &Scenario,
+    [scenario, h3]: [&Scenario; 2],
     runs: usize,
     contenders: &[Contender],
     cancel: &std::sync::atomic::AtomicBool,
@@ -236,19 +254,21 @@ async fn rounds(
                     version: tcpwise_http::Version::Http2PriorKnowledge,
                     ..ClientConfig::default()
                 },
+                Contender::Http3 => ClientConfig {
+                    version: tcpwise_http::Version::Http3Only,
+                    insecure: true,
+                    ..ClientConfig::default()
+                },
                 Contender::Pool(policy) => ClientConfig {
                     policy,
                     ..ClientConfig::default()
                 },
             };
-            let x = run_idle_selection(cfg, scenario)
+            let on = if *c == Contender::Http3 { h3 } else { scenario };
+            let x = run_idle_selection(cfg, on)
                 .await
                 .map_err(|source| LabError::Http {
-                    what: format!(
-                        "idle-selection run {r}, {}, {} B",
-                        c.name(),
-                        scenario.target
-                    ),
+                    what: format!("idle-selection run {r}, {}, {} B", c.name(), on.target),
                     source,
                 })?;
             v.push(x);

@@ -1,8 +1,9 @@
 //! Firefox's experiment: six objects in parallel on six connections (one
 //! of 2 MB), 1 s idle, then a 25 KB object on an idle connection chosen by
 //! each pool policy; servers with `tcp_slow_start_after_idle=0`, then `=1`.
-//! Beside the five HTTP/1.1 policies, an HTTP/2 row: the page and the
-//! object on the origin's one h2c connection.
+//! Beside the five HTTP/1.1 policies, an HTTP/2 row (the page and the
+//! object on the origin's one h2c connection) and an HTTP/3 row (the same
+//! on one QUIC connection, to `serve --tls --http3` on the same testbed).
 //!
 //! [`Plan`] → [`measure`] (the testbeds at once) → [`analysis`] →
 //! [`render`].
@@ -27,6 +28,8 @@ pub enum Contender {
     Pool(Policy),
     /// HTTP/2 (h2c, prior knowledge): one connection per origin.
     Http2,
+    /// HTTP/3 (QUIC, `--http3-only`): one connection per origin.
+    Http3,
 }
 
 impl Contender {
@@ -35,6 +38,7 @@ impl Contender {
         match self {
             Contender::Pool(p) => p.name().into(),
             Contender::Http2 => "http2".into(),
+            Contender::Http3 => "http3".into(),
         }
     }
 
@@ -48,13 +52,15 @@ pub(crate) fn pool(name: &str) -> Contender {
     Contender::Pool(name.parse().expect("a known policy"))
 }
 
-/// The five HTTP/1.1 pool policies, then HTTP/2 on the same path.
+/// The five HTTP/1.1 pool policies, then HTTP/2 and HTTP/3 on the same
+/// path.
 pub fn contenders() -> Vec<Contender> {
     let mut v: Vec<Contender> = ["fifo", "lifo", "max-burst", "warmest", "kernel"]
         .into_iter()
         .map(pool)
         .collect();
     v.push(Contender::Http2);
+    v.push(Contender::Http3);
     v
 }
 

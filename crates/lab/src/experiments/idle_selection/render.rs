@@ -95,7 +95,8 @@ impl Render for Section<'_> {
         let _ = writeln!(
             md,
             "Seed (Firefox 4 beta, 2011, 250 ms): FIFO 793 ms (three round trips), sort by burst 363 ms. Linux servers start at 10 segments, so a cold 25 KB object needs two round trips here.\n\n\
-             With `=1` nothing changes on this testbed: Linux skips the idle restart for congestion controls with their own cong_control (BBR, inherited from the host), and for Reno/CUBIC `tcp_cwnd_restart()` halves the window once per RTO of idle rather than resetting it; after 1 s (RTO about 750 ms) that is one halving, and the warm connection still carries 25 KB in one round trip."
+             With `=1` nothing changes on this testbed: Linux skips the idle restart for congestion controls with their own cong_control (BBR, inherited from the host), and for Reno/CUBIC `tcp_cwnd_restart()` halves the window once per RTO of idle rather than resetting it; after 1 s (RTO about 750 ms) that is one halving, and the warm connection still carries 25 KB in one round trip.\n\n\
+             The `http2` row loads the page and the object over the origin's one h2c connection; `http3` over one QUIC connection to `tcpwise serve --tls --http3` on the same testbed (quinn's congestion control, CUBIC, in user space: the kernel's `tcp_slow_start_after_idle` does not apply to it, and its handshake is one round trip shorter, outside the timed object)."
         );
         let g = |k: &str| a.summary.get(k).map_or(f64::NAN, |f| f.as_f64());
         let headline = Headline {
@@ -103,11 +104,12 @@ impl Render for Section<'_> {
                 "25 KB on an idle connection, 250 ms RTT: FIFO 793 ms, largest burst first 363 ms"
                     .into(),
             ours: format!(
-                "fifo {:.0} ms, max-burst {:.0} ms, kernel {:.0} ms, HTTP/2 {:.0} ms (server ssai=0, median of {runs}); ssai=1: fifo {:.0}, max-burst {:.0}",
+                "fifo {:.0} ms, max-burst {:.0} ms, kernel {:.0} ms, HTTP/2 {:.0} ms, HTTP/3 {:.0} ms (server ssai=0, median of {runs}); ssai=1: fifo {:.0}, max-burst {:.0}",
                 g("fifo_median_ms"),
                 g("max_burst_median_ms"),
                 g("kernel_median_ms"),
                 g("http2_median_ms"),
+                g("http3_median_ms"),
                 g("restart_fifo_median_ms"),
                 g("restart_max_burst_median_ms")
             ),
