@@ -55,6 +55,7 @@ fn url(addr: SocketAddr, path: &str) -> url::Url {
 #[tokio::test]
 async fn same_answers_as_http2_on_one_shared_connection() {
     let (addr, _stop, pem) = origin().await;
+    let before = tcpwise_http::server::h3::totals();
     let h3 = client(&pem, Version::Http3Only);
     let h2 = client(&pem, Version::Http2);
     for path in ["/bytes/0", "/bytes/1", "/bytes/1000000", "/health", "/nope"] {
@@ -73,6 +74,11 @@ async fn same_answers_as_http2_on_one_shared_connection() {
         .unwrap();
     assert!(r.conn.reused && r.conn.id == 1, "{:?}", r.conn);
     assert_eq!(r.conn.history.requests, 6);
+    // The server's loss-recovery counters count the live connection: it
+    // sent the megabyte's packets (a test beside this one may add its own).
+    let now = tcpwise_http::server::h3::totals();
+    assert!(now.connections > before.connections, "{now:?}");
+    assert!(now.sent_packets >= before.sent_packets + 700, "{now:?}");
     // A body goes up and comes back.
     let mut post = Request::get(url(addr, "/echo"));
     post.method = hyper::Method::POST;

@@ -220,8 +220,33 @@ where
 {
     let (req, stream) = resolver.resolve_request().await?;
     let (mut send, recv) = stream.split();
-    let req = req.map(|()| RecvBody(recv));
-    let resp = match h2::answer(req, ("https", false), root, lim).await {
+    let resp = respond(req.map(|()| RecvBody(recv)), root, lim).await?;
+    let (parts, mut body) = resp.into_parts();
+    send.send_response(hyper::Response::from_parts(parts, ()))
+        .await?;
+    while let Some(frame) = body.frame().await {
+        if let Ok(data) = frame?.into_data()
+            && !data.is_empty()
+        {
+            send.send_data(data).await?;
+        }
+    }
+    send.finish().await?;
+    Ok(())
+}
+
+/// The answer to a request as h3 decoded it, whatever its body: the
+/// shared [`h2::answer`], or a 500 that says why it failed.
+async fn respond<B>(
+    req: hyper::Request<B>,
+    root: Option<Arc<files::Root>>,
+    lim: Limits,
+) -> Result<hyper::Response<h2::Body>, Error>
+where
+    B: hyper::body::Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    Ok(match h2::answer(req, ("https", false), root, lim).await {
         Ok(r) => r,
         Err(e) => {
             let text = format!("{e}\n");
@@ -235,19 +260,64 @@ where
                         .boxed(),
                 )?
         }
-    };
-    let (parts, mut body) = resp.into_parts();
-    send.send_response(hyper::Response::from_parts(parts, ()))
-        .await?;
-    while let Some(frame) = body.frame().await {
-        if let Ok(data) = frame?.into_data()
-            && !data.is_empty()
-        {
-            send.send_data(data).await?;
-        }
+    })
+}
+
+/// A request as h3 hands one over, before it is a request: the
+/// pseudo-headers and fields of its HEADERS frame, and its body.
+#[derive(Debug, Clone, Default)]
+pub struct Decoded {
+    /// `:method`.
+    pub method: Vec<u8>,
+    /// `:authority`.
+    pub authority: Vec<u8>,
+    /// `:path`.
+    pub path: Vec<u8>,
+    /// The other fields.
+    pub fields: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The DATA frames' bytes.
+    pub body: Vec<u8>,
+}
+
+/// The HTTP/3 request path without QUIC, for the fuzz target
+/// `h3_request`: a decoded request becomes a request as h3 builds one
+/// (`None`: h3 would refuse it: a bad method, authority, path or field),
+/// is answered by the same [`respond`] a served stream gets, and its
+/// response's frames are counted instead of sent. Returns the status and
+/// the body's bytes.
+pub async fn answer_decoded(d: Decoded, lim: Limits) -> Option<Result<(u16, u64), Error>> {
+    let uri = hyper::Uri::builder()
+        .scheme("https")
+        .authority(d.authority.as_slice())
+        .path_and_query(d.path.as_slice())
+        .build()
+        .ok()?;
+    let mut b = hyper::Request::builder()
+        .method(hyper::Method::from_bytes(&d.method).ok()?)
+        .uri(uri);
+    for (n, v) in &d.fields {
+        let n = hyper::header::HeaderName::from_bytes(n).ok()?;
+        let v = hyper::header::HeaderValue::from_bytes(v).ok()?;
+        b = b.header(n, v);
     }
-    send.finish().await?;
-    Ok(())
+    let req = b
+        .body(http_body_util::Full::new(Bytes::from(d.body)))
+        .ok()?;
+    Some(
+        async {
+            let resp = respond(req, None, lim).await?;
+            let status = resp.status().as_u16();
+            let mut body = resp.into_body();
+            let mut n = 0u64;
+            while let Some(frame) = body.frame().await {
+                if let Ok(data) = frame?.into_data() {
+                    n += data.len() as u64;
+                }
+            }
+            Ok((status, n))
+        }
+        .await,
+    )
 }
 
 /// An HTTP/3 request body as hyper's `Body`, for the shared answer.
@@ -273,5 +343,41 @@ where
             }
             Poll::Ready(Err(e)) => Poll::Ready(Some(Err(e))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decoded(method: &str, path: &str, body: &[u8]) -> Decoded {
+        Decoded {
+            method: method.into(),
+            authority: b"example.org".to_vec(),
+            path: path.into(),
+            fields: vec![(b"accept".to_vec(), b"*/*".to_vec())],
+            body: body.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_decoded_request_gets_a_served_streams_answer_or_h3s_refusal() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let lim = Limits::default();
+        let answer = |d| rt.block_on(answer_decoded(d, lim));
+        let ok = |d| answer(d).expect("a request").expect("an answer");
+        assert_eq!(ok(decoded("GET", "/bytes/10", b"")), (200, 10));
+        assert_eq!(ok(decoded("HEAD", "/bytes/10", b"")), (200, 0));
+        assert_eq!(ok(decoded("POST", "/echo", b"abc")), (200, 3));
+        assert_eq!(ok(decoded("GET", "/no/such/route", b"")).0, 404);
+        // What h3 would not have handed over: no request at all.
+        assert!(answer(decoded("G ET", "/", b"")).is_none());
+        assert!(answer(decoded("GET", "no slash", b"")).is_none());
+        let mut bad = decoded("GET", "/", b"");
+        bad.fields.push((b"bad name".to_vec(), b"v".to_vec()));
+        assert!(answer(bad).is_none());
     }
 }
