@@ -488,8 +488,8 @@ Results go to DIR/results.json, DIR/report.md and DIR/index.html, rewritten
 after every experiment. Progress bars on a terminal, plain lines otherwise.
 
 Examples:
-  tcpwise lab                               every experiment (about 65 min on 2 cores)
-  tcpwise lab --quick --out /tmp/lab        the short run CI does (about 5 min)
+  tcpwise lab                               every experiment (about 90 min on 2 cores)
+  tcpwise lab --quick --out /tmp/lab        the short run CI does (about 6 min)
   tcpwise lab idle-selection --rtt 100ms    one experiment on your own path
   tcpwise lab report /tmp/lab               rebuild report.md and index.html from results.json
 

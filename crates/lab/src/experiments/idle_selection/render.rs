@@ -51,15 +51,19 @@ impl Render for Section<'_> {
                 "| policy | median load time, ms | its interval, ms | p90, ms | round trips | connection it chose (typical) |\n|---|---|---|---|---|---|"
             );
             for r in &t.rows {
+                let chose = if r.contender == super::Contender::Http3 {
+                    "its one QUIC connection".to_string()
+                } else {
+                    format!("largest burst {} B", r.chosen_burst)
+                };
                 let _ = writeln!(
                     md,
-                    "| {} | {:.1} | {} | {:.1} | {:.0} | largest burst {} B |",
+                    "| {} | {:.1} | {} | {:.1} | {:.0} | {chose} |",
                     r.contender.name(),
                     r.median_ms,
                     r.interval.map_or("-".into(), |i| i.text(1)),
                     r.p90_ms,
                     r.round_trips,
-                    r.chosen_burst
                 );
             }
             // Policies whose medians' intervals overlap.
