@@ -21,7 +21,6 @@ pub use measure::Details;
 
 use crate::{Experiment, ExperimentResult, LabError, LabOptions, Progress, Render};
 use serde::Serialize;
-use std::path::PathBuf;
 use tcpwise_emu::path::PathSpec;
 use tcpwise_link::LossModel;
 
@@ -158,31 +157,17 @@ impl Plan {
             })
             .collect();
         let mut left_out = Vec::new();
-        let dir = opts
-            .traces
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(super::responsiveness::DEFAULT_TRACES));
         if !opts.quick && opts.rtt.is_none() && opts.rate.is_none() {
-            match super::responsiveness::trace_pair(&dir) {
-                Some((up, down)) => paths.push(PathPlan {
+            match super::responsiveness::lte_path(opts) {
+                Ok(spec) => paths.push(PathPlan {
                     name: format!("LTE trace ({}), 40 ms", super::responsiveness::TRACE),
-                    spec: PathSpec {
-                        rtt: Some(40_000_000),
-                        up_trace: Some(up),
-                        down_trace: Some(down),
-                        seed: opts.seed,
-                        ..PathSpec::default()
-                    },
+                    spec,
                     stem: "hol-lte".into(),
                     rtt_ms: 40.0,
                     loss_pct: 0.0,
                     trace: true,
                 }),
-                None => left_out.push(format!(
-                    "the cellular path is left out: no {}.up/.down in {}",
-                    super::responsiveness::TRACE,
-                    dir.display()
-                )),
+                Err(why) => left_out.push(why),
             }
         }
         let trials = opts.runs.unwrap_or(if opts.quick { 1 } else { TRIALS });

@@ -215,6 +215,29 @@ impl Plan {
     }
 }
 
+/// The cellular path cold-start and head-of-line add to a full run: 40
+/// ms over the LTE trace pair in `--traces` (or [`DEFAULT_TRACES`]), or
+/// the line that says why it is left out.
+pub(crate) fn lte_path(opts: &crate::LabOptions) -> Result<PathSpec, String> {
+    let dir = opts
+        .traces
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_TRACES));
+    match trace_pair(&dir) {
+        Some((up, down)) => Ok(PathSpec {
+            rtt: Some(40_000_000),
+            up_trace: Some(up),
+            down_trace: Some(down),
+            seed: opts.seed,
+            ..PathSpec::default()
+        }),
+        None => Err(format!(
+            "the cellular path is left out: no {TRACE}.up/.down in {}",
+            dir.display()
+        )),
+    }
+}
+
 /// The trace pair in `dir`, if both files are there.
 pub(crate) fn trace_pair(dir: &Path) -> Option<(PathBuf, PathBuf)> {
     let up = dir.join(format!("{TRACE}.up"));
