@@ -307,6 +307,17 @@ impl Bed {
     }
 }
 
+/// The TLS config of the lab's HTTPS servers: a self-signed certificate
+/// for `localhost` (the lab's clients trust any, as `-k` does).
+pub fn self_signed() -> Result<std::sync::Arc<rustls::ServerConfig>, LabError> {
+    tcpwise_http::tls::self_signed(&["localhost".into()])
+        .map(|(tls, _)| tls)
+        .map_err(|e| LabError::Server {
+            what: "http",
+            source: std::io::Error::other(e.to_string()),
+        })
+}
+
 /// Joins a thread that ran an experiment's testbed; a panic there is the
 /// experiment's failure, named `what`.
 pub fn join_testbed<T>(

@@ -309,11 +309,7 @@ fn measure_in(
     (curl, openssl, scratch): (&Option<String>, &Option<String>, &std::path::Path),
 ) -> Result<Fetched, LabError> {
     // The server: tickets for every resumed fetch of a trial, early data.
-    let (tls, _) =
-        tcpwise_http::tls::self_signed(&["localhost".into()]).map_err(|e| LabError::Server {
-            what: "http",
-            source: std::io::Error::other(e.to_string()),
-        })?;
+    let tls = crate::common::self_signed()?;
     let tls = with_resumption(
         &tls,
         Resumption {

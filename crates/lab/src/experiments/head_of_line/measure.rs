@@ -174,11 +174,7 @@ pub fn measure(
     opts: &LabOptions,
     progress: &dyn Progress,
 ) -> Result<Measured, LabError> {
-    let (tls, _) =
-        tcpwise_http::tls::self_signed(&["localhost".into()]).map_err(|e| LabError::Server {
-            what: "http",
-            source: std::io::Error::other(e.to_string()),
-        })?;
+    let tls = crate::common::self_signed()?;
     let (mut loads, mut paths, mut descs) = (Vec::new(), Vec::new(), Vec::new());
     for path in &plan.paths {
         opts.check()?;

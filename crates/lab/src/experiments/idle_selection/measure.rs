@@ -122,11 +122,7 @@ fn idle_bed(opts: &LabOptions, ssai: &str) -> Result<(Bed, url::Url), LabError> 
 /// Beside the plain origin, `tcpwise serve --tls --http3` on the same
 /// testbed for the HTTP/3 row; its origin's URL.
 fn h3_origin(bed: &mut Bed) -> Result<url::Url, LabError> {
-    let (tls, _) =
-        tcpwise_http::tls::self_signed(&["localhost".into()]).map_err(|e| LabError::Server {
-            what: "http",
-            source: std::io::Error::other(e.to_string()),
-        })?;
+    let tls = crate::common::self_signed()?;
     let port = bed.serve_with(tcpwise_http::ServeOptions {
         tls: Some(tls),
         http3: true,

@@ -168,12 +168,7 @@ pub fn measure(
                 queue.spec.split(':').next().unwrap_or("")
             );
             let mut bed = Bed::start_path(opts, &spec, &stem, Vec::new())?;
-            let (tls, _) = tcpwise_http::tls::self_signed(&["localhost".into()]).map_err(|e| {
-                LabError::Server {
-                    what: "http",
-                    source: std::io::Error::other(e.to_string()),
-                }
-            })?;
+            let tls = crate::common::self_signed()?;
             let mut ports = Vec::new();
             for arm in &plan.arms {
                 ports.push(bed.serve_with(ServeOptions {
