@@ -482,7 +482,7 @@ interval; --quick: one 5 s download an arm, 3 runs per policy, 120 trials,
 3 client counts of 2 s, one round (file I/O: 1.5 s), responsiveness on the
 20 Mbit/s path only (bloated drop-tail and FQ-CoDel, lowat off/auto, CUBIC,
 one test of at most 7 s each), cold-start on the 100 ms path (3 fetches a
-cell), head-of-line at 0 and 2 % loss (one load a cell), so its verdicts say
+cell), head-of-line at 0 and 1 % loss (one load a cell), so its verdicts say
 \"too few samples\" where the criterion needs more.
 Results go to DIR/results.json, DIR/report.md and DIR/index.html, rewritten
 after every experiment. Progress bars on a terminal, plain lines otherwise.

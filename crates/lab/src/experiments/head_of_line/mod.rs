@@ -128,13 +128,13 @@ pub fn page(seed: u64) -> Vec<u64> {
 impl Plan {
     /// The full run: 100 ms / 20 Mbit/s at 0, 1, 2 and 5 % random loss
     /// each way, and 40 ms over the LTE trace pair; 10 loads a cell.
-    /// `--quick`: 0 and 2 % loss, one load a cell (about 45 s: an HTTP/2
-    /// load at 2 % takes about 18 s). `--rtt`/`--rate`
+    /// `--quick`: 0 and 1 % loss, one load a cell (about 30 s: an HTTP/2
+    /// load at 1 % takes 3 to 11 s, at 2 % about 17). `--rtt`/`--rate`
     /// replace the path's (the trace is then left out); `--runs` the loads.
     pub fn new(opts: &LabOptions) -> Result<Plan, LabError> {
         let rtt = opts.rtt.unwrap_or(100_000_000);
         let rate = opts.rate.unwrap_or(20_000_000);
-        let losses: &[f64] = if opts.quick { &[0.0, 2.0] } else { &LOSSES };
+        let losses: &[f64] = if opts.quick { &[0.0, 1.0] } else { &LOSSES };
         let mut paths: Vec<PathPlan> = losses
             .iter()
             .map(|&loss| PathPlan {
@@ -239,7 +239,7 @@ mod tests {
         assert_ne!(p, page(2));
         let q = Plan::new(&LabOptions::for_tests(true, None)).unwrap();
         let losses: Vec<f64> = q.paths.iter().map(|p| p.loss_pct).collect();
-        assert_eq!((losses, q.trials), (vec![0.0, 2.0], 1));
+        assert_eq!((losses, q.trials), (vec![0.0, 1.0], 1));
         let f = Plan::new(&LabOptions {
             traces: Some("/nonexistent".into()),
             ..LabOptions::for_tests(false, None)
