@@ -65,7 +65,7 @@ pub async fn run_idle_selection(
     // With HTTP/2 and HTTP/3 the page shares one connection by
     // construction: there is no choice for a policy to make.
     use crate::Version;
-    let h2 = cfg.version != Version::Http1;
+    let one_conn = cfg.version != Version::Http1;
     let policy = match cfg.version {
         Version::Http1 => cfg.policy.name().to_string(),
         Version::Http3 | Version::Http3Only => "http3".to_string(),
@@ -99,7 +99,7 @@ pub async fn run_idle_selection(
     let r = client
         .request(&Request::get(url(s.target)?), |_| Ok(()))
         .await?;
-    debug_assert!(h2 || before > 0);
+    debug_assert!(one_conn || before > 0);
     Ok(IdleRun {
         policy,
         load_ms: r.timings.load_ms(),

@@ -146,15 +146,12 @@ pub struct QuicTotals {
     pub sent_packets: u64,
     /// Packets declared lost (each one's frames sent again as needed).
     pub lost_packets: u64,
-    /// Congestion events (a loss or ECN mark that shrank the window).
-    pub congestion_events: u64,
 }
 
 impl QuicTotals {
     fn add(&mut self, s: &quinn::ConnectionStats) {
         self.sent_packets += s.path.sent_packets;
         self.lost_packets += s.path.lost_packets;
-        self.congestion_events += s.path.congestion_events;
     }
 }
 
@@ -165,7 +162,6 @@ static BOOK: std::sync::Mutex<(QuicTotals, Vec<quinn::Connection>)> = std::sync:
         connections: 0,
         sent_packets: 0,
         lost_packets: 0,
-        congestion_events: 0,
     },
     Vec::new(),
 ));

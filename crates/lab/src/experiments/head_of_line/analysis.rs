@@ -73,8 +73,15 @@ fn cell(path: &str, proto: Proto, loads: &[&Load]) -> Cell {
     let ok: Vec<&&Load> = loads.iter().filter(|l| l.error.is_none()).collect();
     let plt: Vec<f64> = ok.iter().map(|l| l.plt_ms).collect();
     let html: Vec<f64> = ok.iter().map(|l| l.html_ms).collect();
-    let mut conns: Vec<f64> = ok.iter().map(|l| l.connections as f64).collect();
-    conns.sort_by(f64::total_cmp);
+    let conns: Vec<f64> = ok.iter().map(|l| l.connections as f64).collect();
+    // Median and p90 of what was measured (nothing, when every load failed).
+    let median_p90 = |v: &[f64]| {
+        if v.is_empty() {
+            (f64::NAN, f64::NAN)
+        } else {
+            crate::common::median_p90(v)
+        }
+    };
     let all = || loads.iter();
     let sent_recovered = match proto {
         Proto::Http3 => Some((
@@ -97,19 +104,11 @@ fn cell(path: &str, proto: Proto, loads: &[&Load]) -> Cell {
         path: path.into(),
         proto,
         plt: Estimate::of(&plt),
-        plt_p90: if plt.is_empty() {
-            f64::NAN
-        } else {
-            crate::common::median_p90(&plt).1
-        },
+        plt_p90: median_p90(&plt).1,
         html: Estimate::of(&html),
         n: ok.len(),
         failed: loads.len() - ok.len(),
-        connections: if conns.is_empty() {
-            0.0
-        } else {
-            tcpwise_units::nearest_rank(&conns, 0.5)
-        },
+        connections: median_p90(&conns).0,
         drops: (
             mean(all().map(|l| l.drops_down as f64)),
             mean(all().map(|l| l.drops_up as f64)),
