@@ -579,6 +579,8 @@ fn run(
         offload: lp.off,
         link: lp.link.report(),
         write_errors: lp.write_errors,
+        // Read from the input device's namespace by the testbed.
+        input_dropped: 0,
         lateness: Lateness::from_hist(&lp.lateness),
         phase_lateness: lp.phases.iter().map(Lateness::from_hist).collect(),
         cpu_s: (sys::thread_cpu_ns() - cpu0) as f64 / 1e9,

@@ -209,6 +209,19 @@ impl Netns {
         })
     }
 
+    /// How many packets the kernel dropped at device `dev`'s transmit
+    /// queue in this namespace (`tx_dropped`): for a TUN device, packets
+    /// its reader (the forwarder) did not take in time.
+    pub fn tx_dropped(&self, dev: &str) -> Option<u64> {
+        let dev = dev.to_string();
+        self.run(move || {
+            let text = std::fs::read_to_string("/proc/thread-self/net/dev").ok()?;
+            dev_tx_dropped(&text, &dev)
+        })
+        .ok()
+        .flatten()
+    }
+
     /// Processes whose network namespace is this one.
     pub fn pids(&self) -> Vec<i32> {
         pids_in(&format!("{NETNS_DIR}/{}", self.name))
@@ -313,5 +326,29 @@ pub fn kill_all_in(path: &str) {
         } else {
             20
         }));
+    }
+}
+
+/// A device's `tx_dropped` from `/proc/net/dev`'s text (the fourth of
+/// the transmit columns, after eight receive columns).
+pub fn dev_tx_dropped(text: &str, dev: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let (name, cols) = l.split_once(':')?;
+        (name.trim() == dev).then(|| cols.split_whitespace().nth(11)?.parse().ok())?
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn tx_dropped_is_the_fourth_transmit_column() {
+        let text = "Inter-|   Receive                                                |  Transmit
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
+    lo:       0       0    0    0    0     0          0         0        0       0    0    0    0     0       0          0
+   tw0: 1820232    1201    0    0    0     0          0         0 17285130   11431    0    8    0     0       0          0
+";
+        assert_eq!(super::dev_tx_dropped(text, "tw0"), Some(8));
+        assert_eq!(super::dev_tx_dropped(text, "lo"), Some(0));
+        assert_eq!(super::dev_tx_dropped(text, "eth0"), None);
     }
 }

@@ -214,6 +214,12 @@ pub struct SelftestReport {
     /// Reorder, duplicate and corrupt shares against their configuration,
     /// and the drops of on/off and policer, per direction.
     pub impairments: Vec<ImpairmentCheck>,
+    /// What limited the bulk senders besides the path (`TCP_INFO`), `None`
+    /// where the kernel does not say.
+    pub sender_limits: Option<SenderLimits>,
+    /// The autotuning ranges the bulk flow ran with (they set its
+    /// largest window: a figure-moving setting, printed beside it).
+    pub tcp_mem: String,
     /// Forwarder lateness during the idle-RTT phase, up then down.
     pub idle_lateness: Vec<Lateness>,
     /// Forwarder lateness during the bulk phase, up then down.
@@ -225,6 +231,48 @@ pub struct SelftestReport {
     /// Set when the machine did not hold the path with its timing intact
     /// (what it measured, against [`HOLD_P99_US`] and [`HOLD_GOODPUT`]).
     pub warning: Option<String>,
+}
+
+/// The share of the bulk senders' busy time that something other than the
+/// path limited, from their `TCP_INFO` at the end of the download
+/// (`tcpi_rwnd_limited`, `tcpi_sndbuf_limited` over `tcpi_busy_time`,
+/// summed over the flows). Why: with no rate set, goodput is the
+/// emulator's ceiling only when neither limited the flow; a receive window
+/// or send buffer capped by `tcp_rmem`/`tcp_wmem` caps it at about
+/// buffer/RTT, the Windows seed's lesson, whatever the forwarder can do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct SenderLimits {
+    /// Share of busy time limited by the receiver's window.
+    pub rwnd: f64,
+    /// Share of busy time limited by the send buffer.
+    pub sndbuf: f64,
+}
+
+/// Limited this share of its busy time or more, a flow's goodput says
+/// more about its buffers than about the path.
+pub const LIMITED_SHARE: f64 = 0.1;
+
+impl SenderLimits {
+    /// Summed over the flows; `None` when no flow reported the times.
+    pub fn of(infos: &[tcpwise_tcp::TcpInfo]) -> Option<SenderLimits> {
+        // The kernel's busy time includes the limited times.
+        let (mut busy, mut rwnd, mut sndbuf) = (0u64, 0u64, 0u64);
+        for i in infos {
+            busy += i.busy_time_us?;
+            rwnd += i.rwnd_limited_us?;
+            sndbuf += i.sndbuf_limited_us?;
+        }
+        let all = busy.max(1) as f64;
+        (!infos.is_empty()).then_some(SenderLimits {
+            rwnd: rwnd as f64 / all,
+            sndbuf: sndbuf as f64 / all,
+        })
+    }
+
+    /// Whether the buffers, not the path, set the pace.
+    pub fn limited(&self) -> bool {
+        self.rwnd + self.sndbuf >= LIMITED_SHARE
+    }
 }
 
 /// Bulk-phase lateness p99 above which the timing is not intact, µs.
@@ -264,20 +312,24 @@ fn held(bulk: &[Lateness], steady: f64, ceiling: Option<f64>) -> Option<String> 
     })
 }
 
-fn server_loop(listener: TcpListener, stop: Arc<AtomicBool>) {
+/// What the bulk senders' `TCP_INFO` said at their end, one per flow.
+type SenderInfos = Arc<std::sync::Mutex<Vec<tcpwise_tcp::TcpInfo>>>;
+
+fn server_loop(listener: TcpListener, stop: Arc<AtomicBool>, infos: SenderInfos) {
     listener.set_nonblocking(true).ok();
     while !stop.load(Ordering::Relaxed) {
         match listener.accept() {
             Ok((s, _)) => {
                 s.set_nonblocking(false).ok();
-                std::thread::spawn(move || serve(s));
+                let infos = infos.clone();
+                std::thread::spawn(move || serve(s, &infos));
             }
             Err(_) => std::thread::sleep(Duration::from_millis(5)),
         }
     }
 }
 
-fn serve(mut s: TcpStream) {
+fn serve(mut s: TcpStream, infos: &SenderInfos) {
     s.set_nodelay(true).ok();
     // The probe measures the emulator, not the scheduler: real-time
     // priority keeps ordinary tasks from delaying the echo.
@@ -294,6 +346,10 @@ fn serve(mut s: TcpStream) {
             if s.write_all(&chunk).is_err() {
                 return;
             }
+        }
+        // Before the last bytes drain: what limited this sender.
+        if let (Some(i), Ok(mut v)) = (tcpwise_tcp::TcpInfo::of(&s), infos.lock()) {
+            v.push(i);
         }
         let _ = s.shutdown(std::net::Shutdown::Write);
         let _ = s.read(&mut [0u8; 1]);
@@ -359,7 +415,9 @@ pub fn run(
     let udp = server_ns.run(move || UdpSocket::bind(bind))??;
     let stop = Arc::new(AtomicBool::new(false));
     let stop2 = stop.clone();
-    let server = std::thread::spawn(move || server_loop(listener, stop2));
+    let infos = SenderInfos::default();
+    let infos2 = infos.clone();
+    let server = std::thread::spawn(move || server_loop(listener, stop2, infos2));
     let stop3 = stop.clone();
     let udp_server = std::thread::spawn(move || udp_echo(udp, stop3));
     let result = measure(opts, &tb, &path, progress, cancelled);
@@ -414,7 +472,29 @@ pub fn run(
         .iter()
         .map(|d| d.phase_lateness.get(2).cloned().unwrap_or_default())
         .collect();
+    let sender_limits = SenderLimits::of(&infos.lock().map(|v| v.clone()).unwrap_or_default());
+    // The maxima in effect: the testbed's defaults unless --sysctl set them.
+    let mem = |key: &str, extra: &[(String, String)]| {
+        extra
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .or_else(|| {
+                crate::testbed::DEFAULT_SYSCTLS
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .map(|(_, v)| v.to_string())
+            })
+            .unwrap_or_default()
+    };
     Ok(SelftestReport {
+        sender_limits,
+        tcp_mem: format!(
+            "receiver's tcp_rmem=\"{}\", sender's tcp_wmem=\"{}\"",
+            mem("net.ipv4.tcp_rmem", &cfg.client_sysctls),
+            mem("net.ipv4.tcp_wmem", &cfg.server_sysctls)
+        ),
         expected_idle_rtt_ms: expected,
         rtt_error_ms: m.idle.p50_ms - expected,
         path,

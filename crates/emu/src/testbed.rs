@@ -76,15 +76,30 @@ impl TestbedConfig {
 }
 
 /// Sysctls every testbed namespace gets before the user's: autotuning
-/// maxima large enough for the paths the lab emulates (a 177 ms, 151 Mbit/s
-/// path has a 3.3 MB BDP; the namespace default cap is 6 MB, which the
-/// receive window reaches only in part), and no IPv6 router solicitations.
+/// maxima large enough for the paths we emulate, and no IPv6 router
+/// solicitations. 128 MiB: the receive window reaches about half of
+/// `tcp_rmem`'s maximum, so one flow can keep 64 MB in flight, 25 Gbit/s at
+/// 20 ms (32 MiB capped the selftest's unlimited path at 6 Gbit/s, the
+/// sender limited by the window 30 % of its time: that was buffer/RTT,
+/// not the forwarder). Autotuning grows a buffer only as far as its
+/// path's BDP asks, so slow paths use what they did with 6 MB (the
+/// namespace default, which a 177 ms, 151 Mbit/s path's 3.3 MB BDP
+/// already half fills).
 pub const DEFAULT_SYSCTLS: &[(&str, &str)] = &[
-    ("net.ipv4.tcp_rmem", "4096 131072 33554432"),
-    ("net.ipv4.tcp_wmem", "4096 16384 33554432"),
+    ("net.ipv4.tcp_rmem", "4096 131072 134217728"),
+    ("net.ipv4.tcp_wmem", "4096 16384 134217728"),
     ("net.ipv6.conf.default.router_solicitations", "0"),
     ("net.ipv6.conf.default.accept_ra", "0"),
 ];
+
+/// The testbed's `tcp_rmem` maximum, bytes (what [`DEFAULT_SYSCTLS`] sets).
+pub fn tcp_mem_max() -> u64 {
+    DEFAULT_SYSCTLS
+        .iter()
+        .find(|(k, _)| *k == "net.ipv4.tcp_rmem")
+        .and_then(|(_, v)| v.split_whitespace().last()?.parse().ok())
+        .unwrap_or(0)
+}
 
 /// The kernel's own `tcp_rmem`/`tcp_wmem` for a new namespace
 /// (Documentation/networking/ip-sysctl.rst): what a testbed would have
@@ -419,8 +434,18 @@ impl Testbed {
     /// Stops the forwarders, removes the namespaces, returns the statistics.
     pub fn shutdown(mut self) -> Result<[DirectionStats; 2], EmuError> {
         let mut stats = self.forwarders.drain(..).map(Forwarder::stop);
-        let up = stats.next().unwrap_or_default();
-        let down = stats.next().unwrap_or_default();
+        let mut up = stats.next().unwrap_or_default();
+        let mut down = stats.next().unwrap_or_default();
+        // What the sending kernels dropped before a forwarder read it.
+        up.input_dropped = self.client.tx_dropped(TUN_NAME).unwrap_or(0);
+        down.input_dropped = match (&self.server, &self.host_tun) {
+            (Some(s), _) => s.tx_dropped(TUN_NAME),
+            (None, Some(h)) => std::fs::read_to_string("/proc/thread-self/net/dev")
+                .ok()
+                .and_then(|t| crate::netns::dev_tx_dropped(&t, h)),
+            _ => None,
+        }
+        .unwrap_or(0);
         if let Some(s) = self.server.as_mut() {
             s.delete()?;
         }

@@ -446,7 +446,7 @@ pub fn prepare_out(opts: &LabOptions) -> Result<(), LabError> {
 pub const HELP: &str = "\
 Experiments (each a field report, reproduced with real kernel TCP on both ends):
   buffers          177 ms / 151 Mbit/s: 3 downloads of 10 s each, static 278,775-byte SO_RCVBUF vs
-                   autotuned (testbed ceilings tcp_rmem/tcp_wmem 32 MiB), alternating, then
+                   autotuned (testbed ceilings tcp_rmem/tcp_wmem 128 MiB), alternating, then
                    autotuned with the kernel's ceilings
   idle-selection   250 ms / 8 Mbit/s: six objects, 1 s idle, a 25 KB object on the idle
                    connection each pool policy picks; server tcp_slow_start_after_idle=0 and =1;

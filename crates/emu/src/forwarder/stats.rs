@@ -93,6 +93,11 @@ pub struct DirectionStats {
     pub link: LinkStats,
     /// Packets the output TUN refused.
     pub write_errors: u64,
+    /// Packets the sending kernel dropped at the input TUN's own queue
+    /// (its `tx_dropped`, `txqueuelen` 10,000) before this forwarder read
+    /// them: a sender without congestion control outran the forwarder.
+    /// They never reached the link, so the link's drops leave them out.
+    pub input_dropped: u64,
     /// How late packets were written relative to their deadlines.
     pub lateness: Lateness,
     /// The same, per measurement phase marked with [`Phase`] (index = phase).
@@ -126,7 +131,7 @@ impl DirectionStats {
                 .collect()
         };
         format!(
-            "{:>4}: {} pkts {:.1} MB delivered, dropped {} (queue {}, loss {}{}){}, peak queue {:.1} KB/{} pkts, lateness p50 {:.0}µs p99 {:.0}µs max {:.0}µs, cpu {}, {}",
+            "{:>4}: {} pkts {:.1} MB delivered, dropped {} (queue {}, loss {}{}){}{}, peak queue {:.1} KB/{} pkts, lateness p50 {:.0}µs p99 {:.0}µs max {:.0}µs, cpu {}, {}",
             self.direction,
             l.delivered_packets,
             l.delivered_bytes as f64 / 1e6,
@@ -144,6 +149,14 @@ impl DirectionStats {
                 ("off", l.dropped_onoff),
                 ("policed", l.dropped_police),
             ]),
+            if self.input_dropped > 0 {
+                format!(
+                    ", {} dropped before the link (the forwarder did not read them in time)",
+                    self.input_dropped
+                )
+            } else {
+                String::new()
+            },
             extra(&[
                 ("marked CE", l.marked_ce),
                 ("reordered", l.reordered),

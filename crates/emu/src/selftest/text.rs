@@ -34,10 +34,30 @@ impl std::fmt::Display for SelftestReport {
             ),
             None => writeln!(
                 f,
-                "{:<28} {:>12} {:>7.2} Mbit/s  (whole run {:.2}; rate unlimited: this is the forwarder's ceiling)",
-                "goodput (down, median 1 s)", "unlimited", r.steady_goodput_mbit, r.goodput_mbit
+                "{:<28} {:>12} {:>7.2} Mbit/s  (whole run {:.2}; rate unlimited: {})",
+                "goodput (down, median 1 s)",
+                "unlimited",
+                r.steady_goodput_mbit,
+                r.goodput_mbit,
+                if r.sender_limits.is_some_and(|l| l.limited()) {
+                    "the sender's buffers, not the forwarder, set this ceiling (below)"
+                } else {
+                    "this is the forwarder's ceiling"
+                }
             ),
         })?;
+        if let Some(l) = r.sender_limits {
+            writeln!(
+                f,
+                "{:<28} {:>12} {:>9}  (receive window {:.1} %, send buffer {:.1} % of the time busy sending; {}; --sysctl changes them)",
+                "sender limited by buffers",
+                "-",
+                format!("{:.1} %", 100.0 * (l.rwnd + l.sndbuf)),
+                100.0 * l.rwnd,
+                100.0 * l.sndbuf,
+                r.tcp_mem
+            )?;
+        }
         let u = &r.loaded_rtt_udp;
         (match r.loaded_rtt_bound_ms {
             Some(b) => writeln!(

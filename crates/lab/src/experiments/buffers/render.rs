@@ -67,7 +67,8 @@ impl Render for Section<'_> {
         };
         let _ = writeln!(
             md,
-            "| goodput over the run | static {SEED_BUFFER} B | autotuned (32 MiB ceilings) | autotuned (kernel's ceilings) | path ceiling |\n|---|---|---|---|---|"
+            "| goodput over the run | static {SEED_BUFFER} B | autotuned ({} MiB ceilings) | autotuned (kernel's ceilings) | path ceiling |\n|---|---|---|---|---|",
+            tcpwise_emu::testbed::tcp_mem_max() >> 20
         );
         let _ = writeln!(
             md,
