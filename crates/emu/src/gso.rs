@@ -26,6 +26,7 @@ use crate::ip::{fold, ipv4_checksum, sum};
 /// `struct virtio_net_hdr`'s size: what [`VnetHdr::encode`] writes (the
 /// size `sys` sets on the device).
 pub use crate::sys::VNET_HDR_LEN;
+use std::sync::Arc;
 /// `VIRTIO_NET_HDR_F_NEEDS_CSUM`.
 pub const F_NEEDS_CSUM: u8 = 1;
 /// `VIRTIO_NET_HDR_GSO_NONE`.
@@ -116,12 +117,44 @@ impl VnetHdr {
     }
 }
 
-/// One packet on the link: its bytes and, while its transport checksum is
+/// A segment's payload, shared with the super-packet it was read in:
+/// splitting copies only the headers, and the write takes the payload
+/// from where the read put it (adjacent payloads of one read leave as
+/// one piece).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Body {
+    buf: Arc<Vec<u8>>,
+    start: usize,
+    end: usize,
+}
+
+impl Body {
+    /// The payload's bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
+    /// `next` continues this body in the same buffer: this one taken
+    /// to its end (so a run's payloads are written as one slice).
+    pub fn extend(&mut self, next: &Body) -> bool {
+        let joins = Arc::ptr_eq(&self.buf, &next.buf) && self.end == next.start;
+        if joins {
+            self.end = next.end;
+        }
+        joins
+    }
+}
+
+/// One packet on the link: its bytes (all in `head`, or the headers in
+/// `head` and the payload in `body`) and, while its transport checksum is
 /// still to be completed, where that checksum is (start, offset).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Packet {
-    /// The IP packet.
-    pub bytes: Vec<u8>,
+    /// The IP packet, or its IP and transport headers when `body` holds
+    /// the payload.
+    pub head: Vec<u8>,
+    /// The payload of a segment split from a super-packet.
+    pub body: Option<Body>,
     /// `Some((csum_start, csum_offset))`: the field holds the pseudo-header
     /// sum (`CHECKSUM_PARTIAL`); `None`: the checksum is complete.
     pub csum: Option<(u16, u16)>,
@@ -134,10 +167,41 @@ impl Packet {
     /// A packet whose checksums are complete.
     pub fn whole(bytes: Vec<u8>) -> Packet {
         Packet {
-            bytes,
+            head: bytes,
+            body: None,
             csum: None,
             corrupt: false,
         }
+    }
+
+    /// Its size on the wire (IP header on).
+    pub fn len(&self) -> usize {
+        self.head.len() + self.body.as_ref().map_or(0, |b| b.end - b.start)
+    }
+
+    /// Whether it has no bytes at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The payload, when it is still the super-packet's.
+    pub fn body(&self) -> &[u8] {
+        self.body.as_ref().map_or(&[], Body::as_slice)
+    }
+
+    /// Every byte in `head` (the payload copied after the headers): for
+    /// what changes or captures the whole packet, which is rare (a
+    /// corruption, a pcap).
+    pub fn make_contiguous(&mut self) -> &mut Vec<u8> {
+        if let Some(b) = self.body.take() {
+            self.head.extend_from_slice(b.as_slice());
+        }
+        &mut self.head
+    }
+
+    /// Its bytes, copied into one vector.
+    pub fn to_vec(&self) -> Vec<u8> {
+        [self.head.as_slice(), self.body()].concat()
     }
 
     /// Completes the transport checksum, if it is still partial.
@@ -145,16 +209,17 @@ impl Packet {
         let Some((start, offset)) = self.csum.take() else {
             return;
         };
+        let bytes = self.make_contiguous();
         let (start, at) = (usize::from(start), usize::from(start) + usize::from(offset));
-        if at + 2 > self.bytes.len() {
+        if at + 2 > bytes.len() {
             return;
         }
-        let mut c = !fold(sum(0, &self.bytes[start..]));
+        let mut c = !fold(sum(0, &bytes[start..]));
         // UDP sends a computed zero as all ones (zero means "no checksum").
         if c == 0 && offset == 6 {
             c = 0xffff;
         }
-        self.bytes[at..at + 2].copy_from_slice(&c.to_ne_bytes());
+        bytes[at..at + 2].copy_from_slice(&c.to_ne_bytes());
     }
 }
 
@@ -198,24 +263,29 @@ fn set_ip_len(h: &mut [u8], ip_len: usize, l4_len: usize, id_step: u16) {
     }
 }
 
-/// Splits what one TUN read returned (after its virtio-net header) into
-/// the packets the wire carries, appended to `out`; `buf` supplies their
-/// buffers. A packet without GSO is passed on as it is. A super-packet
+/// Splits what one TUN read returned (`buf[data]`, after its virtio-net
+/// header) into the packets the wire carries, appended to `out`: each
+/// segment's headers in a buffer `head` supplies, its payload left where
+/// it is in `buf`. A packet without GSO is copied whole. A super-packet
 /// this code does not understand is an error (the caller drops it and
 /// counts it).
 pub fn split(
     h: &VnetHdr,
-    data: &[u8],
-    mut buf: impl FnMut() -> Vec<u8>,
+    buf: &Arc<Vec<u8>>,
+    data: std::ops::Range<usize>,
+    mut head: impl FnMut() -> Vec<u8>,
     out: &mut Vec<Packet>,
 ) -> Result<(), &'static str> {
     let partial = (h.flags & F_NEEDS_CSUM != 0).then_some((h.csum_start, h.csum_offset));
     let kind = h.gso_type & !GSO_ECN;
+    let base = data.start;
+    let data = &buf[data];
     if kind == GSO_NONE {
-        let mut b = buf();
+        let mut b = head();
         b.extend_from_slice(data);
         out.push(Packet {
-            bytes: b,
+            head: b,
+            body: None,
             csum: partial,
             corrupt: false,
         });
@@ -234,19 +304,19 @@ pub fn split(
     if l4_hdr < 8 || data.len() < hdr || mss == 0 {
         return Err("GSO packet with a short header or no segment size");
     }
-    let payload = &data[hdr..];
-    let n = payload.len().div_ceil(mss).max(1);
+    let payload = data.len() - hdr;
+    let n = payload.div_ceil(mss).max(1);
     let seq0 = u32::from_be_bytes(
         data.get(ip_len + 4..ip_len + 8)
             .ok_or("short")?
             .try_into()
             .expect("4"),
     );
-    for (i, chunk) in payload.chunks(mss).enumerate() {
-        let mut b = buf();
+    for i in 0..n {
+        let (from, to) = (hdr + i * mss, (hdr + (i + 1) * mss).min(data.len()));
+        let mut b = head();
         b.extend_from_slice(&data[..hdr]);
-        b.extend_from_slice(chunk);
-        let l4_len = l4_hdr + chunk.len();
+        let l4_len = l4_hdr + (to - from);
         set_ip_len(&mut b, ip_len, l4_len, i as u16);
         let t = &mut b[ip_len..];
         if proto == 6 {
@@ -265,7 +335,12 @@ pub fn split(
         let at = ip_len + usize::from(csum_offset);
         b[at..at + 2].copy_from_slice(&p.to_ne_bytes());
         out.push(Packet {
-            bytes: b,
+            head: b,
+            body: (to > from).then(|| Body {
+                buf: buf.clone(),
+                start: base + from,
+                end: base + to,
+            }),
             csum: Some((ip_len as u16, csum_offset)),
             corrupt: false,
         });
@@ -290,7 +365,7 @@ fn seg(p: &Packet) -> Option<Seg<'_>> {
     if p.corrupt {
         return None;
     }
-    let b = &p.bytes;
+    let b = &p.head;
     let (ip_len, proto) = l4(b)?;
     if proto != 6 || b.len() < ip_len + 20 || (b[0] >> 4 == 4 && ip_len != 20) {
         return None;
@@ -314,7 +389,7 @@ fn seg(p: &Packet) -> Option<Seg<'_>> {
         hdr: ip_len + thl,
         seq: u32::from_be_bytes([t[4], t[5], t[6], t[7]]),
         flags: t[13],
-        payload: t.len() - thl,
+        payload: t.len() - thl + p.body().len(),
         ip_same,
         tcp_same: [&t[0..4], &t[8..13], &t[14..16], &t[18..thl]],
     })
@@ -370,13 +445,13 @@ pub fn may_grow(p: &Packet) -> bool {
 
 /// The virtio-net header and the IP/TCP headers of `pkts` (a run that
 /// [`run_len`] accepted) joined into one super-packet; its payload is each
-/// packet's bytes from `hdr_len` on, in order.
+/// packet's bytes from `hdr_len` on, in order ([`payloads`]).
 pub fn joined_header(pkts: &[Packet], out: &mut Vec<u8>) -> VnetHdr {
     let first = seg(&pkts[0]).expect("run_len accepted it");
-    let last = &pkts[pkts.len() - 1].bytes;
-    let payload: usize = pkts.iter().map(|p| p.bytes.len() - first.hdr).sum();
+    let last = &pkts[pkts.len() - 1].head;
+    let payload: usize = pkts.iter().map(|p| p.len() - first.hdr).sum();
     out.clear();
-    out.extend_from_slice(&pkts[0].bytes[..first.hdr]);
+    out.extend_from_slice(&pkts[0].head[..first.hdr]);
     let ip_len = first.ip_len;
     let l4_len = first.hdr - ip_len + payload;
     set_ip_len(out, ip_len, l4_len, 0);
@@ -394,6 +469,48 @@ pub fn joined_header(pkts: &[Packet], out: &mut Vec<u8>) -> VnetHdr {
         gso_size: first.payload as u16,
         csum_start: ip_len as u16,
         csum_offset: 16,
+    }
+}
+
+/// The payloads of a run, in order, after `skip` header bytes: the
+/// bodies that continue each other in their read buffer as one piece
+/// (a 64 KB super-packet split and joined again leaves as one slice).
+pub fn payloads<'a>(run: &'a [Packet], skip: usize, out: &mut Vec<Piece<'a>>) {
+    out.clear();
+    for p in run {
+        let head = p.head.get(skip..).unwrap_or(&[]);
+        if !head.is_empty() {
+            out.push(Piece::Bytes(head));
+        }
+        if let Some(b) = &p.body {
+            let joined = match out.last_mut() {
+                Some(Piece::Body(prev)) => prev.extend(b),
+                _ => false,
+            };
+            if !joined {
+                out.push(Piece::Body(b.clone()));
+            }
+        }
+    }
+}
+
+/// One piece of a write: bytes of a packet's head, or a stretch of a
+/// read buffer.
+#[derive(Debug)]
+pub enum Piece<'a> {
+    /// Header or whole-packet bytes.
+    Bytes(&'a [u8]),
+    /// Payload still in its read buffer.
+    Body(Body),
+}
+
+impl Piece<'_> {
+    /// Its bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        match self {
+            Piece::Bytes(b) => b,
+            Piece::Body(b) => b.as_slice(),
+        }
     }
 }
 

@@ -114,8 +114,18 @@ fn super_tcp(v6: bool, flags: u8, body: &[u8], mss: u16) -> (VnetHdr, Vec<u8>) {
 
 fn split_all(h: &VnetHdr, data: &[u8]) -> Vec<Packet> {
     let mut out = Vec::new();
-    split(h, data, Vec::new, &mut out).expect("splits");
+    split(h, &read(data), 3..3 + data.len(), Vec::new, &mut out).expect("splits");
     out
+}
+
+/// `data` as a read buffer holds it: after some bytes (a virtio-net
+/// header's place), with room behind.
+fn read(data: &[u8]) -> std::sync::Arc<Vec<u8>> {
+    std::sync::Arc::new([&[7u8; 3][..], data, &[9u8; 5][..]].concat())
+}
+
+fn try_split(h: &VnetHdr, data: &[u8], out: &mut Vec<Packet>) -> Result<(), &'static str> {
+    split(h, &read(data), 3..3 + data.len(), Vec::new, out)
 }
 
 #[test]
@@ -143,6 +153,7 @@ fn tcp_super_packets_split_into_the_kernels_segments() {
         assert_eq!(got.len(), 11);
         for (i, mut p) in got.into_iter().enumerate() {
             assert!(p.csum.is_some(), "left partial for the receiver");
+            assert_eq!(p.head.len(), if v6 { 72 } else { 52 }, "headers only");
             p.finalize_csum();
             let last = i == 10;
             let chunk = &body[i * mss..((i + 1) * mss).min(body.len())];
@@ -154,7 +165,7 @@ fn tcp_super_packets_split_into_the_kernels_segments() {
                 flags,
                 chunk,
             );
-            assert_eq!(p.bytes, want, "segment {i} (v6 {v6})");
+            assert_eq!(p.to_vec(), want, "segment {i} (v6 {v6})");
         }
     }
 }
@@ -164,7 +175,7 @@ fn fin_and_cwr_go_where_the_kernel_puts_them() {
     let body = payload(3000);
     let (mut h, data) = super_tcp(false, 0x80 | 0x10 | 0x01, &body, 1000); // CWR|ACK|FIN
     h.gso_type |= GSO_ECN;
-    let flags: Vec<u8> = split_all(&h, &data).iter().map(|p| p.bytes[33]).collect();
+    let flags: Vec<u8> = split_all(&h, &data).iter().map(|p| p.head[33]).collect();
     assert_eq!(
         flags,
         vec![0x90, 0x10, 0x11],
@@ -194,7 +205,7 @@ fn udp_super_packets_split_into_datagrams() {
             p.finalize_csum();
             let chunk = &body[i * size..((i + 1) * size).min(body.len())];
             assert_eq!(
-                p.bytes,
+                p.to_vec(),
                 udp(v6, 9 + i as u16, chunk),
                 "datagram {i} (v6 {v6})"
             );
@@ -220,13 +231,13 @@ fn plain_packets_pass_as_they_are_and_bad_gso_is_refused() {
         gso_size: 100,
         ..VnetHdr::default()
     };
-    assert!(split(&udp_as_tcp, &udp(false, 1, b"x"), Vec::new, &mut out).is_err());
-    assert!(split(&udp_as_tcp, &[0x45, 0, 0], Vec::new, &mut out).is_err());
+    assert!(try_split(&udp_as_tcp, &udp(false, 1, b"x"), &mut out).is_err());
+    assert!(try_split(&udp_as_tcp, &[0x45, 0, 0], &mut out).is_err());
     let no_size = VnetHdr {
         gso_type: GSO_TCPV4,
         ..VnetHdr::default()
     };
-    assert!(split(&no_size, &p, Vec::new, &mut out).is_err());
+    assert!(try_split(&no_size, &p, &mut out).is_err());
     assert!(out.is_empty());
 }
 
@@ -243,17 +254,26 @@ fn split_then_joined_gives_the_super_packet_back() {
             (vh.gso_type, vh.gso_size, vh.hdr_len),
             (h.gso_type, 1448, h.hdr_len)
         );
+        let mut pieces = Vec::new();
+        payloads(&segs, usize::from(vh.hdr_len), &mut pieces);
+        assert_eq!(pieces.len(), 1, "adjacent payloads leave as one slice");
         let mut whole = hdr.clone();
-        for s in &segs {
-            whole.extend_from_slice(&s.bytes[usize::from(vh.hdr_len)..]);
+        for p in &pieces {
+            whole.extend_from_slice(p.as_slice());
         }
         let mut joined = Packet {
-            bytes: whole,
+            head: whole,
+            body: None,
             csum: Some((vh.csum_start, vh.csum_offset)),
             corrupt: false,
         };
         joined.finalize_csum();
-        assert_eq!(joined.bytes, data, "v6 {v6}");
+        assert_eq!(joined.head, data, "v6 {v6}");
+        // Out of order, pieces stay apart and in the run's order.
+        let swapped = [segs[1].clone(), segs[0].clone()];
+        payloads(&swapped, usize::from(vh.hdr_len), &mut pieces);
+        assert_eq!(pieces.len(), 2);
+        assert_eq!(pieces[0].as_slice(), &body[1448..2 * 1448]);
     }
 }
 
@@ -270,7 +290,7 @@ fn runs_stop_where_linux_gro_would() {
     assert_eq!(run_len(&gap), 3);
     // A CE mark changes the IP header.
     let mut ce = segs.clone();
-    ce[2].bytes[1] |= 3;
+    ce[2].head[1] |= 3;
     assert_eq!(run_len(&ce), 2);
     // A corrupted one is written alone.
     let mut bad = segs.clone();
@@ -279,13 +299,13 @@ fn runs_stop_where_linux_gro_would() {
     assert_eq!(run_len(&bad[4..]), 1);
     // Another flow.
     let mut other = segs.clone();
-    other[5].bytes[20] ^= 1;
+    other[5].head[20] ^= 1;
     assert_eq!(run_len(&other), 5);
     // A short segment ends a run; so does PSH.
     let short = split_all(&h, &data[..data.len() - 10]);
     assert_eq!(run_len(&short), 8);
     let mut psh = segs.clone();
-    psh[1].bytes[33] |= 0x08;
+    psh[1].head[33] |= 0x08;
     assert_eq!(run_len(&psh), 2);
     // Pure ACKs and UDP never join.
     let ack = Packet::whole(tcp(false, 1, 1, 0x10, b""));
@@ -371,8 +391,8 @@ fn the_link_sees_the_same_segments_with_and_without_offload() {
         let mut t_end = 0;
         for (t, segs) in bursts {
             for p in segs {
-                let (flow, ecn) = crate::ip::classify(&p.bytes);
-                let size = p.bytes.len() as u32;
+                let (flow, ecn) = crate::ip::classify(&p.head);
+                let size = p.len() as u32;
                 if let Err(d) = link.enqueue_flow(t, size, flow, ecn, p) {
                     out.push(format!("drop {t} {:?}", d.cause));
                 }
@@ -384,14 +404,14 @@ fn the_link_sees_the_same_segments_with_and_without_offload() {
                     d.ce,
                     d.duplicate,
                     d.corrupt.is_some(),
-                    &d.item.bytes[..40],
-                    d.item.bytes.len()
+                    &d.item.to_vec()[..40],
+                    d.item.len()
                 ));
             }
             t_end = t;
         }
         while let Some(d) = link.dequeue_full(t_end + 1_000_000_000) {
-            out.push(format!("{} {} {:?}", d.deadline, d.ce, &d.item.bytes));
+            out.push(format!("{} {} {:?}", d.deadline, d.ce, d.item.to_vec()));
         }
         for d in link.drain_dropped() {
             out.push(format!("aqm {:?}", d.cause));
