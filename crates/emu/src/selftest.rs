@@ -226,6 +226,10 @@ pub struct SelftestReport {
     pub bulk_lateness: Vec<Lateness>,
     /// Forwarder statistics, up then down.
     pub directions: Vec<DirectionStats>,
+    /// The share of the machine's CPU time the hypervisor took during the
+    /// bulk phase (`/proc/stat`'s steal), percent: a stolen millisecond
+    /// is a forwarder's millisecond late.
+    pub bulk_steal_pct: Option<f64>,
     /// Both forwarders' CPU, percent of one core, per Gbit/s of goodput.
     pub cpu_per_gbit: f64,
     /// Set when the machine did not hold the path with its timing intact
@@ -246,6 +250,9 @@ pub struct SenderLimits {
     pub rwnd: f64,
     /// Share of busy time limited by the send buffer.
     pub sndbuf: f64,
+    /// The receiver's buffer at the end (`SO_RCVBUF` after autotuning),
+    /// bytes.
+    pub receive_buffer: Option<u64>,
 }
 
 /// Limited this share of its busy time or more, a flow's goodput says
@@ -266,12 +273,33 @@ impl SenderLimits {
         (!infos.is_empty()).then_some(SenderLimits {
             rwnd: rwnd as f64 / all,
             sndbuf: sndbuf as f64 / all,
+            receive_buffer: None,
         })
     }
 
     /// Whether the buffers, not the path, set the pace.
     pub fn limited(&self) -> bool {
         self.rwnd + self.sndbuf >= LIMITED_SHARE
+    }
+
+    /// What set the pace when [`limited`](Self::limited), given the
+    /// goodput it reached over a round trip of `rtt_ms`: the send buffer;
+    /// the receive buffer's size (its usable half, the most a window
+    /// offers, carries about that goodput over the round trip); or a
+    /// receiver that read slower than data came (a window that size would
+    /// have carried far more: its buffer stood full of unread data, the
+    /// endpoints' CPU).
+    pub fn cause(&self, goodput_mbit: f64, rtt_ms: f64) -> &'static str {
+        let window_mbit = self
+            .receive_buffer
+            .map(|b| b as f64 / 2.0 * 8.0 / (rtt_ms.max(0.001) * 1e3));
+        if self.sndbuf > self.rwnd {
+            "the send buffer (tcp_wmem), not the forwarder, set this ceiling (below)"
+        } else if window_mbit.is_some_and(|w| goodput_mbit < 0.7 * w) {
+            "the receiver read slower than data came (its window, not its buffer's size, was the limit): this machine's CPUs, shared by the endpoints and the forwarders, set this ceiling"
+        } else {
+            "the receive buffer's size (tcp_rmem's maximum over the round trip), not the forwarder, set this ceiling (below)"
+        }
     }
 }
 
@@ -331,12 +359,17 @@ fn server_loop(listener: TcpListener, stop: Arc<AtomicBool>, infos: SenderInfos)
 
 fn serve(mut s: TcpStream, infos: &SenderInfos) {
     s.set_nodelay(true).ok();
-    // The probe measures the emulator, not the scheduler: real-time
-    // priority keeps ordinary tasks from delaying the echo.
-    crate::sys::set_realtime(5);
     let mut kind = [0u8; 9];
     if s.read_exact(&mut kind).is_err() {
         return;
+    }
+    if kind[0] != b'B' {
+        // The probe measures the emulator, not the scheduler: real-time
+        // priority keeps ordinary tasks from delaying the echo. Never the
+        // bulk sender: a real-time thread that never blocks takes a CPU
+        // from the receiver (an ordinary task, as every endpoint the lab
+        // runs), so the bulk flow would measure the scheduler's favour.
+        crate::sys::set_realtime(5);
     }
     if kind[0] == b'B' {
         let ms = u64::from_be_bytes(kind[1..9].try_into().unwrap_or_default());
@@ -472,7 +505,7 @@ pub fn run(
         .iter()
         .map(|d| d.phase_lateness.get(2).cloned().unwrap_or_default())
         .collect();
-    let sender_limits = SenderLimits::of(&infos.lock().map(|v| v.clone()).unwrap_or_default());
+    let mut sender_limits = SenderLimits::of(&infos.lock().map(|v| v.clone()).unwrap_or_default());
     // The maxima in effect: the testbed's defaults unless --sysctl set them.
     let mem = |key: &str, extra: &[(String, String)]| {
         extra
@@ -488,6 +521,9 @@ pub fn run(
             })
             .unwrap_or_default()
     };
+    if let Some(l) = &mut sender_limits {
+        l.receive_buffer = m.rcvbuf;
+    }
     Ok(SelftestReport {
         sender_limits,
         tcp_mem: format!(
@@ -522,7 +558,13 @@ pub fn run(
                 0.0
             }
         },
-        warning: held(&bulk_lateness, m.steady, ceiling),
+        warning: held(&bulk_lateness, m.steady, ceiling).map(|w| match m.steal {
+            Some(s) if s > 0.0 => format!(
+                "{w}; the hypervisor held this machine's CPUs for {s:.2} % of the bulk phase (steal), which the lateness includes"
+            ),
+            _ => w,
+        }),
+        bulk_steal_pct: m.steal,
         bulk_lateness,
         directions: dirs.to_vec(),
     })
@@ -537,6 +579,8 @@ struct Measured {
     loaded_udp: RttStats,
     udp_sent: u64,
     udp_lost: u64,
+    steal: Option<f64>,
+    rcvbuf: Option<u64>,
 }
 
 /// Echoes UDP probes until `stop`.
@@ -675,6 +719,7 @@ fn measure(
         v
     });
     let start = Instant::now();
+    let steal0 = crate::sys::steal_ticks();
     let mut buf = vec![0u8; 256 * 1024];
     let mut total = 0u64;
     let mut marks: Vec<(f64, u64)> = Vec::new();
@@ -713,6 +758,17 @@ fn measure(
     }
     done.store(true, Ordering::Relaxed);
     tb.mark_phase(3);
+    // How far autotuning took the receive buffer.
+    let rcvbuf = socket2::SockRef::from(&bulk)
+        .recv_buffer_size()
+        .ok()
+        .map(|b| b as u64);
+    // Ticks are 1/100 s of one CPU.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let wall = start.elapsed().as_secs_f64();
+    let steal = steal0
+        .zip(crate::sys::steal_ticks())
+        .map(|(a, b)| 100.0 * b.saturating_sub(a) as f64 / (wall * 100.0 * cores).max(1.0));
     drop(bulk);
     for t in extra {
         let _ = t.join();
@@ -737,6 +793,8 @@ fn measure(
         udp_lost: udp_sent - loaded_udp.len() as u64,
         loaded_udp: RttStats::from_samples(loaded_udp),
         udp_sent,
+        steal,
+        rcvbuf,
     })
 }
 

@@ -39,22 +39,23 @@ impl std::fmt::Display for SelftestReport {
                 "unlimited",
                 r.steady_goodput_mbit,
                 r.goodput_mbit,
-                if r.sender_limits.is_some_and(|l| l.limited()) {
-                    "the sender's buffers, not the forwarder, set this ceiling (below)"
-                } else {
-                    "this is the forwarder's ceiling"
+                match r.sender_limits {
+                    Some(l) if l.limited() => l.cause(r.steady_goodput_mbit, r.path.rtt_ms),
+                    _ => "this is the forwarder's ceiling",
                 }
             ),
         })?;
         if let Some(l) = r.sender_limits {
             writeln!(
                 f,
-                "{:<28} {:>12} {:>9}  (receive window {:.1} %, send buffer {:.1} % of the time busy sending; {}; --sysctl changes them)",
-                "sender limited by buffers",
+                "{:<28} {:>12} {:>9}  (receive window {:.1} %, send buffer {:.1} % of the time busy sending; receive buffer at the end {}; {}; --sysctl changes them)",
+                "sender limited (TCP_INFO)",
                 "-",
                 format!("{:.1} %", 100.0 * (l.rwnd + l.sndbuf)),
                 100.0 * l.rwnd,
                 100.0 * l.sndbuf,
+                l.receive_buffer
+                    .map_or("unknown".into(), |b| format!("{:.1} MB", b as f64 / 1e6)),
                 r.tcp_mem
             )?;
         }
@@ -186,6 +187,12 @@ impl std::fmt::Display for SelftestReport {
             "forwarders' cpu {:.1}% of a core per Gbit/s of goodput",
             r.cpu_per_gbit
         )?;
+        if let Some(s) = r.bulk_steal_pct {
+            writeln!(
+                f,
+                "steal during the bulk phase {s:.2} % of the machine's CPU time (taken by the hypervisor)"
+            )?;
+        }
         if let Some(w) = &r.warning {
             writeln!(f, "warning: {w}")?;
         }
