@@ -30,7 +30,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tcpwise_link::LossModel;
 
+mod limits;
+mod server;
 mod text;
+pub use limits::*;
+use server::{server_loop, udp_echo};
+
+/// What the bulk senders' `TCP_INFO` said at their end, one per flow.
+type SenderInfos = Arc<std::sync::Mutex<Vec<tcpwise_tcp::TcpInfo>>>;
 
 /// Port the selftest server listens on inside the server namespace.
 const PORT: u16 = 5201;
@@ -237,72 +244,6 @@ pub struct SelftestReport {
     pub warning: Option<String>,
 }
 
-/// The share of the bulk senders' busy time that something other than the
-/// path limited, from their `TCP_INFO` at the end of the download
-/// (`tcpi_rwnd_limited`, `tcpi_sndbuf_limited` over `tcpi_busy_time`,
-/// summed over the flows). Why: with no rate set, goodput is the
-/// emulator's ceiling only when neither limited the flow; a receive window
-/// or send buffer capped by `tcp_rmem`/`tcp_wmem` caps it at about
-/// buffer/RTT, the Windows seed's lesson, whatever the forwarder can do.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct SenderLimits {
-    /// Share of busy time limited by the receiver's window.
-    pub rwnd: f64,
-    /// Share of busy time limited by the send buffer.
-    pub sndbuf: f64,
-    /// The receiver's buffer at the end (`SO_RCVBUF` after autotuning),
-    /// bytes.
-    pub receive_buffer: Option<u64>,
-}
-
-/// Limited this share of its busy time or more, a flow's goodput says
-/// more about its buffers than about the path.
-pub const LIMITED_SHARE: f64 = 0.1;
-
-impl SenderLimits {
-    /// Summed over the flows; `None` when no flow reported the times.
-    pub fn of(infos: &[tcpwise_tcp::TcpInfo]) -> Option<SenderLimits> {
-        // The kernel's busy time includes the limited times.
-        let (mut busy, mut rwnd, mut sndbuf) = (0u64, 0u64, 0u64);
-        for i in infos {
-            busy += i.busy_time_us?;
-            rwnd += i.rwnd_limited_us?;
-            sndbuf += i.sndbuf_limited_us?;
-        }
-        let all = busy.max(1) as f64;
-        (!infos.is_empty()).then_some(SenderLimits {
-            rwnd: rwnd as f64 / all,
-            sndbuf: sndbuf as f64 / all,
-            receive_buffer: None,
-        })
-    }
-
-    /// Whether the buffers, not the path, set the pace.
-    pub fn limited(&self) -> bool {
-        self.rwnd + self.sndbuf >= LIMITED_SHARE
-    }
-
-    /// What set the pace when [`limited`](Self::limited), given the
-    /// goodput it reached over a round trip of `rtt_ms`: the send buffer;
-    /// the receive buffer's size (its usable half, the most a window
-    /// offers, carries about that goodput over the round trip); or a
-    /// receiver that read slower than data came (a window that size would
-    /// have carried far more: its buffer stood full of unread data, the
-    /// endpoints' CPU).
-    pub fn cause(&self, goodput_mbit: f64, rtt_ms: f64) -> &'static str {
-        let window_mbit = self
-            .receive_buffer
-            .map(|b| b as f64 / 2.0 * 8.0 / (rtt_ms.max(0.001) * 1e3));
-        if self.sndbuf > self.rwnd {
-            "the send buffer (tcp_wmem), not the forwarder, set this ceiling (below)"
-        } else if window_mbit.is_some_and(|w| goodput_mbit < 0.7 * w) {
-            "the receiver read slower than data came (its window, not its buffer's size, was the limit): this machine's CPUs, shared by the endpoints and the forwarders, set this ceiling"
-        } else {
-            "the receive buffer's size (tcp_rmem's maximum over the round trip), not the forwarder, set this ceiling (below)"
-        }
-    }
-}
-
 /// Bulk-phase lateness p99 above which the timing is not intact, µs.
 pub const HOLD_P99_US: f64 = 500.0;
 /// Share of the payload ceiling below which a rate is not held.
@@ -338,62 +279,6 @@ fn held(bulk: &[Lateness], steady: f64, ceiling: Option<f64>) -> Option<String> 
             HOLD_GOODPUT * 100.0
         )
     })
-}
-
-/// What the bulk senders' `TCP_INFO` said at their end, one per flow.
-type SenderInfos = Arc<std::sync::Mutex<Vec<tcpwise_tcp::TcpInfo>>>;
-
-fn server_loop(listener: TcpListener, stop: Arc<AtomicBool>, infos: SenderInfos) {
-    listener.set_nonblocking(true).ok();
-    while !stop.load(Ordering::Relaxed) {
-        match listener.accept() {
-            Ok((s, _)) => {
-                s.set_nonblocking(false).ok();
-                let infos = infos.clone();
-                std::thread::spawn(move || serve(s, &infos));
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(5)),
-        }
-    }
-}
-
-fn serve(mut s: TcpStream, infos: &SenderInfos) {
-    s.set_nodelay(true).ok();
-    let mut kind = [0u8; 9];
-    if s.read_exact(&mut kind).is_err() {
-        return;
-    }
-    if kind[0] != b'B' {
-        // The probe measures the emulator, not the scheduler: real-time
-        // priority keeps ordinary tasks from delaying the echo. Never the
-        // bulk sender: a real-time thread that never blocks takes a CPU
-        // from the receiver (an ordinary task, as every endpoint the lab
-        // runs), so the bulk flow would measure the scheduler's favour.
-        crate::sys::set_realtime(5);
-    }
-    if kind[0] == b'B' {
-        let ms = u64::from_be_bytes(kind[1..9].try_into().unwrap_or_default());
-        let end = Instant::now() + Duration::from_millis(ms);
-        let chunk = vec![0x5au8; 128 * 1024];
-        while Instant::now() < end {
-            if s.write_all(&chunk).is_err() {
-                return;
-            }
-        }
-        // Before the last bytes drain: what limited this sender.
-        if let (Some(i), Ok(mut v)) = (tcpwise_tcp::TcpInfo::of(&s), infos.lock()) {
-            v.push(i);
-        }
-        let _ = s.shutdown(std::net::Shutdown::Write);
-        let _ = s.read(&mut [0u8; 1]);
-    } else {
-        let mut buf = [0u8; MSG];
-        while s.read_exact(&mut buf).is_ok() {
-            if s.write_all(&buf).is_err() {
-                return;
-            }
-        }
-    }
 }
 
 fn connect(
@@ -581,18 +466,6 @@ struct Measured {
     udp_lost: u64,
     steal: Option<f64>,
     rcvbuf: Option<u64>,
-}
-
-/// Echoes UDP probes until `stop`.
-fn udp_echo(s: UdpSocket, stop: Arc<AtomicBool>) {
-    crate::sys::set_realtime(5);
-    s.set_read_timeout(Some(Duration::from_millis(100))).ok();
-    let mut buf = [0u8; 2048];
-    while !stop.load(Ordering::Relaxed) {
-        if let Ok((n, from)) = s.recv_from(&mut buf) {
-            let _ = s.send_to(&buf[..n], from);
-        }
-    }
 }
 
 /// Sends a numbered 100-byte probe every 50 ms until `done`, then waits
