@@ -1218,6 +1218,7 @@ fn get_matches_curl_flag_for_flag() {
     via.push(connect_head);
     origins.push(("through an HTTP proxy".into(), files_http.clone(), via));
     let (mut same, mut differ, mut failures) = (0, 0, Vec::new());
+    let mut summary: Vec<String> = Vec::new();
     // TCPWISE_DIFF_BEFORE=/path/to/an/older/tcpwise: every combination also
     // runs through that binary, and ours must match it to the byte,
     // standard error included (a refactor's check: nothing changed).
@@ -1270,10 +1271,10 @@ fn get_matches_curl_flag_for_flag() {
             match c.differs {
                 Some(why) => {
                     differ += 1;
-                    println!(
+                    summary.push(format!(
                         "differs on purpose [{name}] {shown}: {why} (curl {}, tcpwise {})",
                         theirs.code, ours.code
-                    );
+                    ));
                 }
                 None => {
                     same += 1;
@@ -1288,9 +1289,18 @@ fn get_matches_curl_flag_for_flag() {
             }
         }
     }
-    println!(
+    summary.insert(0, format!(
         "compared {same} flag combinations with curl byte for byte (stdout, files, exit code); {differ} differ on purpose; {} mismatched",
         failures.len()
+    ));
+    // Printed, and kept where CI reads it after the test run (so CI does
+    // not run this minute-long test a second time to show the count).
+    for l in &summary {
+        println!("{l}");
+    }
+    let _ = std::fs::write(
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("curl_diff.txt"),
+        summary.join("\n") + "\n",
     );
     if let Some(old) = &before {
         println!(
