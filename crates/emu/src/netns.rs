@@ -214,12 +214,7 @@ impl Netns {
     /// its reader (the forwarder) did not take in time.
     pub fn tx_dropped(&self, dev: &str) -> Option<u64> {
         let dev = dev.to_string();
-        self.run(move || {
-            let text = std::fs::read_to_string("/proc/thread-self/net/dev").ok()?;
-            dev_tx_dropped(&text, &dev)
-        })
-        .ok()
-        .flatten()
+        self.run(move || tx_dropped_here(&dev)).ok().flatten()
     }
 
     /// Processes whose network namespace is this one.
@@ -327,6 +322,12 @@ pub fn kill_all_in(path: &str) {
             20
         }));
     }
+}
+
+/// [`Netns::tx_dropped`] in the calling thread's own namespace.
+pub fn tx_dropped_here(dev: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/net/dev").ok()?;
+    dev_tx_dropped(&text, dev)
 }
 
 /// A device's `tx_dropped` from `/proc/net/dev`'s text (the fourth of

@@ -398,12 +398,7 @@ pub fn run(
             .rev()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.clone())
-            .or_else(|| {
-                crate::testbed::DEFAULT_SYSCTLS
-                    .iter()
-                    .find(|(k, _)| *k == key)
-                    .map(|(_, v)| v.to_string())
-            })
+            .or_else(|| crate::testbed::default_sysctl(key).map(String::from))
             .unwrap_or_default()
     };
     if let Some(l) = &mut sender_limits {

@@ -92,12 +92,18 @@ pub const DEFAULT_SYSCTLS: &[(&str, &str)] = &[
     ("net.ipv6.conf.default.accept_ra", "0"),
 ];
 
-/// The testbed's `tcp_rmem` maximum, bytes (what [`DEFAULT_SYSCTLS`] sets).
-pub fn tcp_mem_max() -> u64 {
+/// The value [`DEFAULT_SYSCTLS`] gives `key`, if it sets it.
+pub fn default_sysctl(key: &str) -> Option<&'static str> {
     DEFAULT_SYSCTLS
         .iter()
-        .find(|(k, _)| *k == "net.ipv4.tcp_rmem")
-        .and_then(|(_, v)| v.split_whitespace().last()?.parse().ok())
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| *v)
+}
+
+/// The testbed's `tcp_rmem` maximum, bytes (what [`DEFAULT_SYSCTLS`] sets).
+pub fn tcp_mem_max() -> u64 {
+    default_sysctl("net.ipv4.tcp_rmem")
+        .and_then(|v| v.split_whitespace().last()?.parse().ok())
         .unwrap_or(0)
 }
 
@@ -440,9 +446,7 @@ impl Testbed {
         up.input_dropped = self.client.tx_dropped(TUN_NAME).unwrap_or(0);
         down.input_dropped = match (&self.server, &self.host_tun) {
             (Some(s), _) => s.tx_dropped(TUN_NAME),
-            (None, Some(h)) => std::fs::read_to_string("/proc/thread-self/net/dev")
-                .ok()
-                .and_then(|t| crate::netns::dev_tx_dropped(&t, h)),
+            (None, Some(h)) => crate::netns::tx_dropped_here(h),
             _ => None,
         }
         .unwrap_or(0);

@@ -29,15 +29,10 @@ fn serve(mut s: TcpStream, infos: &SenderInfos) {
     if s.read_exact(&mut kind).is_err() {
         return;
     }
-    if kind[0] != b'B' {
-        // The probe measures the emulator, not the scheduler: real-time
-        // priority keeps ordinary tasks from delaying the echo. Never the
-        // bulk sender: a real-time thread that never blocks takes a CPU
-        // from the receiver (an ordinary task, as every endpoint the lab
-        // runs), so the bulk flow would measure the scheduler's favour.
-        crate::sys::set_realtime(5);
-    }
     if kind[0] == b'B' {
+        // An ordinary task, as the receiver and every endpoint the lab
+        // runs: a real-time sender that never blocks would take a CPU from
+        // the receiver and measure the scheduler's favour.
         let ms = u64::from_be_bytes(kind[1..9].try_into().unwrap_or_default());
         let end = Instant::now() + Duration::from_millis(ms);
         let chunk = vec![0x5au8; 128 * 1024];
@@ -53,6 +48,9 @@ fn serve(mut s: TcpStream, infos: &SenderInfos) {
         let _ = s.shutdown(std::net::Shutdown::Write);
         let _ = s.read(&mut [0u8; 1]);
     } else {
+        // The probe measures the emulator, not the scheduler: real-time
+        // priority keeps ordinary tasks from delaying the echo.
+        crate::sys::set_realtime(5);
         let mut buf = [0u8; MSG];
         while s.read_exact(&mut buf).is_ok() {
             if s.write_all(&buf).is_err() {
