@@ -106,8 +106,11 @@ impl Wire {
 /// datagram is due, with 1 ns timer slack: tokio's timers fire on a 1 ms
 /// wheel, which sent a quarter of the datagrams back to back (gaps under
 /// 0.2 ms, measured by tcpdump at 10 Mbit/s) and made the jitter a
-/// receiver reads depend on the sender's clumping. The socket stays
-/// non-blocking: a full send buffer loses the datagram, as on a real path.
+/// receiver reads depend on the sender's clumping. A full send buffer
+/// (the host's own queue, not the path) waits until it has room and sends
+/// the same datagram, as iperf3 does: a datagram that never left the host
+/// is neither sent nor lost (counting it lost, as this did, reported loss
+/// an iperf3 server never sees and no link caused).
 pub async fn send_at_rate(
     sock: &UdpSocket,
     rate_bps: u64,
@@ -149,19 +152,28 @@ fn send_on_schedule(
     let mut buf = vec![0u8; len];
     let start = Instant::now();
     let mut seq = 0u64;
-    let send = |buf: &[u8]| match sock.send(buf) {
-        Ok(_) => Ok(()),
-        // A full socket buffer or an ICMP error from an earlier
-        // datagram: this one is lost, as on a real path.
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::WouldBlock
-            ) =>
-        {
-            Ok(())
+    let fd = std::os::fd::AsRawFd::as_raw_fd(sock);
+    // Ok(false): stopped while the send buffer was full.
+    let send = |buf: &[u8]| -> std::io::Result<bool> {
+        let mut refused = false;
+        loop {
+            match sock.send(buf) {
+                Ok(_) => return Ok(true),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if stop.load(Ordering::Relaxed) {
+                        return Ok(false);
+                    }
+                    tcpwise_sys::wait_writable(fd, 50);
+                }
+                // An ICMP error from an earlier datagram, reported on this
+                // send (and cleared by it): this one was not sent; once more.
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused && !refused => {
+                    refused = true;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => return Ok(true),
+                Err(e) => return Err(e),
+            }
         }
-        Err(e) => Err(e),
     };
     loop {
         let due = gap.mul_f64(seq as f64);
@@ -178,7 +190,9 @@ fn send_on_schedule(
             return Ok(seq);
         }
         wire.encode(&mut buf, seq);
-        send(&buf)?;
+        if !send(&buf)? {
+            return Ok(seq);
+        }
         seq += 1;
         sent.store(seq, Ordering::Relaxed);
     }

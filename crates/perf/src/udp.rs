@@ -325,9 +325,13 @@ pub enum UdpMsg {
     },
 }
 
-/// Receives until the end marker, or `limit` after the first datagram (or
-/// `limit` with none), reporting each interval to `on_interval`. Returns
-/// the counters and the seconds from the first to the last datagram.
+/// How long a receiver waits past the test's length, and past the last
+/// arrival after that, for the end marker.
+const IDLE_END: Duration = Duration::from_secs(2);
+
+/// Receives until the end marker (or see `IDLE_END`), reporting each
+/// interval to `on_interval`. Returns the counters and the seconds from
+/// the first to the last datagram.
 pub async fn receive(
     sock: &UdpSocket,
     interval: Duration,
@@ -340,7 +344,14 @@ pub async fn receive(
     let mut first: Option<Instant> = None;
     let mut last_s = 0.0;
     let mut index = 0u32;
-    let hard = tokio::time::Instant::now() + limit + Duration::from_secs(2);
+    // The end marker ends the test; without it (all its copies lost), 2 s
+    // after the test's length, or later while datagrams still arrive (an
+    // emulator or a receiver behind its schedule delivers them late: a
+    // receiver that left them in its socket counted them lost), up to 10 s
+    // past the length.
+    let begun = tokio::time::Instant::now();
+    let (soft, cap) = (begun + limit + IDLE_END, begun + limit + Duration::from_secs(10));
+    let mut hard = soft;
     loop {
         let next_tick = first.map(|f| tokio::time::Instant::from_std(f) + interval * (index + 1));
         let wait_until = next_tick.unwrap_or(hard).min(hard);
@@ -355,6 +366,7 @@ pub async fn receive(
                 if seq == END {
                     break;
                 }
+                hard = soft.max(tokio::time::Instant::now() + IDLE_END).min(cap);
                 let f = *first.get_or_insert_with(Instant::now);
                 last_s = f.elapsed().as_secs_f64();
                 stats.on_packet(seq, sent, now_ns(), n);

@@ -143,6 +143,12 @@ pub fn wait_fd(fd: RawFd, events: i16, timeout_ms: i32) -> bool {
     unsafe { libc::poll(&mut p, 1, timeout_ms) > 0 }
 }
 
+/// Waits up to `timeout_ms` for room to write on `fd`; returns whether
+/// it came.
+pub fn wait_writable(fd: RawFd, timeout_ms: i32) -> bool {
+    wait_fd(fd, libc::POLLOUT, timeout_ms)
+}
+
 /// Whether `fd` has something to read or its peer closed, without
 /// waiting or consuming anything.
 pub fn stirred(fd: RawFd) -> bool {
