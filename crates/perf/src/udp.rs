@@ -350,7 +350,10 @@ pub async fn receive(
     // receiver that left them in its socket counted them lost), up to 10 s
     // past the length.
     let begun = tokio::time::Instant::now();
-    let (soft, cap) = (begun + limit + IDLE_END, begun + limit + Duration::from_secs(10));
+    let (soft, cap) = (
+        begun + limit + IDLE_END,
+        begun + limit + Duration::from_secs(10),
+    );
     let mut hard = soft;
     loop {
         let next_tick = first.map(|f| tokio::time::Instant::from_std(f) + interval * (index + 1));
