@@ -186,8 +186,8 @@ pub fn summary(r: &Report) -> String {
         }
         if let Some(s) = &ph.score_percentile {
             out.push_str(&format!(
-                "{name}: RPM at P{}: {:.0} (goresponsiveness's first figure)\n",
-                p.percentile, s.rpm
+                "{name}: RPM at P{}: {:.0} (goresponsiveness's first figure, as it computes it: over {} rounds)\n",
+                p.percentile, s.rpm, s.rounds
             ));
         }
         let yn = |b| if b { "yes" } else { "NO" };

@@ -71,8 +71,9 @@ pub struct Phase {
     pub responsiveness_stable: bool,
     /// The draft's figure: trimmed means over the last MAD intervals.
     pub score: Option<Score>,
-    /// The same rounds with the percentile instead (goresponsiveness's
-    /// first figure).
+    /// goresponsiveness's first figure (`stats::percentile_score`), over
+    /// the rounds it would count: the scored ones once responsiveness is
+    /// stable, every round of the phase when it never was.
     pub score_percentile: Option<Score>,
     /// Every interval.
     pub intervals: Vec<Interval>,
@@ -294,7 +295,10 @@ impl Test {
             goodput_stable: gp_stable,
             responsiveness_stable: rpm_stable,
             score: stats::score(&scored, self.tm()),
-            score_percentile: stats::score(&scored, |v| stats::percentile(v, pct)),
+            score_percentile: stats::percentile_score(
+                if rpm_stable { &scored } else { &rounds },
+                pct,
+            ),
             intervals,
             rounds,
             probe_failures: failures,

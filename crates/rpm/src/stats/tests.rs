@@ -96,3 +96,28 @@ fn bands_are_the_drafts() {
     assert_eq!(band(1000.0), "Good");
     assert_eq!(band(6000.0), "Excellent");
 }
+
+#[test]
+fn the_percentile_figure_is_goresponsiveness_s_per_probe_round_trip() {
+    // Each of three probes has one slow part: per probe, a 40 ms round
+    // trip (120 / 3), in 3 of 10 probes; each part alone is slow in 1 of 10.
+    let rounds: Vec<Round> = (0..10)
+        .map(|i| Round {
+            at_s: f64::from(i),
+            tcp_ms: Some(if i == 0 { 100.0 } else { 10.0 }),
+            tls_ms: Some(if i == 1 { 100.0 } else { 10.0 }),
+            http_ms: Some(if i == 2 { 100.0 } else { 10.0 }),
+            self_ms: Some(50.0),
+        })
+        .collect();
+    let ours = percentile_score(&rounds, 90.0).unwrap();
+    assert_eq!(ours.foreign_ms, Some(40.0));
+    assert_eq!(ours.self_ms, Some(50.0));
+    assert!((ours.rpm - 60_000.0 / 45.0).abs() < 1e-9, "{ours:?}");
+    // The draft's formula with the percentile in each part's place.
+    let parts = score(&rounds, |v| percentile(v, 90.0)).unwrap();
+    assert_eq!(parts.foreign_ms, Some(10.0));
+    // Without self probes (HTTP/1.1) the figure is the foreign one alone.
+    let h1: Vec<Round> = rounds.iter().map(|r| Round { self_ms: None, ..*r }).collect();
+    assert!((percentile_score(&h1, 90.0).unwrap().rpm - 1500.0).abs() < 1e-9);
+}
