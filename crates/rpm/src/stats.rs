@@ -170,13 +170,17 @@ pub struct Score {
     pub rounds: usize,
 }
 
-/// The draft's formula with `stat` (the trimmed mean, or a percentile)
-/// over each kind of probe time:
-/// `RPM = 60000 / (1/6 (TM(tcp_f) + TM(tls_f) + TM(http_f)) + 1/2 TM(http_s))`,
-/// i.e. 60000 over the mean of the foreign round trip (the three parts'
-/// mean) and the self round trip. A kind with no sample drops out of its
-/// mean (no TLS on http://; no self probes over HTTP/1.1, then RPM is the
-/// foreign round trip's alone). `None` without any probe.
+/// The draft's formula (draft-ietf-ippm-responsiveness-04 to -09, since
+/// its February 2024 revision) with `stat` (the trimmed mean) over each
+/// kind of probe time:
+/// `Foreign = 60000 / ((TM(tcp_f) + TM(tls_f) + TM(http_f)) / 3)`,
+/// `Loaded = 60000 / TM(http_l)`, `RPM = (Foreign + Loaded) / 2`: the
+/// mean of the two RPMs, not 60000 over the mean of the two round trips
+/// (the -03 formula, which goresponsiveness keeps: `percentile_score`).
+/// A kind with no sample drops out: no TLS on http:// (the foreign round
+/// trip is then the other two parts' mean, as the draft's TCP-only case);
+/// no self probes over HTTP/1.1, then RPM is the foreign one alone.
+/// `None` without any probe.
 pub fn score(rounds: &[Round], stat: impl Fn(&[f64]) -> Option<f64>) -> Option<Score> {
     let col = |f: fn(&Round) -> Option<f64>| stat(&rounds.iter().filter_map(f).collect::<Vec<_>>());
     let (tcp, tls, http, slf) = (
@@ -187,17 +191,23 @@ pub fn score(rounds: &[Round], stat: impl Fn(&[f64]) -> Option<f64>) -> Option<S
     );
     let parts: Vec<f64> = [tcp, tls, http].into_iter().flatten().collect();
     let foreign = (!parts.is_empty()).then(|| parts.iter().sum::<f64>() / parts.len() as f64);
-    let both: Vec<f64> = [foreign, slf].into_iter().flatten().collect();
-    if both.is_empty() {
-        return None;
-    }
-    let rtt = both.iter().sum::<f64>() / both.len() as f64;
-    Some(Score {
-        rpm: if rtt > 0.0 {
-            60_000.0 / rtt
+    let per_minute = |ms: f64| {
+        if ms > 0.0 {
+            60_000.0 / ms
         } else {
             f64::INFINITY
-        },
+        }
+    };
+    let rpms: Vec<f64> = [foreign, slf]
+        .into_iter()
+        .flatten()
+        .map(per_minute)
+        .collect();
+    if rpms.is_empty() {
+        return None;
+    }
+    Some(Score {
+        rpm: rpms.iter().sum::<f64>() / rpms.len() as f64,
         foreign_ms: foreign,
         self_ms: slf,
         tcp_ms: tcp,
@@ -211,15 +221,19 @@ pub fn score(rounds: &[Round], stat: impl Fn(&[f64]) -> Option<f64>) -> Option<S
 /// it (`rpm.CalculateRpm`): the percentile of each foreign probe's round
 /// trip (its parts' sum over their count: it divides a probe's total by its
 /// three round trips) and the percentile of the self probes, then 60000
-/// over their mean. That is not the draft's formula with a percentile put
-/// in for the trimmed mean (`score`), whose parts' percentiles come from
-/// different probes (a test below: 40 ms against 10). The parts' own
-/// percentiles are kept beside it.
+/// over their mean (the -03 draft's formula: the current one averages
+/// the two RPMs, `score`). Nor does it take each part's percentile apart,
+/// as `score` takes each part's trimmed mean: those come from different
+/// probes (a test below: 40 ms against 10). The parts' own percentiles
+/// are kept beside it.
 pub fn percentile_score(rounds: &[Round], pct: f64) -> Option<Score> {
     let foreign_rtts: Vec<f64> = rounds
         .iter()
         .filter_map(|r| {
-            let parts: Vec<f64> = [r.tcp_ms, r.tls_ms, r.http_ms].into_iter().flatten().collect();
+            let parts: Vec<f64> = [r.tcp_ms, r.tls_ms, r.http_ms]
+                .into_iter()
+                .flatten()
+                .collect();
             (!parts.is_empty()).then(|| parts.iter().sum::<f64>() / parts.len() as f64)
         })
         .collect();

@@ -63,7 +63,8 @@ fn window_keeps_the_last_mad_intervals() {
 #[test]
 fn rpm_is_the_drafts_formula() {
     // Foreign parts 30, 30, 30 ms (one round trip each), self 90 ms:
-    // 1/6 * 90 + 1/2 * 90 = 60 ms, 1000 RPM.
+    // (60000 / 30 + 60000 / 90) / 2 = (2000 + 666.7) / 2 = 1333.3 RPM (the
+    // -03 draft's 60000 / (1/6 * 90 + 1/2 * 90) made it 1000).
     let r = Round {
         at_s: 0.0,
         tcp_ms: Some(30.0),
@@ -72,7 +73,7 @@ fn rpm_is_the_drafts_formula() {
         self_ms: Some(90.0),
     };
     let s = score(&[r; 10], |v| trimmed_mean(v, 95.0)).expect("score");
-    assert!((s.rpm - 1000.0).abs() < 1e-9, "{s:?}");
+    assert!((s.rpm - 4000.0 / 3.0).abs() < 1e-9, "{s:?}");
     assert_eq!(
         (s.foreign_ms, s.self_ms, s.rounds),
         (Some(30.0), Some(90.0), 10)
@@ -80,7 +81,7 @@ fn rpm_is_the_drafts_formula() {
     // http://: no TLS part, the other two make the foreign round trip.
     let plain = Round { tls_ms: None, ..r };
     let s = score(&[plain], |v| trimmed_mean(v, 95.0)).expect("score");
-    assert!((s.rpm - 1000.0).abs() < 1e-9);
+    assert!((s.rpm - 4000.0 / 3.0).abs() < 1e-9);
     // HTTP/1.1: no self probes, RPM is the foreign round trip's.
     let h1 = Round { self_ms: None, ..r };
     let s = score(&[h1], |v| trimmed_mean(v, 95.0)).expect("score");
@@ -118,6 +119,12 @@ fn the_percentile_figure_is_goresponsiveness_s_per_probe_round_trip() {
     let parts = score(&rounds, |v| percentile(v, 90.0)).unwrap();
     assert_eq!(parts.foreign_ms, Some(10.0));
     // Without self probes (HTTP/1.1) the figure is the foreign one alone.
-    let h1: Vec<Round> = rounds.iter().map(|r| Round { self_ms: None, ..*r }).collect();
+    let h1: Vec<Round> = rounds
+        .iter()
+        .map(|r| Round {
+            self_ms: None,
+            ..*r
+        })
+        .collect();
     assert!((percentile_score(&h1, 90.0).unwrap().rpm - 1500.0).abs() < 1e-9);
 }
