@@ -170,6 +170,21 @@ pub struct Score {
     pub rounds: usize,
 }
 
+/// The mean of the values present (`None` when none is).
+fn mean_of<const N: usize>(values: [Option<f64>; N]) -> Option<f64> {
+    let v: Vec<f64> = values.into_iter().flatten().collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Round trips per minute for one of `ms` milliseconds.
+fn per_minute(ms: f64) -> f64 {
+    if ms > 0.0 {
+        60_000.0 / ms
+    } else {
+        f64::INFINITY
+    }
+}
+
 /// The draft's formula (draft-ietf-ippm-responsiveness-04 to -09, since
 /// its February 2024 revision) with `stat` (the trimmed mean) over each
 /// kind of probe time:
@@ -189,15 +204,7 @@ pub fn score(rounds: &[Round], stat: impl Fn(&[f64]) -> Option<f64>) -> Option<S
         col(|r| r.http_ms),
         col(|r| r.self_ms),
     );
-    let parts: Vec<f64> = [tcp, tls, http].into_iter().flatten().collect();
-    let foreign = (!parts.is_empty()).then(|| parts.iter().sum::<f64>() / parts.len() as f64);
-    let per_minute = |ms: f64| {
-        if ms > 0.0 {
-            60_000.0 / ms
-        } else {
-            f64::INFINITY
-        }
-    };
+    let foreign = mean_of([tcp, tls, http]);
     let rpms: Vec<f64> = [foreign, slf]
         .into_iter()
         .flatten()
@@ -229,24 +236,12 @@ pub fn score(rounds: &[Round], stat: impl Fn(&[f64]) -> Option<f64>) -> Option<S
 pub fn percentile_score(rounds: &[Round], pct: f64) -> Option<Score> {
     let foreign_rtts: Vec<f64> = rounds
         .iter()
-        .filter_map(|r| {
-            let parts: Vec<f64> = [r.tcp_ms, r.tls_ms, r.http_ms]
-                .into_iter()
-                .flatten()
-                .collect();
-            (!parts.is_empty()).then(|| parts.iter().sum::<f64>() / parts.len() as f64)
-        })
+        .filter_map(|r| mean_of([r.tcp_ms, r.tls_ms, r.http_ms]))
         .collect();
     let foreign = percentile(&foreign_rtts, pct);
     let parts = score(rounds, |v| percentile(v, pct))?;
-    let both: Vec<f64> = [foreign, parts.self_ms].into_iter().flatten().collect();
-    let rtt = both.iter().sum::<f64>() / both.len() as f64;
     Some(Score {
-        rpm: if rtt > 0.0 {
-            60_000.0 / rtt
-        } else {
-            f64::INFINITY
-        },
+        rpm: per_minute(mean_of([foreign, parts.self_ms])?),
         foreign_ms: foreign,
         ..parts
     })
