@@ -160,8 +160,14 @@ _tcpwise() {
             tcpwise__subcmd__help__subcmd__emu,shell)
                 cmd="tcpwise__subcmd__help__subcmd__emu__subcmd__shell"
                 ;;
+            tcpwise__subcmd__help__subcmd__lab,merge)
+                cmd="tcpwise__subcmd__help__subcmd__lab__subcmd__merge"
+                ;;
             tcpwise__subcmd__help__subcmd__lab,report)
                 cmd="tcpwise__subcmd__help__subcmd__lab__subcmd__report"
+                ;;
+            tcpwise__subcmd__help__subcmd__lab,sweep)
+                cmd="tcpwise__subcmd__help__subcmd__lab__subcmd__sweep"
                 ;;
             tcpwise__subcmd__help__subcmd__perf,client)
                 cmd="tcpwise__subcmd__help__subcmd__perf__subcmd__client"
@@ -172,14 +178,26 @@ _tcpwise() {
             tcpwise__subcmd__lab,help)
                 cmd="tcpwise__subcmd__lab__subcmd__help"
                 ;;
+            tcpwise__subcmd__lab,merge)
+                cmd="tcpwise__subcmd__lab__subcmd__merge"
+                ;;
             tcpwise__subcmd__lab,report)
                 cmd="tcpwise__subcmd__lab__subcmd__report"
+                ;;
+            tcpwise__subcmd__lab,sweep)
+                cmd="tcpwise__subcmd__lab__subcmd__sweep"
                 ;;
             tcpwise__subcmd__lab__subcmd__help,help)
                 cmd="tcpwise__subcmd__lab__subcmd__help__subcmd__help"
                 ;;
+            tcpwise__subcmd__lab__subcmd__help,merge)
+                cmd="tcpwise__subcmd__lab__subcmd__help__subcmd__merge"
+                ;;
             tcpwise__subcmd__lab__subcmd__help,report)
                 cmd="tcpwise__subcmd__lab__subcmd__help__subcmd__report"
+                ;;
+            tcpwise__subcmd__lab__subcmd__help,sweep)
+                cmd="tcpwise__subcmd__lab__subcmd__help__subcmd__sweep"
                 ;;
             tcpwise__subcmd__perf,client)
                 cmd="tcpwise__subcmd__perf__subcmd__client"
@@ -1784,7 +1802,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__help__subcmd__lab)
-            opts="report"
+            opts="report sweep merge"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1797,7 +1815,35 @@ _tcpwise() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tcpwise__subcmd__help__subcmd__lab__subcmd__merge)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tcpwise__subcmd__help__subcmd__lab__subcmd__report)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tcpwise__subcmd__help__subcmd__lab__subcmd__sweep)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1882,7 +1928,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__lab)
-            opts="-h -V --quick --out --seed --runs --rtt --rate --traces --log --pcap --help --version report help"
+            opts="-h -V --quick --out --seed --runs --rtt --rate --traces --log --pcap --help --version report sweep merge help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1928,7 +1974,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__lab__subcmd__help)
-            opts="report help"
+            opts="report sweep merge help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1942,6 +1988,20 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__lab__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tcpwise__subcmd__lab__subcmd__help__subcmd__merge)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1969,6 +2029,38 @@ _tcpwise() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tcpwise__subcmd__lab__subcmd__help__subcmd__sweep)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tcpwise__subcmd__lab__subcmd__merge)
+            opts="-h -V --out --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tcpwise__subcmd__lab__subcmd__report)
             opts="-h -V --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1976,6 +2068,36 @@ _tcpwise() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tcpwise__subcmd__lab__subcmd__sweep)
+            opts="-h -V --out --list --resume --shard --jobs --cell-timeout --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --shard)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cell-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -410,22 +410,37 @@ complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -l timing -d 'Print
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -l report-json -d 'Print one JSON array of responses (status, headers, timings, connection report) instead of bodies (curl\'s --json is a JSON POST; -w \'%{json}\' prints curl\'s own per-transfer object)'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -s h -l help -d 'Print help'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand get" -s V -l version -d 'Print version'
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report help" -l out -d 'Directory for results.json and report.md' -r -F
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report help" -l seed -d 'Seed of every random choice' -r
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report help" -l runs -d 'Repetitions per arm' -r
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report help" -l rtt -d 'Override every experiment\'s RTT' -r
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report help" -l rate -d 'Override every experiment\'s rate' -r
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report help" -l traces -d 'Cellular traces (Mahimahi\'s format) for responsiveness\'s LTE path [default: ../shared/traces, left out where absent]' -r -F
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report help" -l log -d 'Write each direction\'s link log in Mahimahi\'s format to DIR/up.log and DIR/down.log (arrivals, capacity, departures with their time in the link; drops and CE marks as comment lines): Mahimahi\'s mm-throughput-graph and mm-delay-graph read it, `tcpwise emu plot DIR` draws it' -r -F
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report help" -l pcap -d 'Write the packets each direction delivered to DIR/up.pcap and DIR/down.pcap (raw IP, stamped when written; tcpdump -r, Wireshark)' -r -F
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report help" -l quick -d 'Shorter runs, fewer repetitions'
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report help" -s h -l help -d 'Print help'
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report help" -s V -l version -d 'Print version'
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report help" -a "report" -d 'Rebuild DIR/report.md and DIR/index.html from DIR/results.json alone'
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report help" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report sweep merge help" -l out -d 'Directory for results.json and report.md' -r -F
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report sweep merge help" -l seed -d 'Seed of every random choice' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report sweep merge help" -l runs -d 'Repetitions per arm' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report sweep merge help" -l rtt -d 'Override every experiment\'s RTT' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report sweep merge help" -l rate -d 'Override every experiment\'s rate' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report sweep merge help" -l traces -d 'Cellular traces (Mahimahi\'s format) for responsiveness\'s LTE path [default: ../shared/traces, left out where absent]' -r -F
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report sweep merge help" -l log -d 'Write each direction\'s link log in Mahimahi\'s format to DIR/up.log and DIR/down.log (arrivals, capacity, departures with their time in the link; drops and CE marks as comment lines): Mahimahi\'s mm-throughput-graph and mm-delay-graph read it, `tcpwise emu plot DIR` draws it' -r -F
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report sweep merge help" -l pcap -d 'Write the packets each direction delivered to DIR/up.pcap and DIR/down.pcap (raw IP, stamped when written; tcpdump -r, Wireshark)' -r -F
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report sweep merge help" -l quick -d 'Shorter runs, fewer repetitions'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report sweep merge help" -s h -l help -d 'Print help'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report sweep merge help" -s V -l version -d 'Print version'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report sweep merge help" -a "report" -d 'Rebuild DIR/report.md and DIR/index.html from DIR/results.json alone'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report sweep merge help" -a "sweep" -d 'Run a matrix of paths x workloads x repetitions as cells in parallel testbeds'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report sweep merge help" -a "merge" -d 'Join `lab sweep` directories (shards) of one matrix into one report'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and not __fish_seen_subcommand_from report sweep merge help" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from report" -s h -l help -d 'Print help'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from report" -s V -l version -d 'Print version'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from sweep" -l out -d 'Directory for sweep.json, cells/ and the report' -r -F
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from sweep" -l shard -d 'Run the K-th of N disjoint subsets of the cells (K from 1)' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from sweep" -l jobs -d 'At most N testbeds at once, whatever their rates [default: 4 a core and 100 Mbit/s of link rate a core, measured to hold; a link with no rate runs alone]' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from sweep" -l cell-timeout -d 'Stop a cell still running after this and record it as failed' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from sweep" -l list -d 'Print the cells (id, tool, flags) and run nothing'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from sweep" -l resume -d 'Go on in DIR: keep the cells measured, run the rest and the failed'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from sweep" -s h -l help -d 'Print help'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from sweep" -s V -l version -d 'Print version'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from merge" -l out -d 'Directory for the merged results.json, report.md and index.html' -r -F
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from merge" -s h -l help -d 'Print help'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from merge" -s V -l version -d 'Print version'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "report" -d 'Rebuild DIR/report.md and DIR/index.html from DIR/results.json alone'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "sweep" -d 'Run a matrix of paths x workloads x repetitions as cells in parallel testbeds'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "merge" -d 'Join `lab sweep` directories (shards) of one matrix into one report'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -s c -l connections -d 'Open connections' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -s t -l threads -d 'Threads, each with its own connections and event loop (default: one per CPU)' -r
@@ -517,3 +532,5 @@ complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and __fish_seen_su
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and __fish_seen_subcommand_from dispatch" -f -a "load" -d 'Closed-loop load: N connections, each sending its next request when the last reply arrived (sysbench-like); prints throughput and latency.'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and __fish_seen_subcommand_from dispatch" -f -a "aio" -d 'Asynchronous file I/O on io_uring, the report\'s own workload: C closed-loop clients, each transaction reads one 16 KiB page at a random key with O_DIRECT, updates a row and writes it back (no fsync: durability off, as in the report), under one of three disciplines:'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "report" -d 'Rebuild DIR/report.md and DIR/index.html from DIR/results.json alone'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "sweep" -d 'Run a matrix of paths x workloads x repetitions as cells in parallel testbeds'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "merge" -d 'Join `lab sweep` directories (shards) of one matrix into one report'

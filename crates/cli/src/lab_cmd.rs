@@ -55,6 +55,11 @@ pub enum LabSub {
         #[arg(value_name = "DIR")]
         dir: PathBuf,
     },
+    /// Run a matrix of paths x workloads x repetitions as cells in parallel testbeds.
+    #[command(after_help = tcpwise_lab::sweep::flags::SWEEP_HELP)]
+    Sweep(tcpwise_lab::sweep::flags::SweepArgs),
+    /// Join `lab sweep` directories (shards) of one matrix into one report.
+    Merge(tcpwise_lab::sweep::flags::MergeArgs),
 }
 
 fn at_least_one(s: &str) -> Result<usize, crate::Usage> {
@@ -65,18 +70,33 @@ fn at_least_one(s: &str) -> Result<usize, crate::Usage> {
 }
 
 pub fn run(a: LabArgs) -> Result<i32> {
-    if let Some(LabSub::Report { dir }) = &a.sub {
-        tcpwise_lab::rebuild_report(dir)?;
-        println!("report: {0}/report.md, {0}/index.html", dir.display());
-        return Ok(0);
-    }
-    let cancel = Arc::new(AtomicBool::new(false));
     // Both signals cancel; the exit status says which (130 or 143).
+    let cancel = Arc::new(AtomicBool::new(false));
     let term = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         let _ = signal_hook::flag::register(sig, cancel.clone());
     }
     let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, term.clone());
+    let signalled = || 130 + 13 * i32::from(term.load(Ordering::Relaxed));
+    match &a.sub {
+        Some(LabSub::Report { dir }) => {
+            tcpwise_lab::rebuild_report(dir)?;
+            println!("report: {0}/report.md, {0}/index.html", dir.display());
+            return Ok(0);
+        }
+        Some(LabSub::Merge(m)) => {
+            let merged = tcpwise_lab::sweep::command::merge(m)?;
+            println!("{}", merged.merged_line(&m.out));
+            return Ok(0);
+        }
+        Some(LabSub::Sweep(s)) => {
+            let exe = std::env::current_exe()?;
+            let done = tcpwise_lab::sweep::command::sweep(s, exe, cancel.clone())?;
+            println!("{}", done.line(&s.out));
+            return Ok(done.exit_code(signalled()));
+        }
+        None => {}
+    }
     let opts = LabOptions {
         out: a.out.clone(),
         quick: a.quick,
@@ -110,11 +130,7 @@ pub fn run(a: LabArgs) -> Result<i32> {
         // A step that failed after the signal was interrupted, not broken.
         Err(_) if opts.cancel.load(Ordering::Relaxed) => {
             eprintln!("tcpwise: interrupted; {}", tcpwise_lab::kept(&a.out));
-            Ok(if term.load(Ordering::Relaxed) {
-                143
-            } else {
-                130
-            })
+            Ok(signalled())
         }
         Err(e @ LabError::Usage(_)) => Err(e.into()),
         Err(e) => {

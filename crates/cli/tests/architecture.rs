@@ -48,6 +48,7 @@ const CLAP_FILES: &[&str] = &[
     "crates/emu/src/config.rs",
     "crates/emu/src/flags.rs",
     "crates/http/src/curl/flags.rs",
+    "crates/lab/src/sweep/flags.rs",
     "crates/http/src/server/flags.rs",
     "crates/perf/src/flags.rs",
     "crates/rpm/src/flags.rs",

@@ -51,10 +51,17 @@ fn keys() -> Vec<(String, String, Kind)> {
 
 /// The config file's keys as flags, in key order.
 pub fn to_args(text: &str, file: &Path) -> Result<Vec<OsString>, EmuError> {
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        EmuError::Config(format!("config {}: {}", file.display(), e.message()))
+    })?;
+    table_to_args(&table, file)
+}
+
+/// A parsed table of link keys (a config file's, or a path of `lab
+/// sweep`'s matrix) as flags, each value checked by its flag's parser;
+/// `file` names where it came from in the errors.
+pub fn table_to_args(table: &toml::Table, file: &Path) -> Result<Vec<OsString>, EmuError> {
     let bad = |what: String| EmuError::Config(format!("config {}: {what}", file.display()));
-    let table: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| bad(e.message().to_string()))?;
     let keys: BTreeMap<String, Kind> = keys().into_iter().map(|(l, _, k)| (l, k)).collect();
     // Each value is checked here, with its flag's own parser, so a bad one
     // is reported with the file's name (clap, later, would not name it).
@@ -121,7 +128,7 @@ pub fn to_args(text: &str, file: &Path) -> Result<Vec<OsString>, EmuError> {
         }
         Ok(())
     };
-    for (k, v) in &table {
+    for (k, v) in table {
         match (k.as_str(), v) {
             ("up" | "down", toml::Value::Table(t)) => {
                 for (k2, v2) in t {

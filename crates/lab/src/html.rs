@@ -153,7 +153,7 @@ pub(crate) fn bars(title: &str, unit: &str, items: &[Bar]) -> String {
 }
 
 /// Markdown (with tables) to HTML.
-fn render(md: &str) -> String {
+pub(crate) fn render(md: &str) -> String {
     let parser = pulldown_cmark::Parser::new_ext(md, pulldown_cmark::Options::ENABLE_TABLES);
     let mut out = String::new();
     pulldown_cmark::html::push_html(&mut out, parser);

@@ -23,6 +23,7 @@ pub use experiments::{
 pub mod html;
 pub mod progress;
 pub mod report;
+pub mod sweep;
 pub mod verdict;
 
 use serde::Serialize;

@@ -64,6 +64,29 @@ pub fn exec_as(cmd: &mut std::process::Command, uid: u32, gid: u32) {
     }
 }
 
+/// Makes `cmd` receive `sig` when the thread that spawned it ends
+/// (`PR_SET_PDEATHSIG`), so a supervisor killed with SIGKILL still has its
+/// children tear down what they set up. The signal follows the spawning
+/// *thread*: spawn from a thread that outlives the child. A parent that
+/// died before the call is caught by comparing the parent's pid.
+pub fn exec_with_parent_death_signal(cmd: &mut std::process::Command, sig: i32) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid before the fork; prctl, getppid and kill are
+    // async-signal-safe and touch no memory of ours.
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                libc::kill(libc::getpid(), sig);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Makes `cmd` the leader of its own process group and, with
 /// `foreground`, the terminal's foreground group, so Ctrl-C at an
 /// interactive prompt reaches the command rather than tearing down around it.

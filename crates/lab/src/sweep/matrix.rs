@@ -1,0 +1,440 @@
+//! The matrix: a TOML file of paths, link keys to vary, workloads and
+//! repetitions, expanded into cells. Sans-IO: the file's text in, cells
+//! out, or one line naming the file, the line and the key.
+//!
+//! Why paths are `emu`'s `--config` keys: a path in a sweep is then the
+//! same words as a path on the command line, checked by the same parsers
+//! (`tcpwise_emu::config::table_to_args`), and a cell's link can be rerun
+//! by hand with `tcpwise emu pair` and the flags `--list` prints.
+//!
+//! ```toml
+//! repetitions = 2
+//! [paths.dsl]
+//! rtt = "40ms"
+//! rate = "16mbit"
+//! [vary]
+//! queue = ["400KB", "fq-codel:limit=400KB"]
+//! [workloads.cubic]
+//! tool = "perf"
+//! args = ["-t", "10", "-C", "cubic"]
+//! ```
+//!
+//! Cells are every path × every combination of the `vary` values ×
+//! every workload × every repetition, in that order; each has an id made
+//! of those names (`dsl-cubic-queue=fq-codel_limit_400KB-r2`) and a seed
+//! drawn from the matrix's seed and the id, so a cell is the same cell
+//! in every shard and every rerun.
+
+use crate::sweep::Tool;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::Path;
+use toml::Spanned;
+
+/// One run: a link, a workload, a repetition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// Its place in the expansion order, from 0.
+    pub index: usize,
+    /// Deterministic id, also its file name (`cells/<id>.json`).
+    pub id: String,
+    /// The path's name.
+    pub path: String,
+    /// The varied link keys and the values this cell has.
+    pub vary: Vec<(String, String)>,
+    /// The workload's name.
+    pub workload: String,
+    /// Which tool the workload runs.
+    pub tool: Tool,
+    /// The tool's flags, as written.
+    pub args: Vec<String>,
+    /// Extra flags for the tool's server.
+    pub server_args: Vec<String>,
+    /// Repetition, from 1.
+    pub repetition: u32,
+    /// The link's seed (`--seed`).
+    pub seed: u64,
+    /// The link flags of `tcpwise emu pair`, the seed's included.
+    pub link: Vec<String>,
+    /// The largest rate the link is given (bit/s), for how many cells
+    /// run at once; `None` for unlimited or trace links, which run alone.
+    pub rate_bps: Option<u64>,
+}
+
+/// A matrix expanded into its cells.
+#[derive(Debug, Clone)]
+pub struct Matrix {
+    /// Cells in expansion order.
+    pub cells: Vec<Cell>,
+    /// A hash of every cell (ids, links, workloads, seeds): shards of one
+    /// matrix share it, shards of two differ.
+    pub fingerprint: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileDe {
+    repetitions: Option<Spanned<i64>>,
+    seed: Option<u64>,
+    #[serde(default)]
+    paths: BTreeMap<Spanned<String>, BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
+    #[serde(default)]
+    vary: BTreeMap<Spanned<String>, Spanned<Vec<toml::Value>>>,
+    #[serde(default)]
+    workloads: BTreeMap<Spanned<String>, WorkloadDe>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkloadDe {
+    tool: Spanned<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    server: Vec<String>,
+}
+
+/// Line (from 1) of byte offset `at`.
+fn line_of(text: &str, at: usize) -> usize {
+    text[..at.min(text.len())].matches('\n').count() + 1
+}
+
+/// Reads a matrix from its text; `file` names it in errors.
+pub fn parse(text: &str, file: &Path) -> Result<Matrix, String> {
+    let name = file.display();
+    let at = |span: std::ops::Range<usize>, what: String| -> String {
+        format!("{name}:{}: {what}", line_of(text, span.start))
+    };
+    let de: FileDe = toml::from_str(text).map_err(|e| match e.span() {
+        Some(span) => at(span, e.message().replace('`', "'")),
+        None => format!("{name}: {}", e.message()),
+    })?;
+    let reps = match &de.repetitions {
+        None => 1,
+        Some(r) if (1..=10_000).contains(r.get_ref()) => *r.get_ref() as u32,
+        Some(r) => {
+            return Err(at(r.span(), "'repetitions' must be 1 to 10000".to_string()));
+        }
+    };
+    let base_seed = de.seed.unwrap_or(1);
+    // Link keys, each checked by its flag's own parser.
+    let link_args = |key: &Spanned<String>, v: &toml::Value| -> Result<Vec<String>, String> {
+        let mut t = toml::Table::new();
+        t.insert(key.get_ref().clone(), v.clone());
+        tcpwise_emu::config::table_to_args(&t, file)
+            .map(|a| a.into_iter().map(os_string).collect())
+            .map_err(|e| {
+                let msg = e.to_string();
+                let msg = msg
+                    .strip_prefix(&format!("config {name}: "))
+                    .unwrap_or(&msg)
+                    .to_string();
+                at(key.span(), msg)
+            })
+    };
+    let mut paths = Vec::new();
+    for (pname, keys) in &de.paths {
+        check_name(pname, "path").map_err(|m| at(pname.span(), m))?;
+        let mut flags = Vec::new();
+        for (k, v) in keys {
+            if k.get_ref() == "seed" {
+                return Err(at(
+                    k.span(),
+                    "'seed' is the matrix's, at the top: each cell's link seed is drawn from it"
+                        .into(),
+                ));
+            }
+            flags.extend(link_args(k, v.get_ref())?);
+        }
+        paths.push((pname.get_ref().clone(), flags));
+    }
+    // Each varied key: its values as (label, flags).
+    let mut axes: Vec<Vec<(String, String, Vec<String>)>> = Vec::new();
+    for (k, values) in &de.vary {
+        if values.get_ref().is_empty() {
+            return Err(at(
+                values.span(),
+                format!("'vary.{}' has no values", k.get_ref()),
+            ));
+        }
+        let mut axis = Vec::new();
+        for v in values.get_ref() {
+            let shown = match v {
+                toml::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            axis.push((k.get_ref().clone(), shown, link_args(k, v)?));
+        }
+        axes.push(axis);
+    }
+    let mut workloads = Vec::new();
+    for (wname, w) in &de.workloads {
+        check_name(wname, "workload").map_err(|m| at(wname.span(), m))?;
+        let tool: Tool = w.tool.get_ref().parse().map_err(|m| at(w.tool.span(), m))?;
+        tool.check_args(&w.args, &w.server)
+            .map_err(|m| at(wname.span(), format!("workload '{}': {m}", wname.get_ref())))?;
+        workloads.push((wname.get_ref().clone(), tool, w));
+    }
+    let mut cells = Vec::new();
+    for (pname, pflags) in &paths {
+        for combo in combinations(&axes) {
+            for (wname, tool, w) in &workloads {
+                for rep in 1..=reps {
+                    let mut id = format!("{pname}-{wname}");
+                    let mut link = pflags.clone();
+                    let mut vary = Vec::new();
+                    for (key, shown, flags) in &combo {
+                        id.push_str(&format!("-{key}={}", sanitize(shown)));
+                        // A varied key given by the path too: the varied
+                        // value comes later on the command line and wins.
+                        link.extend(flags.iter().cloned());
+                        vary.push((key.clone(), shown.clone()));
+                    }
+                    id.push_str(&format!("-r{rep}"));
+                    let seed = fnv(&format!("{base_seed}/{id}")) >> 1;
+                    link.push("--seed".into());
+                    link.push(seed.to_string());
+                    cells.push(Cell {
+                        index: cells.len(),
+                        rate_bps: max_rate(&link),
+                        id,
+                        path: pname.clone(),
+                        vary,
+                        workload: wname.clone(),
+                        tool: *tool,
+                        args: w.args.clone(),
+                        server_args: w.server.clone(),
+                        repetition: rep,
+                        seed,
+                        link,
+                    });
+                }
+            }
+        }
+    }
+    if cells.is_empty() {
+        let missing = if paths.is_empty() {
+            "no [paths.NAME] table"
+        } else {
+            "no [workloads.NAME] table"
+        };
+        return Err(format!(
+            "{name}: the matrix expands to zero cells ({missing})"
+        ));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for c in &cells {
+        if !seen.insert(c.id.as_str()) {
+            return Err(format!(
+                "{name}: two cells have the id '{}' (values that differ only in punctuation); rename one",
+                c.id
+            ));
+        }
+    }
+    let fingerprint = format!(
+        "{:016x}",
+        fnv(&serde_json::to_string(&cells).unwrap_or_default())
+    );
+    Ok(Matrix { cells, fingerprint })
+}
+
+fn os_string(s: OsString) -> String {
+    s.to_string_lossy().into_owned()
+}
+
+/// Names become parts of ids and file names.
+fn check_name(name: &Spanned<String>, what: &str) -> Result<(), String> {
+    let n = name.get_ref();
+    if n.is_empty()
+        || !n
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    {
+        return Err(format!(
+            "{what} name '{n}': letters, digits, '_' and '.' only (it becomes part of each cell's id)"
+        ));
+    }
+    Ok(())
+}
+
+/// A value as part of an id: letters, digits, `.` and `-` kept, the rest `_`.
+fn sanitize(v: &str) -> String {
+    v.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Every combination of one value from each axis, first axis slowest.
+fn combinations<T: Clone>(axes: &[Vec<T>]) -> Vec<Vec<T>> {
+    let mut out = vec![Vec::new()];
+    for axis in axes {
+        out = out
+            .into_iter()
+            .flat_map(|prefix| {
+                axis.iter().map(move |v| {
+                    let mut p = prefix.clone();
+                    p.push(v.clone());
+                    p
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// The largest `--rate`, `--up-rate` or `--down-rate`; `None` when a
+/// direction has no rate (unlimited, or a trace).
+fn max_rate(link: &[String]) -> Option<u64> {
+    let value = |flag: &str| -> Option<u64> {
+        let i = link.iter().rposition(|a| a == flag)?;
+        link.get(i + 1)?
+            .parse::<tcpwise_units::Rate>()
+            .ok()
+            .map(|r| r.0)
+    };
+    let both = value("--rate");
+    let up = value("--up-rate").or(both)?;
+    let down = value("--down-rate").or(both)?;
+    if link.iter().any(|a| a.ends_with("-trace")) {
+        return None;
+    }
+    Some(up.max(down))
+}
+
+/// FNV-1a, 64 bits: a stable hash (std's is not stable across releases).
+pub fn fnv(s: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: &str = r#"
+repetitions = 2
+seed = 7
+
+[paths.dsl]
+rtt = "40ms"
+rate = "16mbit"
+
+[paths.fibre]
+rtt = "10ms"
+[paths.fibre.down]
+rate = "100mbit"
+[paths.fibre.up]
+rate = "20mbit"
+
+[vary]
+queue = ["400KB", "fq-codel:limit=400KB"]
+
+[workloads.cubic]
+tool = "perf"
+args = ["-t", "2", "-C", "cubic"]
+"#;
+
+    fn parse_ok(text: &str) -> Matrix {
+        parse(text, Path::new("m.toml")).unwrap()
+    }
+
+    #[test]
+    fn expands_paths_values_workloads_and_repetitions() {
+        let m = parse_ok(SMALL);
+        assert_eq!(m.cells.len(), 2 * 2 * 2);
+        let ids: Vec<&str> = m.cells.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids[0], "dsl-cubic-queue=400KB-r1");
+        assert_eq!(ids[3], "dsl-cubic-queue=fq-codel_limit_400KB-r2");
+        assert_eq!(ids[4], "fibre-cubic-queue=400KB-r1");
+        let c = &m.cells[3];
+        assert_eq!(
+            c.link[..6],
+            [
+                "--rate",
+                "16mbit",
+                "--rtt",
+                "40ms",
+                "--queue",
+                "fq-codel:limit=400KB"
+            ]
+        );
+        assert_eq!(c.rate_bps, Some(16_000_000));
+        assert_eq!(m.cells[4].rate_bps, Some(100_000_000));
+        // Seeds differ between repetitions and are the same every time.
+        assert_ne!(m.cells[0].seed, m.cells[1].seed);
+        assert_eq!(parse_ok(SMALL).fingerprint, m.fingerprint);
+        assert_eq!(parse_ok(SMALL).cells, m.cells);
+    }
+
+    #[test]
+    fn another_matrix_has_another_fingerprint() {
+        let a = parse_ok(SMALL);
+        let b = parse_ok(&SMALL.replace("seed = 7", "seed = 8"));
+        assert_ne!(a.fingerprint, b.fingerprint);
+    }
+
+    #[test]
+    fn an_unknown_key_names_file_line_and_key() {
+        let e = parse(
+            &SMALL.replace("rtt = \"10ms\"", "rtt = \"10ms\"\nrat = 3"),
+            Path::new("m.toml"),
+        )
+        .unwrap_err();
+        assert!(e.starts_with("m.toml:11: unknown key 'rat'"), "{e}");
+        let e = parse(&format!("repetition = 2\n{SMALL}"), Path::new("m.toml")).unwrap_err();
+        assert!(e.starts_with("m.toml:1: unknown field 'repetition'"), "{e}");
+        let e = parse(
+            &SMALL.replace("tool = \"perf\"", "tool = \"perf\"\nflags = []"),
+            Path::new("m.toml"),
+        )
+        .unwrap_err();
+        assert!(e.contains(":21: unknown field 'flags'"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_and_empty_matrices_are_refused() {
+        let e = parse(
+            &SMALL.replace("\"40ms\"", "\"40 parsecs\""),
+            Path::new("m.toml"),
+        )
+        .unwrap_err();
+        assert!(e.starts_with("m.toml:6: 'rtt'"), "{e}");
+        let e = parse(
+            &SMALL.replace("\"-C\", \"cubic\"", "\"--bogus\""),
+            Path::new("m.toml"),
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("workload 'cubic'") && e.contains("--bogus"),
+            "{e}"
+        );
+        let e = parse("repetitions = 1\n", Path::new("m.toml")).unwrap_err();
+        assert!(e.contains("zero cells"), "{e}");
+        let e = parse(
+            &SMALL.replace(
+                "queue = [\"400KB\", \"fq-codel:limit=400KB\"]",
+                "queue = []",
+            ),
+            Path::new("m.toml"),
+        )
+        .unwrap_err();
+        assert!(e.contains("has no values"), "{e}");
+        let e = parse(
+            &SMALL.replace("repetitions = 2", "repetitions = 0"),
+            Path::new("m.toml"),
+        )
+        .unwrap_err();
+        assert!(e.starts_with("m.toml:2: 'repetitions'"), "{e}");
+    }
+}
