@@ -6,7 +6,8 @@
 //! and drives the libraries in-process: servers (`tcpwise-perf`,
 //! `tcpwise-http`, `tcpwise-dispatch`) on threads inside the server
 //! namespace, clients on threads inside the client namespace; it starts no
-//! process of its own. Each experiment returns typed results that carry
+//! process of its own, except [`sweep`], whose cells are `tcpwise emu
+//! pair` processes so that a killed sweep loses only the cells in flight. Each experiment returns typed results that carry
 //! their own report section and plots; `results.json` and `report.md` are
 //! rewritten after every experiment, so an interrupted run keeps what it
 //! measured. Every path used reports the emulator's own error.
