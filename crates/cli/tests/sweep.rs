@@ -400,3 +400,48 @@ fn a_slurm_job_array_runs_the_shards_and_they_merge() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(merged_ids(&merged), listed(&small(), &[]));
 }
+
+#[test]
+fn rpm_and_get_cells_record_their_tools_figures() {
+    if !netns_ok("sweep rpm and get") {
+        return;
+    }
+    let dir = TempDir::new("sweep-tools");
+    let m = dir.0.join("tools.toml");
+    std::fs::write(
+        &m,
+        "[paths.dsl]\nrtt = \"40ms\"\nrate = \"20mbit\"\n\
+         [workloads.rpm]\ntool = \"rpm\"\nargs = [\"--direction\", \"down\", \"--max-duration\", \"4\"]\n\
+         server = [\"-C\", \"cubic\"]\n\
+         [workloads.page]\ntool = \"get\"\nargs = [\"/bytes/200000\"]\n",
+    )
+    .unwrap();
+    let out = dir.0.join("out");
+    let o = tcpwise(&[
+        "lab",
+        "sweep",
+        m.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    eprintln!("{err}");
+    assert!(o.status.success(), "{err}");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    for c in results["cells"].as_array().unwrap() {
+        let (unit, fig) = (c["unit"].as_str().unwrap(), c["figure"].as_f64().unwrap());
+        match c["cell"]["tool"].as_str().unwrap() {
+            // 200 KB at 20 Mbit/s / 40 ms: at least the 80 ms of bytes
+            // and two round trips, well under 10 s.
+            "get" => assert!(unit == "ms" && (150.0..10_000.0).contains(&fig), "{c}"),
+            "rpm" => {
+                assert!(unit == "RPM" && fig > 10.0, "{c}");
+                // An rpm cell runs alone: latency under load is its figure.
+                assert_eq!(c["running_max"], 1, "{c}");
+                assert!(c["tool"]["phases"].is_array());
+            }
+            t => panic!("tool {t}"),
+        }
+    }
+}

@@ -105,6 +105,7 @@ pub fn list_lines(cells: &[Cell]) -> Vec<String> {
                 match c.tool {
                     crate::sweep::Tool::Perf => "perf client",
                     crate::sweep::Tool::Rpm => "rpm",
+                    crate::sweep::Tool::Get => "get",
                 },
                 c.args.join(" "),
                 c.link.join(" ")

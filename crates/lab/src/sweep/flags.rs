@@ -10,8 +10,8 @@ use tcpwise_units::Dur;
 pub const SWEEP_HELP: &str = "\
 A matrix (TOML): [paths.NAME] tables of emu link keys (rtt, rate, queue, loss, ...: the
 --config keys, `tcpwise emu pair --help`), [vary] link keys with a list of values each,
-[workloads.NAME] with tool (perf or rpm), args (the tool's flags) and server (its server's
-extra flags), repetitions and seed. Cells: paths x [vary] values x workloads x repetitions.
+[workloads.NAME] with tool (perf, rpm, or get: its first arg the path on serve), args (the
+tool's flags) and server (its server's extra flags), repetitions and seed. Cells: paths x [vary] values x workloads x repetitions.
 
   repetitions = 2
   [paths.dsl]
@@ -83,42 +83,52 @@ pub fn check_tool_args(tool: Tool, args: &[String], server: &[String]) -> Result
             .trim_start_matches("error: ")
             .to_string()
     };
-    let (client, serve) = match tool {
+    // The tools' own `--version` flags (iperf3's -v) need a version set.
+    let cmd = |name: &'static str| Command::new(name).version("x").disable_version_flag(true);
+    let serve = tcpwise_http::server::flags::ServeArgs::augment_args(cmd("serve"));
+    let (client, serve, argv, serve_argv) = match tool {
         Tool::Perf => (
-            tcpwise_perf::flags::ClientArgs::augment_args(
-                Command::new("perf client")
-                    .version("x")
-                    .disable_version_flag(true),
-            ),
-            tcpwise_perf::flags::ServerArgs::augment_args(
-                Command::new("perf server")
-                    .version("x")
-                    .disable_version_flag(true),
-            ),
+            tcpwise_perf::flags::ClientArgs::augment_args(cmd("perf client")),
+            tcpwise_perf::flags::ServerArgs::augment_args(cmd("perf server")),
+            vec!["198.18.0.2".to_string()],
+            vec![],
         ),
         Tool::Rpm => (
-            tcpwise_rpm::flags::RpmArgs::augment_args(
-                Command::new("rpm").version("x").disable_version_flag(true),
-            ),
-            tcpwise_http::server::flags::ServeArgs::augment_args(
-                Command::new("serve")
-                    .version("x")
-                    .disable_version_flag(true),
-            ),
+            tcpwise_rpm::flags::RpmArgs::augment_args(cmd("rpm")),
+            serve,
+            vec!["https://198.18.0.2:8443".to_string()],
+            vec!["--bind", "8443", "--tls"],
         ),
+        Tool::Get => {
+            match args.first() {
+                Some(p) if p.starts_with('/') => {}
+                _ => {
+                    return Err(
+                        "get's first argument is the path to fetch from serve (/bytes/1000000)"
+                            .into(),
+                    );
+                }
+            }
+            (
+                tcpwise_http::curl::flags::GetArgs::augment_args(cmd("get")),
+                serve,
+                vec![format!("http://198.18.0.2:8080{}", args[0])],
+                vec!["--bind", "8080"],
+            )
+        }
     };
-    let peer = match tool {
-        Tool::Perf => "198.18.0.2",
-        Tool::Rpm => "https://198.18.0.2:8443",
-    };
-    let mut argv = vec!["x".to_string(), peer.into()];
-    argv.extend(args.iter().cloned());
-    argv.push("--json".into());
-    client.try_get_matches_from(argv).map_err(first_line)?;
-    let mut argv = vec!["x".to_string()];
-    if tool == Tool::Rpm {
-        argv.extend(["--bind", "8443", "--tls"].map(String::from));
+    let rest = if tool == Tool::Get { &args[1..] } else { args };
+    let mut client_argv = vec!["x".to_string()];
+    client_argv.extend(argv);
+    client_argv.extend(rest.iter().cloned());
+    if tool != Tool::Get {
+        client_argv.push("--json".into());
     }
+    client
+        .try_get_matches_from(client_argv)
+        .map_err(first_line)?;
+    let mut argv: Vec<String> = vec!["x".to_string()];
+    argv.extend(serve_argv.into_iter().map(String::from));
     argv.extend(server.iter().cloned());
     serve
         .try_get_matches_from(argv)

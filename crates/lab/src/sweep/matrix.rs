@@ -437,4 +437,24 @@ args = ["-t", "2", "-C", "cubic"]
         .unwrap_err();
         assert!(e.starts_with("m.toml:2: 'repetitions'"), "{e}");
     }
+
+    #[test]
+    fn get_and_rpm_workloads_are_checked_by_their_own_parsers() {
+        let m = |w: &str| {
+            parse(
+                &format!("[paths.a]\nrtt = \"10ms\"\nrate = \"10mbit\"\n[workloads.w]\n{w}"),
+                Path::new("m.toml"),
+            )
+        };
+        let ok = m("tool = \"get\"\nargs = [\"/bytes/100000\", \"-H\", \"X-Try: 1\"]\n").unwrap();
+        assert_eq!(ok.cells[0].tool, Tool::Get);
+        let e = m("tool = \"get\"\nargs = [\"-H\", \"X: 1\"]\n").unwrap_err();
+        assert!(e.contains("first argument is the path"), "{e}");
+        m("tool = \"rpm\"\nargs = [\"--direction\", \"down\"]\nserver = [\"-C\", \"bbr\"]\n")
+            .unwrap();
+        let e = m("tool = \"rpm\"\nserver = [\"--bogus\"]\n").unwrap_err();
+        assert!(e.contains("server:") && e.contains("--bogus"), "{e}");
+        let e = m("tool = \"iperf3\"\n").unwrap_err();
+        assert!(e.starts_with("m.toml:5: unknown tool 'iperf3'"), "{e}");
+    }
 }

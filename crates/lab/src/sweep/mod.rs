@@ -38,6 +38,9 @@ pub enum Tool {
     Perf,
     /// `tcpwise rpm` against `tcpwise serve --tls`.
     Rpm,
+    /// `tcpwise get` of a path (the first argument) from `tcpwise serve`:
+    /// its `time_total`.
+    Get,
 }
 
 impl std::str::FromStr for Tool {
@@ -46,7 +49,8 @@ impl std::str::FromStr for Tool {
         match s {
             "perf" => Ok(Tool::Perf),
             "rpm" => Ok(Tool::Rpm),
-            _ => Err(format!("unknown tool '{s}' (tools: perf, rpm)")),
+            "get" => Ok(Tool::Get),
+            _ => Err(format!("unknown tool '{s}' (tools: perf, rpm, get)")),
         }
     }
 }
@@ -57,6 +61,7 @@ impl Tool {
         match self {
             Tool::Perf => 5301,
             Tool::Rpm => 8443,
+            Tool::Get => 8080,
         }
     }
 
@@ -67,6 +72,7 @@ impl Tool {
         match self {
             Tool::Perf => words.extend(["perf", "server"].map(String::from)),
             Tool::Rpm => words.extend(["serve", "--bind", "8443", "--tls"].map(String::from)),
+            Tool::Get => words.extend(["serve", "--bind", "8080"].map(String::from)),
         }
         words.extend(extra.iter().cloned());
         words
@@ -83,6 +89,11 @@ impl Tool {
         let script = match self {
             Tool::Perf => r#"exec "$0" perf client "$TCPWISE_PEER" "$@" --json"#,
             Tool::Rpm => r#"exec "$0" rpm -k "https://$TCPWISE_PEER:8443" "$@" --json"#,
+            // The path first, then curl's flags; the body is dropped and
+            // curl's `-w '%{json}'` is the record.
+            Tool::Get => {
+                r#"p=$1; shift; exec "$0" get -s -S -o /dev/null -w '%{json}' "$@" "http://$TCPWISE_PEER:8080$p""#
+            }
         };
         let mut v = vec!["sh".to_string(), "-c".into(), script.into(), exe.into()];
         v.extend(args.iter().cloned());
@@ -115,6 +126,10 @@ impl Tool {
                     .collect();
                 Some((*rpm.last()?, rpm))
             }
+            Tool::Get => {
+                let ms = json.get("time_total")?.as_f64()? * 1000.0;
+                Some((ms, vec![ms]))
+            }
         }
     }
 
@@ -123,6 +138,7 @@ impl Tool {
         match self {
             Tool::Perf => "Mbit/s",
             Tool::Rpm => "RPM",
+            Tool::Get => "ms",
         }
     }
 }
