@@ -194,8 +194,10 @@ pub fn run_cells(
             let pid = child.id();
             let id = cell.id.clone();
             let tx = tx.clone();
-            // The thread that spawned the child must outlive it: the
-            // parent-death signal follows the spawning thread.
+            // This thread (the scheduler's) spawned the child and waits
+            // for every child before it returns: the parent-death signal
+            // follows the spawning thread, so it fires only when the
+            // sweep itself dies. Another thread just collects the output.
             std::thread::spawn(move || {
                 let _ = tx.send((id, child.wait_with_output()));
             });
