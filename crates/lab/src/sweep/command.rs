@@ -5,7 +5,7 @@
 use crate::LabError;
 use crate::sweep::flags::{MergeArgs, SweepArgs};
 use crate::sweep::matrix::{Cell, Matrix};
-use crate::sweep::run::{Event, Limit, Ran, RunOptions, run_cells};
+use crate::sweep::run::{Limit, Ran, RunOptions, run_cells};
 use crate::sweep::store::{CellRecord, Header, SweepDir};
 use crate::sweep::summary::{self, Summary};
 use std::collections::BTreeMap;
@@ -18,12 +18,8 @@ use std::sync::atomic::AtomicBool;
 pub struct Swept {
     /// What ran.
     pub ran: Ran,
-    /// The directory's report.
-    pub summary: Summary,
-    /// `--list`: nothing ran.
-    pub listed: bool,
-    /// Cells of this run (the shard's) and of the matrix.
-    pub cells: (usize, usize),
+    /// `--list`: nothing ran; the line that ends the list.
+    pub listed: Option<String>,
     /// A signal stopped it.
     pub cancelled: bool,
 }
@@ -31,16 +27,8 @@ pub struct Swept {
 impl Swept {
     /// The line said at the end.
     pub fn line(&self, out: &Path) -> String {
-        if self.listed {
-            let s = &self.summary;
-            let shard = s.shards.first().map(|k| format!(" (shard {k})"));
-            return format!(
-                "{} cells{} of {}, matrix {}",
-                self.cells.0,
-                shard.unwrap_or_default(),
-                self.cells.1,
-                s.fingerprint
-            );
+        if let Some(line) = &self.listed {
+            return line.clone();
         }
         let (r, out) = (&self.ran, out.display());
         let mut s = format!(
@@ -134,11 +122,15 @@ pub fn sweep(a: &SweepArgs, exe: PathBuf, cancel: Arc<AtomicBool>) -> Result<Swe
         for l in list_lines(&cells) {
             println!("{l}");
         }
+        let shard = a.shard.map(|s| format!(" (shard {s})"));
         return Ok(Swept {
             ran: Ran::default(),
-            summary: summary::summarize(&[header(a, &matrix, &cells)], &BTreeMap::new()),
-            listed: true,
-            cells: (cells.len(), total),
+            listed: Some(format!(
+                "{} cells{} of {total}, matrix {}",
+                cells.len(),
+                shard.unwrap_or_default(),
+                matrix.fingerprint
+            )),
             cancelled: false,
         });
     }
@@ -171,11 +163,10 @@ pub fn sweep(a: &SweepArgs, exe: PathBuf, cancel: Arc<AtomicBool>) -> Result<Swe
             )));
         }
     }
-    let done: Vec<&CellRecord> = records.values().filter(|r| r.ok).collect();
     if !records.is_empty() && !a.resume {
         return Err(usage(format!(
             "{out} already holds {} of these {} cells: --resume to run the rest, or another --out",
-            done.len(),
+            records.values().filter(|r| r.ok).count(),
             cells.len()
         )));
     }
@@ -219,19 +210,14 @@ pub fn sweep(a: &SweepArgs, exe: PathBuf, cancel: Arc<AtomicBool>) -> Result<Swe
     };
     let n_todo = todo.len();
     let mut finished = 0;
-    let ran = run_cells(&dir, todo, &matrix.fingerprint, &opts, &mut |e| match e {
-        Event::Started(..) => {}
-        Event::Finished(r) => {
-            finished += 1;
-            eprintln!("[{finished}/{n_todo}] {}", cell_line(r));
-        }
+    let ran = run_cells(&dir, todo, &matrix.fingerprint, &opts, &mut |r| {
+        finished += 1;
+        eprintln!("[{finished}/{n_todo}] {}", cell_line(r));
     })?;
-    let summary = write_report(&a.out, &[head])?;
+    write_report(&a.out, &[head])?;
     Ok(Swept {
         ran,
-        summary,
-        listed: false,
-        cells: (cells.len(), total),
+        listed: None,
         cancelled: cancel.load(std::sync::atomic::Ordering::Relaxed),
     })
 }
@@ -366,7 +352,6 @@ pub fn merge(a: &MergeArgs) -> Result<Summary, LabError> {
         },
         ..headers[0].clone()
     };
-    let s = write_report_of(&a.out, &headers, &records)?;
     // The merged directory is a sweep directory again: it can be merged
     // further or resumed into.
     let dir = SweepDir {
@@ -376,6 +361,5 @@ pub fn merge(a: &MergeArgs) -> Result<Summary, LabError> {
     for r in records.values() {
         dir.write_cell(r)?;
     }
-    let _ = std::fs::remove_dir(dir.tmp_dir());
-    Ok(s)
+    write_report_of(&a.out, &headers, &records)
 }

@@ -56,6 +56,15 @@ impl std::str::FromStr for Tool {
 }
 
 impl Tool {
+    /// The client's command, as `--list` shows it.
+    pub fn command(self) -> &'static str {
+        match self {
+            Tool::Perf => "perf client",
+            Tool::Rpm => "rpm",
+            Tool::Get => "get",
+        }
+    }
+
     /// The TCP port its server listens on.
     pub fn port(self) -> u16 {
         match self {

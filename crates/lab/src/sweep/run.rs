@@ -105,14 +105,6 @@ pub struct RunOptions {
     pub cancel: Arc<AtomicBool>,
 }
 
-/// What happened to a cell, as it happens.
-pub enum Event<'a> {
-    /// A cell started; testbeds now running.
-    Started(&'a Cell, usize),
-    /// A cell finished and was written.
-    Finished(&'a CellRecord),
-}
-
 /// What a run did.
 #[derive(Debug, Default)]
 pub struct Ran {
@@ -162,13 +154,14 @@ struct Running {
     timed_out: bool,
 }
 
-/// Runs `cells` in order into `dir`, reporting each step to `event`.
+/// Runs `cells` in order into `dir`, handing each cell written to
+/// `finished`.
 pub fn run_cells(
     dir: &SweepDir,
     cells: Vec<Cell>,
     fingerprint: &str,
     opts: &RunOptions,
-    event: &mut dyn FnMut(Event),
+    finished: &mut dyn FnMut(&CellRecord),
 ) -> std::io::Result<Ran> {
     let mut pending: VecDeque<Cell> = cells.into();
     let mut running: BTreeMap<String, Running> = BTreeMap::new();
@@ -183,10 +176,9 @@ pub fn run_cells(
                 tcpwise_sys::kill(r.pid as i32, 15);
             }
         }
-        while !cancelled && !pending.is_empty() {
+        while let Some(next) = pending.front() {
             let rates: Vec<Option<u64>> = running.values().map(|r| budget_rate(&r.cell)).collect();
-            let Some(next) = pending.front() else { break };
-            if !opts.limit.fits(next, &rates) {
+            if cancelled || !opts.limit.fits(next, &rates) {
                 break;
             }
             let cell = pending.pop_front().expect("front exists");
@@ -205,7 +197,6 @@ pub fn run_cells(
             for r in running.values_mut() {
                 r.max = r.max.max(now_running);
             }
-            event(Event::Started(&cell, now_running));
             running.insert(
                 cell.id.clone(),
                 Running {
@@ -232,21 +223,20 @@ pub fn run_cells(
                     continue;
                 };
                 let out = out?;
-                let code = out.status.code();
                 // A cell a signal stopped measured nothing whole.
                 if stopping && !out.status.success() && !r.timed_out {
                     ran.interrupted += 1;
                     let _ = std::fs::remove_file(stats_file(&dir.tmp_dir(), &id));
                     continue;
                 }
-                let rec = record(r, &out, code, fingerprint, &dir.tmp_dir());
+                let rec = record(r, &out, fingerprint, &dir.tmp_dir());
                 dir.write_cell(&rec)?;
                 if rec.ok {
                     ran.ok += 1;
                 } else {
                     ran.failed += 1;
                 }
-                event(Event::Finished(&rec));
+                finished(&rec);
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 for r in running.values_mut() {
@@ -294,7 +284,7 @@ fn tool_json(stdout: &[u8]) -> Option<serde_json::Value> {
     serde_json::from_str(text[at..].trim()).ok()
 }
 
-fn record(r: Running, out: &Output, code: Option<i32>, fp: &str, tmp: &Path) -> CellRecord {
+fn record(r: Running, out: &Output, fp: &str, tmp: &Path) -> CellRecord {
     let ticks = match (r.ticks, cpu_ticks()) {
         (Some(a), Some(b)) if b.0 > a.0 => Some((b.0 - a.0, b.1 - a.1, b.2 - a.2)),
         _ => None,
@@ -341,7 +331,7 @@ fn record(r: Running, out: &Output, code: Option<i32>, fp: &str, tmp: &Path) -> 
         fingerprint: fp.to_string(),
         version: tcpwise_outcome::version().to_string(),
         ok,
-        exit_code: code,
+        exit_code: out.status.code(),
         error,
         figure,
         unit: r.cell.tool.unit().to_string(),
