@@ -16,7 +16,8 @@ pub struct LabArgs {
     #[command(subcommand)]
     pub sub: Option<LabSub>,
     /// Experiments to run (default: all): buffers, idle-selection, read-slow-start, completion,
-    /// responsiveness.
+    /// responsiveness, cold-start, head-of-line. Completion and responsiveness run alone,
+    /// after the others, which run at once.
     #[arg(value_name = "EXPERIMENT")]
     pub experiments: Vec<String>,
     /// Shorter runs, fewer repetitions.
@@ -109,9 +110,11 @@ pub fn run(a: LabArgs) -> Result<i32> {
         traces: a.traces.clone(),
         // The edge reads the environment; the library takes it in code.
         require_io_uring: std::env::var_os("TCPWISE_REQUIRE_IO_URING").is_some(),
+        slots: Some(tcpwise_lab::sweep::slots::Slots::for_this_machine()),
     };
     // Bad requests are refused before anything is set up or written.
     let plan = tcpwise_lab::plan(&opts, &a.experiments)?;
+    eprintln!("tcpwise lab: {}", plan.schedule(&opts));
     let progress = Bars::new();
     let result = plan.run(&opts, &progress);
     progress.clear();

@@ -59,6 +59,19 @@ impl Drop for Server {
     }
 }
 
+/// What a testbed's workload asks of the machine, for its slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Load {
+    /// It fills its link: the link's rate counts against the budget (the
+    /// rule the sweep's cells were measured under).
+    Link,
+    /// One small request at a time (a handshake and a 1 KB object):
+    /// it counts as a testbed, not as link rate, since it never fills
+    /// its link (cold start: 100 Mbit/s links carrying about 5 KB a
+    /// round trip).
+    OneRequestAtATime,
+}
+
 /// A pair testbed with the servers an experiment started in it. Fields
 /// drop in order: the servers stop before the namespaces go.
 pub struct Bed {
@@ -71,6 +84,8 @@ pub struct Bed {
     pub rate_mbit: f64,
     /// Text description (path and the sysctls the experiment set).
     pub desc: String,
+    /// Its slot, given back after the namespaces are gone.
+    slot: Option<crate::sweep::slots::Slot>,
 }
 
 /// A multi-thread runtime like the `tcpwise` binary's (one worker per core).
@@ -98,15 +113,46 @@ impl Bed {
     }
 
     /// Starts a pair testbed on `spec` as given (the experiment applies
-    /// the overrides it honours); `name` names its record directory.
+    /// the overrides it honours); `name` names its record directory. Its
+    /// link's rate counts against the slots' budget.
     pub fn start_path(
         opts: &LabOptions,
         spec: &PathSpec,
         name: &str,
         server_sysctls: Vec<(String, String)>,
     ) -> Result<Bed, LabError> {
+        Bed::start_path_as(opts, spec, name, server_sysctls, Load::Link)
+    }
+
+    /// [`Bed::start_path`] for a workload that loads the machine as
+    /// `load` says.
+    pub fn start_path_as(
+        opts: &LabOptions,
+        spec: &PathSpec,
+        name: &str,
+        server_sysctls: Vec<(String, String)>,
+        load: Load,
+    ) -> Result<Bed, LabError> {
         let (up, down) = spec.resolve()?;
         let desc = tcpwise_emu::path::summarize(&up, &down).to_string();
+        // Its link's mean rate counts against the slots' budget (a
+        // trace's mean); an unlimited link runs alone.
+        let demand = match load {
+            Load::Link => up
+                .capacity
+                .mean_bps()
+                .zip(down.capacity.mean_bps())
+                .map(|(u, d)| u.max(d) as u64),
+            Load::OneRequestAtATime => Some(0),
+        };
+        let slot = match &opts.slots {
+            Some(slots) => Some(
+                slots
+                    .take(demand, &opts.cancel)
+                    .ok_or(LabError::Interrupted)?,
+            ),
+            None => None,
+        };
         let mut cfg = TestbedConfig::pair(up, down);
         cfg.server_sysctls = server_sysctls.clone();
         cfg.record = opts.record.for_testbed(name);
@@ -119,6 +165,7 @@ impl Bed {
         Ok(Bed {
             tb,
             servers: Vec::new(),
+            slot,
             rtt_ms: rtt as f64 / 1e6,
             rate_mbit: spec.rate.unwrap_or(0) as f64 / 1e6,
             desc: if sys.is_empty() {
@@ -282,6 +329,7 @@ impl Bed {
             tb,
             rtt_ms,
             desc,
+            slot,
             ..
         } = self;
         // Every server stops; the first failure (which names its server) is reported.
@@ -292,6 +340,7 @@ impl Bed {
             }
         }
         let [up, down] = tb.shutdown()?;
+        drop(slot);
         if let Some(e) = first_err {
             return Err(e);
         }

@@ -135,6 +135,9 @@ pub struct LabOptions {
     /// Fail, rather than leave out, the io_uring rows where io_uring is
     /// not there (CI sets it where the kernel has io_uring).
     pub require_io_uring: bool,
+    /// Testbeds at once: each takes a slot before it starts (`None`: no
+    /// limit, the unit tests' plans).
+    pub slots: Option<Arc<sweep::slots::Slots>>,
 }
 
 impl LabOptions {
@@ -152,6 +155,7 @@ impl LabOptions {
             cancel: Default::default(),
             traces: None,
             require_io_uring: false,
+            slots: None,
         }
     }
 
@@ -373,12 +377,19 @@ pub trait Progress: Sync {
 }
 
 /// An experiment.
-pub trait Experiment {
+pub trait Experiment: Sync {
     /// Its name on the command line.
     fn name(&self) -> &'static str;
     /// Refuses options it cannot run with, before anything is set up.
     fn validate(&self, _opts: &LabOptions) -> Result<(), LabError> {
         Ok(())
+    }
+    /// Whether it needs the machine to itself: its figures move when
+    /// other testbeds share the cores (a saturating load, or latency under
+    /// load). The others run at once, their testbeds within the slots'
+    /// limit; these run after them, one at a time.
+    fn alone(&self) -> bool {
+        false
     }
     /// Runs it, reporting its steps to `progress`.
     fn run(&self, opts: &LabOptions, progress: &dyn Progress)
@@ -537,27 +548,166 @@ pub fn plan(opts: &LabOptions, names: &[String]) -> Result<Plan, LabError> {
 }
 
 impl Plan {
-    /// Runs the experiments, writing the report after each.
+    /// The experiments in the order they start: those that share the
+    /// machine first (at once), then those that need it alone.
+    pub fn order(&self) -> (Vec<&'static str>, Vec<&'static str>) {
+        let (alone, shared): (Vec<_>, Vec<_>) = self.chosen.iter().partition(|e| e.alone());
+        let names = |v: Vec<&Box<dyn Experiment>>| v.iter().map(|e| e.name()).collect();
+        (names(shared), names(alone))
+    }
+
+    /// One line on how the run is scheduled, printed before it starts.
+    pub fn schedule(&self, opts: &LabOptions) -> String {
+        let (shared, alone) = self.order();
+        let limit = opts.slots.as_ref().map_or("no limit".to_string(), |s| {
+            let l = s.limit();
+            format!(
+                "at most {} testbeds and {} Mbit/s of link rate at once ({})",
+                l.testbeds,
+                l.rate_bps / 1_000_000,
+                l.why
+            )
+        });
+        let mut parts = Vec::new();
+        if !shared.is_empty() {
+            parts.push(format!("at once: {} ({limit})", shared.join(", ")));
+        }
+        if !alone.is_empty() {
+            parts.push(format!("then alone: {}", alone.join(", ")));
+        }
+        parts.join("; ")
+    }
+
+    /// Runs the experiments, writing the report after each: those that
+    /// share the machine at once (each testbed within `opts.slots`), then
+    /// each that needs it alone. The report keeps [`all`]'s order
+    /// whichever finishes first. A failure stops the others and is what
+    /// the run returns.
     pub fn run(
         self,
         opts: &LabOptions,
         progress: &dyn Progress,
     ) -> Result<Vec<ExperimentResult>, LabError> {
-        let mut done = Vec::new();
         // An earlier run's pages would pass for this run's when it stops
         // before its first experiment ends: they go first.
         for f in ["results.json", "report.md", "index.html"] {
             let _ = std::fs::remove_file(opts.out.join(f));
         }
-        for e in self.chosen {
-            opts.check()?;
-            let r = e.run(opts, progress)?;
-            done.push(r);
-            let header = report::write_json(opts, &done)?;
-            let entries: Vec<report::Entry> = done.iter().map(Into::into).collect();
-            write_pages(&opts.out, &header, &entries)?;
+        // The experiments stop on the user's signal or a sibling's
+        // failure; only the first is an interruption.
+        let inner = LabOptions {
+            cancel: Arc::new(AtomicBool::new(false)),
+            ..opts.clone()
+        };
+        let n = self.chosen.len();
+        let done: std::sync::Mutex<Vec<Option<ExperimentResult>>> =
+            std::sync::Mutex::new((0..n).map(|_| None).collect());
+        let first_err: std::sync::Mutex<Option<LabError>> = std::sync::Mutex::new(None);
+        let finished = |i: usize, r: Result<ExperimentResult, LabError>| -> Result<(), LabError> {
+            match r {
+                Ok(r) => {
+                    let mut d = done.lock().unwrap_or_else(|p| p.into_inner());
+                    d[i] = Some(r);
+                    let sofar: Vec<ExperimentResult> = d.iter().flatten().cloned().collect();
+                    let header = report::write_json(opts, &sofar)?;
+                    let entries: Vec<report::Entry> = sofar.iter().map(Into::into).collect();
+                    write_pages(&opts.out, &header, &entries)?;
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            }
+        };
+        let fail = |e: LabError| {
+            inner.cancel.store(true, Ordering::Relaxed);
+            let mut f = first_err.lock().unwrap_or_else(|p| p.into_inner());
+            // A sibling stopped by the failure says Interrupted: the
+            // failure is what the run reports.
+            if f.is_none() || matches!(*f, Some(LabError::Interrupted)) {
+                *f = Some(e);
+            }
+        };
+        let (shared, alone): (Vec<_>, Vec<_>) = self
+            .chosen
+            .iter()
+            .enumerate()
+            .partition(|(_, e)| !e.alone());
+        let running = AtomicBool::new(true);
+        std::thread::scope(|s| {
+            // The user's signal reaches the experiments through `inner`.
+            s.spawn(|| {
+                while running.load(Ordering::Relaxed) {
+                    if opts.cancel.load(Ordering::Relaxed) {
+                        inner.cancel.store(true, Ordering::Relaxed);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+            });
+            let hs: Vec<_> = shared
+                .iter()
+                .map(|&(i, e)| {
+                    let (inner, finished, fail) = (&inner, &finished, &fail);
+                    s.spawn(move || {
+                        if let Err(e) = inner
+                            .check()
+                            .and_then(|()| finished(i, e.run(inner, progress)))
+                        {
+                            fail(e);
+                        }
+                    })
+                })
+                .collect();
+            for h in hs {
+                if h.join().is_err() {
+                    fail(LabError::Server {
+                        what: "lab",
+                        source: std::io::Error::other("an experiment's thread panicked"),
+                    });
+                }
+            }
+            for &(i, e) in &alone {
+                if let Err(e) = inner
+                    .check()
+                    .and_then(|()| finished(i, e.run(&inner, progress)))
+                {
+                    fail(e);
+                    break;
+                }
+            }
+            running.store(false, Ordering::Relaxed);
+        });
+        if let Some(e) = first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(e);
         }
-        Ok(done)
+        Ok(done
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .into_iter()
+            .flatten()
+            .collect())
+    }
+}
+
+/// The report header's sentence on what ran at once (empty without
+/// slots).
+pub(crate) fn at_once(opts: &LabOptions) -> String {
+    match &opts.slots {
+        Some(s) => {
+            let l = s.limit();
+            format!(
+                " Testbeds at once: at most {} within {} Mbit/s of link rate ({}), {} at most so far; {} ran alone, after the others.",
+                l.testbeds,
+                l.rate_bps / 1_000_000,
+                l.why,
+                s.most(),
+                all()
+                    .iter()
+                    .filter(|e| e.alone())
+                    .map(|e| e.name())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            )
+        }
+        None => String::new(),
     }
 }
 
@@ -590,5 +740,145 @@ impl tcpwise_outcome::Classify for LabError {
             LabError::Io(_) => Class::Emulator,
             _ => Class::Failed,
         })
+    }
+}
+
+#[cfg(test)]
+mod schedule_tests {
+    use super::*;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    /// An experiment that logs its start and end, waits `ms` (checking
+    /// for a stop), and fails if told to.
+    struct Fake {
+        name: &'static str,
+        alone: bool,
+        ms: u64,
+        fail: bool,
+        log: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Experiment for Fake {
+        fn name(&self) -> &'static str {
+            self.name
+        }
+        fn alone(&self) -> bool {
+            self.alone
+        }
+        fn run(&self, opts: &LabOptions, _: &dyn Progress) -> Result<ExperimentResult, LabError> {
+            self.log
+                .lock()
+                .unwrap()
+                .push(format!("start {}", self.name));
+            for _ in 0..self.ms / 10 {
+                if let Err(e) = opts.check() {
+                    self.log
+                        .lock()
+                        .unwrap()
+                        .push(format!("stopped {}", self.name));
+                    return Err(e);
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if self.fail {
+                return Err(LabError::TooFew(format!("{} failed", self.name)));
+            }
+            self.log.lock().unwrap().push(format!("end {}", self.name));
+            let r = Rendered {
+                markdown: format!("## {}\n", self.name),
+                plots: vec![],
+                headline: Headline {
+                    seed: "seed".into(),
+                    ours: "ours".into(),
+                    verdict: None,
+                },
+            };
+            Ok(ExperimentResult::of(
+                self.name,
+                Summary::new(),
+                Details::IdleSelection(Default::default()),
+                vec![],
+                r,
+            ))
+        }
+    }
+
+    struct Quiet;
+    impl Progress for Quiet {
+        fn step(&self, _: &str, _: u64) -> usize {
+            0
+        }
+        fn inc(&self, _: usize, _: u64) {}
+        fn done(&self, _: usize, _: &str) {}
+    }
+
+    fn run(
+        spec: &[(&'static str, bool, u64, bool)],
+    ) -> (Result<Vec<String>, LabError>, Vec<String>) {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let chosen: Vec<Box<dyn Experiment>> = spec
+            .iter()
+            .map(|&(name, alone, ms, fail)| {
+                Box::new(Fake {
+                    name,
+                    alone,
+                    ms,
+                    fail,
+                    log: log.clone(),
+                }) as Box<dyn Experiment>
+            })
+            .collect();
+        let out = std::env::temp_dir().join(format!(
+            "tcpwise-lab-schedule-{}-{}",
+            std::process::id(),
+            spec.len() + usize::from(spec.iter().any(|s| s.3))
+        ));
+        std::fs::create_dir_all(&out).unwrap();
+        let opts = LabOptions {
+            out: out.clone(),
+            slots: Some(sweep::slots::Slots::for_this_machine()),
+            ..LabOptions::for_tests(true, None)
+        };
+        let r = Plan { chosen }
+            .run(&opts, &Quiet)
+            .map(|v| v.into_iter().map(|e| e.name).collect());
+        let order = crate::report::Saved::load(&out).map(|s| s.order.clone());
+        let _ = std::fs::remove_dir_all(&out);
+        if let (Ok(names), Ok(order)) = (&r, order) {
+            assert_eq!(names, &order, "results.json keeps the chosen order");
+        }
+        let log = log.lock().unwrap().clone();
+        (r, log)
+    }
+
+    #[test]
+    fn shared_experiments_run_at_once_then_the_alone_ones_in_order() {
+        let (r, log) = run(&[
+            ("slow", false, 300, false),
+            ("by-itself", true, 50, false),
+            ("fast", false, 100, false),
+        ]);
+        assert_eq!(r.unwrap(), ["slow", "by-itself", "fast"]);
+        let at = |what: &str| log.iter().position(|l| l == what).unwrap();
+        // Both shared ones start before either ends; the alone one starts
+        // after both ended.
+        assert!(at("start slow") < at("end fast") && at("start fast") < at("end slow"));
+        assert!(at("start by-itself") > at("end slow").max(at("end fast")));
+    }
+
+    #[test]
+    fn a_failure_stops_the_others_and_is_what_the_run_returns() {
+        let (r, log) = run(&[
+            ("long", false, 5_000, false),
+            ("broken", false, 50, true),
+            ("after", true, 10, false),
+        ]);
+        assert!(
+            matches!(r, Err(LabError::TooFew(ref m)) if m == "broken failed"),
+            "{r:?}"
+        );
+        assert!(log.contains(&"stopped long".to_string()), "{log:?}");
+        assert!(!log.contains(&"start after".to_string()), "{log:?}");
     }
 }

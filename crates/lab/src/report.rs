@@ -46,7 +46,8 @@ impl From<&ExperimentResult> for Entry {
 pub struct Saved {
     /// The run's header line.
     pub header: String,
-    /// The experiments' names in the order they ran.
+    /// The experiments' names in report order (the order chosen; some
+    /// run at once).
     pub order: Vec<String>,
     /// Each experiment, under its name with `_` for `-`.
     pub experiments: std::collections::BTreeMap<String, Entry>,
@@ -115,11 +116,12 @@ pub fn write_json(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Resu
         .unwrap_or_default();
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let header = format!(
-        "tcpwise {}, kernel {kernel}, {cores} x {cpu}, seed {}{}. Every testbed namespace gets {} before the experiment's own sysctls (listed with each path).",
+        "tcpwise {}, kernel {kernel}, {cores} x {cpu}, seed {}{}. Every testbed namespace gets {} before the experiment's own sysctls (listed with each path).{}",
         tcpwise_outcome::version(),
         opts.seed,
         if opts.quick { ", quick" } else { "" },
-        tcpwise_emu::testbed::sysctls_text(tcpwise_emu::testbed::DEFAULT_SYSCTLS)
+        tcpwise_emu::testbed::sysctls_text(tcpwise_emu::testbed::DEFAULT_SYSCTLS),
+        crate::at_once(opts)
     );
     let doc = ResultsFile {
         tcpwise_version: tcpwise_outcome::version(),

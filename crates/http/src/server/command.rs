@@ -132,6 +132,7 @@ pub fn serve(
         congestion: a.congestion.clone(),
         fastopen: a.tfo.then_some(tcpwise_tcp::fastopen::LISTEN_QUEUE),
         http3: a.http3,
+        quic_book: None,
     };
     let tfo = if a.tfo {
         match tcpwise_tcp::fastopen::sysctl_value() {

@@ -59,16 +59,17 @@ pub async fn serve(
     lim: Limits,
     stop: Shutdown,
     log: bool,
+    book: Option<QuicBook>,
 ) -> io::Result<()> {
     let mut tasks = tokio::task::JoinSet::new();
     loop {
         tokio::select! {
             inc = endpoint.accept() => {
                 let Some(inc) = inc else { break };
-                let (root, stop) = (root.clone(), stop.clone());
+                let (root, stop, book) = (root.clone(), stop.clone(), book.clone());
                 tasks.spawn(async move {
                     let peer = inc.remote_address();
-                    if let Err(e) = connection(inc, root, lim, stop).await && log {
+                    if let Err(e) = connection(inc, root, lim, stop, book).await && log {
                         log!("http3 peer={peer} ended: {e}");
                     }
                 });
@@ -94,11 +95,12 @@ async fn connection(
     root: Option<Arc<files::Root>>,
     lim: Limits,
     stop: Shutdown,
+    book: Option<QuicBook>,
 ) -> Result<(), Error> {
     let conn = tokio::time::timeout(lim.header_timeout, inc)
         .await
         .map_err(|_| "QUIC handshake took longer than --header-timeout")??;
-    let _counted = Counted::new(&conn);
+    let _counted = Counted::new(&conn, book.as_ref());
     let mut h3c: h3::server::Connection<_, Bytes> =
         h3::server::Connection::new(h3_quinn::Connection::new(conn.clone())).await?;
     let mut requests = tokio::task::JoinSet::new();
@@ -155,47 +157,77 @@ impl QuicTotals {
     }
 }
 
-/// Ended connections' totals, and the live ones (read when asked: a
-/// connection's statistics grow while it lives).
-static BOOK: std::sync::Mutex<(QuicTotals, Vec<quinn::Connection>)> = std::sync::Mutex::new((
-    QuicTotals {
-        connections: 0,
-        sent_packets: 0,
-        lost_packets: 0,
-    },
-    Vec::new(),
-));
+/// A book of served QUIC connections: the ended ones' totals and the
+/// live ones (read when asked: a connection's statistics grow while it
+/// lives). Every connection goes in the process-wide book ([`totals`]);
+/// a server given its own ([`super::ServeOptions::quic_book`]) also
+/// counts its connections there, so servers running at once in one
+/// process (the lab's testbeds) are told apart.
+#[derive(Clone, Default)]
+pub struct QuicBook(Arc<std::sync::Mutex<Book>>);
 
-/// The QUIC servers' loss recovery so far: ended connections and the
-/// live ones as they stand now.
-pub fn totals() -> QuicTotals {
-    let book = BOOK.lock().unwrap_or_else(|p| p.into_inner());
-    let mut t = book.0;
-    for c in &book.1 {
-        t.add(&c.stats());
-    }
-    t
+#[derive(Default)]
+struct Book {
+    ended: QuicTotals,
+    live: Vec<quinn::Connection>,
 }
 
-/// A served connection in [`BOOK`] while it lives; its final figures
+impl std::fmt::Debug for QuicBook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("QuicBook").field(&self.totals()).finish()
+    }
+}
+
+impl QuicBook {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Book> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Its connections' loss recovery so far: the ended ones and the live
+    /// ones as they stand now.
+    pub fn totals(&self) -> QuicTotals {
+        let book = self.lock();
+        let mut t = book.ended;
+        for c in &book.live {
+            t.add(&c.stats());
+        }
+        t
+    }
+}
+
+static BOOK: std::sync::LazyLock<QuicBook> = std::sync::LazyLock::new(QuicBook::default);
+
+/// The QUIC servers' loss recovery so far, process-wide: ended
+/// connections and the live ones as they stand now.
+pub fn totals() -> QuicTotals {
+    BOOK.totals()
+}
+
+/// A served connection in its books while it lives; its final figures
 /// move to the ended totals when it ends, however it ends.
-struct Counted(quinn::Connection);
+struct Counted(quinn::Connection, Vec<QuicBook>);
 
 impl Counted {
-    fn new(c: &quinn::Connection) -> Counted {
-        let mut book = BOOK.lock().unwrap_or_else(|p| p.into_inner());
-        book.0.connections += 1;
-        book.1.push(c.clone());
-        Counted(c.clone())
+    fn new(c: &quinn::Connection, own: Option<&QuicBook>) -> Counted {
+        let books: Vec<QuicBook> = std::iter::once(&*BOOK).chain(own).cloned().collect();
+        for b in &books {
+            let mut book = b.lock();
+            book.ended.connections += 1;
+            book.live.push(c.clone());
+        }
+        Counted(c.clone(), books)
     }
 }
 
 impl Drop for Counted {
     fn drop(&mut self) {
-        let mut book = BOOK.lock().unwrap_or_else(|p| p.into_inner());
         let id = self.0.stable_id();
-        book.1.retain(|c| c.stable_id() != id);
-        book.0.add(&self.0.stats());
+        let stats = self.0.stats();
+        for b in &self.1 {
+            let mut book = b.lock();
+            book.live.retain(|c| c.stable_id() != id);
+            book.ended.add(&stats);
+        }
     }
 }
 

@@ -97,6 +97,10 @@ pub struct ServeOptions {
     /// `--http3`: HTTP/3 over QUIC on UDP, on the TCP listener's port
     /// (needs `tls`: its certificate and tickets, ALPN `h3`).
     pub http3: bool,
+    /// With `http3`: a book this server's QUIC connections are also
+    /// counted in (beside the process-wide [`h3::totals`]), for a program
+    /// running several servers at once.
+    pub quic_book: Option<h3::QuicBook>,
 }
 
 impl ServeOptions {
@@ -117,6 +121,7 @@ impl ServeOptions {
             congestion: None,
             fastopen: None,
             http3: false,
+            quic_book: None,
         }
     }
 }
@@ -189,13 +194,14 @@ pub async fn serve(
     listener.set_nonblocking(true)?;
     let shared = Shared::new(&opts);
     let h3 = quic.map(|e| {
-        let (root, lim, stop, log) = (
+        let (root, lim, stop, log, book) = (
             opts.root.clone(),
             opts.limits,
             shutdown.clone(),
             opts.access_log,
+            opts.quic_book.clone(),
         );
-        tokio::spawn(h3::serve(e, root, lim, stop, log))
+        tokio::spawn(h3::serve(e, root, lim, stop, log, book))
     });
     let r = serve_listener(TcpListener::from_std(listener)?, opts, shutdown, shared).await;
     if let Some(h) = h3 {
@@ -292,15 +298,18 @@ pub fn serve_threads(
     let shared = Shared::new(&opts);
     std::thread::scope(|s| {
         let quic = quic.zip(h3rt).map(|(e, rt)| {
-            let (root, lim, stop, log) = (
+            let (root, lim, stop, log, book) = (
                 opts.root.clone(),
                 opts.limits,
                 shutdown.clone(),
                 opts.access_log,
+                opts.quic_book.clone(),
             );
             std::thread::Builder::new()
                 .name("tw-serve-h3".into())
-                .spawn_scoped(s, move || rt.block_on(h3::serve(e, root, lim, stop, log)))
+                .spawn_scoped(s, move || {
+                    rt.block_on(h3::serve(e, root, lim, stop, log, book))
+                })
         });
         let quic = quic.transpose()?;
         let handles: Vec<_> = listeners

@@ -17,7 +17,8 @@
 //! Modules: `matrix` (sans-IO: the file to cells), `shard` (sans-IO: `K/N`
 //! and the subset), `store` (the directory: `sweep.json`, `cells/`,
 //! atomic writes, what is finished), `run` (the scheduler and a cell's
-//! process), `summary` (sans-IO: cells to groups, figures, report text),
+//! process), `slots` (the same limit for the lab's own testbeds, which
+//! are threads), `summary` (sans-IO: cells to groups, figures, report text),
 //! `flags` and `command` (the two commands as calls).
 
 pub mod command;
@@ -25,6 +26,7 @@ pub mod flags;
 pub mod matrix;
 pub mod run;
 pub mod shard;
+pub mod slots;
 pub mod store;
 pub mod summary;
 

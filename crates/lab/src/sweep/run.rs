@@ -59,7 +59,9 @@ impl Limit {
         }
     }
 
-    fn fits(&self, cell: &Cell, running: &[Option<u64>]) -> bool {
+    /// Whether a testbed asking for `demand` (its link rate; `None`: it
+    /// runs alone) may start beside `running` (theirs).
+    pub fn fits(&self, demand: Option<u64>, running: &[Option<u64>]) -> bool {
         if running.is_empty() {
             return true;
         }
@@ -72,7 +74,7 @@ impl Limit {
         if running.iter().any(Option::is_none) {
             return false;
         }
-        let Some(rate) = budget_rate(cell) else {
+        let Some(rate) = demand else {
             return false;
         };
         let used: u64 = running.iter().flatten().sum();
@@ -178,7 +180,7 @@ pub fn run_cells(
         }
         while let Some(next) = pending.front() {
             let rates: Vec<Option<u64>> = running.values().map(|r| budget_rate(&r.cell)).collect();
-            if cancelled || !opts.limit.fits(next, &rates) {
+            if cancelled || !opts.limit.fits(budget_rate(next), &rates) {
                 break;
             }
             let cell = pending.pop_front().expect("front exists");
@@ -381,21 +383,27 @@ mod tests {
     fn the_limit_counts_testbeds_and_rates() {
         let l = Limit::auto(2);
         let m16 = Some(16_000_000);
-        assert!(l.fits(&cell(m16), &[]));
-        assert!(l.fits(&cell(m16), &[m16; 7]));
-        assert!(!l.fits(&cell(m16), &[m16; 8]));
-        assert!(!l.fits(&cell(Some(100_000_000)), &[Some(100_000_000); 2]));
-        assert!(l.fits(&cell(Some(100_000_000)), &[Some(100_000_000); 1]));
-        assert!(l.fits(&cell(Some(50_000_000)), &[Some(50_000_000); 3]));
+        assert!(l.fits(budget_rate(&cell(m16)), &[]));
+        assert!(l.fits(budget_rate(&cell(m16)), &[m16; 7]));
+        assert!(!l.fits(budget_rate(&cell(m16)), &[m16; 8]));
+        assert!(!l.fits(
+            budget_rate(&cell(Some(100_000_000))),
+            &[Some(100_000_000); 2]
+        ));
+        assert!(l.fits(
+            budget_rate(&cell(Some(100_000_000))),
+            &[Some(100_000_000); 1]
+        ));
+        assert!(l.fits(budget_rate(&cell(Some(50_000_000))), &[Some(50_000_000); 3]));
         // Unlimited links run alone.
-        assert!(l.fits(&cell(None), &[]));
-        assert!(!l.fits(&cell(None), &[m16]));
-        assert!(!l.fits(&cell(m16), &[None]));
+        assert!(l.fits(budget_rate(&cell(None)), &[]));
+        assert!(!l.fits(budget_rate(&cell(None)), &[m16]));
+        assert!(!l.fits(budget_rate(&cell(m16)), &[None]));
         let mut rpm = cell(m16);
         rpm.tool = crate::sweep::Tool::Rpm;
-        assert!(l.fits(&rpm, &[]));
-        assert!(!l.fits(&rpm, &[m16]));
-        assert!(Limit::fixed(3).fits(&cell(None), &[]));
-        assert!(!Limit::fixed(3).fits(&cell(m16), &[m16, m16, m16]));
+        assert!(l.fits(budget_rate(&rpm), &[]));
+        assert!(!l.fits(budget_rate(&rpm), &[m16]));
+        assert!(Limit::fixed(3).fits(None, &[]));
+        assert!(!Limit::fixed(3).fits(m16, &[m16, m16, m16]));
     }
 }

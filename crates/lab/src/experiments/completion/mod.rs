@@ -99,6 +99,13 @@ impl Experiment for Completion {
         "completion"
     }
 
+    /// Alone: its load saturates both cores (the server's workers against
+    /// up to 1,024 clients, then the file engine), which is what it
+    /// measures; another testbed beside it would be measured instead.
+    fn alone(&self) -> bool {
+        true
+    }
+
     fn run(
         &self,
         opts: &LabOptions,

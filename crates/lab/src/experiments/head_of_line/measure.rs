@@ -6,7 +6,8 @@
 //! transports did: the link's drops in each direction, the server
 //! namespace's TCP segments sent and retransmitted (the kernel's own
 //! `RetransSegs`, per namespace), and the QUIC server's packets sent and
-//! declared lost (quinn's statistics).
+//! declared lost (quinn's statistics, this server's connections alone).
+//! The paths run at once, each on its own thread and testbed.
 
 use super::{CONGESTION, H1_CONNECTIONS, Plan, Proto};
 use crate::common::Bed;
@@ -15,7 +16,7 @@ use serde::Serialize;
 use std::time::{Duration, Instant};
 use tcpwise_emu::Role;
 use tcpwise_emu::netns::Netns;
-use tcpwise_http::server::h3::{QuicTotals, totals};
+use tcpwise_http::server::h3::{QuicBook, QuicTotals};
 use tcpwise_http::{Client, ClientConfig, Request, ServeOptions, Version};
 use tcpwise_sys::steal_ticks;
 
@@ -168,7 +169,118 @@ async fn load_page(
     Ok((plt_ms, html_ms, bytes, conns.len() as u64))
 }
 
-/// Loads the page on every path.
+/// One path's loads, its description and the emulator's error on it.
+type PathLoads = (Vec<Load>, String, PathError);
+
+/// Loads the page `plan.trials` times each way on one path.
+fn one_path(
+    plan: &Plan,
+    path: &super::PathPlan,
+    opts: &LabOptions,
+    progress: &dyn Progress,
+    tls: std::sync::Arc<rustls::ServerConfig>,
+) -> Result<PathLoads, LabError> {
+    opts.check()?;
+    let mut bed = Bed::start_path(opts, &path.spec, &path.stem, Vec::new())?;
+    // Said once the testbed has its slot (it may wait for one).
+    let id = progress.step(
+        &format!("head-of-line: {}", path.name),
+        (plan.trials * Proto::ALL.len()) as u64,
+    );
+    // This server's QUIC connections alone: other paths' servers run in
+    // this process at the same time.
+    let book = QuicBook::default();
+    let port = bed.serve_with(ServeOptions {
+        tls: Some(tls.clone()),
+        http3: true,
+        quic_book: Some(book.clone()),
+        congestion: Some(CONGESTION.into()),
+        ..ServeOptions::new("[::]:0".parse().expect("valid"))
+    })?;
+    let base: url::Url = format!("https://{}/", bed.peer(port))
+        .parse()
+        .expect("a valid URL");
+    let gauges = bed.tb.gauges();
+    let server = bed.tb.netns(Role::Server).expect("pair has a server");
+    let read = || Counters {
+        drops: [gauges[1].read().dropped, gauges[0].read().dropped],
+        tcp: tcp_counters(server),
+        quic: book.totals(),
+    };
+    let got = bed.in_client(false, || async {
+        let mut v = Vec::new();
+        for trial in 1..=plan.trials {
+            // The ways in a rotating order: drift hits each alike.
+            for k in 0..Proto::ALL.len() {
+                opts.check()?;
+                let proto = Proto::ALL[(k + trial) % Proto::ALL.len()];
+                let (s0, c0) = (steal_ticks(), read());
+                let r = tokio::time::timeout(LOAD_TIMEOUT, load_page(proto, &base, &plan.page))
+                    .await
+                    .unwrap_or_else(|_| Err(format!("no page after {LOAD_TIMEOUT:?}")));
+                // The connections close (FINs, QUIC's CONNECTION_CLOSE)
+                // before the counters are read again.
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                let c1 = read();
+                let (plt_ms, html_ms, bytes, connections, error) = match r {
+                    Ok((p, h, b, c)) => (p, h, b, c, None),
+                    Err(e) => (f64::NAN, f64::NAN, 0, 0, Some(e)),
+                };
+                let tcp = c0.tcp.zip(c1.tcp);
+                v.push(Load {
+                    path: path.name.clone(),
+                    proto,
+                    trial,
+                    error,
+                    plt_ms,
+                    html_ms,
+                    bytes,
+                    connections,
+                    drops_down: c1.drops[0] - c0.drops[0],
+                    drops_up: c1.drops[1] - c0.drops[1],
+                    tcp_sent: tcp.map(|(a, b)| b.0 - a.0),
+                    tcp_retrans: tcp.map(|(a, b)| b.1 - a.1),
+                    quic_sent: c1.quic.sent_packets - c0.quic.sent_packets,
+                    quic_lost: c1.quic.lost_packets - c0.quic.lost_packets,
+                    steal_ticks: s0.zip(steal_ticks()).map(|(a, b)| b - a),
+                });
+                progress.inc(id, 1);
+            }
+        }
+        Ok(v)
+    })?;
+    // A way that never loaded the page on a path is a failure of the
+    // experiment, not a figure.
+    for proto in Proto::ALL {
+        let mine: Vec<&Load> = got.iter().filter(|l| l.proto == proto).collect();
+        if !mine.is_empty() && mine.iter().all(|l| l.error.is_some()) {
+            return Err(LabError::Server {
+                what: "http",
+                source: std::io::Error::other(format!(
+                    "head-of-line: {} never loaded the page on {}: {}",
+                    proto.label(),
+                    path.name,
+                    mine[0].error.as_deref().unwrap_or_default()
+                )),
+            });
+        }
+    }
+    let failed = got.iter().filter(|l| l.error.is_some()).count();
+    progress.done(
+        id,
+        &format!(
+            "head-of-line: {}: {} loads, {failed} failed",
+            path.name,
+            got.len()
+        ),
+    );
+    let desc = bed.desc.clone();
+    Ok((got, desc, bed.finish(None)?))
+}
+
+/// Loads the page on every path, the paths at once (each its own
+/// testbed, within the lab's slots; the ways interleave within each path,
+/// so a path's share of the machine hits the three alike).
 pub fn measure(
     plan: &Plan,
     opts: &LabOptions,
@@ -176,99 +288,37 @@ pub fn measure(
 ) -> Result<Measured, LabError> {
     let tls = crate::common::self_signed()?;
     let (mut loads, mut paths, mut descs) = (Vec::new(), Vec::new(), Vec::new());
-    for path in &plan.paths {
-        opts.check()?;
-        let id = progress.step(
-            &format!("head-of-line: {}", path.name),
-            (plan.trials * Proto::ALL.len()) as u64,
-        );
-        let mut bed = Bed::start_path(opts, &path.spec, &path.stem, Vec::new())?;
-        let port = bed.serve_with(ServeOptions {
-            tls: Some(tls.clone()),
-            http3: true,
-            congestion: Some(CONGESTION.into()),
-            ..ServeOptions::new("[::]:0".parse().expect("valid"))
-        })?;
-        let base: url::Url = format!("https://{}/", bed.peer(port))
-            .parse()
-            .expect("a valid URL");
-        let gauges = bed.tb.gauges();
-        let server = bed.tb.netns(Role::Server).expect("pair has a server");
-        let read = || Counters {
-            drops: [gauges[1].read().dropped, gauges[0].read().dropped],
-            tcp: tcp_counters(server),
-            quic: totals(),
-        };
-        let got = bed.in_client(false, || async {
-            let mut v = Vec::new();
-            for trial in 1..=plan.trials {
-                // The ways in a rotating order: drift hits each alike.
-                for k in 0..Proto::ALL.len() {
-                    opts.check()?;
-                    let proto = Proto::ALL[(k + trial) % Proto::ALL.len()];
-                    let (s0, c0) = (steal_ticks(), read());
-                    let r = tokio::time::timeout(LOAD_TIMEOUT, load_page(proto, &base, &plan.page))
-                        .await
-                        .unwrap_or_else(|_| Err(format!("no page after {LOAD_TIMEOUT:?}")));
-                    // The connections close (FINs, QUIC's CONNECTION_CLOSE)
-                    // before the counters are read again.
-                    tokio::time::sleep(Duration::from_millis(300)).await;
-                    let c1 = read();
-                    let (plt_ms, html_ms, bytes, connections, error) = match r {
-                        Ok((p, h, b, c)) => (p, h, b, c, None),
-                        Err(e) => (f64::NAN, f64::NAN, 0, 0, Some(e)),
-                    };
-                    let tcp = c0.tcp.zip(c1.tcp);
-                    v.push(Load {
-                        path: path.name.clone(),
-                        proto,
-                        trial,
-                        error,
-                        plt_ms,
-                        html_ms,
-                        bytes,
-                        connections,
-                        drops_down: c1.drops[0] - c0.drops[0],
-                        drops_up: c1.drops[1] - c0.drops[1],
-                        tcp_sent: tcp.map(|(a, b)| b.0 - a.0),
-                        tcp_retrans: tcp.map(|(a, b)| b.1 - a.1),
-                        quic_sent: c1.quic.sent_packets - c0.quic.sent_packets,
-                        quic_lost: c1.quic.lost_packets - c0.quic.lost_packets,
-                        steal_ticks: s0.zip(steal_ticks()).map(|(a, b)| b - a),
-                    });
-                    progress.inc(id, 1);
+    let done: Vec<Result<PathLoads, LabError>> = std::thread::scope(|s| {
+        let hs: Vec<_> = plan
+            .paths
+            .iter()
+            .map(|path| {
+                let tls = tls.clone();
+                s.spawn(move || one_path(plan, path, opts, progress, tls))
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| crate::common::join_testbed(h, "head-of-line"))
+            .collect()
+    });
+    // The first failure that is not a sibling's interruption.
+    let mut first_err = None;
+    for r in done {
+        match r {
+            Ok((got, desc, perr)) => {
+                descs.push(desc);
+                loads.extend(got);
+                paths.push(perr);
+            }
+            Err(e) => {
+                if first_err.is_none() || matches!(first_err, Some(LabError::Interrupted)) {
+                    first_err = Some(e);
                 }
             }
-            Ok(v)
-        })?;
-        // A way that never loaded the page on a path is a failure of the
-        // experiment, not a figure.
-        for proto in Proto::ALL {
-            let mine: Vec<&Load> = got.iter().filter(|l| l.proto == proto).collect();
-            if !mine.is_empty() && mine.iter().all(|l| l.error.is_some()) {
-                return Err(LabError::Server {
-                    what: "http",
-                    source: std::io::Error::other(format!(
-                        "head-of-line: {} never loaded the page on {}: {}",
-                        proto.label(),
-                        path.name,
-                        mine[0].error.as_deref().unwrap_or_default()
-                    )),
-                });
-            }
         }
-        let failed = got.iter().filter(|l| l.error.is_some()).count();
-        progress.done(
-            id,
-            &format!(
-                "head-of-line: {}: {} loads, {failed} failed",
-                path.name,
-                got.len()
-            ),
-        );
-        descs.push(bed.desc.clone());
-        loads.extend(got);
-        paths.push(bed.finish(None)?);
+    }
+    if let Some(e) = first_err {
+        return Err(e);
     }
     Ok(Measured {
         details: Details {

@@ -250,6 +250,13 @@ impl Experiment for Responsiveness {
         "responsiveness"
     }
 
+    /// Alone: responsiveness is latency under load, and a core shared with
+    /// other testbeds is latency (a sweep's `rpm` cells: 803 RPM alone,
+    /// 596 to 651 beside three other testbeds; docs/sweep.md).
+    fn alone(&self) -> bool {
+        true
+    }
+
     fn validate(&self, opts: &LabOptions) -> Result<(), LabError> {
         Plan::new(opts).map(|_| ())
     }
