@@ -16,8 +16,8 @@ pub struct LabArgs {
     #[command(subcommand)]
     pub sub: Option<LabSub>,
     /// Experiments to run (default: all): buffers, idle-selection, read-slow-start, completion,
-    /// responsiveness, cold-start, head-of-line. Completion and responsiveness run alone,
-    /// after the others, which run at once.
+    /// responsiveness, cold-start, head-of-line. Buffers, idle-selection, read-slow-start and
+    /// head-of-line run at once; completion, responsiveness and cold-start alone, after them.
     #[arg(value_name = "EXPERIMENT")]
     pub experiments: Vec<String>,
     /// Shorter runs, fewer repetitions.

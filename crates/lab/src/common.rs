@@ -59,19 +59,6 @@ impl Drop for Server {
     }
 }
 
-/// What a testbed's workload asks of the machine, for its slot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Load {
-    /// It fills its link: the link's rate counts against the budget (the
-    /// rule the sweep's cells were measured under).
-    Link,
-    /// One small request at a time (a handshake and a 1 KB object):
-    /// it counts as a testbed, not as link rate, since it never fills
-    /// its link (cold start: 100 Mbit/s links carrying about 5 KB a
-    /// round trip).
-    OneRequestAtATime,
-}
-
 /// A pair testbed with the servers an experiment started in it. Fields
 /// drop in order: the servers stop before the namespaces go.
 pub struct Bed {
@@ -121,30 +108,15 @@ impl Bed {
         name: &str,
         server_sysctls: Vec<(String, String)>,
     ) -> Result<Bed, LabError> {
-        Bed::start_path_as(opts, spec, name, server_sysctls, Load::Link)
-    }
-
-    /// [`Bed::start_path`] for a workload that loads the machine as
-    /// `load` says.
-    pub fn start_path_as(
-        opts: &LabOptions,
-        spec: &PathSpec,
-        name: &str,
-        server_sysctls: Vec<(String, String)>,
-        load: Load,
-    ) -> Result<Bed, LabError> {
         let (up, down) = spec.resolve()?;
         let desc = tcpwise_emu::path::summarize(&up, &down).to_string();
         // Its link's mean rate counts against the slots' budget (a
         // trace's mean); an unlimited link runs alone.
-        let demand = match load {
-            Load::Link => up
-                .capacity
-                .mean_bps()
-                .zip(down.capacity.mean_bps())
-                .map(|(u, d)| u.max(d) as u64),
-            Load::OneRequestAtATime => Some(0),
-        };
+        let demand = up
+            .capacity
+            .mean_bps()
+            .zip(down.capacity.mean_bps())
+            .map(|(u, d)| u.max(d) as u64);
         let slot = match &opts.slots {
             Some(slots) => Some(
                 slots

@@ -282,15 +282,10 @@ pub fn measure(
     if openssl.is_some() {
         std::fs::create_dir_all(&scratch).map_err(LabError::Io)?;
     }
-    // The Happy Eyeballs testbed runs beside the paths'.
-    let (r, e) = std::thread::scope(|s| {
-        let e = s.spawn(|| eyeballs(plan, opts, progress, curl.is_some()));
-        let r = measure_in(plan, opts, progress, (&curl, &openssl, &scratch));
-        (r, crate::common::join_testbed(e, "cold-start"))
-    });
+    let r = measure_in(plan, opts, progress, (&curl, &openssl, &scratch));
     let _ = std::fs::remove_dir_all(&scratch);
     let (fetches, mut paths, mut descs) = r?;
-    let (eyeballs, desc, perr) = e?;
+    let (eyeballs, desc, perr) = eyeballs(plan, opts, progress, curl.is_some())?;
     descs.push(desc);
     paths.push(perr);
     Ok(Measured {
@@ -307,67 +302,12 @@ pub fn measure(
 
 type Fetched = (Vec<Fetch>, Vec<PathError>, Vec<String>);
 
-/// The paths at once, each on its own thread and testbed (within the
-/// lab's slots; the arms and clients interleave within each path, so a
-/// path's share of the machine hits them alike), in the plan's order.
 fn measure_in(
     plan: &Plan,
     opts: &LabOptions,
     progress: &dyn Progress,
     (curl, openssl, scratch): (&Option<String>, &Option<String>, &std::path::Path),
 ) -> Result<Fetched, LabError> {
-    let (mut fetches, mut paths, mut descs) = (Vec::new(), Vec::new(), Vec::new());
-    let done: Vec<Result<(Vec<Fetch>, String, PathError), LabError>> = std::thread::scope(|s| {
-        // The longest round trip asks for its slot first: the 600 ms path
-        // alone takes most of the experiment's time.
-        let mut by_rtt: Vec<usize> = (0..plan.paths.len()).collect();
-        by_rtt.sort_by_key(|&i| std::cmp::Reverse(plan.paths[i].spec.rtt.unwrap_or(0)));
-        let mut hs: Vec<_> = (0..plan.paths.len()).map(|_| None).collect();
-        for i in by_rtt {
-            let path = &plan.paths[i];
-            // s_client's session files, one directory a path.
-            let scratch = scratch.join(i.to_string());
-            hs[i] = Some(s.spawn(move || {
-                if openssl.is_some() {
-                    std::fs::create_dir_all(&scratch).map_err(LabError::Io)?;
-                }
-                one_path(plan, path, opts, progress, (curl, openssl, &scratch))
-            }));
-        }
-        hs.into_iter()
-            .flatten()
-            .map(|h| crate::common::join_testbed(h, "cold-start"))
-            .collect()
-    });
-    let mut first_err = None;
-    for r in done {
-        match r {
-            Ok((got, desc, perr)) => {
-                descs.push(desc);
-                fetches.extend(got);
-                paths.push(perr);
-            }
-            Err(e) => {
-                if first_err.is_none() || matches!(first_err, Some(LabError::Interrupted)) {
-                    first_err = Some(e);
-                }
-            }
-        }
-    }
-    match first_err {
-        Some(e) => Err(e),
-        None => Ok((fetches, paths, descs)),
-    }
-}
-
-/// One path's fetches, its description and the emulator's error on it.
-fn one_path(
-    plan: &Plan,
-    path: &super::PathPlan,
-    opts: &LabOptions,
-    progress: &dyn Progress,
-    (curl, openssl, scratch): (&Option<String>, &Option<String>, &std::path::Path),
-) -> Result<(Vec<Fetch>, String, PathError), LabError> {
     // The server: tickets for every resumed fetch of a trial, early data.
     let tls = crate::common::self_signed()?;
     let tls = with_resumption(
@@ -377,83 +317,81 @@ fn one_path(
             early_data: tcpwise_http::server::command::EARLY_DATA,
         },
     );
+    let (mut fetches, mut paths, mut descs) = (Vec::new(), Vec::new(), Vec::new());
     let tfo_sysctl = vec![(tcpwise_tcp::fastopen::SYSCTL.to_string(), "3".to_string())];
-    opts.check()?;
-    let mut bed = Bed::start_path_as(
-        opts,
-        &path.spec,
-        &path.stem,
-        tfo_sysctl.clone(),
-        crate::common::Load::OneRequestAtATime,
-    )?;
-    // Said once the testbed has its slot (it may wait for one).
-    let id = progress.step(&format!("cold-start: {}", path.name), plan.trials as u64);
-    let port = bed.serve_with(ServeOptions {
-        tls: Some(tls.clone()),
-        fastopen: Some(tcpwise_tcp::fastopen::LISTEN_QUEUE),
-        ..ServeOptions::new("[::]:0".parse().expect("valid"))
-    })?;
-    let authority = bed.peer(port).to_string();
-    let url: url::Url = format!("https://{authority}/bytes/{OBJECT}")
-        .parse()
-        .expect("a valid URL");
-    let got = bed.in_client(false, || async {
-        let mut v = Vec::new();
-        for trial in 1..=plan.trials {
-            opts.check()?;
-            // The arms in a rotating order: drift hits each alike.
-            for k in 0..Arm::ALL.len() {
-                let arm = Arm::ALL[(k + trial) % Arm::ALL.len()];
-                let mut one = |client: &str, r: Option<(f64, bool)>, steal: Option<u64>| {
-                    if let Some((ttfb_ms, fell_back)) = r {
-                        v.push(Fetch {
-                            path: path.name.clone(),
-                            arm: arm.label().into(),
-                            client: client.into(),
-                            trial,
-                            ttfb_ms,
-                            fell_back,
-                            steal_ticks: steal,
-                        });
+    for path in &plan.paths {
+        opts.check()?;
+        let id = progress.step(&format!("cold-start: {}", path.name), plan.trials as u64);
+        let mut bed = Bed::start_path(opts, &path.spec, &path.stem, tfo_sysctl.clone())?;
+        let port = bed.serve_with(ServeOptions {
+            tls: Some(tls.clone()),
+            fastopen: Some(tcpwise_tcp::fastopen::LISTEN_QUEUE),
+            ..ServeOptions::new("[::]:0".parse().expect("valid"))
+        })?;
+        let authority = bed.peer(port).to_string();
+        let url: url::Url = format!("https://{authority}/bytes/{OBJECT}")
+            .parse()
+            .expect("a valid URL");
+        let got = bed.in_client(false, || async {
+            let mut v = Vec::new();
+            for trial in 1..=plan.trials {
+                opts.check()?;
+                // The arms in a rotating order: drift hits each alike.
+                for k in 0..Arm::ALL.len() {
+                    let arm = Arm::ALL[(k + trial) % Arm::ALL.len()];
+                    let mut one = |client: &str, r: Option<(f64, bool)>, steal: Option<u64>| {
+                        if let Some((ttfb_ms, fell_back)) = r {
+                            v.push(Fetch {
+                                path: path.name.clone(),
+                                arm: arm.label().into(),
+                                client: client.into(),
+                                trial,
+                                ttfb_ms,
+                                fell_back,
+                                steal_ticks: steal,
+                            });
+                        }
+                    };
+                    let s0 = steal_ticks();
+                    let r = tcpwise_fetch(arm, &url).await?;
+                    one(
+                        "tcpwise",
+                        Some(r),
+                        s0.zip(steal_ticks()).map(|(a, b)| b - a),
+                    );
+                    if curl.is_some() {
+                        let s0 = steal_ticks();
+                        let r = curl_fetch(arm, url.as_str())?;
+                        one("curl", r, s0.zip(steal_ticks()).map(|(a, b)| b - a));
                     }
-                };
-                let s0 = steal_ticks();
-                let r = tcpwise_fetch(arm, &url).await?;
-                one(
-                    "tcpwise",
-                    Some(r),
-                    s0.zip(steal_ticks()).map(|(a, b)| b - a),
-                );
-                if curl.is_some() {
-                    let s0 = steal_ticks();
-                    let r = curl_fetch(arm, url.as_str())?;
-                    one("curl", r, s0.zip(steal_ticks()).map(|(a, b)| b - a));
+                    if openssl.is_some() {
+                        let s0 = steal_ticks();
+                        let r = openssl_fetch(arm, &authority, scratch)?;
+                        one("openssl", r, s0.zip(steal_ticks()).map(|(a, b)| b - a));
+                    }
                 }
-                if openssl.is_some() {
-                    let s0 = steal_ticks();
-                    let r = openssl_fetch(arm, &authority, scratch)?;
-                    one("openssl", r, s0.zip(steal_ticks()).map(|(a, b)| b - a));
-                }
+                progress.inc(id, 1);
             }
-            progress.inc(id, 1);
-        }
-        Ok(v)
-    })?;
-    let tfo_taken = got
-        .iter()
-        .filter(|f| f.client == "tcpwise" && f.arm == Arm::TfoZeroRtt.label() && !f.fell_back)
-        .count();
-    progress.done(
-        id,
-        &format!(
-            "cold-start: {}: {} fetches, TFO + 0-RTT taken {tfo_taken}/{}",
-            path.name,
-            got.len(),
-            plan.trials
-        ),
-    );
-    let desc = bed.desc.clone();
-    Ok((got, desc, bed.finish(None)?))
+            Ok(v)
+        })?;
+        let tfo_taken = got
+            .iter()
+            .filter(|f| f.client == "tcpwise" && f.arm == Arm::TfoZeroRtt.label() && !f.fell_back)
+            .count();
+        progress.done(
+            id,
+            &format!(
+                "cold-start: {}: {} fetches, TFO + 0-RTT taken {tfo_taken}/{}",
+                path.name,
+                got.len(),
+                plan.trials
+            ),
+        );
+        descs.push(bed.desc.clone());
+        fetches.extend(got);
+        paths.push(bed.finish(None)?);
+    }
+    Ok((fetches, paths, descs))
 }
 
 /// The Happy Eyeballs rows: `dual.test` resolves to a blackholed IPv6

@@ -167,6 +167,16 @@ impl Experiment for ColdStart {
         "cold-start"
     }
 
+    /// Alone: its figures are milliseconds of CPU as much as of path (TLS
+    /// handshakes, curl's and openssl's process starts, on a 1 ms path).
+    /// Run beside the other experiments (two full runs, 26 Nov 2026) its
+    /// 1 ms path's tcpwise figures moved by -38 to +8 % and openssl's by up
+    /// to +36 %, where a serial rerun stays within its intervals
+    /// (docs/lab.md). Its paths run one after the other, as before.
+    fn alone(&self) -> bool {
+        true
+    }
+
     fn validate(&self, opts: &LabOptions) -> Result<(), LabError> {
         Plan::new(opts).map(|_| ())
     }
