@@ -714,8 +714,10 @@ fn lab_interrupted_keeps_finished_results_and_leaves_nothing() {
     let child = Command::new(BIN)
         .args([
             "lab",
+            // Cold-start runs alone, after buffers: interrupted while it
+            // runs, buffers' results are on disk.
             "buffers",
-            "read-slow-start",
+            "cold-start",
             "--quick",
             "--rtt",
             "20ms",

@@ -682,6 +682,9 @@ impl Plan {
         if let Some(e) = first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
             return Err(e);
         }
+        // A signal during the last experiments is an interruption even
+        // when they finished: the run did not do all it was asked.
+        opts.check()?;
         Ok(done
             .into_inner()
             .unwrap_or_else(|p| p.into_inner())
