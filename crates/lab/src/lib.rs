@@ -701,7 +701,7 @@ pub(crate) fn at_once(opts: &LabOptions) -> String {
         Some(s) => {
             let l = s.limit();
             format!(
-                " Testbeds at once: at most {} within {} Mbit/s of link rate ({}), {} at most so far; {} ran alone, after the others.",
+                " Testbeds at once: at most {} within {} Mbit/s of link rate ({}), {} at most so far; {} run alone, after the others.",
                 l.testbeds,
                 l.rate_bps / 1_000_000,
                 l.why,
@@ -711,7 +711,7 @@ pub(crate) fn at_once(opts: &LabOptions) -> String {
                     .filter(|e| e.alone())
                     .map(|e| e.name())
                     .collect::<Vec<_>>()
-                    .join(" and ")
+                    .join(", ")
             )
         }
         None => String::new(),
