@@ -339,20 +339,6 @@ pub fn self_signed() -> Result<std::sync::Arc<rustls::ServerConfig>, LabError> {
         })
 }
 
-/// Joins a thread that ran an experiment's testbed; a panic there is the
-/// experiment's failure, named `what`.
-pub fn join_testbed<T>(
-    h: std::thread::ScopedJoinHandle<'_, Result<T, LabError>>,
-    what: &'static str,
-) -> Result<T, LabError> {
-    h.join().unwrap_or_else(|_| {
-        Err(LabError::Server {
-            what,
-            source: std::io::Error::other("a testbed thread panicked"),
-        })
-    })
-}
-
 /// `a` over `b` round by round (`(round, value)` pairs; rounds where both
 /// ran).
 pub fn ratio_by_round(a: &[(usize, f64)], b: &[(usize, f64)]) -> Vec<f64> {

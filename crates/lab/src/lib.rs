@@ -25,6 +25,7 @@ pub mod html;
 pub mod progress;
 pub mod report;
 pub mod sweep;
+pub mod together;
 pub mod verdict;
 
 use serde::Serialize;
@@ -597,90 +598,38 @@ impl Plan {
         for f in ["results.json", "report.md", "index.html"] {
             let _ = std::fs::remove_file(opts.out.join(f));
         }
-        // The experiments stop on the user's signal or a sibling's
-        // failure; only the first is an interruption.
-        let inner = LabOptions {
-            cancel: Arc::new(AtomicBool::new(false)),
-            ..opts.clone()
-        };
         let n = self.chosen.len();
         let done: std::sync::Mutex<Vec<Option<ExperimentResult>>> =
             std::sync::Mutex::new((0..n).map(|_| None).collect());
-        let first_err: std::sync::Mutex<Option<LabError>> = std::sync::Mutex::new(None);
-        let finished = |i: usize, r: Result<ExperimentResult, LabError>| -> Result<(), LabError> {
-            match r {
-                Ok(r) => {
-                    let mut d = done.lock().unwrap_or_else(|p| p.into_inner());
-                    d[i] = Some(r);
-                    let sofar: Vec<ExperimentResult> = d.iter().flatten().cloned().collect();
-                    let header = report::write_json(opts, &sofar)?;
-                    let entries: Vec<report::Entry> = sofar.iter().map(Into::into).collect();
-                    write_pages(&opts.out, &header, &entries)?;
-                    Ok(())
-                }
-                Err(e) => Err(e),
-            }
-        };
-        let fail = |e: LabError| {
-            inner.cancel.store(true, Ordering::Relaxed);
-            let mut f = first_err.lock().unwrap_or_else(|p| p.into_inner());
-            // A sibling stopped by the failure says Interrupted: the
-            // failure is what the run reports.
-            if f.is_none() || matches!(*f, Some(LabError::Interrupted)) {
-                *f = Some(e);
-            }
+        // Each result is written as it ends, in report order.
+        let finished = |i: usize, r: ExperimentResult| -> Result<(), LabError> {
+            let mut d = done.lock().unwrap_or_else(|p| p.into_inner());
+            d[i] = Some(r);
+            let sofar: Vec<ExperimentResult> = d.iter().flatten().cloned().collect();
+            let header = report::write_json(opts, &sofar)?;
+            let entries: Vec<report::Entry> = sofar.iter().map(Into::into).collect();
+            write_pages(&opts.out, &header, &entries)?;
+            Ok(())
         };
         let (shared, alone): (Vec<_>, Vec<_>) = self
             .chosen
             .iter()
             .enumerate()
             .partition(|(_, e)| !e.alone());
-        let running = AtomicBool::new(true);
-        std::thread::scope(|s| {
-            // The user's signal reaches the experiments through `inner`.
-            s.spawn(|| {
-                while running.load(Ordering::Relaxed) {
-                    if opts.cancel.load(Ordering::Relaxed) {
-                        inner.cancel.store(true, Ordering::Relaxed);
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(100));
-                }
-            });
-            let hs: Vec<_> = shared
-                .iter()
-                .map(|&(i, e)| {
-                    let (inner, finished, fail) = (&inner, &finished, &fail);
-                    s.spawn(move || {
-                        if let Err(e) = inner
-                            .check()
-                            .and_then(|()| finished(i, e.run(inner, progress)))
-                        {
-                            fail(e);
-                        }
-                    })
-                })
-                .collect();
-            for h in hs {
-                if h.join().is_err() {
-                    fail(LabError::Server {
-                        what: "lab",
-                        source: std::io::Error::other("an experiment's thread panicked"),
-                    });
-                }
-            }
-            for &(i, e) in &alone {
-                if let Err(e) = inner
-                    .check()
-                    .and_then(|()| finished(i, e.run(&inner, progress)))
-                {
-                    fail(e);
-                    break;
-                }
-            }
-            running.store(false, Ordering::Relaxed);
-        });
-        if let Some(e) = first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            return Err(e);
+        let parts: Vec<together::Part<'_, ()>> = shared
+            .into_iter()
+            .map(|(i, e)| {
+                let finished = &finished;
+                Box::new(move |o: &LabOptions| {
+                    o.check()?;
+                    finished(i, e.run(o, progress)?)
+                }) as together::Part<'_, ()>
+            })
+            .collect();
+        together::at_once(opts, "lab", parts)?;
+        for (i, e) in alone {
+            opts.check()?;
+            finished(i, e.run(opts, progress)?)?;
         }
         // A signal during the last experiments is an interruption even
         // when they finished: the run did not do all it was asked.

@@ -280,7 +280,8 @@ fn one_path(
 
 /// Loads the page on every path, the paths at once (each its own
 /// testbed, within the lab's slots; the ways interleave within each path,
-/// so a path's share of the machine hits the three alike).
+/// so a path's share of the machine hits the three alike). A failing path
+/// stops the others ([`crate::together`]).
 pub fn measure(
     plan: &Plan,
     opts: &LabOptions,
@@ -288,37 +289,19 @@ pub fn measure(
 ) -> Result<Measured, LabError> {
     let tls = crate::common::self_signed()?;
     let (mut loads, mut paths, mut descs) = (Vec::new(), Vec::new(), Vec::new());
-    let done: Vec<Result<PathLoads, LabError>> = std::thread::scope(|s| {
-        let hs: Vec<_> = plan
-            .paths
-            .iter()
-            .map(|path| {
-                let tls = tls.clone();
-                s.spawn(move || one_path(plan, path, opts, progress, tls))
-            })
-            .collect();
-        hs.into_iter()
-            .map(|h| crate::common::join_testbed(h, "head-of-line"))
-            .collect()
-    });
-    // The first failure that is not a sibling's interruption.
-    let mut first_err = None;
-    for r in done {
-        match r {
-            Ok((got, desc, perr)) => {
-                descs.push(desc);
-                loads.extend(got);
-                paths.push(perr);
-            }
-            Err(e) => {
-                if first_err.is_none() || matches!(first_err, Some(LabError::Interrupted)) {
-                    first_err = Some(e);
-                }
-            }
-        }
-    }
-    if let Some(e) = first_err {
-        return Err(e);
+    let parts = plan
+        .paths
+        .iter()
+        .map(|path| {
+            let tls = tls.clone();
+            Box::new(move |o: &LabOptions| one_path(plan, path, o, progress, tls))
+                as crate::together::Part<'_, PathLoads>
+        })
+        .collect();
+    for (got, desc, perr) in crate::together::at_once(opts, "head-of-line", parts)? {
+        descs.push(desc);
+        loads.extend(got);
+        paths.push(perr);
     }
     Ok(Measured {
         details: Details {

@@ -7,6 +7,7 @@
 
 use super::{Contender, Plan, SWEEP, contenders, sweep_contenders};
 use crate::common::Bed;
+use crate::together::Part;
 use crate::{LabError, LabOptions, PathError, Progress};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -80,30 +81,42 @@ impl Measured {
     }
 }
 
-/// Runs the testbeds at once.
+/// What one testbed measured.
+enum Done {
+    Main(Table<IdleRun>),
+    Sweep(Table<(u64, IdleRun)>),
+}
+
+/// Runs the testbeds at once; a failing one stops the others
+/// ([`crate::together`]).
 pub fn measure(
     plan: &Plan,
     opts: &LabOptions,
     progress: &dyn Progress,
 ) -> Result<Measured, LabError> {
-    std::thread::scope(|s| {
-        let main: Vec<_> = ["0", "1"]
-            .into_iter()
-            .map(|ssai| s.spawn(move || main_table(opts, progress, ssai, plan.runs)))
-            .collect();
-        let sweep = plan
-            .sweep_runs
-            .map(|runs| s.spawn(move || sweep(opts, progress, runs)));
-        let tables = main
-            .into_iter()
-            .map(|h| crate::common::join_testbed(h, "idle-selection"))
-            .collect::<Result<Vec<_>, _>>()?;
-        let sweep = match sweep {
-            Some(h) => Some(crate::common::join_testbed(h, "idle-selection")?),
-            None => None,
-        };
-        Ok(Measured { tables, sweep })
-    })
+    let mut parts: Vec<Part<'_, Done>> = ["0", "1"]
+        .into_iter()
+        .map(|ssai| {
+            Box::new(move |o: &LabOptions| main_table(o, progress, ssai, plan.runs).map(Done::Main))
+                as Part<'_, Done>
+        })
+        .collect();
+    if let Some(runs) = plan.sweep_runs {
+        parts.push(Box::new(move |o: &LabOptions| {
+            sweep(o, progress, runs).map(Done::Sweep)
+        }));
+    }
+    let mut m = Measured {
+        tables: Vec::new(),
+        sweep: None,
+    };
+    for d in crate::together::at_once(opts, "idle-selection", parts)? {
+        match d {
+            Done::Main(t) => m.tables.push(t),
+            Done::Sweep(t) => m.sweep = Some(t),
+        }
+    }
+    Ok(m)
 }
 
 /// A 250 ms / 8 Mbit/s testbed whose server runs `tcpwise serve` with

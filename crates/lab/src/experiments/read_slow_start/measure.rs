@@ -3,9 +3,10 @@
 
 use super::{PathPlan, Plan};
 use crate::common::Bed;
+use crate::together::Part;
 use crate::{LabError, LabOptions, PathError, Progress};
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use tcpwise_http::{Client, ClientConfig, Request};
 use tcpwise_pool::{Limits, Policy};
 use tcpwise_tcp::ReadSizer;
@@ -71,54 +72,22 @@ pub struct Measured {
 /// figure), the trials of one path one after another, so no two
 /// connections of a path share its link. Both arms are interleaved
 /// within each path, so whatever one path does to another hits them
-/// alike. A failing path stops the others.
+/// alike. A failing path stops the others ([`crate::together`]).
 pub fn measure(
     plan: &Plan,
     opts: &LabOptions,
     progress: &dyn Progress,
 ) -> Result<Measured, LabError> {
-    let failed = AtomicBool::new(false);
-    let done: Vec<Result<(Vec<Trial>, PathError), LabError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = plan
-            .paths
-            .iter()
-            .map(|p| {
-                let failed = &failed;
-                s.spawn(move || {
-                    let r = one_path(p, opts, progress, failed);
-                    if r.is_err() {
-                        failed.store(true, Ordering::Relaxed);
-                    }
-                    r
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| crate::common::join_testbed(h, "read-slow-start"))
-            .collect()
-    });
+    let parts = plan
+        .paths
+        .iter()
+        .map(|p| Box::new(move |o: &LabOptions| one_path(p, o, progress)) as Part<'_, _>)
+        .collect();
     let mut trials: Vec<Trial> = Vec::new();
     let mut paths = Vec::new();
-    // The first real failure, not a path stopped because of it.
-    let mut first_err = None;
-    for r in done {
-        match r {
-            Ok((t, p)) => {
-                trials.extend(t);
-                paths.push(p);
-            }
-            Err(LabError::Interrupted) if !opts.cancel.load(Ordering::Relaxed) => {}
-            Err(e) => {
-                first_err.get_or_insert(e);
-            }
-        }
-    }
-    if let Some(e) = first_err {
-        return Err(e);
-    }
-    if opts.cancel.load(Ordering::Relaxed) {
-        return Err(LabError::Interrupted);
+    for (t, p) in crate::together::at_once(opts, "read-slow-start", parts)? {
+        trials.extend(t);
+        paths.push(p);
     }
     Ok(Measured { trials, paths })
 }
@@ -128,7 +97,6 @@ fn one_path(
     p: &PathPlan,
     opts: &LabOptions,
     progress: &dyn Progress,
-    failed: &AtomicBool,
 ) -> Result<(Vec<Trial>, PathError), LabError> {
     opts.check()?;
     let n = p.trials.len();
@@ -144,7 +112,7 @@ fn one_path(
     let got: Vec<Trial> = bed.in_client(false, || async {
         let mut out = Vec::new();
         for &(arm, size) in &p.trials {
-            if cancel.load(Ordering::Relaxed) || failed.load(Ordering::Relaxed) {
+            if cancel.load(Ordering::Relaxed) {
                 return Err(LabError::Interrupted);
             }
             // A fresh client: every trial is a new connection.
