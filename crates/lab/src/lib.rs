@@ -616,7 +616,7 @@ impl Plan {
             .iter()
             .enumerate()
             .partition(|(_, e)| !e.alone());
-        let parts: Vec<together::Part<'_, ()>> = shared
+        let parts = shared
             .into_iter()
             .map(|(i, e)| {
                 let finished = &finished;
@@ -645,7 +645,7 @@ impl Plan {
 
 /// The report header's sentence on what ran at once (empty without
 /// slots).
-pub(crate) fn at_once(opts: &LabOptions) -> String {
+pub(crate) fn at_once_sentence(opts: &LabOptions) -> String {
     match &opts.slots {
         Some(s) => {
             let l = s.limit();

@@ -121,7 +121,7 @@ pub fn write_json(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Resu
         opts.seed,
         if opts.quick { ", quick" } else { "" },
         tcpwise_emu::testbed::sysctls_text(tcpwise_emu::testbed::DEFAULT_SYSCTLS),
-        crate::at_once(opts)
+        crate::at_once_sentence(opts)
     );
     let doc = ResultsFile {
         tcpwise_version: tcpwise_outcome::version(),
