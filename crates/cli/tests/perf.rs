@@ -254,6 +254,41 @@ fn static_receive_buffer_is_diagnosed_on_an_emulated_path() {
     );
 }
 
+/// A slow path with a full queue: at 500 kbit/s the sender's unsent
+/// bytes (up to 256 KB) and its window in flight take seconds to arrive
+/// after -t. The client used to give up 1 s past -t and call a working
+/// path unreachable; it now waits for what the path still has to
+/// deliver, and counts what arrived within -t as iperf3 does: iperf3 -R
+/// on the same testbed, the same run, receives within 10 % of it.
+#[test]
+fn a_slow_bloated_path_ends_after_its_drain_not_as_unreachable() {
+    if !netns_ok("perf_slow_drain") || !tool_ok("perf_slow_drain", "iperf3") {
+        return;
+    }
+    let script = format!(
+        "{BIN} perf client $TCPWISE_PEER -R -t 4 -C cubic --json; echo '=='; \
+         iperf3 -c $TCPWISE_PEER -p 5201 -R -t 4 -C cubic -J"
+    );
+    let server = format!("iperf3 -s -p 5201 >/dev/null 2>&1 & exec {BIN} perf server");
+    let o = testbed_serving(&server, &["--rtt", "40ms", "--rate", "500kbit"], &script);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let (ours, theirs) = text.split_once("==").unwrap_or_else(|| panic!("{text}"));
+    let ours: serde_json::Value =
+        serde_json::from_str(ours.trim()).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let theirs: serde_json::Value =
+        serde_json::from_str(theirs.trim()).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert!(ours.get("error").is_none(), "{ours}");
+    let got = ours["summary"]["goodput_mbit"].as_f64().unwrap();
+    let want = received_mbit(&theirs)[0];
+    // The payload ceiling is 0.483 Mbit/s; both fill it.
+    assert!(want > 0.40 && want < 0.50, "iperf3 received {want} Mbit/s");
+    assert!(
+        (got / want - 1.0).abs() < 0.10,
+        "ours {got} Mbit/s, iperf3's {want}"
+    );
+}
+
 /// `rb` and `tb` of every socket in `ss -tmi` output.
 fn parse_ss(text: &str) -> Vec<(u64, u64)> {
     let num = |l: &str, key: &str| -> Option<u64> {

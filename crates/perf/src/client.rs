@@ -7,7 +7,7 @@ use crate::net::{connect_with, local_addrs, resolve};
 pub use crate::options::ClientOptions;
 use crate::proto::DATA_PREFIX;
 use crate::proto::{Accept, Header, MAGIC, Sample, ServerMsg};
-use crate::stream::{Limit, run_receiver, run_sender};
+use crate::stream::{Limit, NOTSENT_LOWAT, run_receiver, run_sender};
 use std::time::{Duration, Instant};
 use tcpwise_tcp::{AppliedBuffers, BufferPolicy};
 use tokio::io::{AsyncWriteExt, BufReader};
@@ -52,8 +52,9 @@ async fn set_up(opts: &ClientOptions) -> Result<Setup, PerfError> {
 
     // Nothing may hold the run much past -t, whatever the server does:
     // setting up gets at most -t + 0.5 s, the data phase ends by -t plus
-    // 1 s plus a few set-up times (the drain and the server's last words
-    // take round trips).
+    // 1 s plus a few set-up times plus two of the longest round trips
+    // measured during it (the drain and the server's last words take
+    // round trips, queueing included).
     let began = Instant::now();
     let setup_limit = (opts.duration + Duration::from_millis(500)).min(opts.connect_timeout * 2);
     let setup_deadline = tokio::time::Instant::now() + setup_limit;
@@ -235,18 +236,33 @@ async fn data_phase(
     let mut server_output: Option<String> = None;
     let stall = opts.stall_timeout;
     let mut progress = (0u64, tokio::time::Instant::now());
+    // What the path still has to deliver when the sender stops: the end of
+    // the test waits for it past -t.
+    let mut drain = Drain::default();
     let pump = async {
         loop {
+            let deadline = data_deadline + drain.time();
             tokio::select! {
                 s = srx.recv() => match s {
                     Some(s) => {
                         if s.bytes > progress.0 {
                             progress = (s.bytes, tokio::time::Instant::now());
                         }
+                        drain.see(&s);
                         st.local.push(s);
                     }
                     None => break,
                 },
+                _ = tokio::time::sleep_until(deadline) => {
+                    return Err(PerfError::Unreachable(
+                        addr.to_string(),
+                        format!(
+                            "the transfer did not end within {:.1} s of -t (1 s, what was left to deliver at its rate, two round trips of {:.0} ms): the peer stopped reading or sending",
+                            1.0 + drain.time().as_secs_f64(),
+                            drain.rtt.as_secs_f64() * 1e3
+                        ),
+                    ));
+                }
                 _ = tokio::time::sleep_until(progress.1 + stall) => {
                     return Err(PerfError::Unreachable(
                         addr.to_string(),
@@ -257,7 +273,10 @@ async fn data_phase(
                     ));
                 }
                 m = mrx.recv() => match m {
-                    Some(ServerMsg::Sample(s)) => st.remote.push(s),
+                    Some(ServerMsg::Sample(s)) => {
+                        drain.see(&s);
+                        st.remote.push(s);
+                    }
                     Some(ServerMsg::Buffers { applied }) => remote_buffers = applied,
                     Some(ServerMsg::Done(s)) => remote_done = Some(s),
                     Some(ServerMsg::Output { text }) => server_output = Some(text),
@@ -268,19 +287,14 @@ async fn data_phase(
         }
         Ok(())
     };
-    // A stall ends the pump with an error, and the transfer is dropped with it.
-    let joined = tokio::time::timeout_at(data_deadline, async { tokio::try_join!(local, pump) });
-    let Ok(joined) = joined.await else {
-        return Err(PerfError::Unreachable(
-            addr.to_string(),
-            "the transfer did not finish in time: the peer stopped reading or sending".into(),
-        ));
-    };
-    let (local_last, ()) = joined?;
-    // The server's last words.
-    let deadline = data_deadline
-        .min(tokio::time::Instant::now() + Duration::from_secs(15))
-        .max(tokio::time::Instant::now() + Duration::from_millis(200));
+    // A stall or the deadline ends the pump with an error, and the
+    // transfer is dropped with it.
+    let (local_last, ()) = tokio::try_join!(local, pump)?;
+    // The server's last words (one loaded round trip away at most).
+    let now = tokio::time::Instant::now();
+    let deadline = (data_deadline + drain.time())
+        .min(now + Duration::from_secs(15))
+        .max(now + Duration::from_millis(200) + drain.rtt);
     while remote_done.is_none() {
         match tokio::time::timeout_at(deadline, mrx.recv()).await {
             Ok(Some(ServerMsg::Sample(s))) => st.remote.push(s),
@@ -305,6 +319,37 @@ async fn data_phase(
         server_output,
         ends,
     })
+}
+
+/// How long past -t the end of a test may take, from what the samples
+/// say: the sender stops writing at -t, but up to [`NOTSENT_LOWAT`] bytes
+/// it wrote are still unsent in its socket and a window's worth in
+/// flight, queueing included. At 500 kbit/s that is over 4 s: a deadline
+/// blind to it failed a working path as unreachable.
+#[derive(Debug, Default, Clone, Copy)]
+struct Drain {
+    /// The largest round trip either end measured (the sender's smoothed
+    /// RTT, or the receiver's own estimate): the data in flight and the
+    /// close each take up to one.
+    rtt: Duration,
+    /// The time to send the unsent bytes at the rate seen so far.
+    backlog: Duration,
+}
+
+impl Drain {
+    fn see(&mut self, s: &Sample) {
+        let us = s.info.as_ref().map_or(0, |i| i.rtt_us.max(i.rcv_rtt_us));
+        self.rtt = self.rtt.max(Duration::from_micros(u64::from(us)));
+        if s.bytes > 0 && s.t > 0.0 {
+            let secs = f64::from(NOTSENT_LOWAT) * s.t / s.bytes as f64;
+            self.backlog = Duration::from_secs_f64(secs.min(60.0));
+        }
+    }
+
+    /// At most a minute (a stall is caught sooner, by `--stall-timeout`).
+    fn time(&self) -> Duration {
+        (self.rtt * 2 + self.backlog).min(Duration::from_secs(60))
+    }
 }
 
 /// The summary, diagnosis and report of a finished test (no I/O).
