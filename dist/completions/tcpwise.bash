@@ -672,7 +672,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__emu__subcmd__pair)
-            opts="-q -h -V --rtt --delay --up-delay --down-delay --rate --up-rate --down-rate --up-trace --down-trace --trace-once --overhead --queue --up-queue --down-queue --loss --up-loss --down-loss --jitter --up-jitter --down-jitter --seed --onoff --up-onoff --down-onoff --police --up-police --down-police --reorder --up-reorder --down-reorder --duplicate --up-duplicate --down-duplicate --corrupt --up-corrupt --down-corrupt --schedule --outage --log --pcap --config --print-config --client-sysctl --stats-json --quiet --meter --meter-uplink --meter-downlink --meter-all --no-notice --as-root --no-offload --inject-panic-after --server-sysctl --server --wait-port --wait-timeout --help --version"
+            opts="-q -h -V --rtt --delay --up-delay --down-delay --rate --up-rate --down-rate --up-trace --down-trace --trace-once --overhead --queue --up-queue --down-queue --loss --up-loss --down-loss --jitter --up-jitter --down-jitter --seed --onoff --up-onoff --down-onoff --police --up-police --down-police --reorder --up-reorder --down-reorder --duplicate --up-duplicate --down-duplicate --corrupt --up-corrupt --down-corrupt --schedule --outage --log --pcap --config --print-config --client-sysctl --stats-json --quiet --meter --meter-uplink --meter-downlink --meter-all --no-notice --as-root --no-offload --forwarder-threads --inject-panic-after --server-sysctl --server --wait-port --wait-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -846,6 +846,10 @@ _tcpwise() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --forwarder-threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --inject-panic-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -900,7 +904,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__emu__subcmd__selftest)
-            opts="-C -h -V --rtt --delay --up-delay --down-delay --rate --up-rate --down-rate --up-trace --down-trace --trace-once --overhead --queue --up-queue --down-queue --loss --up-loss --down-loss --jitter --up-jitter --down-jitter --seed --onoff --up-onoff --down-onoff --police --up-police --down-police --reorder --up-reorder --down-reorder --duplicate --up-duplicate --down-duplicate --corrupt --up-corrupt --down-corrupt --schedule --outage --log --pcap --config --print-config --samples --bulk --flows --congestion --sysctl --json --no-offload --help --version"
+            opts="-C -h -V --rtt --delay --up-delay --down-delay --rate --up-rate --down-rate --up-trace --down-trace --trace-once --overhead --queue --up-queue --down-queue --loss --up-loss --down-loss --jitter --up-jitter --down-jitter --seed --onoff --up-onoff --down-onoff --police --up-police --down-police --reorder --up-reorder --down-reorder --duplicate --up-duplicate --down-duplicate --corrupt --up-corrupt --down-corrupt --schedule --outage --log --pcap --config --print-config --samples --bulk --flows --congestion --sysctl --json --no-offload --forwarder-threads --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1090,6 +1094,10 @@ _tcpwise() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --forwarder-threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1098,7 +1106,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__emu__subcmd__shell)
-            opts="-q -h -V --rtt --delay --up-delay --down-delay --rate --up-rate --down-rate --up-trace --down-trace --trace-once --overhead --queue --up-queue --down-queue --loss --up-loss --down-loss --jitter --up-jitter --down-jitter --seed --onoff --up-onoff --down-onoff --police --up-police --down-police --reorder --up-reorder --down-reorder --duplicate --up-duplicate --down-duplicate --corrupt --up-corrupt --down-corrupt --schedule --outage --log --pcap --config --print-config --client-sysctl --stats-json --quiet --meter --meter-uplink --meter-downlink --meter-all --no-notice --as-root --no-offload --inject-panic-after --help --version"
+            opts="-q -h -V --rtt --delay --up-delay --down-delay --rate --up-rate --down-rate --up-trace --down-trace --trace-once --overhead --queue --up-queue --down-queue --loss --up-loss --down-loss --jitter --up-jitter --down-jitter --seed --onoff --up-onoff --down-onoff --police --up-police --down-police --reorder --up-reorder --down-reorder --duplicate --up-duplicate --down-duplicate --corrupt --up-corrupt --down-corrupt --schedule --outage --log --pcap --config --print-config --client-sysctl --stats-json --quiet --meter --meter-uplink --meter-downlink --meter-all --no-notice --as-root --no-offload --forwarder-threads --inject-panic-after --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1269,6 +1277,10 @@ _tcpwise() {
                     return 0
                     ;;
                 --stats-json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --forwarder-threads)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -145,6 +145,7 @@ fn config(
             panic_after: c.inject_panic_after,
         },
         offload: !c.no_offload,
+        threads: c.forwarder_threads,
     };
     Ok(cfg)
 }
@@ -332,6 +333,7 @@ pub fn selftest(a: &SelftestArgs) -> Result<Selftested, EmuError> {
     testbed.server_sysctls = pairs(&a.sysctl);
     testbed.record = a.record.options();
     testbed.forwarder.offload = !a.no_offload;
+    testbed.forwarder.threads = a.forwarder_threads;
     let opts = SelftestOptions {
         testbed,
         rtt_samples: a.samples as usize,

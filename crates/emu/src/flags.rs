@@ -61,6 +61,12 @@ pub struct Common {
     /// two with `emu selftest --no-offload`).
     #[arg(long)]
     pub no_offload: bool,
+    /// Forwarder threads: 1 carries both directions (fewer wake-ups: what
+    /// lets many slow testbeds share a machine), 2 gives each direction its
+    /// own (both cores at multi-gigabit rates); auto picks 1 when neither
+    /// direction is ever set faster than 200 Mbit/s.
+    #[arg(long, default_value = "auto", value_name = "auto|1|2")]
+    pub forwarder_threads: crate::forwarder::Threads,
     /// Make the forwarder panic after N packets (tests of the teardown).
     #[arg(long, hide = true, value_name = "N")]
     pub inject_panic_after: Option<u64>,
@@ -153,4 +159,10 @@ pub struct SelftestArgs {
     /// write), to compare with the default (TSO/USO, 64 KB super-packets).
     #[arg(long)]
     pub no_offload: bool,
+    /// Forwarder threads: 1 carries both directions (fewer wake-ups: what
+    /// lets many slow testbeds share a machine), 2 gives each direction its
+    /// own (both cores at multi-gigabit rates); auto picks 1 when neither
+    /// direction is ever set faster than 200 Mbit/s.
+    #[arg(long, default_value = "auto", value_name = "auto|1|2")]
+    pub forwarder_threads: crate::forwarder::Threads,
 }

@@ -1,11 +1,14 @@
-//! The forwarder: one thread per direction moves packets from one TUN
-//! device, through a [`Link`], into the other.
+//! The forwarder: a thread moves packets from one TUN device, through a
+//! [`Link`], into the other, for one direction or for both.
 //!
-//! Why a thread per direction (DESIGN.md says one thread holds both fds):
-//! the two directions share no state, and writing a packet into a TUN
-//! device runs the receiving kernel's TCP in the writer's context, so at
-//! high rates one thread per direction lets both cores work. Each loop is
-//! also simpler: one input, one timer.
+//! How many threads ([`Threads`]): DESIGN.md says one thread holds both
+//! fds, and at the rates most paths have that is what runs: a thread's
+//! cost there is its wake-ups, and one thread for both directions reads
+//! the ACKs and data its own writes cause without waking another
+//! ([`pace`] says why). Writing a packet into a TUN device runs the
+//! receiving kernel's TCP in the writer's context, so above
+//! [`SHARED_MAX_BPS`] each direction gets its own thread and both cores
+//! work.
 //!
 //! Timing: the next delivery is an absolute CLOCK_MONOTONIC deadline on a
 //! timerfd armed a little early ([`SPIN_LONG_NS`] while a CPU budget lasts, then
@@ -32,60 +35,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use tcpwise_link::Link;
 
-/// How long before a deadline the timer fires and the thread starts
-/// spinning, while the spin budget lasts. On the VMs we run on, timer
-/// wake-ups reach p99 0.3-0.7 ms even with zero cpu_dma_latency, while a
-/// spinning thread sees p99 under 0.1 ms: sparse traffic (round-trip
-/// probes, TTFB experiments) gets the long margin for free.
-pub const SPIN_LONG_NS: u64 = 1_000_000;
-/// The margin once the budget is spent: none. Dense traffic would
-/// otherwise keep the thread spinning on every packet and take a core from
-/// the TCP endpoints; its packets then leave one timer wake-up late
-/// (~50 µs here), and the lateness report shows it.
-pub const SPIN_SHORT_NS: u64 = 0;
-/// Spinning allowed per [`SPIN_WINDOW_NS`] before falling back to the short margin.
-pub const SPIN_BUDGET_NS: u64 = 15_000_000;
-/// The budget's accounting window (so spinning takes at most ~15 % of a core).
-pub const SPIN_WINDOW_NS: u64 = 100_000_000;
-/// A deadline this close to the last write belongs to a dense flow and
-/// is not spun for (measured with no rate set: spinning there took 13 %
-/// of the goodput, 6,369 against 7,182 Mbit/s, medians of 3 interleaved).
-pub const DENSE_GAP_NS: u64 = 200_000;
-/// How often a forwarder recounts the testbeds on the machine.
-const SHARE_EVERY_NS: u64 = 500_000_000;
-
-/// This forwarder's share of the spin budget: the machine's cores divided
-/// among every running forwarder, at most 1. Spinning at SCHED_FIFO takes a
-/// core from everything else (the TCP endpoints, and equal-priority
-/// forwarders, which wait until the spinner blocks), so 16 testbeds each
-/// spinning 15 % of a core would ask 2 cores for 4.8 and every one of
-/// them would miss its deadlines and its rate. Split, the whole machine
-/// spins at most 15 % of each core, however many testbeds run, and a
-/// forwarder beyond its share waits on its timer (one wake-up late, which
-/// its lateness report shows).
-///
-/// Testbeds are counted by their client namespaces in `/run/netns`
-/// (`tw-<pid>-c<n>`, one per testbed, two forwarders each), so separate
-/// `tcpwise emu` processes and the lab's parallel testbeds see each other
-/// with no shared state to leak. Rootless testbeds (no named namespace)
-/// count only themselves.
-pub fn spin_share() -> f64 {
-    let testbeds = std::fs::read_dir("/run/netns")
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .filter(|e| {
-                    let n = e.file_name();
-                    let n = n.to_string_lossy();
-                    n.starts_with("tw-") && n.split('-').nth(2).is_some_and(|r| r.starts_with('c'))
-                })
-                .count()
-        })
-        .unwrap_or(0)
-        .max(1);
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (cores as f64 / (2 * testbeds) as f64).min(1.0)
-}
-
 /// How long a run of segments may wait for the next segment of its flow
 /// before it is written (GRO's flush timer, as a NIC's interrupt
 /// moderation holds packets a few tens of µs): at 5 Gbit/s a 1,500-byte
@@ -108,7 +57,11 @@ const TOKEN_INPUT: u64 = 1;
 const TOKEN_TIMER: u64 = 2;
 const TOKEN_STOP: u64 = 3;
 
+mod pace;
 mod stats;
+pub use pace::{
+    DENSE_GAP_NS, SPIN_BUDGET_NS, SPIN_LONG_NS, SPIN_SHORT_NS, SPIN_WINDOW_NS, spin_share,
+};
 pub use stats::*;
 
 /// Maximum number of phases a run can mark.
@@ -137,6 +90,50 @@ impl Faults {
     }
 }
 
+/// How many forwarder threads a testbed runs (`--forwarder-threads`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Threads {
+    /// One for both directions when neither is ever set faster than
+    /// [`SHARED_MAX_BPS`], else one per direction.
+    #[default]
+    Auto,
+    /// One thread carries both directions.
+    One,
+    /// A thread per direction.
+    Two,
+}
+
+impl std::str::FromStr for Threads {
+    type Err = String;
+
+    /// `auto`, `1` or `2`.
+    fn from_str(s: &str) -> Result<Threads, String> {
+        match s {
+            "auto" => Ok(Threads::Auto),
+            "1" => Ok(Threads::One),
+            "2" => Ok(Threads::Two),
+            _ => Err(format!("'{s}': forwarder threads are auto, 1 or 2")),
+        }
+    }
+}
+
+/// The fastest path one thread carries both directions of under
+/// [`Threads::Auto`], in bit/s of each direction's highest mean rate.
+pub const SHARED_MAX_BPS: f64 = 200e6;
+
+impl Threads {
+    /// Whether one thread carries both directions of a path whose
+    /// directions peak at these rates (`None`: unlimited).
+    pub fn shared(self, up_bps: Option<f64>, down_bps: Option<f64>) -> bool {
+        let slow = |r: Option<f64>| r.is_some_and(|r| r <= SHARED_MAX_BPS);
+        match self {
+            Threads::One => true,
+            Threads::Two => false,
+            Threads::Auto => slow(up_bps) && slow(down_bps),
+        }
+    }
+}
+
 /// How a forwarder thread runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ForwarderOptions {
@@ -148,6 +145,8 @@ pub struct ForwarderOptions {
     /// Open the TUN devices with a virtio-net header and TSO/USO where the
     /// kernel agrees (`--no-offload` turns it off).
     pub offload: bool,
+    /// One thread for both directions, or one each.
+    pub threads: Threads,
 }
 
 impl Default for ForwarderOptions {
@@ -156,6 +155,7 @@ impl Default for ForwarderOptions {
             realtime: true,
             faults: Faults::default(),
             offload: true,
+            threads: Threads::Auto,
         }
     }
 }
@@ -174,34 +174,45 @@ pub struct Ends {
     pub note: Option<String>,
 }
 
-/// A running direction.
+/// One direction a forwarder thread carries.
+pub struct Direction {
+    /// "up" or "down".
+    pub name: String,
+    /// Its TUN devices.
+    pub ends: Ends,
+    /// Its link.
+    pub link: Link<Packet>,
+    /// `--log` and `--pcap`.
+    pub rec: Option<crate::record::Recorder>,
+    /// What `--meter` reads.
+    pub gauge: Arc<crate::meter::Gauge>,
+}
+
+/// A running forwarder thread: one direction, or both.
 pub struct Forwarder {
     stop: OwnedFd,
-    handle: Option<JoinHandle<DirectionStats>>,
-    direction: String,
+    handle: Option<JoinHandle<Vec<DirectionStats>>>,
+    directions: Vec<String>,
 }
 
 impl Forwarder {
-    /// Starts moving packets from `ends.input` to `ends.output` through `link`.
+    /// Starts one thread moving packets for each direction in `dirs`,
+    /// from its input to its output through its link.
     pub fn spawn(
-        direction: &str,
-        ends: Ends,
-        link: Link<Packet>,
+        dirs: Vec<Direction>,
         phase: Phase,
         opts: ForwarderOptions,
-        rec: Option<crate::record::Recorder>,
-        gauge: Arc<crate::meter::Gauge>,
     ) -> std::io::Result<Forwarder> {
         let stop = sys::eventfd()?;
         let stop_raw = stop.as_raw_fd();
-        let dir = direction.to_string();
+        let directions: Vec<String> = dirs.iter().map(|d| d.name.clone()).collect();
         let handle = std::thread::Builder::new()
-            .name(format!("tw-fwd-{direction}"))
-            .spawn(move || run(dir, ends, link, stop_raw, (phase, gauge), opts, rec))?;
+            .name(format!("tw-fwd-{}", directions.join("+")))
+            .spawn(move || run(dirs, stop_raw, phase, opts))?;
         Ok(Forwarder {
             stop,
             handle: Some(handle),
-            direction: direction.to_string(),
+            directions,
         })
     }
 
@@ -210,21 +221,25 @@ impl Forwarder {
         self.handle.as_ref().is_none_or(|h| h.is_finished())
     }
 
-    /// Stops the thread and returns its statistics.
-    pub fn stop(mut self) -> DirectionStats {
+    /// Stops the thread and returns each direction's statistics.
+    pub fn stop(mut self) -> Vec<DirectionStats> {
         self.stop_inner()
     }
 
-    fn stop_inner(&mut self) -> DirectionStats {
+    fn stop_inner(&mut self) -> Vec<DirectionStats> {
         sys::eventfd_signal(self.stop.as_raw_fd());
         match self.handle.take().map(|h| h.join()) {
             Some(Ok(s)) => s,
-            Some(Err(p)) => DirectionStats {
-                direction: self.direction.clone(),
-                failure: Some(format!("forwarder thread panicked: {}", panic_text(&p))),
-                ..DirectionStats::default()
-            },
-            None => DirectionStats::default(),
+            Some(Err(p)) => self
+                .directions
+                .iter()
+                .map(|d| DirectionStats {
+                    direction: d.clone(),
+                    failure: Some(format!("forwarder thread panicked: {}", panic_text(&p))),
+                    ..DirectionStats::default()
+                })
+                .collect(),
+            None => Vec::new(),
         }
     }
 }
@@ -245,6 +260,8 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
 }
 
 struct Loop {
+    /// "up" or "down".
+    name: String,
     input: Arc<OwnedFd>,
     output: Arc<OwnedFd>,
     link: Link<Packet>,
@@ -289,6 +306,89 @@ struct Loop {
 }
 
 impl Loop {
+    fn new(d: Direction, phase: Phase, faults: Faults) -> Loop {
+        let hist = || Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
+        Loop {
+            name: d.name,
+            input: d.ends.input,
+            output: d.ends.output,
+            link: d.link,
+            scratch: Arc::new(vec![0u8; READ_BUF]),
+            reads_out: std::collections::VecDeque::with_capacity(READS_OUT),
+            pool: Vec::new(),
+            vnet: d.ends.offload.is_some(),
+            join: d.ends.offload.is_some(),
+            off: OffloadStats {
+                mode: d.ends.offload.unwrap_or("off").to_string(),
+                note: d.ends.note,
+                ..OffloadStats::default()
+            },
+            segs: Vec::with_capacity(64),
+            out: Vec::with_capacity(256),
+            due: Vec::with_capacity(256),
+            hdr: Vec::with_capacity(128),
+            flush_at: None,
+            dense: false,
+            last_write: 0,
+            lateness: hist(),
+            phases: (0..MAX_PHASES).map(|_| hist()).collect(),
+            phase,
+            write_errors: 0,
+            forwarded: 0,
+            faults,
+            rec: d.rec,
+            gauge: d.gauge,
+            published: 0,
+        }
+    }
+
+    /// One pass: read what waits, write what is due, publish, record.
+    fn pass(&mut self) -> std::io::Result<()> {
+        self.read_batch()?;
+        self.deliver();
+        self.publish();
+        if let Some(r) = &mut self.rec {
+            if let Some(buf) = r.capacity_buf() {
+                self.link.capacity_until(sys::mono_ns(), buf);
+            }
+            r.flush();
+        }
+        Ok(())
+    }
+
+    /// The direction's statistics once the thread stops; `cpu_s` is the
+    /// thread's (`shared`: with the other direction).
+    fn finish(
+        mut self,
+        mut failure: Option<String>,
+        cpu_s: f64,
+        wall_s: f64,
+        shared: bool,
+    ) -> DirectionStats {
+        if let Some(r) = &mut self.rec {
+            if let Some(buf) = r.capacity_buf() {
+                self.link.capacity_until(sys::mono_ns(), buf);
+            }
+            if let Some(e) = r.finish() {
+                failure.get_or_insert(e);
+            }
+        }
+        DirectionStats {
+            direction: self.name,
+            offload: self.off,
+            link: self.link.report(),
+            write_errors: self.write_errors,
+            // Read from the input device's namespace by the testbed.
+            input_dropped: 0,
+            lateness: Lateness::from_hist(&self.lateness),
+            phase_lateness: self.phases.iter().map(Lateness::from_hist).collect(),
+            cpu_s,
+            wall_s,
+            shared_thread: shared,
+            failure,
+        }
+    }
+
     /// The read buffer, for this forwarder alone: the one it has if no
     /// segment holds it, else the oldest buffer the link has let go of,
     /// else a new one.
@@ -571,148 +671,69 @@ impl Loop {
 }
 
 fn run(
-    direction: String,
-    ends: Ends,
-    link: Link<Packet>,
+    dirs: Vec<Direction>,
     stop: i32,
-    (phase, gauge): (Phase, Arc<crate::meter::Gauge>),
+    phase: Phase,
     opts: ForwarderOptions,
-    rec: Option<crate::record::Recorder>,
-) -> DirectionStats {
-    let hist = || Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
+) -> Vec<DirectionStats> {
     sys::set_timer_slack_1ns();
     if opts.realtime {
         sys::set_realtime(10);
     }
     let cpu0 = sys::thread_cpu_ns();
     let wall0 = sys::mono_ns();
-    let mut lp = Loop {
-        input: ends.input,
-        output: ends.output,
-        link,
-        scratch: Arc::new(vec![0u8; READ_BUF]),
-        reads_out: std::collections::VecDeque::with_capacity(READS_OUT),
-        pool: Vec::new(),
-        vnet: ends.offload.is_some(),
-        join: ends.offload.is_some(),
-        off: OffloadStats {
-            mode: ends.offload.unwrap_or("off").to_string(),
-            note: ends.note,
-            ..OffloadStats::default()
-        },
-        segs: Vec::with_capacity(64),
-        out: Vec::with_capacity(256),
-        due: Vec::with_capacity(256),
-        hdr: Vec::with_capacity(128),
-        flush_at: None,
-        dense: false,
-        last_write: 0,
-        lateness: hist(),
-        phases: (0..MAX_PHASES).map(|_| hist()).collect(),
-        phase,
-        write_errors: 0,
-        forwarded: 0,
-        faults: opts.faults,
-        rec,
-        gauge,
-        published: 0,
-    };
-    let mut failure = event_loop(&mut lp, stop).err().map(|e| e.to_string());
-    if let Some(r) = &mut lp.rec {
-        if let Some(buf) = r.capacity_buf() {
-            lp.link.capacity_until(sys::mono_ns(), buf);
-        }
-        if let Some(e) = r.finish() {
-            failure.get_or_insert(e);
-        }
-    }
-    DirectionStats {
-        direction,
-        offload: lp.off,
-        link: lp.link.report(),
-        write_errors: lp.write_errors,
-        // Read from the input device's namespace by the testbed.
-        input_dropped: 0,
-        lateness: Lateness::from_hist(&lp.lateness),
-        phase_lateness: lp.phases.iter().map(Lateness::from_hist).collect(),
-        cpu_s: (sys::thread_cpu_ns() - cpu0) as f64 / 1e9,
-        wall_s: (sys::mono_ns() - wall0) as f64 / 1e9,
-        failure,
-    }
+    let mut loops: Vec<Loop> = dirs
+        .into_iter()
+        .map(|d| Loop::new(d, phase.clone(), opts.faults))
+        .collect();
+    let failure = pace::event_loop(&mut loops, stop)
+        .err()
+        .map(|e| e.to_string());
+    let cpu_s = (sys::thread_cpu_ns() - cpu0) as f64 / 1e9;
+    let wall_s = (sys::mono_ns() - wall0) as f64 / 1e9;
+    let shared = loops.len() > 1;
+    loops
+        .into_iter()
+        .map(|lp| lp.finish(failure.clone(), cpu_s, wall_s, shared))
+        .collect()
 }
 
-fn event_loop(lp: &mut Loop, stop: i32) -> std::io::Result<()> {
-    let timer = sys::timerfd()?;
-    let ep = sys::Epoll::new()?;
-    ep.add(lp.input.as_raw_fd(), TOKEN_INPUT)?;
-    ep.add(timer.as_raw_fd(), TOKEN_TIMER)?;
-    ep.add(stop, TOKEN_STOP)?;
-    let mut ready = Vec::with_capacity(8);
-    let mut armed: u64 = 0;
-    let (mut window, mut spent) = (sys::mono_ns(), 0u64);
-    let (mut budget, mut counted) = (0u64, 0u64);
-    loop {
-        lp.read_batch()?;
-        lp.deliver();
-        lp.publish();
-        if let Some(r) = &mut lp.rec {
-            if let Some(buf) = r.capacity_buf() {
-                lp.link.capacity_until(sys::mono_ns(), buf);
-            }
-            r.flush();
-        }
-        if let Some(deadline) = lp.wake_at() {
-            let now = sys::mono_ns();
-            if now - window > SPIN_WINDOW_NS {
-                (window, spent) = (now, 0);
-            }
-            if counted == 0 || now - counted > SHARE_EVERY_NS {
-                budget = (SPIN_BUDGET_NS as f64 * spin_share()) as u64;
-                counted = now;
-            }
-            // Spin only for a deadline that stands apart from the last
-            // write: in a dense flow the next packet is due within
-            // microseconds anyway, and spinning would only take the
-            // budget (and a core's share) from the endpoints.
-            let margin = if spent < budget && deadline > lp.last_write + DENSE_GAP_NS {
-                SPIN_LONG_NS
-            } else {
-                SPIN_SHORT_NS
-            };
-            if deadline <= now + margin {
-                // Close enough: spin to the deadline, still taking input.
-                // Yielding on each turn lets another forwarder of equal
-                // SCHED_FIFO priority on this core (another testbed's) run
-                // instead of waiting up to a whole margin behind the
-                // spinner; alone on a core, it returns at once.
-                while sys::mono_ns() < deadline {
-                    lp.read_batch()?;
-                    std::thread::yield_now();
-                }
-                spent += sys::mono_ns() - now;
-                continue;
-            }
-            let at = deadline - margin;
-            // Never arm at 0 (that disarms).
-            let at = at.max(1);
-            if at != armed {
-                sys::timerfd_set_abs(timer.as_raw_fd(), at);
-                armed = at;
-            }
-        } else if armed != 0 {
-            sys::timerfd_set_abs(timer.as_raw_fd(), 0);
-            armed = 0;
-        }
-        ep.wait(-1, &mut ready)?;
-        for &t in &ready {
-            match t {
-                TOKEN_STOP => return Ok(()),
-                TOKEN_TIMER => {
-                    sys::drain_counter(timer.as_raw_fd());
-                    armed = 0;
-                }
-                _ => {}
-            }
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_thread_carries_both_directions_of_a_slow_path_only() {
+        let (slow, fast) = (Some(16e6), Some(1e9));
+        assert!(Threads::Auto.shared(slow, slow));
+        assert!(Threads::Auto.shared(Some(SHARED_MAX_BPS), slow));
+        // Either direction fast or unlimited: a thread each.
+        assert!(!Threads::Auto.shared(slow, fast));
+        assert!(!Threads::Auto.shared(None, slow));
+        assert!(!Threads::Auto.shared(None, None));
+        // Forced either way.
+        assert!(Threads::One.shared(None, None));
+        assert!(!Threads::Two.shared(slow, slow));
+        assert_eq!("1".parse(), Ok(Threads::One));
+        assert_eq!("auto".parse(), Ok(Threads::Auto));
+        assert!("3".parse::<Threads>().unwrap_err().contains("auto, 1 or 2"));
+    }
+
+    #[test]
+    fn a_shared_threads_cpu_is_counted_once() {
+        let dir = |cpu_s: f64, shared_thread: bool| DirectionStats {
+            cpu_s,
+            wall_s: 10.0,
+            shared_thread,
+            ..DirectionStats::default()
+        };
+        assert_eq!(
+            forwarders_cpu_percent(&[dir(1.0, true), dir(1.0, true)]),
+            10.0
+        );
+        assert_eq!(
+            forwarders_cpu_percent(&[dir(1.0, false), dir(2.0, false)]),
+            30.0
+        );
     }
 }

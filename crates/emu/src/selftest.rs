@@ -431,7 +431,7 @@ pub fn run(
             .map(|d| d.phase_lateness.get(1).cloned().unwrap_or_default())
             .collect(),
         cpu_per_gbit: {
-            let cpu: f64 = dirs.iter().map(DirectionStats::cpu_percent).sum();
+            let cpu = crate::forwarder::forwarders_cpu_percent(&dirs[..]);
             if m.steady > 0.0 {
                 cpu / (m.steady / 1e3)
             } else {

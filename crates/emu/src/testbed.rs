@@ -11,7 +11,7 @@
 //! Only the peer's address is routed through the link, never a default
 //! route, so nothing in a testbed can reach beyond it.
 
-use crate::forwarder::{DirectionStats, Ends, Forwarder, ForwarderOptions, Phase};
+use crate::forwarder::{Direction, DirectionStats, Ends, Forwarder, ForwarderOptions, Phase};
 use crate::netns::{self, Netns};
 use crate::{EmuError, Kind, sys};
 use serde::Serialize;
@@ -296,42 +296,50 @@ impl Testbed {
         let start = sys::mono_ns();
         let phase = Phase::default();
         let gauges: [Arc<crate::meter::Gauge>; 2] = Default::default();
-        let up = Forwarder::spawn(
-            "up",
-            Ends {
+        let record = |files: Option<crate::record::Files>| {
+            files
+                .map(|f| crate::record::Recorder::start(f, start))
+                .transpose()
+                .map_err(|e| EmuError::os("cannot start the record writer", e))
+        };
+        let up = Direction {
+            name: "up".into(),
+            ends: Ends {
                 input: client_tun.clone(),
                 output: server_tun.clone(),
                 offload: words.0,
                 note: words.1.clone(),
             },
-            Link::new(cfg.up.clone(), start),
-            phase.clone(),
-            cfg.forwarder,
-            up_files
-                .map(|f| crate::record::Recorder::start(f, start))
-                .transpose()
-                .map_err(|e| EmuError::os("cannot start the record writer", e))?,
-            gauges[0].clone(),
-        )
-        .map_err(|e| EmuError::os("cannot start forwarder", e))?;
-        let down = Forwarder::spawn(
-            "down",
-            Ends {
+            link: Link::new(cfg.up.clone(), start),
+            rec: record(up_files)?,
+            gauge: gauges[0].clone(),
+        };
+        let down = Direction {
+            name: "down".into(),
+            ends: Ends {
                 input: server_tun.clone(),
                 output: client_tun.clone(),
                 offload: words.0,
                 note: words.1.clone(),
             },
-            Link::new(cfg.down.clone(), start),
-            phase.clone(),
-            cfg.forwarder,
-            down_files
-                .map(|f| crate::record::Recorder::start(f, start))
-                .transpose()
-                .map_err(|e| EmuError::os("cannot start the record writer", e))?,
-            gauges[1].clone(),
-        )
-        .map_err(|e| EmuError::os("cannot start forwarder", e))?;
+            link: Link::new(cfg.down.clone(), start),
+            rec: record(down_files)?,
+            gauge: gauges[1].clone(),
+        };
+        let shared = cfg
+            .forwarder
+            .threads
+            .shared(cfg.up.peak_bps(), cfg.down.peak_bps());
+        let threads = if shared {
+            vec![vec![up, down]]
+        } else {
+            vec![vec![up], vec![down]]
+        };
+        let forwarders = threads
+            .into_iter()
+            .map(|dirs| Forwarder::spawn(dirs, phase.clone(), cfg.forwarder))
+            .collect::<std::io::Result<Vec<_>>>()
+            .map_err(|e| EmuError::os("cannot start forwarder", e))?;
         Ok(Testbed {
             topology: cfg.topology,
             client,
@@ -341,7 +349,7 @@ impl Testbed {
             client_v6: addrs.2,
             peer_v6: addrs.3,
             host_tun,
-            forwarders: vec![up, down],
+            forwarders,
             phase,
             gauges,
             _latency: sys::DmaLatencyGuard::zero(),
@@ -439,9 +447,10 @@ impl Testbed {
 
     /// Stops the forwarders, removes the namespaces, returns the statistics.
     pub fn shutdown(mut self) -> Result<[DirectionStats; 2], EmuError> {
-        let mut stats = self.forwarders.drain(..).map(Forwarder::stop);
+        let mut stats = self.forwarders.drain(..).flat_map(Forwarder::stop);
         let mut up = stats.next().unwrap_or_default();
         let mut down = stats.next().unwrap_or_default();
+        drop(stats);
         // What the sending kernels dropped before a forwarder read it.
         up.input_dropped = self.client.tx_dropped(TUN_NAME).unwrap_or(0);
         down.input_dropped = match (&self.server, &self.host_tun) {

@@ -189,6 +189,24 @@ pub struct LinkConfig {
     pub schedule: Vec<schedule::Step>,
 }
 
+impl LinkConfig {
+    /// The highest mean rate this direction is ever set to, bit/s: its
+    /// capacity's and every `--schedule` rate's; `None` when unlimited.
+    pub fn peak_bps(&self) -> Option<f64> {
+        let base = self.capacity.mean_bps()?;
+        Some(
+            self.schedule
+                .iter()
+                .flat_map(|s| &s.changes)
+                .filter_map(|c| match c {
+                    schedule::Change::Rate(r) => Some(*r as f64),
+                    _ => None,
+                })
+                .fold(base, f64::max),
+        )
+    }
+}
+
 impl Default for LinkConfig {
     fn default() -> Self {
         LinkConfig {

@@ -549,3 +549,28 @@ fn capacity_is_reported_per_millisecond() {
     l.capacity_until(7 * MS, &mut out);
     assert_eq!(out, vec![(1, 3000), (3, 1500), (4, 3000), (6, 1500)]);
 }
+
+#[test]
+fn peak_rate_is_the_highest_a_direction_is_ever_set_to() {
+    let unlimited = LinkConfig::default();
+    assert_eq!(unlimited.peak_bps(), None);
+    let mut cfg = LinkConfig {
+        capacity: Capacity::Rate {
+            bits_per_sec: 16_000_000,
+            overhead: 0,
+        },
+        ..LinkConfig::default()
+    };
+    assert_eq!(cfg.peak_bps(), Some(16e6));
+    // A schedule that speeds the link up later counts; one that slows it
+    // down does not lower the peak.
+    let step = |at, r| schedule::Step {
+        at,
+        line: 1,
+        changes: vec![schedule::Change::Delay(MS), schedule::Change::Rate(r)],
+    };
+    cfg.schedule = vec![step(MS, 1_000_000), step(2 * MS, 300_000_000)];
+    assert_eq!(cfg.peak_bps(), Some(300e6));
+    cfg.schedule = vec![step(MS, 1_000_000)];
+    assert_eq!(cfg.peak_bps(), Some(16e6));
+}

@@ -102,10 +102,14 @@ pub struct DirectionStats {
     pub lateness: Lateness,
     /// The same, per measurement phase marked with [`Phase`] (index = phase).
     pub phase_lateness: Vec<Lateness>,
-    /// CPU seconds the forwarder thread used.
+    /// CPU seconds the forwarder thread used (both directions' when
+    /// `shared_thread`).
     pub cpu_s: f64,
     /// Seconds it ran.
     pub wall_s: f64,
+    /// One thread carried both directions (`--forwarder-threads`): its
+    /// CPU is in both, and counted once by [`forwarders_cpu_percent`].
+    pub shared_thread: bool,
     /// Set when the thread died (panic or I/O error).
     pub failure: Option<String>,
 }
@@ -117,6 +121,23 @@ impl DirectionStats {
             100.0 * self.cpu_s / self.wall_s
         } else {
             0.0
+        }
+    }
+
+    /// The CPU figure of the summary: the thread's, and whether the other
+    /// direction shares it.
+    fn cpu_text(&self) -> String {
+        // Over a run shorter than a second, start-up spinning is most
+        // of it: an average would mislead.
+        let cpu = if self.wall_s >= 1.0 {
+            format!("{:.0}% of a core", self.cpu_percent())
+        } else {
+            format!("{:.0} ms", self.cpu_s * 1e3)
+        };
+        if self.shared_thread {
+            format!("{cpu} (one thread for both directions)")
+        } else {
+            cpu
         }
     }
 
@@ -168,14 +189,23 @@ impl DirectionStats {
             self.lateness.p50_us,
             self.lateness.p99_us,
             self.lateness.max_us,
-            // Over a run shorter than a second, start-up spinning is most
-            // of it: an average would mislead.
-            if self.wall_s >= 1.0 {
-                format!("{:.0}% of a core", self.cpu_percent())
-            } else {
-                format!("{:.0} ms", self.cpu_s * 1e3)
-            },
+            self.cpu_text(),
             self.offload.text()
         )
     }
+}
+
+/// The forwarders' CPU, percent of one core: each thread counted once
+/// (a thread that carried both directions is in both).
+pub fn forwarders_cpu_percent(dirs: &[DirectionStats]) -> f64 {
+    let shared = dirs.iter().filter(|d| d.shared_thread).count().max(1) as f64;
+    dirs.iter()
+        .map(|d| {
+            if d.shared_thread {
+                d.cpu_percent() / shared
+            } else {
+                d.cpu_percent()
+            }
+        })
+        .sum()
 }

@@ -164,7 +164,7 @@ impl std::fmt::Display for SelftestReport {
             )?;
             writeln!(
                 f,
-                "forwarder {:<5} lateness p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs over {} packets; drops queue {} aqm {} loss {}, CE marks {}; peak queue {:.1} KB; time in queue p50 {:.2} ms p99 {:.2} ms max {:.2} ms; cpu {:.1}% of a core",
+                "forwarder {:<5} lateness p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs over {} packets; drops queue {} aqm {} loss {}, CE marks {}; peak queue {:.1} KB; time in queue p50 {:.2} ms p99 {:.2} ms max {:.2} ms; cpu {:.1}% of a core{}",
                 d.direction,
                 d.lateness.p50_us,
                 d.lateness.p99_us,
@@ -178,7 +178,12 @@ impl std::fmt::Display for SelftestReport {
                 d.link.sojourn.p50_us as f64 / 1e3,
                 d.link.sojourn.p99_us as f64 / 1e3,
                 d.link.sojourn.max_us as f64 / 1e3,
-                d.cpu_percent()
+                d.cpu_percent(),
+                if d.shared_thread {
+                    " (one thread for both directions)"
+                } else {
+                    ""
+                }
             )?;
             writeln!(f, "forwarder {:<5} {}", d.direction, d.offload.text())?;
         }

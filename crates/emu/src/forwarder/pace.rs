@@ -1,0 +1,156 @@
+//! When a forwarder thread sleeps, spins and wakes: one loop for the
+//! one or two directions the thread carries.
+//!
+//! Why two directions can share a thread: at the rates most paths have
+//! (tens of Mbit/s), a forwarder's cost is not its packets but its
+//! wake-ups (on this 2-core VM, 20 testbeds at 16 Mbit/s made 42,000
+//! context switches a second for 30,000 packets, and a forwarder's time
+//! went to switching, `docs/emu.md`). A TUN write runs the receiving
+//! kernel's TCP in the writer's context, so the ACK a data segment
+//! causes, and the data an ACK releases, are queued on the other
+//! direction's input before the write returns: a thread that carries both
+//! reads them on its next pass instead of waking a second thread for
+//! each. Only departures wake it. At high rates the two directions need
+//! both cores, and get a thread each ([`super::Threads`]).
+
+use super::{Loop, TOKEN_INPUT, TOKEN_STOP, TOKEN_TIMER};
+use crate::sys;
+use std::os::fd::AsRawFd;
+
+/// How long before a deadline the timer fires and the thread starts
+/// spinning, while the spin budget lasts. On the VMs we run on, timer
+/// wake-ups reach p99 0.3-0.7 ms even with zero cpu_dma_latency, while a
+/// spinning thread sees p99 under 0.1 ms: sparse traffic (round-trip
+/// probes, TTFB experiments) gets the long margin for free.
+pub const SPIN_LONG_NS: u64 = 1_000_000;
+/// The margin once the budget is spent: none. Dense traffic would
+/// otherwise keep the thread spinning on every packet and take a core from
+/// the TCP endpoints; its packets then leave one timer wake-up late
+/// (~50 µs here), and the lateness report shows it.
+pub const SPIN_SHORT_NS: u64 = 0;
+/// Spinning allowed per [`SPIN_WINDOW_NS`] before falling back to the short margin.
+pub const SPIN_BUDGET_NS: u64 = 15_000_000;
+/// The budget's accounting window (so spinning takes at most ~15 % of a core).
+pub const SPIN_WINDOW_NS: u64 = 100_000_000;
+/// A deadline this close to the last write belongs to a dense flow and
+/// is not spun for (measured with no rate set: spinning there took 13 %
+/// of the goodput, 6,369 against 7,182 Mbit/s, medians of 3 interleaved).
+pub const DENSE_GAP_NS: u64 = 200_000;
+/// How often a forwarder recounts the testbeds on the machine.
+const SHARE_EVERY_NS: u64 = 500_000_000;
+
+/// This forwarder's share of the spin budget: the machine's cores divided
+/// among every running forwarder, at most 1. Spinning at SCHED_FIFO takes a
+/// core from everything else (the TCP endpoints, and equal-priority
+/// forwarders, which wait until the spinner blocks), so 16 testbeds each
+/// spinning 15 % of a core would ask 2 cores for 4.8 and every one of
+/// them would miss its deadlines and its rate. Split, the whole machine
+/// spins at most 15 % of each core, however many testbeds run, and a
+/// forwarder beyond its share waits on its timer (one wake-up late, which
+/// its lateness report shows).
+///
+/// Testbeds are counted by their client namespaces in `/run/netns`
+/// (`tw-<pid>-c<n>`, one per testbed, two directions each), so separate
+/// `tcpwise emu` processes and the lab's parallel testbeds see each other
+/// with no shared state to leak. Rootless testbeds (no named namespace)
+/// count only themselves.
+pub fn spin_share() -> f64 {
+    let testbeds = std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| {
+                    let n = e.file_name();
+                    let n = n.to_string_lossy();
+                    n.starts_with("tw-") && n.split('-').nth(2).is_some_and(|r| r.starts_with('c'))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+        .max(1);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cores as f64 / (2 * testbeds) as f64).min(1.0)
+}
+
+/// Runs the directions' loops until `stop` is signalled or an I/O error.
+pub(super) fn event_loop(lps: &mut [Loop], stop: i32) -> std::io::Result<()> {
+    let timer = sys::timerfd()?;
+    let ep = sys::Epoll::new()?;
+    for lp in lps.iter() {
+        ep.add(lp.input.as_raw_fd(), TOKEN_INPUT)?;
+    }
+    ep.add(timer.as_raw_fd(), TOKEN_TIMER)?;
+    ep.add(stop, TOKEN_STOP)?;
+    let mut ready = Vec::with_capacity(8);
+    let mut armed: u64 = 0;
+    let (mut window, mut spent) = (sys::mono_ns(), 0u64);
+    let (mut budget, mut counted) = (0u64, 0u64);
+    loop {
+        // In order: what one direction writes (an ACK, the data it
+        // releases) is on the other's input when its turn comes.
+        for lp in lps.iter_mut() {
+            lp.pass()?;
+        }
+        // The earliest wake-up, and the last write of its direction.
+        let next = lps
+            .iter()
+            .filter_map(|lp| Some((lp.wake_at()?, lp.last_write)))
+            .min_by_key(|&(at, _)| at);
+        if let Some((deadline, last_write)) = next {
+            let now = sys::mono_ns();
+            if now - window > SPIN_WINDOW_NS {
+                (window, spent) = (now, 0);
+            }
+            if counted == 0 || now - counted > SHARE_EVERY_NS {
+                // A thread that carries both directions spins for both.
+                let share = (spin_share() * lps.len() as f64).min(1.0);
+                budget = (SPIN_BUDGET_NS as f64 * share) as u64;
+                counted = now;
+            }
+            // Spin only for a deadline that stands apart from the last
+            // write: in a dense flow the next packet is due within
+            // microseconds anyway, and spinning would only take the
+            // budget (and a core's share) from the endpoints.
+            let margin = if spent < budget && deadline > last_write + DENSE_GAP_NS {
+                SPIN_LONG_NS
+            } else {
+                SPIN_SHORT_NS
+            };
+            if deadline <= now + margin {
+                // Close enough: spin to the deadline, still taking input.
+                // Yielding on each turn lets another forwarder of equal
+                // SCHED_FIFO priority on this core (another testbed's) run
+                // instead of waiting up to a whole margin behind the
+                // spinner; alone on a core, it returns at once.
+                while sys::mono_ns() < deadline {
+                    for lp in lps.iter_mut() {
+                        lp.read_batch()?;
+                    }
+                    std::thread::yield_now();
+                }
+                spent += sys::mono_ns() - now;
+                continue;
+            }
+            let at = deadline - margin;
+            // Never arm at 0 (that disarms).
+            let at = at.max(1);
+            if at != armed {
+                sys::timerfd_set_abs(timer.as_raw_fd(), at);
+                armed = at;
+            }
+        } else if armed != 0 {
+            sys::timerfd_set_abs(timer.as_raw_fd(), 0);
+            armed = 0;
+        }
+        ep.wait(-1, &mut ready)?;
+        for &t in &ready {
+            match t {
+                TOKEN_STOP => return Ok(()),
+                TOKEN_TIMER => {
+                    sys::drain_counter(timer.as_raw_fd());
+                    armed = 0;
+                }
+                _ => {}
+            }
+        }
+    }
+}
