@@ -324,6 +324,7 @@ impl Bed {
             down_lateness_us: l(&down),
             rtt_ms,
             offload: down.offload.mode.clone(),
+            threads: if down.shared_thread { 1 } else { 2 },
         })
     }
 }

@@ -189,6 +189,10 @@ pub struct PathError {
     /// empty in results written before offloads).
     #[serde(default)]
     pub offload: String,
+    /// Forwarder threads the path ran: 1 for both directions, or 2 (0 in
+    /// results written before a thread could carry both).
+    #[serde(default)]
+    pub threads: u8,
 }
 
 impl PathError {

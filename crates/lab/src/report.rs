@@ -193,7 +193,7 @@ pub fn section(e: &Entry) -> String {
     }
     let _ = writeln!(
         md,
-        "\nEmulator error on the paths used (smallest RTT TCP measured minus the configured RTT; how late the forwarders released packets; the TUN offload mode they ran):\n\n| path | TCP min RTT - configured | lateness up p50 / p99 / max µs | down | offload |\n|---|---|---|---|---|"
+        "\nEmulator error on the paths used (smallest RTT TCP measured minus the configured RTT; how late the forwarders released packets; the TUN offload mode they ran, and their threads):\n\n| path | TCP min RTT - configured | lateness up p50 / p99 / max µs | down | offload |\n|---|---|---|---|---|"
     );
     for p in &e.paths {
         let l = |x: (f64, f64, f64)| format!("{:.0} / {:.0} / {:.0}", x.0, x.1, x.2);
@@ -205,11 +205,7 @@ pub fn section(e: &Entry) -> String {
             p.rtt_error_ms.map_or("-".into(), |v| format!("{v:+.2} ms")),
             l(p.up_lateness_us),
             l(p.down_lateness_us),
-            if p.offload.is_empty() {
-                "-"
-            } else {
-                &p.offload
-            }
+            offload_cell(p)
         );
     }
     if e.paths.iter().any(|p| p.late()) {
@@ -220,4 +216,42 @@ pub fn section(e: &Entry) -> String {
     }
     md.push('\n');
     md
+}
+
+/// The offload column: the TUN mode, and how many forwarder threads ran
+/// (one carries both directions of a slow path).
+fn offload_cell(p: &crate::PathError) -> String {
+    let mode = if p.offload.is_empty() {
+        "-"
+    } else {
+        &p.offload
+    };
+    match p.threads {
+        0 => mode.to_string(),
+        1 => format!("{mode}, one thread"),
+        n => format!("{mode}, {n} threads"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::offload_cell;
+
+    #[test]
+    fn the_offload_column_names_the_forwarder_threads_when_known() {
+        let p = |offload: &str, threads| crate::PathError {
+            path: "rtt 20.0 ms".into(),
+            rtt_error_ms: None,
+            up_lateness_us: (0.0, 0.0, 0.0),
+            down_lateness_us: (0.0, 0.0, 0.0),
+            rtt_ms: 20.0,
+            offload: offload.into(),
+            threads,
+        };
+        assert_eq!(offload_cell(&p("tso+uso", 1)), "tso+uso, one thread");
+        assert_eq!(offload_cell(&p("off", 2)), "off, 2 threads");
+        // Results written before either was kept.
+        assert_eq!(offload_cell(&p("tso+uso", 0)), "tso+uso");
+        assert_eq!(offload_cell(&p("", 0)), "-");
+    }
 }
