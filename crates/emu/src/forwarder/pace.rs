@@ -125,6 +125,15 @@ pub(super) fn event_loop(lps: &mut [Loop], stop: i32) -> std::io::Result<()> {
                     for lp in lps.iter_mut() {
                         lp.read_batch()?;
                     }
+                    // A packet just read can be due first: the other
+                    // direction's, on a path whose one-way delay is under
+                    // the spin margin (a 1 ms RTT).
+                    if lps
+                        .iter()
+                        .any(|lp| lp.wake_at().is_some_and(|w| w < deadline))
+                    {
+                        break;
+                    }
                     std::thread::yield_now();
                 }
                 spent += sys::mono_ns() - now;
