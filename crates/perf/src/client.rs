@@ -52,9 +52,9 @@ async fn set_up(opts: &ClientOptions) -> Result<Setup, PerfError> {
 
     // Nothing may hold the run much past -t, whatever the server does:
     // setting up gets at most -t + 0.5 s, the data phase ends by -t plus
-    // 1 s plus a few set-up times plus two of the longest round trips
-    // measured during it (the drain and the server's last words take
-    // round trips, queueing included).
+    // 1 s plus a few set-up times plus what the path still has to deliver
+    // when the sender stops (`Drain`: its unsent bytes at the rate seen,
+    // two of the longest round trips measured, queueing included).
     let began = Instant::now();
     let setup_limit = (opts.duration + Duration::from_millis(500)).min(opts.connect_timeout * 2);
     let setup_deadline = tokio::time::Instant::now() + setup_limit;
@@ -257,8 +257,8 @@ async fn data_phase(
                     return Err(PerfError::Unreachable(
                         addr.to_string(),
                         format!(
-                            "the transfer did not end within {:.1} s of -t (1 s, what was left to deliver at its rate, two round trips of {:.0} ms): the peer stopped reading or sending",
-                            1.0 + drain.time().as_secs_f64(),
+                            "the transfer did not end in time after -t (1 s, a few set-up times and {:.1} s for what was left to deliver at its rate and two round trips of {:.0} ms): the peer stopped reading or sending",
+                            drain.time().as_secs_f64(),
                             drain.rtt.as_secs_f64() * 1e3
                         ),
                     ));
