@@ -672,7 +672,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__emu__subcmd__pair)
-            opts="-q -h -V --rtt --delay --up-delay --down-delay --rate --up-rate --down-rate --up-trace --down-trace --trace-once --overhead --queue --up-queue --down-queue --loss --up-loss --down-loss --jitter --up-jitter --down-jitter --seed --onoff --up-onoff --down-onoff --police --up-police --down-police --reorder --up-reorder --down-reorder --duplicate --up-duplicate --down-duplicate --corrupt --up-corrupt --down-corrupt --schedule --outage --log --pcap --config --print-config --client-sysctl --stats-json --quiet --meter --meter-uplink --meter-downlink --meter-all --no-notice --as-root --no-offload --forwarder-threads --inject-panic-after --server-sysctl --server --wait-port --wait-timeout --help --version"
+            opts="-q -h -V --rtt --delay --up-delay --down-delay --rate --up-rate --down-rate --up-trace --down-trace --trace-once --overhead --queue --up-queue --down-queue --loss --up-loss --down-loss --jitter --up-jitter --down-jitter --seed --onoff --up-onoff --down-onoff --police --up-police --down-police --reorder --up-reorder --down-reorder --duplicate --up-duplicate --down-duplicate --corrupt --up-corrupt --down-corrupt --schedule --outage --log --pcap --config --print-config --client-sysctl --stats-json --quiet --meter --meter-uplink --meter-downlink --meter-all --no-notice --as-root --no-offload --forwarder-threads --inject-panic-after --server-sysctl --server --wait-port --wait-timeout --testbeds --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -867,6 +867,10 @@ _tcpwise() {
                     return 0
                     ;;
                 --wait-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --testbeds)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

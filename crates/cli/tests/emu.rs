@@ -239,23 +239,8 @@ fn several_shells_at_once_get_their_own_subnets() {
 }
 
 fn killed_by(sig: i32, expect: i32) {
-    let child = Command::new(BIN)
-        .args(["emu", "shell", "--rtt", "10ms", "-q", "--", "sleep", "30"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    assert!(
-        wait_for_testbed(pid, Duration::from_secs(10)),
-        "testbed came up"
-    );
-    std::thread::sleep(Duration::from_millis(200));
-    tcpwise_sys::kill(pid as i32, sig);
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(expect), "{}", stderr(&o));
-    assert_eq!(leftovers(pid), Vec::<String>::new());
+    let args = ["emu", "shell", "--rtt", "10ms", "-q", "--", "sleep", "30"];
+    signal_testbed(&args, Duration::from_millis(200), sig, expect);
 }
 
 #[test]

@@ -17,7 +17,7 @@ use crate::{DirectionStats, EmuError, Kind, Role, TestbedConfig, Topology};
 use std::io::IsTerminal;
 use std::time::Duration;
 
-fn write(path: &std::path::Path, text: String) -> Result<(), EmuError> {
+pub(crate) fn write(path: &std::path::Path, text: String) -> Result<(), EmuError> {
     std::fs::write(path, text).map_err(|source| EmuError::Output {
         what: format!("cannot write {}", path.display()),
         source,
@@ -91,7 +91,7 @@ pub fn plot(a: PlotArgs) -> Result<i32, EmuError> {
 
 /// An unwritable --log/--pcap DIR fails first: before privileges are
 /// checked and before anything is set up.
-fn check_record(r: &RecordArgs) -> Result<(), EmuError> {
+pub(crate) fn check_record(r: &RecordArgs) -> Result<(), EmuError> {
     let o = r.options();
     if o.any() {
         o.open()?;
@@ -103,7 +103,7 @@ fn pairs(v: &[Sysctl]) -> Vec<(String, String)> {
     v.iter().map(|s| (s.0.clone(), s.1.clone())).collect()
 }
 
-fn config(
+pub(crate) fn config(
     c: &Common,
     topology: Topology,
     server: Vec<(String, String)>,
@@ -253,7 +253,7 @@ fn meter(s: &Session, c: &Common) -> Result<Option<crate::meter::Printer>, EmuEr
 }
 
 /// Who CMD runs as: the sudo user unless --as-root (said on stderr unless -q).
-fn run_as(c: &Common) -> Result<Option<RunAs>, EmuError> {
+pub(crate) fn run_as(c: &Common) -> Result<Option<RunAs>, EmuError> {
     if c.as_root {
         return Ok(None);
     }
@@ -272,6 +272,9 @@ fn run_as(c: &Common) -> Result<Option<RunAs>, EmuError> {
 /// `emu pair`: a server and a client command in two namespaces joined
 /// by the link; the client's exit status.
 pub fn pair(a: PairArgs) -> Result<i32, EmuError> {
+    if a.testbeds > 1 {
+        return crate::fleet::pair(a);
+    }
     check_record(&a.common.record)?;
     // Before a rootless user namespace is entered (there is no sudo user then).
     let who = run_as(&a.common)?;

@@ -101,6 +101,17 @@ pub struct PairArgs {
     /// Give up if the server does not listen within this time.
     #[arg(long, default_value = "10s", value_name = "TIME")]
     pub wait_timeout: Dur,
+    /// Run N identical testbeds in this one process, each with its own
+    /// namespaces, server and client command (TCPWISE_TESTBED=0..N-1 in
+    /// their environment). Their packets share one forwarder thread per
+    /// core instead of a thread per testbed: one wake-up serves every
+    /// testbed with a packet due, which is what lets dozens of slow paths
+    /// share a small machine (docs/emu.md, density). Exit status: the
+    /// first testbed's nonzero one, else 0; --stats-json holds every
+    /// testbed. Not with --log, --pcap or --meter.
+    #[arg(long, default_value_t = 1, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub testbeds: u32,
     /// Client command and arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub cmd: Vec<String>,

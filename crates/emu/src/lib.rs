@@ -25,6 +25,7 @@ pub mod clean;
 pub mod command;
 pub mod config;
 pub mod flags;
+pub mod fleet;
 pub mod forwarder;
 pub mod gso;
 pub mod ip;

@@ -161,13 +161,17 @@ impl RunAs {
 impl Session {
     /// Builds the testbed of `cfg`.
     pub fn start(cfg: &TestbedConfig, signals: Signals) -> Result<Session, EmuError> {
-        let tb = Testbed::start(cfg)?;
-        Ok(Session {
+        Ok(Session::of(Testbed::start(cfg)?, signals))
+    }
+
+    /// A session around a testbed built already.
+    pub(crate) fn of(tb: Testbed, signals: Signals) -> Session {
+        Session {
             tb,
             signals,
             run_as: None,
             meter: None,
-        })
+        }
     }
 
     /// Commands spawned from now on run as `who` (`None`: as we do).
@@ -309,6 +313,18 @@ impl Session {
         // Its last line before the summary, not after.
         self.meter.take();
         self.tb.shutdown()
+    }
+
+    /// Tears the testbed down once the threads that carried its
+    /// directions (shared with other testbeds) have handed back `up` and
+    /// `down`.
+    pub(crate) fn finish_with(
+        mut self,
+        up: DirectionStats,
+        down: DirectionStats,
+    ) -> Result<[DirectionStats; 2], EmuError> {
+        self.meter.take();
+        self.tb.finish_with(up, down)
     }
 
     /// Keeps `--meter`'s printer running until [`Session::finish`].

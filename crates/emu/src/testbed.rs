@@ -207,8 +207,31 @@ pub fn check_privileges() -> Result<(), EmuError> {
 }
 
 impl Testbed {
-    /// Builds a testbed; on any failure everything made so far is removed.
+    /// Builds a testbed with its forwarder threads; on any failure
+    /// everything made so far is removed.
     pub fn start(cfg: &TestbedConfig) -> Result<Testbed, EmuError> {
+        let (mut tb, [up, down]) = Testbed::build(cfg)?;
+        let shared = cfg
+            .forwarder
+            .threads
+            .shared(cfg.up.peak_bps(), cfg.down.peak_bps());
+        let threads = if shared {
+            vec![vec![up, down]]
+        } else {
+            vec![vec![up], vec![down]]
+        };
+        tb.forwarders = threads
+            .into_iter()
+            .map(|dirs| Forwarder::spawn(dirs, tb.phase.clone(), cfg.forwarder))
+            .collect::<std::io::Result<Vec<_>>>()
+            .map_err(|e| EmuError::os("cannot start forwarder", e))?;
+        Ok(tb)
+    }
+
+    /// Builds a testbed and its two directions (up, down), which no
+    /// thread carries yet: [`Testbed::start`] gives them threads of their
+    /// own, [`crate::fleet::Fleet`] shares threads among testbeds.
+    pub(crate) fn build(cfg: &TestbedConfig) -> Result<(Testbed, [Direction; 2]), EmuError> {
         check_privileges()?;
         // Files first: an unwritable --log/--pcap is one error, nothing set up.
         let [up_files, down_files] = if cfg.record.any() {
@@ -326,21 +349,7 @@ impl Testbed {
             rec: record(down_files)?,
             gauge: gauges[1].clone(),
         };
-        let shared = cfg
-            .forwarder
-            .threads
-            .shared(cfg.up.peak_bps(), cfg.down.peak_bps());
-        let threads = if shared {
-            vec![vec![up, down]]
-        } else {
-            vec![vec![up], vec![down]]
-        };
-        let forwarders = threads
-            .into_iter()
-            .map(|dirs| Forwarder::spawn(dirs, phase.clone(), cfg.forwarder))
-            .collect::<std::io::Result<Vec<_>>>()
-            .map_err(|e| EmuError::os("cannot start forwarder", e))?;
-        Ok(Testbed {
+        let tb = Testbed {
             topology: cfg.topology,
             client,
             server,
@@ -349,12 +358,13 @@ impl Testbed {
             client_v6: addrs.2,
             peer_v6: addrs.3,
             host_tun,
-            forwarders,
+            forwarders: Vec::new(),
             phase,
             gauges,
             _latency: sys::DmaLatencyGuard::zero(),
             _tuns: vec![client_tun, server_tun],
-        })
+        };
+        Ok((tb, [up, down]))
     }
 
     /// The live counters of each direction (up, down), for `--meter`.
@@ -448,9 +458,19 @@ impl Testbed {
     /// Stops the forwarders, removes the namespaces, returns the statistics.
     pub fn shutdown(mut self) -> Result<[DirectionStats; 2], EmuError> {
         let mut stats = self.forwarders.drain(..).flat_map(Forwarder::stop);
-        let mut up = stats.next().unwrap_or_default();
-        let mut down = stats.next().unwrap_or_default();
+        let up = stats.next().unwrap_or_default();
+        let down = stats.next().unwrap_or_default();
         drop(stats);
+        self.finish_with(up, down)
+    }
+
+    /// Removes the namespaces once the threads that carried this
+    /// testbed's directions have stopped and handed back `up` and `down`.
+    pub(crate) fn finish_with(
+        mut self,
+        mut up: DirectionStats,
+        mut down: DirectionStats,
+    ) -> Result<[DirectionStats; 2], EmuError> {
         // What the sending kernels dropped before a forwarder read it.
         up.input_dropped = self.client.tx_dropped(TUN_NAME).unwrap_or(0);
         down.input_dropped = match (&self.server, &self.host_tun) {

@@ -172,6 +172,30 @@ pub fn sha256_of(path: &std::path::Path) -> String {
         .to_string()
 }
 
+/// Runs `tcpwise ARGS`, waits for its testbed and `settle` more, sends
+/// `sig`, and checks it exits `expect` within 20 s leaving nothing behind.
+pub fn signal_testbed(args: &[&str], settle: Duration, sig: i32, expect: i32) {
+    let child = std::process::Command::new(BIN)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert!(
+        wait_for_testbed(pid, Duration::from_secs(20)),
+        "testbed came up"
+    );
+    std::thread::sleep(settle);
+    tcpwise_sys::kill(pid as i32, sig);
+    let t0 = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(expect), "{}", stderr(&o));
+    assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+    assert_eq!(leftovers(pid), Vec::<String>::new());
+}
+
 /// Waits until `pid` has a namespace (the testbed is up), at most `limit`.
 pub fn wait_for_testbed(pid: u32, limit: Duration) -> bool {
     let until = Instant::now() + limit;

@@ -110,6 +110,10 @@ pub struct DirectionStats {
     /// One thread carried both directions (`--forwarder-threads`): its
     /// CPU is in both, and counted once by [`forwarders_cpu_percent`].
     pub shared_thread: bool,
+    /// How many testbeds' directions the thread carried: 1, or more
+    /// under `emu pair --testbeds` ([`crate::fleet`]), where its CPU is
+    /// theirs together.
+    pub thread_testbeds: usize,
     /// Set when the thread died (panic or I/O error).
     pub failure: Option<String>,
 }
@@ -134,7 +138,9 @@ impl DirectionStats {
         } else {
             format!("{:.0} ms", self.cpu_s * 1e3)
         };
-        if self.shared_thread {
+        if self.thread_testbeds > 1 {
+            format!("{cpu} (one thread for {} testbeds)", self.thread_testbeds)
+        } else if self.shared_thread {
             format!("{cpu} (one thread for both directions)")
         } else {
             cpu
