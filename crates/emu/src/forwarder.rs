@@ -348,6 +348,15 @@ impl Loop {
         }
     }
 
+    /// Whether a pass at `now` has anything to do: input epoll reported,
+    /// a packet or a held run due, or a recorder to feed. A thread that
+    /// carries many testbeds passes over the others, whose links have
+    /// nothing due (their state catches up from their own clocks when
+    /// they next are).
+    fn busy(&self, now: u64) -> bool {
+        self.readable || self.rec.is_some() || self.wake_at().is_some_and(|w| w <= now)
+    }
+
     /// One pass: read what waits, write what is due, publish, record.
     fn pass(&mut self) -> std::io::Result<()> {
         self.read_batch()?;
