@@ -132,6 +132,10 @@ fn testbeds_refuse_what_records_one_testbed() {
             "--testbeds 3: --log, --pcap and --meter record one testbed",
         ),
         (vec!["--testbeds", "0"], "0 is not in 1..=256"),
+        (
+            vec!["--testbeds", "2", "--forwarder-threads", "2"],
+            "--testbeds 2: the testbeds share one forwarder thread per core",
+        ),
     ] {
         let mut all = vec!["emu", "pair", "--rtt", "10ms"];
         all.extend(args.iter());

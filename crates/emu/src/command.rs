@@ -3,7 +3,8 @@
 //! (an unwritable `--log` or `--stats-json`, a missing root for `shell`),
 //! sets the testbed up, runs the commands in it under supervision, tears
 //! it down, and turns the outcome into the exit status the user sees
-//! (the command's own, or 128+N after signal N). The binary parses the
+//! (the command's own, or 128+N after signal N); `pair --testbeds N` does
+//! it for N testbeds at once ([`crate::fleet`]). The binary parses the
 //! flags and calls these.
 
 use crate::flags::{Common, PairArgs, PlotArgs, SelftestArgs, ShellArgs};
@@ -12,12 +13,12 @@ use crate::netns::Sysctl;
 use crate::path::summarize;
 use crate::record::RecordArgs;
 use crate::selftest::{self, SelftestOptions, SelftestReport};
-use crate::session::{Outcome, RunAs, Session, server_stdio};
+use crate::session::{Outcome, Process, RunAs, Session, server_stdio};
 use crate::{DirectionStats, EmuError, Kind, Role, TestbedConfig, Topology};
 use std::io::IsTerminal;
 use std::time::Duration;
 
-pub(crate) fn write(path: &std::path::Path, text: String) -> Result<(), EmuError> {
+fn write(path: &std::path::Path, text: String) -> Result<(), EmuError> {
     std::fs::write(path, text).map_err(|source| EmuError::Output {
         what: format!("cannot write {}", path.display()),
         source,
@@ -91,7 +92,7 @@ pub fn plot(a: PlotArgs) -> Result<i32, EmuError> {
 
 /// An unwritable --log/--pcap DIR fails first: before privileges are
 /// checked and before anything is set up.
-pub(crate) fn check_record(r: &RecordArgs) -> Result<(), EmuError> {
+fn check_record(r: &RecordArgs) -> Result<(), EmuError> {
     let o = r.options();
     if o.any() {
         o.open()?;
@@ -103,7 +104,7 @@ fn pairs(v: &[Sysctl]) -> Vec<(String, String)> {
     v.iter().map(|s| (s.0.clone(), s.1.clone())).collect()
 }
 
-pub(crate) fn config(
+fn config(
     c: &Common,
     topology: Topology,
     server: Vec<(String, String)>,
@@ -253,7 +254,7 @@ fn meter(s: &Session, c: &Common) -> Result<Option<crate::meter::Printer>, EmuEr
 }
 
 /// Who CMD runs as: the sudo user unless --as-root (said on stderr unless -q).
-pub(crate) fn run_as(c: &Common) -> Result<Option<RunAs>, EmuError> {
+fn run_as(c: &Common) -> Result<Option<RunAs>, EmuError> {
     if c.as_root {
         return Ok(None);
     }
@@ -273,7 +274,7 @@ pub(crate) fn run_as(c: &Common) -> Result<Option<RunAs>, EmuError> {
 /// by the link; the client's exit status.
 pub fn pair(a: PairArgs) -> Result<i32, EmuError> {
     if a.testbeds > 1 {
-        return crate::fleet::pair(a);
+        return pair_testbeds(a);
     }
     check_record(&a.common.record)?;
     // Before a rootless user namespace is entered (there is no sudo user then).
@@ -314,6 +315,152 @@ pub fn pair(a: PairArgs) -> Result<i32, EmuError> {
     drop(child);
     drop(server);
     finish(s, &a.common, &cfg, outcome)
+}
+
+/// `emu pair --testbeds N`: the server and client commands in each of N
+/// testbeds; the first nonzero client status, else 0.
+fn pair_testbeds(a: PairArgs) -> Result<i32, EmuError> {
+    let n = a.testbeds as usize;
+    let c = &a.common;
+    if c.record.options().any() || c.meter || c.meter_all || c.meter_uplink || c.meter_downlink {
+        return Err(EmuError::Config(format!(
+            "--testbeds {n}: --log, --pcap and --meter record one testbed; run that one alone"
+        )));
+    }
+    if c.forwarder_threads != crate::forwarder::Threads::Auto {
+        return Err(EmuError::Config(format!(
+            "--testbeds {n}: the testbeds share one forwarder thread per core; --forwarder-threads sets one testbed's"
+        )));
+    }
+    check_record(&c.record)?;
+    let who = run_as(c)?;
+    crate::rootless::enter_if_unprivileged()?;
+    let cfg = config(
+        c,
+        Topology::Pair,
+        a.server_sysctl
+            .iter()
+            .map(|s| (s.0.clone(), s.1.clone()))
+            .collect(),
+    )?;
+    let mut fleet = crate::fleet::Fleet::start(&cfg, n, crate::session::watch_signals())?;
+    fleet.run_as(who);
+    if !c.quiet {
+        eprintln!(
+            "tcpwise emu: {n} testbeds, their packets carried by {} forwarder thread(s)",
+            fleet.threads()
+        );
+    }
+    let tag = |k: usize| {
+        move |cmd: &mut std::process::Command| {
+            cmd.env("TCPWISE_TESTBED", k.to_string());
+        }
+    };
+    let argv = ["sh".to_string(), "-c".into(), a.server.clone()];
+    let mut servers: Vec<Option<Process>> = Vec::with_capacity(n);
+    let mut started = Ok(());
+    for (k, s) in fleet.sessions().iter().enumerate() {
+        let spawned = s.spawn(Role::Server, &argv, false, |cmd| {
+            server_stdio(cmd);
+            tag(k)(cmd);
+        });
+        match spawned {
+            Ok(p) => servers.push(Some(p)),
+            Err(e) => {
+                started = Err(e);
+                break;
+            }
+        }
+    }
+    if started.is_ok() {
+        for (s, p) in fleet.sessions().iter().zip(servers.iter_mut()) {
+            if let Some(p) = p.as_mut()
+                && let Err(e) = s.wait_listening(p, a.wait_port, a.wait_timeout.std())
+            {
+                started = Err(e);
+                break;
+            }
+        }
+    }
+    let mut clients = Vec::with_capacity(n);
+    if started.is_ok() {
+        for (k, s) in fleet.sessions().iter().enumerate() {
+            match s.spawn(Role::Client, &a.cmd, false, tag(k)) {
+                Ok(p) => clients.push(p),
+                Err(e) => {
+                    started = Err(e);
+                    break;
+                }
+            }
+        }
+    }
+    if let Err(e) = started {
+        let signalled = fleet.signalled();
+        drop(clients);
+        drop(servers);
+        let _ = fleet.finish();
+        return match (signalled, e) {
+            (Some(s), _) => Ok(128 + s),
+            (None, e) => Err(e),
+        };
+    }
+    let (outcome, codes) = fleet.supervise(&mut clients, &mut servers);
+    drop(clients);
+    drop(servers);
+    let stats = fleet.finish()?;
+    report_testbeds(&stats, &codes, &a, &cfg)?;
+    match outcome {
+        Outcome::ForwarderDied => {
+            let why = stats
+                .iter()
+                .flatten()
+                .find_map(|d| d.failure.clone())
+                .unwrap_or_else(|| "unknown reason".into());
+            Err(EmuError::Setup(format!(
+                "the emulator stopped ({why}); the testbeds were torn down"
+            )))
+        }
+        Outcome::Exited(c) => Ok(c),
+        Outcome::Signalled(s) => Ok(128 + s),
+    }
+}
+
+/// One summary line per direction and testbed unless `-q`; every testbed
+/// in `--stats-json`.
+fn report_testbeds(
+    stats: &[[DirectionStats; 2]],
+    codes: &[Option<i32>],
+    a: &PairArgs,
+    cfg: &TestbedConfig,
+) -> Result<(), EmuError> {
+    if !a.common.quiet {
+        for (k, tb) in stats.iter().enumerate() {
+            for d in tb {
+                eprintln!("tcpwise emu testbed {k} {}", d.summary_line());
+            }
+        }
+    }
+    if let Some(path) = &a.common.stats_json {
+        let beds: Vec<_> = stats
+            .iter()
+            .enumerate()
+            .map(|(k, tb)| {
+                serde_json::json!({
+                    "testbed": k,
+                    "exit": codes.get(k).copied().flatten(),
+                    "directions": tb,
+                })
+            })
+            .collect();
+        let v = serde_json::json!({
+            "tcpwise_version": tcpwise_outcome::version(),
+            "path": summarize(&cfg.up, &cfg.down),
+            "testbeds": beds,
+        });
+        let text = serde_json::to_string_pretty(&v).map_err(std::io::Error::other)?;
+        write(path, text + "\n")?;
+    }
+    Ok(())
 }
 
 /// How `emu selftest` ended.

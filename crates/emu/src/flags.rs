@@ -108,7 +108,7 @@ pub struct PairArgs {
     /// testbed with a packet due, which is what lets dozens of slow paths
     /// share a small machine (docs/emu.md, density). Exit status: the
     /// first testbed's nonzero one, else 0; --stats-json holds every
-    /// testbed. Not with --log, --pcap or --meter.
+    /// testbed. Not with --log, --pcap, --meter or --forwarder-threads.
     #[arg(long, default_value_t = 1, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=256))]
     pub testbeds: u32,

@@ -12,12 +12,9 @@
 //! it carries. Each testbed keeps its own namespaces, link, statistics and
 //! commands, so what runs in it cannot tell the difference.
 
-use crate::command::{check_record, config, run_as, write};
-use crate::flags::PairArgs;
 use crate::forwarder::{Direction, Forwarder, Phase};
-use crate::path::summarize;
-use crate::session::{Outcome, Process, Session, Signals, server_stdio, status_code};
-use crate::{DirectionStats, EmuError, Role, Testbed, TestbedConfig, Topology};
+use crate::session::{Outcome, Process, Session, Signals, status_code};
+use crate::{DirectionStats, EmuError, Testbed, TestbedConfig};
 use std::time::Duration;
 
 /// Running testbeds and the threads that carry them.
@@ -81,7 +78,8 @@ impl Fleet {
         self.threads.iter().any(|(f, _)| f.is_finished())
     }
 
-    fn signalled(&self) -> Option<i32> {
+    /// The signal that asked us to stop, if any.
+    pub fn signalled(&self) -> Option<i32> {
         self.sessions.first().and_then(Session::signalled)
     }
 
@@ -165,147 +163,6 @@ impl Fleet {
         }
         first_err.map_or(Ok(out), Err)
     }
-}
-
-/// `emu pair --testbeds N`: the server and client commands in each of N
-/// testbeds; the first nonzero client status, else 0.
-pub fn pair(a: PairArgs) -> Result<i32, EmuError> {
-    let n = a.testbeds as usize;
-    let c = &a.common;
-    if c.record.options().any() || c.meter || c.meter_all || c.meter_uplink || c.meter_downlink {
-        return Err(EmuError::Config(format!(
-            "--testbeds {n}: --log, --pcap and --meter record one testbed; run that one alone"
-        )));
-    }
-    check_record(&c.record)?;
-    let who = run_as(c)?;
-    crate::rootless::enter_if_unprivileged()?;
-    let cfg = config(
-        c,
-        Topology::Pair,
-        a.server_sysctl
-            .iter()
-            .map(|s| (s.0.clone(), s.1.clone()))
-            .collect(),
-    )?;
-    let mut fleet = Fleet::start(&cfg, n, crate::session::watch_signals())?;
-    fleet.run_as(who);
-    if !c.quiet {
-        eprintln!(
-            "tcpwise emu: {n} testbeds, their packets carried by {} forwarder thread(s)",
-            fleet.threads()
-        );
-    }
-    let tag = |k: usize| {
-        move |cmd: &mut std::process::Command| {
-            cmd.env("TCPWISE_TESTBED", k.to_string());
-        }
-    };
-    let argv = ["sh".to_string(), "-c".into(), a.server.clone()];
-    let mut servers: Vec<Option<Process>> = Vec::with_capacity(n);
-    let mut started = Ok(());
-    for (k, s) in fleet.sessions().iter().enumerate() {
-        let spawned = s.spawn(Role::Server, &argv, false, |cmd| {
-            server_stdio(cmd);
-            tag(k)(cmd);
-        });
-        match spawned {
-            Ok(p) => servers.push(Some(p)),
-            Err(e) => {
-                started = Err(e);
-                break;
-            }
-        }
-    }
-    if started.is_ok() {
-        for (s, p) in fleet.sessions().iter().zip(servers.iter_mut()) {
-            if let Some(p) = p.as_mut()
-                && let Err(e) = s.wait_listening(p, a.wait_port, a.wait_timeout.std())
-            {
-                started = Err(e);
-                break;
-            }
-        }
-    }
-    let mut clients = Vec::with_capacity(n);
-    if started.is_ok() {
-        for (k, s) in fleet.sessions().iter().enumerate() {
-            match s.spawn(Role::Client, &a.cmd, false, tag(k)) {
-                Ok(p) => clients.push(p),
-                Err(e) => {
-                    started = Err(e);
-                    break;
-                }
-            }
-        }
-    }
-    if let Err(e) = started {
-        let signalled = fleet.signalled();
-        drop(clients);
-        drop(servers);
-        let _ = fleet.finish();
-        return match (signalled, e) {
-            (Some(s), _) => Ok(128 + s),
-            (None, e) => Err(e),
-        };
-    }
-    let (outcome, codes) = fleet.supervise(&mut clients, &mut servers);
-    drop(clients);
-    drop(servers);
-    let stats = fleet.finish()?;
-    report(&stats, &codes, &a, &cfg)?;
-    match outcome {
-        Outcome::ForwarderDied => {
-            let why = stats
-                .iter()
-                .flatten()
-                .find_map(|d| d.failure.clone())
-                .unwrap_or_else(|| "unknown reason".into());
-            Err(EmuError::Setup(format!(
-                "the emulator stopped ({why}); the testbeds were torn down"
-            )))
-        }
-        Outcome::Exited(c) => Ok(c),
-        Outcome::Signalled(s) => Ok(128 + s),
-    }
-}
-
-/// One summary line per direction and testbed unless `-q`; every testbed
-/// in `--stats-json`.
-fn report(
-    stats: &[[DirectionStats; 2]],
-    codes: &[Option<i32>],
-    a: &PairArgs,
-    cfg: &TestbedConfig,
-) -> Result<(), EmuError> {
-    if !a.common.quiet {
-        for (k, tb) in stats.iter().enumerate() {
-            for d in tb {
-                eprintln!("tcpwise emu testbed {k} {}", d.summary_line());
-            }
-        }
-    }
-    if let Some(path) = &a.common.stats_json {
-        let beds: Vec<_> = stats
-            .iter()
-            .enumerate()
-            .map(|(k, tb)| {
-                serde_json::json!({
-                    "testbed": k,
-                    "exit": codes.get(k).copied().flatten(),
-                    "directions": tb,
-                })
-            })
-            .collect();
-        let v = serde_json::json!({
-            "tcpwise_version": tcpwise_outcome::version(),
-            "path": summarize(&cfg.up, &cfg.down),
-            "testbeds": beds,
-        });
-        let text = serde_json::to_string_pretty(&v).map_err(std::io::Error::other)?;
-        write(path, text + "\n")?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
