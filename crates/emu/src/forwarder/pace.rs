@@ -169,7 +169,8 @@ pub(super) fn event_loop(lps: &mut [Loop], stop: i32) -> std::io::Result<()> {
             }
             if counted == 0 || now - counted > SHARE_EVERY_NS {
                 // A thread that carries both directions spins for both;
-                // nobody spins on a machine with no idle time.
+                // with other testbeds running, nobody spins on a machine
+                // with no idle time.
                 let share = (spin_share() * lps.len() as f64).min(1.0);
                 let idle_share = idle.share();
                 let busy = testbeds_running() > 1 && idle_share.is_some_and(|i| i < SPIN_IDLE_MIN);
