@@ -169,15 +169,26 @@ fn report_stats(
         }
     }
     if let Some(path) = &c.stats_json {
-        let v = serde_json::json!({
-            "tcpwise_version": tcpwise_outcome::version(),
-            "path": summarize(&cfg.up, &cfg.down),
-            "directions": stats,
-        });
-        let text = serde_json::to_string_pretty(&v).map_err(std::io::Error::other)?;
-        write(path, text + "\n")?;
+        write_stats_json(path, cfg, "directions", serde_json::json!(stats))?;
     }
     Ok(())
+}
+
+/// `--stats-json`: the version, the path, and `key` (one testbed's
+/// directions, or every testbed).
+fn write_stats_json(
+    path: &std::path::Path,
+    cfg: &TestbedConfig,
+    key: &str,
+    value: serde_json::Value,
+) -> Result<(), EmuError> {
+    let mut v = serde_json::json!({
+        "tcpwise_version": tcpwise_outcome::version(),
+        "path": summarize(&cfg.up, &cfg.down),
+    });
+    v[key] = value;
+    let text = serde_json::to_string_pretty(&v).map_err(std::io::Error::other)?;
+    write(path, text + "\n")
 }
 
 /// `emu shell`: CMD (or `$SHELL`) in a client namespace whose far end is
@@ -335,14 +346,7 @@ fn pair_testbeds(a: PairArgs) -> Result<i32, EmuError> {
     check_record(&c.record)?;
     let who = run_as(c)?;
     crate::rootless::enter_if_unprivileged()?;
-    let cfg = config(
-        c,
-        Topology::Pair,
-        a.server_sysctl
-            .iter()
-            .map(|s| (s.0.clone(), s.1.clone()))
-            .collect(),
-    )?;
+    let cfg = config(c, Topology::Pair, pairs(&a.server_sysctl))?;
     let mut fleet = crate::fleet::Fleet::start(&cfg, n, crate::session::watch_signals())?;
     fleet.run_as(who);
     if !c.quiet {
@@ -357,53 +361,38 @@ fn pair_testbeds(a: PairArgs) -> Result<i32, EmuError> {
         }
     };
     let argv = ["sh".to_string(), "-c".into(), a.server.clone()];
-    let mut servers: Vec<Option<Process>> = Vec::with_capacity(n);
-    let mut started = Ok(());
-    for (k, s) in fleet.sessions().iter().enumerate() {
-        let spawned = s.spawn(Role::Server, &argv, false, |cmd| {
-            server_stdio(cmd);
-            tag(k)(cmd);
-        });
-        match spawned {
-            Ok(p) => servers.push(Some(p)),
-            Err(e) => {
-                started = Err(e);
-                break;
-            }
-        }
-    }
-    if started.is_ok() {
-        for (s, p) in fleet.sessions().iter().zip(servers.iter_mut()) {
-            if let Some(p) = p.as_mut()
-                && let Err(e) = s.wait_listening(p, a.wait_port, a.wait_timeout.std())
-            {
-                started = Err(e);
-                break;
-            }
-        }
-    }
-    let mut clients = Vec::with_capacity(n);
-    if started.is_ok() {
+    // Every server, each listening, then every client; on a failure what
+    // started is stopped as its processes drop.
+    let started = (|| {
+        let mut servers = Vec::with_capacity(n);
         for (k, s) in fleet.sessions().iter().enumerate() {
-            match s.spawn(Role::Client, &a.cmd, false, tag(k)) {
-                Ok(p) => clients.push(p),
-                Err(e) => {
-                    started = Err(e);
-                    break;
-                }
-            }
+            servers.push(Some(s.spawn(Role::Server, &argv, false, |cmd| {
+                server_stdio(cmd);
+                tag(k)(cmd);
+            })?));
         }
-    }
-    if let Err(e) = started {
-        let signalled = fleet.signalled();
-        drop(clients);
-        drop(servers);
-        let _ = fleet.finish();
-        return match (signalled, e) {
-            (Some(s), _) => Ok(128 + s),
-            (None, e) => Err(e),
-        };
-    }
+        for (s, p) in fleet.sessions().iter().zip(servers.iter_mut().flatten()) {
+            s.wait_listening(p, a.wait_port, a.wait_timeout.std())?;
+        }
+        let clients = fleet
+            .sessions()
+            .iter()
+            .enumerate()
+            .map(|(k, s)| s.spawn(Role::Client, &a.cmd, false, tag(k)))
+            .collect::<Result<Vec<Process>, EmuError>>()?;
+        Ok::<_, EmuError>((servers, clients))
+    })();
+    let (mut servers, mut clients) = match started {
+        Ok(p) => p,
+        Err(e) => {
+            let signalled = fleet.signalled();
+            let _ = fleet.finish();
+            return match signalled {
+                Some(s) => Ok(128 + s),
+                None => Err(e),
+            };
+        }
+    };
     let (outcome, codes) = fleet.supervise(&mut clients, &mut servers);
     drop(clients);
     drop(servers);
@@ -452,13 +441,7 @@ fn report_testbeds(
                 })
             })
             .collect();
-        let v = serde_json::json!({
-            "tcpwise_version": tcpwise_outcome::version(),
-            "path": summarize(&cfg.up, &cfg.down),
-            "testbeds": beds,
-        });
-        let text = serde_json::to_string_pretty(&v).map_err(std::io::Error::other)?;
-        write(path, text + "\n")?;
+        write_stats_json(path, cfg, "testbeds", serde_json::Value::Array(beds))?;
     }
     Ok(())
 }

@@ -55,8 +55,13 @@ const SHARE_EVERY_NS: u64 = 500_000_000;
 /// with no shared state to leak. Rootless testbeds (no named namespace)
 /// count only themselves.
 pub fn spin_share() -> f64 {
+    share_of(testbeds_running())
+}
+
+/// [`spin_share`] with `testbeds` counted.
+fn share_of(testbeds: usize) -> f64 {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (cores as f64 / (2 * testbeds_running()) as f64).min(1.0)
+    (cores as f64 / (2 * testbeds) as f64).min(1.0)
 }
 
 /// The testbeds running on this machine (at least this one), counted by
@@ -171,9 +176,10 @@ pub(super) fn event_loop(lps: &mut [Loop], stop: i32) -> std::io::Result<()> {
                 // A thread that carries both directions spins for both;
                 // with other testbeds running, nobody spins on a machine
                 // with no idle time.
-                let share = (spin_share() * lps.len() as f64).min(1.0);
+                let testbeds = testbeds_running();
+                let share = (share_of(testbeds) * lps.len() as f64).min(1.0);
                 let idle_share = idle.share();
-                let busy = testbeds_running() > 1 && idle_share.is_some_and(|i| i < SPIN_IDLE_MIN);
+                let busy = testbeds > 1 && idle_share.is_some_and(|i| i < SPIN_IDLE_MIN);
                 budget = if busy {
                     0
                 } else {
