@@ -73,7 +73,7 @@ fn testbeds_in_one_process_each_reach_their_own_server() {
     );
     if threads < 3 {
         // A thread carrying two testbeds says so beside its CPU.
-        assert!(err.contains("(one thread for 2 testbeds)"), "{err}");
+        assert!(err.contains("(one thread for 2 testbeds"), "{err}");
     }
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();

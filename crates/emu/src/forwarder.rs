@@ -401,6 +401,7 @@ impl Loop {
             wall_s,
             shared_thread: shared,
             thread_testbeds: 1,
+            coalesced_s: 0.0,
             failure,
         }
     }
@@ -706,7 +707,8 @@ fn run(
         .into_iter()
         .map(|d| Loop::new(d, phase.clone(), opts.faults))
         .collect();
-    let failure = pace::event_loop(&mut loops, stop)
+    let mut coalesced_ns = 0;
+    let failure = pace::event_loop(&mut loops, stop, &mut coalesced_ns)
         .err()
         .map(|e| e.to_string());
     let cpu_s = (sys::thread_cpu_ns() - cpu0) as f64 / 1e9;
@@ -719,6 +721,7 @@ fn run(
         .map(|lp| {
             let mut st = lp.finish(failure.clone(), cpu_s, wall_s, shared);
             st.thread_testbeds = testbeds;
+            st.coalesced_s = coalesced_ns as f64 / 1e9;
             st
         })
         .collect()

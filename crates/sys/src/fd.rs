@@ -110,14 +110,16 @@ impl Epoll {
         let tsp = ts
             .as_ref()
             .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 16];
-        // SAFETY: evs is valid for 16 entries, tsp null or a live timespec,
+        // Up to 64 a call: a thread carrying many testbeds can find most
+        // of their inputs ready after one sleep.
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 64];
+        // SAFETY: evs is valid for 64 entries, tsp null or a live timespec,
         // no signal mask.
         let n = unsafe {
             libc::epoll_pwait2(
                 self.0.as_raw_fd(),
                 evs.as_mut_ptr(),
-                16,
+                64,
                 tsp,
                 std::ptr::null(),
             )

@@ -136,3 +136,23 @@ pub fn steal_ticks() -> Option<u64> {
         .parse()
         .ok()
 }
+
+/// Sleeps until `deadline` ([`mono_ns`]'s clock), whatever else happens
+/// (a signal's interruption resumes the sleep); returns at once if it has
+/// passed.
+pub fn sleep_until(deadline: u64) {
+    let ts = libc::timespec {
+        tv_sec: (deadline / 1_000_000_000) as libc::time_t,
+        tv_nsec: (deadline % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: ts is a live timespec; no remainder is asked for (absolute).
+    while unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    } == libc::EINTR
+    {}
+}

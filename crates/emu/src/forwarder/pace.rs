@@ -36,6 +36,18 @@ pub const SPIN_WINDOW_NS: u64 = 100_000_000;
 /// is not spun for (measured with no rate set: spinning there took 13 %
 /// of the goodput, 6,369 against 7,182 Mbit/s, medians of 3 interleaved).
 pub const DENSE_GAP_NS: u64 = 200_000;
+/// With other testbeds running and no idle time on the machine, a thread
+/// that carries several testbeds passes over them at most once per this
+/// long: it sleeps that long after a pass whatever arrives, and then
+/// reads every input and writes every packet due in one wake-up. Each
+/// packet and each deadline woke it before, and a wake-up was the
+/// forwarder's largest single cost (32 testbeds on 2 cores, `perf
+/// record`: a third of the forwarders' time in `epoll_pwait2`, most of it
+/// switching, `docs/emu.md`). A packet then leaves up to this much late,
+/// and reads this much late (a queue of this long's packets at most,
+/// 1.5 % of a 40 ms path's one-way delay at worst); the lateness report
+/// shows the first, the summary says when it applied.
+pub const COALESCE_NS: u64 = 100_000;
 /// How often a forwarder recounts the testbeds on the machine.
 const SHARE_EVERY_NS: u64 = 500_000_000;
 
@@ -124,14 +136,50 @@ impl IdleMeter {
     }
 }
 
-/// Runs the directions' loops until `stop` is signalled or an I/O error.
+/// How a thread spends its wake-ups for the next [`SHARE_EVERY_NS`].
+#[derive(Debug, PartialEq)]
+struct Plan {
+    /// Spinning allowed per [`SPIN_WINDOW_NS`].
+    spin_budget_ns: u64,
+    /// One pass per [`COALESCE_NS`] at most.
+    coalesce: bool,
+}
+
+impl Plan {
+    /// For a thread carrying `directions`, with `testbeds` running on the
+    /// machine and its idle share since the last look (`None`: unknown).
+    /// A thread that carries both directions spins for both; with other
+    /// testbeds running, nobody spins on a machine with no idle time, and
+    /// a thread of several testbeds coalesces its wake-ups (one testbed's
+    /// thread has few to share: its packets are sparse).
+    fn of(testbeds: usize, idle: Option<f64>, directions: usize) -> Plan {
+        let busy = testbeds > 1 && idle.is_some_and(|i| i < SPIN_IDLE_MIN);
+        let share = (share_of(testbeds) * directions as f64).min(1.0);
+        Plan {
+            spin_budget_ns: if busy {
+                0
+            } else {
+                (SPIN_BUDGET_NS as f64 * share) as u64
+            },
+            coalesce: busy && directions > 2,
+        }
+    }
+}
+
+/// Runs the directions' loops until `stop` is signalled or an I/O error;
+/// adds to `coalesced_ns` the time it coalesced its wake-ups
+/// ([`COALESCE_NS`]).
 ///
 /// One `epoll_pwait2` both waits for input and wakes the thread at the
 /// next deadline; a direction's input is read only once epoll has said it
 /// holds packets. Per timer wake-up that is one system call where a
 /// timerfd and a read per input until EAGAIN took four (a saturated run's
 /// forwarders spent 3.4 % of their time in `timerfd_settime` alone).
-pub(super) fn event_loop(lps: &mut [Loop], stop: i32) -> std::io::Result<()> {
+pub(super) fn event_loop(
+    lps: &mut [Loop],
+    stop: i32,
+    coalesced_ns: &mut u64,
+) -> std::io::Result<()> {
     let ep = sys::Epoll::new()?;
     for (i, lp) in lps.iter().enumerate() {
         ep.add(lp.input.as_raw_fd(), i as u64)?;
@@ -141,6 +189,14 @@ pub(super) fn event_loop(lps: &mut [Loop], stop: i32) -> std::io::Result<()> {
     let (mut window, mut spent) = (sys::mono_ns(), 0u64);
     let (mut budget, mut counted) = (0u64, 0u64);
     let mut idle = IdleMeter::default();
+    // Whether wake-ups are coalesced (one pass per COALESCE_NS).
+    let mut coalesce = false;
+    // A return adds the time since the last recount, if coalescing.
+    let mut tally = |coalesce: bool, since: u64, now: u64| {
+        if coalesce {
+            *coalesced_ns += now.saturating_sub(since);
+        }
+    };
     // What epoll said: `true` on the stop doorbell.
     let note = |ready: &[u64], lps: &mut [Loop]| {
         for &t in ready {
@@ -156,6 +212,7 @@ pub(super) fn event_loop(lps: &mut [Loop], stop: i32) -> std::io::Result<()> {
         // releases) is on the other's input when its turn comes. Only the
         // directions with something to do (many, under `--testbeds`).
         let now = sys::mono_ns();
+        let pass_at = now;
         for lp in lps.iter_mut() {
             if lp.busy(now) {
                 lp.pass()?;
@@ -173,18 +230,9 @@ pub(super) fn event_loop(lps: &mut [Loop], stop: i32) -> std::io::Result<()> {
                 (window, spent) = (now, 0);
             }
             if counted == 0 || now - counted > SHARE_EVERY_NS {
-                // A thread that carries both directions spins for both;
-                // with other testbeds running, nobody spins on a machine
-                // with no idle time.
-                let testbeds = testbeds_running();
-                let share = (share_of(testbeds) * lps.len() as f64).min(1.0);
-                let idle_share = idle.share();
-                let busy = testbeds > 1 && idle_share.is_some_and(|i| i < SPIN_IDLE_MIN);
-                budget = if busy {
-                    0
-                } else {
-                    (SPIN_BUDGET_NS as f64 * share) as u64
-                };
+                let plan = Plan::of(testbeds_running(), idle.share(), lps.len());
+                tally(coalesce, counted, now);
+                (budget, coalesce) = (plan.spin_budget_ns, plan.coalesce);
                 counted = now;
             }
             // Spin only for a deadline that stands apart from the last
@@ -205,6 +253,7 @@ pub(super) fn event_loop(lps: &mut [Loop], stop: i32) -> std::io::Result<()> {
                 while sys::mono_ns() < deadline {
                     ep.wait_until(Some(0), &mut ready)?;
                     if note(&ready, lps) {
+                        tally(coalesce, counted, sys::mono_ns());
                         return Ok(());
                     }
                     for lp in lps.iter_mut() {
@@ -227,8 +276,16 @@ pub(super) fn event_loop(lps: &mut [Loop], stop: i32) -> std::io::Result<()> {
             // Never 0 (that only looks).
             wake = Some((deadline - margin).max(1));
         }
-        ep.wait_until(wake, &mut ready)?;
+        let floor = pass_at + COALESCE_NS;
+        if coalesce && sys::mono_ns() < floor {
+            // Deaf until then: what arrives waits for the next pass.
+            sys::sleep_until(floor);
+            ep.wait_until(Some(0), &mut ready)?;
+        } else {
+            ep.wait_until(wake, &mut ready)?;
+        }
         if note(&ready, lps) {
+            tally(coalesce, counted, sys::mono_ns());
             return Ok(());
         }
     }
@@ -236,7 +293,43 @@ pub(super) fn event_loop(lps: &mut [Loop], stop: i32) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::IdleMeter;
+    use super::{IdleMeter, Plan, SPIN_BUDGET_NS};
+
+    #[test]
+    fn a_thread_of_many_testbeds_coalesces_only_with_no_idle_time() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        // Alone: its budget, whatever the idle time (a saturated 1 Gbit/s
+        // testbed needs its spin).
+        let alone = Plan::of(1, Some(0.0), 2);
+        assert_eq!(alone.spin_budget_ns, SPIN_BUDGET_NS);
+        assert!(!alone.coalesce);
+        // 32 testbeds, 32 on this thread, a saturated machine: no spin,
+        // one pass per COALESCE_NS.
+        let busy = Plan::of(32, Some(0.05), 32);
+        assert_eq!(
+            busy,
+            Plan {
+                spin_budget_ns: 0,
+                coalesce: true
+            }
+        );
+        // The same with idle time, or before the first look: the share
+        // of the budget, every wake-up.
+        for idle in [Some(0.5), None] {
+            let p = Plan::of(32, idle, 32);
+            assert!(!p.coalesce);
+            let share = (cores / 64.0 * 32.0).min(1.0);
+            assert_eq!(p.spin_budget_ns, (SPIN_BUDGET_NS as f64 * share) as u64);
+        }
+        // One testbed's thread among many: no spin, no coalescing.
+        assert_eq!(
+            Plan::of(32, Some(0.0), 2),
+            Plan {
+                spin_budget_ns: 0,
+                coalesce: false
+            }
+        );
+    }
 
     #[test]
     fn idle_share_counts_idle_and_iowait_over_all_ticks() {

@@ -114,6 +114,10 @@ pub struct DirectionStats {
     /// under `emu pair --testbeds` ([`crate::fleet`]), where its CPU is
     /// theirs together.
     pub thread_testbeds: usize,
+    /// Seconds during which the thread coalesced its wake-ups (one pass
+    /// per [`super::pace::COALESCE_NS`]: many testbeds on a machine with
+    /// no idle time); its packets then left up to that much late.
+    pub coalesced_s: f64,
     /// Set when the thread died (panic or I/O error).
     pub failure: Option<String>,
 }
@@ -139,7 +143,19 @@ impl DirectionStats {
             format!("{:.0} ms", self.cpu_s * 1e3)
         };
         if self.thread_testbeds > 1 {
-            format!("{cpu} (one thread for {} testbeds)", self.thread_testbeds)
+            let coalesced = if self.coalesced_s > 0.0 {
+                format!(
+                    ", passing every {} µs for {:.1} s: no idle time",
+                    super::pace::COALESCE_NS / 1000,
+                    self.coalesced_s
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "{cpu} (one thread for {} testbeds{coalesced})",
+                self.thread_testbeds
+            )
         } else if self.shared_thread {
             format!("{cpu} (one thread for both directions)")
         } else {
