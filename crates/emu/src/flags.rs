@@ -106,7 +106,9 @@ pub struct PairArgs {
     /// their environment). Their packets share one forwarder thread per
     /// core instead of a thread per testbed: one wake-up serves every
     /// testbed with a packet due, which is what lets dozens of slow paths
-    /// share a small machine (docs/emu.md, density). Exit status: the
+    /// share a small machine (docs/emu.md, density); on a machine with no
+    /// idle time a thread passes over its testbeds at most once per 100 µs
+    /// (packets up to 100 µs late, the summary says so). Exit status: the
     /// first testbed's nonzero one, else 0; --stats-json holds every
     /// testbed. Not with --log, --pcap, --meter or --forwarder-threads.
     #[arg(long, default_value_t = 1, value_name = "N",

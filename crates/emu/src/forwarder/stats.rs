@@ -145,7 +145,7 @@ impl DirectionStats {
         if self.thread_testbeds > 1 {
             let coalesced = if self.coalesced_s > 0.0 {
                 format!(
-                    ", passing every {} µs for {:.1} s: no idle time",
+                    ", one pass per {} µs for {:.1} s: no idle time",
                     super::pace::COALESCE_NS / 1000,
                     self.coalesced_s
                 )
