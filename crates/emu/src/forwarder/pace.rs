@@ -43,10 +43,10 @@ pub const DENSE_GAP_NS: u64 = 200_000;
 /// packet and each deadline woke it before, and a wake-up was the
 /// forwarder's largest single cost (32 testbeds on 2 cores, `perf
 /// record`: a third of the forwarders' time in `epoll_pwait2`, most of it
-/// switching, `docs/emu.md`). A packet then leaves up to this much late,
-/// and reads this much late (a queue of this long's packets at most,
-/// 1.5 % of a 40 ms path's one-way delay at worst); the lateness report
-/// shows the first, the summary says when it applied.
+/// switching, `docs/emu.md`). A packet is then read up to this much late
+/// and leaves up to this much late again: 200 µs at worst, 1 % of a 40
+/// ms path's 20 ms one-way delay. The lateness report shows the second,
+/// the summary says when it applied.
 pub const COALESCE_NS: u64 = 100_000;
 /// How often a forwarder recounts the testbeds on the machine.
 const SHARE_EVERY_NS: u64 = 500_000_000;
