@@ -398,20 +398,7 @@ fn pair_testbeds(a: PairArgs) -> Result<i32, EmuError> {
     drop(servers);
     let stats = fleet.finish()?;
     report_testbeds(&stats, &codes, &a, &cfg)?;
-    match outcome {
-        Outcome::ForwarderDied => {
-            let why = stats
-                .iter()
-                .flatten()
-                .find_map(|d| d.failure.clone())
-                .unwrap_or_else(|| "unknown reason".into());
-            Err(EmuError::Setup(format!(
-                "the emulator stopped ({why}); the testbeds were torn down"
-            )))
-        }
-        Outcome::Exited(c) => Ok(c),
-        Outcome::Signalled(s) => Ok(128 + s),
-    }
+    Session::exit_status(&outcome, stats.as_flattened())
 }
 
 /// One summary line per direction and testbed unless `-q`; every testbed

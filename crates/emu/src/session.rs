@@ -332,8 +332,9 @@ impl Session {
         self.meter = p;
     }
 
-    /// The exit status `outcome` stands for, or the forwarder's failure.
-    pub fn exit_status(outcome: &Outcome, stats: &[DirectionStats; 2]) -> Result<i32, EmuError> {
+    /// The exit status `outcome` stands for, or the forwarders' failure
+    /// (`stats`: one testbed's directions, or every testbed's).
+    pub fn exit_status(outcome: &Outcome, stats: &[DirectionStats]) -> Result<i32, EmuError> {
         match outcome {
             Outcome::Exited(c) => Ok(*c),
             Outcome::Signalled(s) => Ok(128 + s),
@@ -342,8 +343,13 @@ impl Session {
                     .iter()
                     .find_map(|d| d.failure.clone())
                     .unwrap_or_else(|| "unknown reason".into());
+                let torn = if stats.len() > 2 {
+                    "the testbeds were"
+                } else {
+                    "the testbed was"
+                };
                 Err(EmuError::Setup(format!(
-                    "the emulator stopped ({why}); the testbed was torn down"
+                    "the emulator stopped ({why}); {torn} torn down"
                 )))
             }
         }
