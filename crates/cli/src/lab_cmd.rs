@@ -20,16 +20,22 @@ pub struct LabArgs {
     /// head-of-line run at once; completion, responsiveness and cold-start alone, after them.
     #[arg(value_name = "EXPERIMENT")]
     pub experiments: Vec<String>,
-    /// Shorter runs, fewer repetitions.
-    #[arg(long)]
+    /// A short run: --budget 5m (decides the obvious verdicts, says undecided where the effect
+    /// is close).
+    #[arg(long, conflicts_with = "budget")]
     pub quick: bool,
+    /// Time for the whole run, shared among the experiments; each runs rounds until its
+    /// criterion is decided or its share ends [default: 14m, what holds the run in 15 minutes
+    /// on 2 cores].
+    #[arg(long, value_name = "DURATION", conflicts_with = "runs")]
+    pub budget: Option<Dur>,
     /// Directory for results.json and report.md.
     #[arg(long, default_value = "lab-results", value_name = "DIR")]
     pub out: PathBuf,
     /// Seed of every random choice.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Repetitions per arm.
+    /// Fixed rounds (repetitions per arm): no stopping when decided, no budget.
     #[arg(long, value_name = "N", value_parser = at_least_one)]
     pub runs: Option<usize>,
     /// Override every experiment's RTT.
@@ -111,9 +117,12 @@ pub fn run(a: LabArgs) -> Result<i32> {
         // The edge reads the environment; the library takes it in code.
         require_io_uring: std::env::var_os("TCPWISE_REQUIRE_IO_URING").is_some(),
         slots: Some(tcpwise_lab::sweep::slots::Slots::for_this_machine()),
+        budget: tcpwise_lab::budget::of_flags(a.budget.map(|d| d.0), a.quick, a.runs),
+        deadline: None,
     };
     // Bad requests are refused before anything is set up or written.
     let plan = tcpwise_lab::plan(&opts, &a.experiments)?;
+    eprintln!("tcpwise lab: {}", plan.budget_line(&opts));
     eprintln!("tcpwise lab: {}", plan.schedule(&opts));
     let progress = Bars::new();
     let result = plan.run(&opts, &progress);

@@ -160,6 +160,62 @@ pub(crate) fn render(md: &str) -> String {
     out
 }
 
+/// How a part's interval narrowed, round by round: the band between its
+/// ends after each look (an end not yet bounded runs to the chart's
+/// edge), and its threshold or band edges as red lines.
+pub(crate) fn narrowing(p: &crate::sequential::PartResult) -> String {
+    use crate::sequential::Target;
+    let edges = match p.target {
+        Target::AtLeast { threshold } | Target::AtMost { threshold } => vec![threshold],
+        Target::Within { lo, hi } => vec![lo, hi],
+    };
+    let finite: Vec<f64> = p
+        .looks
+        .iter()
+        .flat_map(|l| [l.low, l.high])
+        .flatten()
+        .chain(edges.iter().copied())
+        .chain(std::iter::once(p.estimate).filter(|x| x.is_finite()))
+        .collect();
+    let (lo, hi) = finite
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(*x), b.max(*x)));
+    let pad = ((hi - lo) * 0.15).max(1e-6);
+    let (ylo, yhi) = (lo - pad, hi + pad);
+    let xmax = p.looks.last().map_or(1.0, |l| l.round as f64).max(1.0);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (370, 220)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let chart = ChartBuilder::on(&root)
+            .caption(&p.name, ("sans-serif", 12))
+            .margin(8)
+            .x_label_area_size(28)
+            .y_label_area_size(48)
+            .build_cartesian_2d(0.0..xmax, ylo..yhi);
+        let Ok(mut chart) = chart else {
+            return String::new();
+        };
+        let _ = chart.configure_mesh().x_desc("round").draw();
+        let mut poly: Vec<(f64, f64)> = p
+            .looks
+            .iter()
+            .map(|l| (l.round as f64, l.high.unwrap_or(yhi).min(yhi)))
+            .collect();
+        poly.extend(
+            p.looks
+                .iter()
+                .rev()
+                .map(|l| (l.round as f64, l.low.unwrap_or(ylo).max(ylo))),
+        );
+        let _ = chart.draw_series(std::iter::once(Polygon::new(poly, BLUE.mix(0.25).filled())));
+        for e in edges {
+            let _ = chart.draw_series(LineSeries::new([(0.0, e), (xmax, e)], RED));
+        }
+    }
+    svg
+}
+
 /// Writes `index.html`: the same text as report.md, rendered, with each
 /// experiment's plots under its heading and every named figure folded away
 /// at the end of its section.
@@ -196,6 +252,10 @@ pub fn write(out: &Path, done: &[Entry], header: &str) -> std::io::Result<()> {
         let _ = write!(h, "<section id=\"{}\">{head}", esc(&e.name));
         for svg in &e.plots {
             h.push_str(svg);
+        }
+        // Each part's interval narrowing round by round.
+        for p in e.decision.iter().flat_map(|d| &d.parts) {
+            h.push_str(&narrowing(p));
         }
         h.push_str(rest);
         h.push_str("<details><summary>Every named figure (results.json <code>summary</code>)</summary><table><tr><th>figure</th><th>value</th></tr>");

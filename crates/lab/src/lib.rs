@@ -15,6 +15,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod budget;
 pub mod common;
 pub mod experiments;
 
@@ -24,6 +25,7 @@ pub use experiments::{
 pub mod html;
 pub mod progress;
 pub mod report;
+pub mod sequential;
 pub mod sweep;
 pub mod together;
 pub mod verdict;
@@ -139,6 +141,12 @@ pub struct LabOptions {
     /// Testbeds at once: each takes a slot before it starts (`None`: no
     /// limit, the unit tests' plans).
     pub slots: Option<Arc<sweep::slots::Slots>>,
+    /// `--budget`: the whole run's time (`None`: fixed rounds, `--runs`
+    /// or each experiment's own).
+    pub budget: Option<std::time::Duration>,
+    /// This experiment's share of the budget ends here: no round starts
+    /// that would end after it (set by [`Plan::run`] per phase).
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl LabOptions {
@@ -157,6 +165,8 @@ impl LabOptions {
             traces: None,
             require_io_uring: false,
             slots: None,
+            budget: None,
+            deadline: None,
         }
     }
 
@@ -343,6 +353,10 @@ pub struct ExperimentResult {
     pub markdown: String,
     /// Its plots (SVG), drawn by the experiment itself.
     pub plots: Vec<String>,
+    /// The sequential decision: each part's effect and interval, the
+    /// rounds, the time and why it stopped (`None`: fixed repetitions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<sequential::Record>,
 }
 
 impl ExperimentResult {
@@ -363,6 +377,15 @@ impl ExperimentResult {
             headline: r.headline,
             markdown: r.markdown,
             plots: r.plots,
+            decision: None,
+        }
+    }
+
+    /// The same, with the sequential decision it was made from.
+    pub fn decided(self, record: sequential::Record) -> ExperimentResult {
+        ExperimentResult {
+            decision: Some(record),
+            ..self
         }
     }
 }
@@ -396,9 +419,34 @@ pub trait Experiment: Sync {
     fn alone(&self) -> bool {
         false
     }
+    /// The parts of its criterion, fixed before the run, when it runs in
+    /// rounds until they are decided ([`sequential`]); empty for an
+    /// experiment that still runs fixed repetitions.
+    fn criterion(&self) -> Vec<sequential::PartSpec> {
+        Vec::new()
+    }
+    /// Its claim on a `--budget`: the seconds its decisive comparison
+    /// plans for on this machine (its least rounds at their measured
+    /// length, then its descriptive extras), and the seconds of set-up
+    /// and one round, below which it cannot run at all.
+    fn cost(&self, opts: &LabOptions) -> Cost;
     /// Runs it, reporting its steps to `progress`.
     fn run(&self, opts: &LabOptions, progress: &dyn Progress)
     -> Result<ExperimentResult, LabError>;
+}
+
+/// What an experiment asks of a budget, seconds on this 2-core machine
+/// (measured: each experiment's page in `docs/` gives the run).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cost {
+    /// Its decisive comparison: set-up and the least rounds a decision
+    /// takes.
+    pub need: f64,
+    /// That and its descriptive extras: what a full share holds.
+    pub planned: f64,
+    /// Set-up and one round: a budget without this for every phase is
+    /// refused.
+    pub first_round: f64,
 }
 
 /// Every experiment, in report order.
@@ -550,6 +598,9 @@ pub struct Plan {
 /// unwritable `--out` (2).
 pub fn plan(opts: &LabOptions, names: &[String]) -> Result<Plan, LabError> {
     let chosen = select(opts, names)?;
+    if let Some(b) = opts.budget {
+        budget::check(&budget::phases(&chosen, opts), b)?;
+    }
     opts.record.probe()?;
     tcpwise_emu::testbed::check_privileges()?;
     prepare_out(opts)?;
@@ -563,6 +614,44 @@ impl Plan {
         let (alone, shared): (Vec<_>, Vec<_>) = self.chosen.iter().partition(|e| e.alone());
         let names = |v: Vec<&Box<dyn Experiment>>| v.iter().map(|e| e.name()).collect();
         (names(shared), names(alone))
+    }
+
+    /// The line that opens a run: its budget and each phase's share, or
+    /// the fixed rounds.
+    pub fn budget_line(&self, opts: &LabOptions) -> String {
+        let Some(b) = opts.budget else {
+            return format!(
+                "no budget: {} fixed rounds an experiment (--runs), no stopping when decided",
+                opts.runs.unwrap_or(0)
+            );
+        };
+        let phases = budget::phases(&self.chosen, opts);
+        let costs: Vec<Cost> = phases.iter().map(|p| p.cost).collect();
+        // The shares as planned now: each phase spending its share.
+        let mut left = b.as_secs_f64();
+        let shares: Vec<String> = phases
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let s = budget::share(left, &costs[i..]).clamp(0.0, left);
+                left -= s;
+                format!(
+                    "{} {}",
+                    p.names.join(" + "),
+                    budget::text(std::time::Duration::from_secs_f64(s))
+                )
+            })
+            .collect();
+        format!(
+            "budget {}{} (build excluded; --budget to change), shared as {}; each experiment stops when its criterion is decided, time saved goes to the next",
+            budget::text(b),
+            if b == budget::DEFAULT {
+                ", the default: what holds the run in 15 minutes on 2 cores"
+            } else {
+                ""
+            },
+            shares.join(", ")
+        )
     }
 
     /// One line on how the run is scheduled, printed before it starts.
@@ -620,6 +709,17 @@ impl Plan {
             .iter()
             .enumerate()
             .partition(|(_, e)| !e.alone());
+        // Each phase's share of the budget is set when it starts, from
+        // what is left: time one phase saves goes to the next.
+        let mut shares = budget::Shares::new(opts, &budget::phases(&self.chosen, opts));
+        let phase = LabOptions {
+            deadline: if shared.is_empty() {
+                None
+            } else {
+                shares.next()
+            },
+            ..opts.clone()
+        };
         let parts = shared
             .into_iter()
             .map(|(i, e)| {
@@ -630,10 +730,14 @@ impl Plan {
                 }) as together::Part<'_, ()>
             })
             .collect();
-        together::at_once(opts, "lab", parts)?;
+        together::at_once(&phase, "lab", parts)?;
         for (i, e) in alone {
             opts.check()?;
-            finished(i, e.run(opts, progress)?)?;
+            let phase = LabOptions {
+                deadline: shares.next(),
+                ..opts.clone()
+            };
+            finished(i, e.run(&phase, progress)?)?;
         }
         // A signal during the last experiments is an interruption even
         // when they finished: the run did not do all it was asked.

@@ -26,6 +26,9 @@ pub struct Entry {
     pub markdown: String,
     /// Its plots (SVG).
     pub plots: Vec<String>,
+    /// The sequential decision, where it ran in rounds until decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<crate::sequential::Record>,
 }
 
 impl From<&ExperimentResult> for Entry {
@@ -37,6 +40,7 @@ impl From<&ExperimentResult> for Entry {
             headline: e.headline.clone(),
             markdown: e.markdown.clone(),
             plots: e.plots.clone(),
+            decision: e.decision.clone(),
         }
     }
 }
@@ -189,7 +193,8 @@ pub fn section(e: &Entry) -> String {
     // The verdict right under the section's title.
     if let Some(v) = &e.headline.verdict {
         let at = md.find('\n').map_or(md.len(), |i| i + 1);
-        md.insert_str(at, &format!("\n{}", v.line()));
+        let decision = e.decision.as_ref().map_or(String::new(), |r| r.markdown());
+        md.insert_str(at, &format!("\n{}{decision}", v.line()));
     }
     let _ = writeln!(
         md,

@@ -21,6 +21,13 @@ impl Experiment for Fake {
     fn alone(&self) -> bool {
         self.alone
     }
+    fn cost(&self, _: &LabOptions) -> Cost {
+        Cost {
+            need: self.ms as f64 / 1e3,
+            planned: self.ms as f64 / 1e3,
+            first_round: 0.0,
+        }
+    }
     fn run(&self, opts: &LabOptions, _: &dyn Progress) -> Result<ExperimentResult, LabError> {
         self.log
             .lock()

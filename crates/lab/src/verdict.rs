@@ -17,8 +17,12 @@ pub enum Outcome {
     Differs,
     /// The claim did not hold.
     NotReproduced,
-    /// The run has too few samples to decide (a `--quick` run).
+    /// The run has too few samples to decide (a `--quick` run of an
+    /// experiment with fixed repetitions).
     TooFewSamples,
+    /// The budget ended before the intervals decided (a sequential
+    /// experiment; the intervals reached are in the report).
+    Undecided,
 }
 
 impl std::fmt::Display for Outcome {
@@ -28,6 +32,7 @@ impl std::fmt::Display for Outcome {
             Outcome::Differs => "reproduced, with a difference",
             Outcome::NotReproduced => "not reproduced",
             Outcome::TooFewSamples => "too few samples",
+            Outcome::Undecided => "undecided at budget",
         })
     }
 }

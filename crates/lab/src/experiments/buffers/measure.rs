@@ -1,8 +1,11 @@
-//! The downloads: static receive buffer and autotuned (the testbed's
-//! raised ceilings) alternating, then autotuned with the kernel's own
-//! ceilings; `Plan::rounds` of each.
+//! The downloads: a round is a static-buffer and an autotuned download
+//! back to back on the same path (the testbed's raised ceilings; which
+//! goes first alternates), run until the sequential decision is made;
+//! then autotuned with the kernel's own ceilings, with what the budget
+//! leaves.
 
-use super::{Plan, SEED_BUFFER};
+use super::{MAX_ROUNDS, Plan, SEED_BUFFER};
+use crate::sequential::driver::{Budget, drive};
 use crate::common::Bed;
 use crate::{LabError, LabOptions, PathError, Progress};
 use serde::Serialize;
@@ -36,6 +39,10 @@ pub struct Measured {
     pub rtt_ms: f64,
     /// The path's rate, Mbit/s (after `--rate`).
     pub rate_mbit: f64,
+    /// The sequential decision over the rounds.
+    pub record: crate::sequential::Record,
+    /// Whether each round (a static and an autotuned download) counted.
+    pub counted: Vec<bool>,
 }
 
 /// Runs the downloads on one testbed.
@@ -77,16 +84,33 @@ pub fn measure(
         );
         Ok(report)
     };
-    let (mut pinned, mut auto, mut auto_default) = (Vec::new(), Vec::new(), Vec::new());
-    let n = plan.rounds;
-    // Static and autotuned alternate, so drift hits both alike.
-    for i in 1..=n {
-        pinned.push(run(
-            &format!("static {SEED_BUFFER}-byte receive buffer ({i}/{n})"),
-            Some(SEED_BUFFER),
-        )?);
-        auto.push(run(&format!("autotuned receive buffer ({i}/{n})"), None)?);
-    }
+    let ceiling = super::analysis::payload_ceiling(bed.rate_mbit);
+    let budget = Budget::of(opts, super::min_rounds(), MAX_ROUNDS);
+    // Static and autotuned back to back, the first of the pair
+    // alternating, so drift and order hit both alike.
+    let done = drive(
+        "buffers",
+        super::analysis::parts(),
+        &budget,
+        opts,
+        progress,
+        |i| {
+            let n = i + 1;
+            let st = format!("static {SEED_BUFFER}-byte receive buffer (round {n})");
+            let au = format!("autotuned receive buffer (round {n})");
+            let (s, a) = if i % 2 == 0 {
+                let s = run(&st, Some(SEED_BUFFER))?;
+                (s, run(&au, None)?)
+            } else {
+                let a = run(&au, None)?;
+                (run(&st, Some(SEED_BUFFER))?, a)
+            };
+            let values = super::analysis::round_values(&s, &a, ceiling);
+            Ok(((s, a), values))
+        },
+    )?;
+    let (pinned, auto): (Vec<_>, Vec<_>) = done.rounds.into_iter().unzip();
+    let mut auto_default = Vec::new();
     // The kernel's own ceilings, set on the live namespaces: on Linux
     // autotuning stops at tcp_wmem[2]/tcp_rmem[2], and the default send
     // ceiling (4 MiB) is close to this path's BDP (3.3 MB).
@@ -96,7 +120,17 @@ pub fn measure(
             ns.sysctl(k, v)?;
         }
     }
+    // A descriptive extra: as many downloads as the decision's rounds
+    // (fixed with --runs), fewer where the budget ends first.
+    let n = pinned.len();
+    let per = std::time::Duration::from_secs(secs + 2);
     for i in 1..=n {
+        let late = opts
+            .deadline
+            .is_some_and(|d| std::time::Instant::now() + per > d);
+        if (late && budget.fixed.is_none()) || opts.check().is_err() {
+            break;
+        }
         auto_default.push(run(
             &format!("autotuned, kernel's default ceilings ({i}/{n})"),
             None,
@@ -117,5 +151,7 @@ pub fn measure(
         path,
         rtt_ms,
         rate_mbit,
+        record: done.record,
+        counted: done.counted,
     })
 }

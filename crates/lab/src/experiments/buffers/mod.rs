@@ -1,7 +1,8 @@
 //! The Windows TCP team's experiment: a 10 s download over 177 ms /
 //! 151 Mbit/s with a static 278,775-byte receive buffer, then autotuned,
-//! three times each (alternating), then three with the kernel's own
-//! autotuning ceilings. All with the `tcpwise-perf` library (server and client in-process, in
+//! a pair a round (alternating which goes first) until the sequential
+//! decision is made, then, with what the budget leaves, downloads with
+//! the kernel's own autotuning ceilings. All with the `tcpwise-perf` library (server and client in-process, in
 //! their namespaces) on real kernel TCP.
 //!
 //! Plan ([`Plan`]: how long each download runs, how many) → [`measure`]
@@ -27,20 +28,36 @@ pub const SEED_BUFFER: u64 = 278_775;
 pub struct Plan {
     /// Seconds of each download.
     pub secs: u64,
-    /// Downloads of each arm (static and autotuned alternate).
-    pub rounds: usize,
 }
 
-/// Downloads an arm needs before the verdict decides.
-pub const MIN_ROUNDS: usize = 3;
+/// Rounds before a decision may stop the run: the first round at which
+/// the interval can be bounded (7 at 5 % a side).
+pub fn min_rounds() -> usize {
+    crate::sequential::cs::first_bounded_round(crate::sequential::ALPHA)
+}
+
+/// Rounds at most (about 12 minutes of downloads).
+pub const MAX_ROUNDS: usize = 30;
+
+/// Seconds a round takes here with downloads of `secs`: two, each with
+/// about 1.5 s of set-up and drain at 177 ms.
+pub fn round_secs(secs: u64) -> f64 {
+    2.0 * (secs as f64 + 1.5)
+}
+
+/// Seconds to start the path and its server.
+pub const SETUP_SECS: f64 = 5.0;
 
 impl Plan {
-    /// `--quick`: one 5 s download an arm; a full run: 3 of 10 s (the
-    /// seed's length); `--runs` sets the downloads an arm.
+    /// Downloads of 10 s, the seed's length, where the share holds the
+    /// decision's rounds of them (or with `--runs`); 5 s in a shorter
+    /// share (a 5-minute budget), which still leaves slow start behind
+    /// by the second half the steady rate is read from.
     pub fn new(opts: &LabOptions) -> Plan {
+        let long = SETUP_SECS + round_secs(10) * (min_rounds() + 1) as f64;
+        let fits = crate::budget::left(opts).is_none_or(|l| l >= long);
         Plan {
-            secs: if opts.quick { 5 } else { 10 },
-            rounds: opts.runs.unwrap_or(if opts.quick { 1 } else { MIN_ROUNDS }),
+            secs: if fits { 10 } else { 5 },
         }
     }
 }
@@ -48,6 +65,20 @@ impl Plan {
 impl Experiment for Buffers {
     fn name(&self) -> &'static str {
         "buffers"
+    }
+
+    fn criterion(&self) -> Vec<crate::sequential::PartSpec> {
+        analysis::parts()
+    }
+
+    fn cost(&self, _opts: &LabOptions) -> crate::Cost {
+        // The least rounds and one spare of 5 s downloads; a full share
+        // has 10 s downloads, two more rounds and the kernel's ceilings.
+        crate::Cost {
+            need: SETUP_SECS + round_secs(5) * (min_rounds() + 1) as f64,
+            planned: SETUP_SECS + round_secs(10) * (min_rounds() + 2) as f64 + 40.0,
+            first_round: SETUP_SECS + round_secs(5),
+        }
     }
 
     fn run(
@@ -64,13 +95,8 @@ impl Experiment for Buffers {
             analysis: &a,
         }
         .render();
+        let record = m.record.clone();
         let details = crate::Details::Buffers(Box::new(m.details));
-        Ok(ExperimentResult::of(
-            "buffers",
-            a.summary,
-            details,
-            vec![m.path],
-            r,
-        ))
+        Ok(ExperimentResult::of("buffers", a.summary, details, vec![m.path], r).decided(record))
     }
 }

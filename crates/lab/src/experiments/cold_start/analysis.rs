@@ -68,7 +68,7 @@ pub fn eyeballs_bound(rtt_ms: f64) -> f64 {
 }
 
 /// The figures of `fetches` and `eyeballs`.
-pub fn analyse(plan: &Plan, d: &Details) -> Analysis {
+pub fn analyse(plan: &Plan, d: &Details, record: &crate::sequential::Record) -> Analysis {
     let mut cells = Vec::new();
     for p in &plan.paths {
         for arm in Arm::ALL {
@@ -132,7 +132,7 @@ pub fn analyse(plan: &Plan, d: &Details) -> Analysis {
             Figure::Num(r.ttfb.median),
         );
     }
-    let verdict = decide(plan, &cells, &rows);
+    let verdict = decide(plan, &cells, &rows, record);
     Analysis {
         cells,
         rows,
@@ -141,15 +141,47 @@ pub fn analyse(plan: &Plan, d: &Details) -> Analysis {
     }
 }
 
-/// On the 100 ms path (or the only one): every tcpwise arm's median
-/// within [`TOLERANCE_MS`] of its floor, no fallback, and the raced Happy
-/// Eyeballs row within [`eyeballs_bound`].
-fn decide(plan: &Plan, cells: &[Cell], rows: &[Row]) -> Verdict {
-    let rtt = if plan.paths.iter().any(|p| p.rtt_ms == 100.0) {
-        100.0
-    } else {
-        plan.paths.first().map_or(0.0, |p| p.rtt_ms)
-    };
+/// The raced Happy Eyeballs row's name.
+pub fn raced_row() -> String {
+    format!(
+        "tcpwise, attempts {} ms apart (RFC 8305)",
+        tcpwise_http::ATTEMPT_DELAY.as_millis()
+    )
+}
+
+/// A decisive round's values, one per part ([`super::parts`]): each
+/// tcpwise arm's time to first byte minus its floor on the `rtt_ms`
+/// path, then the raced Happy Eyeballs row's time (NaN where missing).
+pub fn round_values(fetches: &[Fetch], eyeballs: &[Eyeball], rtt_ms: f64) -> Vec<f64> {
+    let mut v: Vec<f64> = Arm::ALL
+        .iter()
+        .map(|a| {
+            fetches
+                .iter()
+                .find(|f| f.client == "tcpwise" && f.arm == a.label())
+                .map_or(f64::NAN, |f| f.ttfb_ms - a.floor_rtts() * rtt_ms)
+        })
+        .collect();
+    let raced = raced_row();
+    v.push(
+        eyeballs
+            .iter()
+            .find(|e| e.row == raced)
+            .map_or(f64::NAN, |e| e.ttfb_ms),
+    );
+    v
+}
+
+/// The sequential decision on the decisive path (every part holds), and
+/// no tcpwise fetch there fell back: a fallback is a mechanism that did
+/// not happen, whatever its time.
+fn decide(
+    plan: &Plan,
+    cells: &[Cell],
+    rows: &[Row],
+    record: &crate::sequential::Record,
+) -> Verdict {
+    let rtt = plan.paths[plan.decisive()].rtt_ms;
     let ours: Vec<&Cell> = cells
         .iter()
         .filter(|c| c.rtt_ms == rtt && c.client == "tcpwise" && !c.path.contains("trace"))
@@ -166,31 +198,24 @@ fn decide(plan: &Plan, cells: &[Cell], rows: &[Row]) -> Verdict {
             )
         })
         .collect();
-    let at_floor = ours.len() == Arm::ALL.len()
-        && ours.iter().all(|c| {
-            (c.ttfb.median - c.arm.floor_rtts() * rtt).abs() <= TOLERANCE_MS && c.fallbacks == 0
-        });
-    let raced = rows.iter().find(|r| r.row.starts_with("tcpwise, attempts"));
-    let bound = eyeballs_bound(plan.eyeballs_rtt_ms);
-    if let Some(r) = raced {
+    let fallbacks: usize = ours.iter().map(|c| c.fallbacks).sum();
+    if let Some(r) = rows.iter().find(|r| r.row == raced_row()) {
         measured.push(format!(
-            "Happy Eyeballs past a blackholed IPv6 address {:.0} ms (bound {bound:.0} ms)",
-            r.ttfb.median
+            "Happy Eyeballs past a blackholed IPv6 address {:.0} ms (bound {:.0} ms)",
+            r.ttfb.median,
+            eyeballs_bound(plan.eyeballs_rtt_ms)
         ));
     }
-    let eyes = raced.is_some_and(|r| r.ttfb.median <= bound);
-    let outcome = if ours.iter().any(|c| c.n < super::TRIALS) {
-        Outcome::TooFewSamples
-    } else if at_floor && eyes {
-        Outcome::Reproduced
-    } else {
-        Outcome::NotReproduced
+    measured.push(format!("{fallbacks} fallback(s)"));
+    measured.push(record.line());
+    let outcome = match crate::sequential::outcome(&record.parts, crate::sequential::Combine::All) {
+        Outcome::Reproduced if fallbacks > 0 => Outcome::NotReproduced,
+        o => o,
     };
     Verdict {
         outcome,
         criterion: format!(
-            "on the {rtt} ms path every tcpwise arm's median time to first byte within {TOLERANCE_MS} ms of its floor (cold and resumed 3 RTT, 0-RTT 2, TFO + 0-RTT 1, warm 1) with no fallback, over at least {} fetches each; Happy Eyeballs past a blackholed IPv6 address within the attempt delay + 2 RTT + 20 ms",
-            super::TRIALS
+            "on the {rtt} ms path, round by round (every arm fetched once in a rotating order), the median of each tcpwise arm's time to first byte minus its floor (cold and resumed 3 RTT, 0-RTT 2, TFO + 0-RTT 1, warm 1) within {TOLERANCE_MS} ms, with no fallback; and Happy Eyeballs past a blackholed IPv6 address within the attempt delay + 2 RTT + 20 ms; each median's confidence sequence inside its band or under its bound"
         ),
         measured: measured.join("; "),
     }
@@ -201,12 +226,12 @@ mod tests {
     use super::*;
     use crate::LabOptions;
 
-    fn fetch(path: &str, arm: Arm, ttfb_ms: f64, fell_back: bool) -> Fetch {
+    fn fetch(path: &str, arm: Arm, ttfb_ms: f64, fell_back: bool, trial: usize) -> Fetch {
         Fetch {
             path: path.into(),
             arm: arm.label().into(),
             client: "tcpwise".into(),
-            trial: 1,
+            trial,
             ttfb_ms,
             fell_back,
             steal_ticks: Some(0),
@@ -224,12 +249,13 @@ mod tests {
                     arm,
                     arm.floor_rtts() * 100.0 + off + jitter,
                     fall && i == 0,
+                    i + 1,
                 ));
             }
         }
         let eyeballs = (0..20)
             .map(|_| Eyeball {
-                row: "tcpwise, attempts 250 ms apart (RFC 8305)".into(),
+                row: raced_row(),
                 ttfb_ms: raced_ms,
                 winner: "198.18.0.2:80".into(),
             })
@@ -243,10 +269,37 @@ mod tests {
         }
     }
 
+    /// The decision the driver would make from `d`'s rounds.
+    fn record(plan: &Plan, d: &Details) -> crate::sequential::Record {
+        use crate::sequential::{Record, Stop, Tracker};
+        let rtt = plan.paths[plan.decisive()].rtt_ms;
+        let mut parts: Vec<Tracker> = super::super::parts(rtt, plan.eyeballs_rtt_ms)
+            .into_iter()
+            .map(Tracker::new)
+            .collect();
+        let rounds = d.fetches.iter().map(|f| f.trial).max().unwrap_or(0);
+        for t in 1..=rounds {
+            let f: Vec<Fetch> = d.fetches.iter().filter(|f| f.trial == t).cloned().collect();
+            let e: Vec<Eyeball> = d.eyeballs.get(t - 1).cloned().into_iter().collect();
+            for (p, v) in parts.iter_mut().zip(round_values(&f, &e, rtt)) {
+                p.push(v);
+            }
+        }
+        Record {
+            parts: parts.iter().map(Tracker::result).collect(),
+            rounds,
+            discarded: 0,
+            secs: 10.0,
+            stopped: Stop::Decided,
+            budget_secs: None,
+        }
+    }
+
     #[test]
     fn the_verdict_holds_at_the_floors_and_not_off_them_or_with_a_fallback() {
         let plan = Plan::new(&LabOptions::for_tests(false, None)).unwrap();
-        let a = analyse(&plan, &details(&plan, 2.5, false, 335.0));
+        let d = details(&plan, 2.5, false, 335.0);
+        let a = analyse(&plan, &d, &record(&plan, &d));
         assert_eq!(
             a.verdict.outcome,
             Outcome::Reproduced,
@@ -266,18 +319,18 @@ mod tests {
             (2.5, true, 335.0),
             (2.5, false, 400.0),
         ] {
-            let a = analyse(&plan, &details(&plan, off, fall, raced));
+            let d = details(&plan, off, fall, raced);
+            let a = analyse(&plan, &d, &record(&plan, &d));
             assert_eq!(
                 a.verdict.outcome,
                 Outcome::NotReproduced,
                 "{off} {fall} {raced}"
             );
         }
-        // --quick's three fetches a cell cannot decide.
-        let quick = Plan::new(&LabOptions::for_tests(true, None)).unwrap();
+        // Three rounds cannot decide: undecided at budget.
         let mut d = details(&plan, 2.5, false, 335.0);
-        d.fetches.retain(|f| f.trial == 1);
-        d.fetches.truncate(5);
-        assert_eq!(analyse(&quick, &d).verdict.outcome, Outcome::TooFewSamples);
+        d.fetches.retain(|f| f.trial <= 3);
+        let a = analyse(&plan, &d, &record(&plan, &d));
+        assert_eq!(a.verdict.outcome, Outcome::Undecided);
     }
 }

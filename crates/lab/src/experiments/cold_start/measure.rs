@@ -2,10 +2,14 @@
 //! --tls-earlydata --tfo` (in-process, `net.ipv4.tcp_fastopen=3` in its
 //! namespace), each trial fetching once per arm in a rotating order, with
 //! tcpwise's client (a fresh client per connection, sessions shared where
-//! an arm resumes) and with curl; then the Happy Eyeballs rows.
+//! an arm resumes), curl and openssl. First the decisive rounds: a trial
+//! on the 100 ms path and one of each Happy Eyeballs row, until the
+//! sequential decision is made; then the other paths with what the
+//! budget leaves.
 
 use super::{Arm, BLACKHOLE_V6, OBJECT, Plan};
 use crate::common::Bed;
+use crate::sequential::driver::{Budget, drive};
 use crate::{LabError, LabOptions, PathError, Progress};
 use serde::Serialize;
 use std::process::Command;
@@ -68,6 +72,8 @@ pub struct Measured {
     pub details: Details,
     /// The emulator's error on each testbed.
     pub paths: Vec<PathError>,
+    /// The sequential decision on the decisive path.
+    pub record: crate::sequential::Record,
 }
 
 fn config(sessions: &TlsSessions, early: bool, tfo: bool) -> ClientConfig {
@@ -269,7 +275,18 @@ pub fn curl_version() -> Option<String> {
         .map(|l| l.split(" (").next().unwrap_or(l).to_string())
 }
 
-/// Runs every fetch of the plan.
+/// What every path's fetches need: the clients there are, the server's
+/// TLS configuration, s_client's scratch directory.
+struct Kit<'a> {
+    curl: &'a Option<String>,
+    openssl: &'a Option<String>,
+    scratch: &'a std::path::Path,
+    tls: std::sync::Arc<rustls::ServerConfig>,
+}
+
+/// Runs the decisive rounds (the 100 ms path's tcpwise arms and the raced
+/// Happy Eyeballs row, until decided), then the other paths with what
+/// the budget leaves.
 pub fn measure(
     plan: &Plan,
     opts: &LabOptions,
@@ -282,32 +299,6 @@ pub fn measure(
     if openssl.is_some() {
         std::fs::create_dir_all(&scratch).map_err(LabError::Io)?;
     }
-    let r = measure_in(plan, opts, progress, (&curl, &openssl, &scratch));
-    let _ = std::fs::remove_dir_all(&scratch);
-    let (fetches, mut paths, mut descs) = r?;
-    let (eyeballs, desc, perr) = eyeballs(plan, opts, progress, curl.is_some())?;
-    descs.push(desc);
-    paths.push(perr);
-    Ok(Measured {
-        details: Details {
-            fetches,
-            eyeballs,
-            paths: descs,
-            curl,
-            openssl,
-        },
-        paths,
-    })
-}
-
-type Fetched = (Vec<Fetch>, Vec<PathError>, Vec<String>);
-
-fn measure_in(
-    plan: &Plan,
-    opts: &LabOptions,
-    progress: &dyn Progress,
-    (curl, openssl, scratch): (&Option<String>, &Option<String>, &std::path::Path),
-) -> Result<Fetched, LabError> {
     // The server: tickets for every resumed fetch of a trial, early data.
     let tls = crate::common::self_signed()?;
     let tls = with_resumption(
@@ -317,14 +308,106 @@ fn measure_in(
             early_data: tcpwise_http::server::command::EARLY_DATA,
         },
     );
-    let (mut fetches, mut paths, mut descs) = (Vec::new(), Vec::new(), Vec::new());
-    let tfo_sysctl = vec![(tcpwise_tcp::fastopen::SYSCTL.to_string(), "3".to_string())];
-    for path in &plan.paths {
-        opts.check()?;
-        let id = progress.step(&format!("cold-start: {}", path.name), plan.trials as u64);
-        let mut bed = Bed::start_path(opts, &path.spec, &path.stem, tfo_sysctl.clone())?;
+    let kit = Kit {
+        curl: &curl,
+        openssl: &openssl,
+        scratch: &scratch,
+        tls,
+    };
+    let r = measure_in(plan, opts, progress, &kit);
+    let _ = std::fs::remove_dir_all(&scratch);
+    let (fetches, eyeballs, paths, descs, record) = r?;
+    Ok(Measured {
+        details: Details {
+            fetches,
+            eyeballs,
+            paths: descs,
+            curl,
+            openssl,
+        },
+        paths,
+        record,
+    })
+}
+
+type Fetched = (
+    Vec<Fetch>,
+    Vec<Eyeball>,
+    Vec<PathError>,
+    Vec<String>,
+    crate::sequential::Record,
+);
+
+fn measure_in(
+    plan: &Plan,
+    opts: &LabOptions,
+    progress: &dyn Progress,
+    kit: &Kit<'_>,
+) -> Result<Fetched, LabError> {
+    let decisive = plan.decisive();
+    let main = PathBed::start(&plan.paths[decisive], opts, kit)?;
+    let eyes = EyeBed::start(plan, opts)?;
+    let rtt = plan.paths[decisive].rtt_ms;
+    let budget = Budget::of(opts, super::min_rounds(), super::MAX_ROUNDS);
+    let done = drive("cold-start", super::parts(rtt, plan.eyeballs_rtt_ms), &budget, opts, progress, |i| {
+        let f = main.trial(i + 1, opts, kit)?;
+        let e = eyes.trial(opts, kit.curl.is_some())?;
+        let values = super::analysis::round_values(&f, &e, rtt);
+        Ok(((f, e), values))
+    })?;
+    let (mut fetches, mut eyeballs) = (Vec::new(), Vec::new());
+    for (f, e) in done.rounds {
+        fetches.extend(f);
+        eyeballs.extend(e);
+    }
+    // Each path's description and error, in the plan's order.
+    let mut slots: Vec<Option<(String, PathError)>> = vec![None; plan.paths.len()];
+    let desc = main.bed.desc.clone();
+    slots[decisive] = Some((desc, main.bed.finish(None)?));
+    let eyes_desc = format!("{}; {BLACKHOLE_V6} blackholed at the server's end", eyes.bed.desc);
+    let eyes_path = eyes.bed.finish(None)?;
+    // The other paths, one after the other, as many trials as the time
+    // left holds (each path's share of it), at most the plan's.
+    let others: Vec<usize> = (0..plan.paths.len()).filter(|i| *i != decisive).collect();
+    for (k, &i) in others.iter().enumerate() {
+        let path = &plan.paths[i];
+        let trials = plan.fitted_trials(i, opts, others.len() - k, budget.fixed.is_some());
+        if trials == 0 || opts.check().is_err() {
+            continue;
+        }
+        let id = progress.step(&format!("cold-start: {}", path.name), trials as u64);
+        let bed = PathBed::start(path, opts, kit)?;
+        for trial in 1..=trials {
+            if opts.check().is_err() {
+                break;
+            }
+            fetches.extend(bed.trial(trial, opts, kit)?);
+            progress.inc(id, 1);
+        }
+        progress.done(id, &format!("cold-start: {}: {trials} trials", path.name));
+        let desc = bed.bed.desc.clone();
+        slots[i] = Some((desc, bed.bed.finish(None)?));
+    }
+    let (mut descs, mut paths): (Vec<String>, Vec<PathError>) = slots.into_iter().flatten().unzip();
+    descs.push(eyes_desc);
+    paths.push(eyes_path);
+    Ok((fetches, eyeballs, paths, descs, done.record))
+}
+
+/// One path's testbed with `serve --tls --tls-earlydata --tfo` on it.
+struct PathBed {
+    bed: Bed,
+    name: String,
+    authority: String,
+    url: url::Url,
+}
+
+impl PathBed {
+    fn start(path: &super::PathPlan, opts: &LabOptions, kit: &Kit<'_>) -> Result<PathBed, LabError> {
+        let tfo_sysctl = vec![(tcpwise_tcp::fastopen::SYSCTL.to_string(), "3".to_string())];
+        let mut bed = Bed::start_path(opts, &path.spec, &path.stem, tfo_sysctl)?;
         let port = bed.serve_with(ServeOptions {
-            tls: Some(tls.clone()),
+            tls: Some(kit.tls.clone()),
             fastopen: Some(tcpwise_tcp::fastopen::LISTEN_QUEUE),
             ..ServeOptions::new("[::]:0".parse().expect("valid"))
         })?;
@@ -332,140 +415,135 @@ fn measure_in(
         let url: url::Url = format!("https://{authority}/bytes/{OBJECT}")
             .parse()
             .expect("a valid URL");
-        let got = bed.in_client(false, || async {
+        Ok(PathBed {
+            bed,
+            name: path.name.clone(),
+            authority,
+            url,
+        })
+    }
+
+    /// One trial: every arm once, in an order that rotates with the trial
+    /// (drift hits each alike), with tcpwise, curl and openssl.
+    fn trial(&self, trial: usize, opts: &LabOptions, kit: &Kit<'_>) -> Result<Vec<Fetch>, LabError> {
+        self.bed.in_client(false, || async {
             let mut v = Vec::new();
-            for trial in 1..=plan.trials {
-                opts.check()?;
-                // The arms in a rotating order: drift hits each alike.
-                for k in 0..Arm::ALL.len() {
-                    let arm = Arm::ALL[(k + trial) % Arm::ALL.len()];
-                    let mut one = |client: &str, r: Option<(f64, bool)>, steal: Option<u64>| {
-                        if let Some((ttfb_ms, fell_back)) = r {
-                            v.push(Fetch {
-                                path: path.name.clone(),
-                                arm: arm.label().into(),
-                                client: client.into(),
-                                trial,
-                                ttfb_ms,
-                                fell_back,
-                                steal_ticks: steal,
-                            });
-                        }
-                    };
+            opts.check()?;
+            for k in 0..Arm::ALL.len() {
+                let arm = Arm::ALL[(k + trial) % Arm::ALL.len()];
+                let mut one = |client: &str, r: Option<(f64, bool)>, steal: Option<u64>| {
+                    if let Some((ttfb_ms, fell_back)) = r {
+                        v.push(Fetch {
+                            path: self.name.clone(),
+                            arm: arm.label().into(),
+                            client: client.into(),
+                            trial,
+                            ttfb_ms,
+                            fell_back,
+                            steal_ticks: steal,
+                        });
+                    }
+                };
+                let s0 = steal_ticks();
+                let r = tcpwise_fetch(arm, &self.url).await?;
+                one("tcpwise", Some(r), s0.zip(steal_ticks()).map(|(a, b)| b - a));
+                if kit.curl.is_some() {
                     let s0 = steal_ticks();
-                    let r = tcpwise_fetch(arm, &url).await?;
-                    one(
-                        "tcpwise",
-                        Some(r),
-                        s0.zip(steal_ticks()).map(|(a, b)| b - a),
-                    );
-                    if curl.is_some() {
-                        let s0 = steal_ticks();
-                        let r = curl_fetch(arm, url.as_str())?;
-                        one("curl", r, s0.zip(steal_ticks()).map(|(a, b)| b - a));
-                    }
-                    if openssl.is_some() {
-                        let s0 = steal_ticks();
-                        let r = openssl_fetch(arm, &authority, scratch)?;
-                        one("openssl", r, s0.zip(steal_ticks()).map(|(a, b)| b - a));
-                    }
+                    let r = curl_fetch(arm, self.url.as_str())?;
+                    one("curl", r, s0.zip(steal_ticks()).map(|(a, b)| b - a));
                 }
-                progress.inc(id, 1);
+                if kit.openssl.is_some() {
+                    let s0 = steal_ticks();
+                    let r = openssl_fetch(arm, &self.authority, kit.scratch)?;
+                    one("openssl", r, s0.zip(steal_ticks()).map(|(a, b)| b - a));
+                }
             }
             Ok(v)
-        })?;
-        let tfo_taken = got
-            .iter()
-            .filter(|f| f.client == "tcpwise" && f.arm == Arm::TfoZeroRtt.label() && !f.fell_back)
-            .count();
-        progress.done(
-            id,
-            &format!(
-                "cold-start: {}: {} fetches, TFO + 0-RTT taken {tfo_taken}/{}",
-                path.name,
-                got.len(),
-                plan.trials
-            ),
-        );
-        descs.push(bed.desc.clone());
-        fetches.extend(got);
-        paths.push(bed.finish(None)?);
+        })
     }
-    Ok((fetches, paths, descs))
 }
 
-/// The Happy Eyeballs rows: `dual.test` resolves to a blackholed IPv6
+/// The Happy Eyeballs testbed: `dual.test` resolves to a blackholed IPv6
 /// address first and the server's IPv4 address second.
-fn eyeballs(
-    plan: &Plan,
-    opts: &LabOptions,
-    progress: &dyn Progress,
-    curl: bool,
-) -> Result<(Vec<Eyeball>, String, PathError), LabError> {
-    let rtt = (plan.eyeballs_rtt_ms * 1e6) as u64;
-    let mut bed = Bed::start(opts, rtt, 100_000_000, Vec::new())?;
-    let ip = |role, args: &[&str]| -> Result<(), LabError> {
-        let ns = bed.tb.netns(role).expect("pair has both ends");
-        let o = ns.run(|| Command::new("ip").args(args).output())?;
-        match o {
-            Ok(o) if o.status.success() => Ok(()),
-            other => Err(LabError::Server {
-                what: "ip",
-                source: std::io::Error::other(format!("ip {}: {other:?}", args.join(" "))),
-            }),
-        }
-    };
-    let host = format!("{BLACKHOLE_V6}/128");
-    ip(
-        tcpwise_emu::testbed::Role::Server,
-        &["-6", "route", "add", "blackhole", &host],
-    )?;
-    ip(
-        tcpwise_emu::testbed::Role::Client,
-        &["-6", "route", "add", &host, "dev", "tw0"],
-    )?;
-    let port = bed.serve_http()?;
-    let v4 = bed.peer(port).ip();
-    let url: url::Url = format!("http://dual.test:{port}/bytes/{OBJECT}")
-        .parse()
-        .expect("a valid URL");
-    let resolve = tcpwise_http::Resolve {
-        host: "dual.test".into(),
-        port,
-        addrs: vec![BLACKHOLE_V6.parse().expect("valid"), v4],
-    };
-    let rows: Vec<(String, Option<Duration>, Duration)> = vec![
-        (
-            format!(
-                "tcpwise, attempts {} ms apart (RFC 8305)",
-                tcpwise_http::ATTEMPT_DELAY.as_millis()
+struct EyeBed {
+    bed: Bed,
+    url: url::Url,
+    resolve: tcpwise_http::Resolve,
+    resolve_arg: String,
+    rows: Vec<(String, Option<Duration>, Duration)>,
+}
+
+impl EyeBed {
+    fn start(plan: &Plan, opts: &LabOptions) -> Result<EyeBed, LabError> {
+        let rtt = (plan.eyeballs_rtt_ms * 1e6) as u64;
+        let mut bed = Bed::start(opts, rtt, 100_000_000, Vec::new())?;
+        let ip = |role, args: &[&str]| -> Result<(), LabError> {
+            let ns = bed.tb.netns(role).expect("pair has both ends");
+            let o = ns.run(|| Command::new("ip").args(args).output())?;
+            match o {
+                Ok(o) if o.status.success() => Ok(()),
+                other => Err(LabError::Server {
+                    what: "ip",
+                    source: std::io::Error::other(format!("ip {}: {other:?}", args.join(" "))),
+                }),
+            }
+        };
+        let host = format!("{BLACKHOLE_V6}/128");
+        ip(
+            tcpwise_emu::testbed::Role::Server,
+            &["-6", "route", "add", "blackhole", &host],
+        )?;
+        ip(
+            tcpwise_emu::testbed::Role::Client,
+            &["-6", "route", "add", &host, "dev", "tw0"],
+        )?;
+        let port = bed.serve_http()?;
+        let v4 = bed.peer(port).ip();
+        let url: url::Url = format!("http://dual.test:{port}/bytes/{OBJECT}")
+            .parse()
+            .expect("a valid URL");
+        let resolve = tcpwise_http::Resolve {
+            host: "dual.test".into(),
+            port,
+            addrs: vec![BLACKHOLE_V6.parse().expect("valid"), v4],
+        };
+        let rows = vec![
+            (
+                super::analysis::raced_row(),
+                Some(tcpwise_http::ATTEMPT_DELAY),
+                Duration::from_secs(10),
             ),
-            Some(tcpwise_http::ATTEMPT_DELAY),
-            Duration::from_secs(10),
-        ),
-        (
-            format!(
-                "tcpwise, no racing (one address after the other, --connect-timeout {} s)",
-                plan.sequential_timeout_s
+            (
+                format!(
+                    "tcpwise, no racing (one address after the other, --connect-timeout {} s)",
+                    plan.sequential_timeout_s
+                ),
+                None,
+                Duration::from_secs_f64(plan.sequential_timeout_s),
             ),
-            None,
-            Duration::from_secs_f64(plan.sequential_timeout_s),
-        ),
-    ];
-    let id = progress.step("cold-start: Happy Eyeballs", plan.eyeballs_trials as u64);
-    let resolve_arg = format!("dual.test:{port}:[{BLACKHOLE_V6}],{v4}");
-    let out = bed.in_client(false, || async {
-        let mut v = Vec::new();
-        for _ in 0..plan.eyeballs_trials {
+        ];
+        Ok(EyeBed {
+            bed,
+            url,
+            resolve,
+            resolve_arg: format!("dual.test:{port}:[{BLACKHOLE_V6}],{v4}"),
+            rows,
+        })
+    }
+
+    /// One fetch of each row, and curl's own when it is there.
+    fn trial(&self, opts: &LabOptions, curl: bool) -> Result<Vec<Eyeball>, LabError> {
+        self.bed.in_client(false, || async {
+            let mut v = Vec::new();
             opts.check()?;
-            for (row, delay, timeout) in &rows {
+            for (row, delay, timeout) in &self.rows {
                 let c = Client::new(ClientConfig {
-                    resolve: vec![resolve.clone()],
+                    resolve: vec![self.resolve.clone()],
                     happy_eyeballs: *delay,
                     connect_timeout: *timeout,
                     ..ClientConfig::default()
                 });
-                let r = fetch(&c, &url).await?;
+                let r = fetch(&c, &self.url).await?;
                 v.push(Eyeball {
                     row: row.clone(),
                     ttfb_ms: r.timings.first_byte_ms,
@@ -473,43 +551,41 @@ fn eyeballs(
                 });
             }
             if curl {
-                let o = Command::new("curl")
-                    .args([
-                        "-s",
-                        "-o",
-                        "/dev/null",
-                        "--resolve",
-                        &resolve_arg,
-                        "-w",
-                        "%{time_starttransfer} %{remote_ip}",
-                        url.as_str(),
-                    ])
-                    .output()
-                    .map_err(|source| LabError::Server {
-                        what: "curl",
-                        source,
-                    })?;
-                let s = String::from_utf8_lossy(&o.stdout).to_string();
-                let mut it = s.split(' ');
-                if let (Some(t), Some(ip)) =
-                    (it.next().and_then(|t| t.parse::<f64>().ok()), it.next())
-                {
-                    v.push(Eyeball {
-                        row: "curl (its own Happy Eyeballs, 200 ms)".into(),
-                        ttfb_ms: t * 1e3,
-                        winner: ip.to_string(),
-                    });
-                }
+                v.extend(self.curl()?);
             }
-            progress.inc(id, 1);
-        }
-        Ok(v)
-    })?;
-    progress.done(id, "cold-start: Happy Eyeballs done");
-    let desc = format!(
-        "{}; {BLACKHOLE_V6} blackholed at the server's end",
-        bed.desc
-    );
-    let perr = bed.finish(None)?;
-    Ok((out, desc, perr))
+            Ok(v)
+        })
+    }
+
+    /// curl's own Happy Eyeballs on the same name.
+    fn curl(&self) -> Result<Option<Eyeball>, LabError> {
+        let o = Command::new("curl")
+            .args([
+                "-s",
+                "-o",
+                "/dev/null",
+                "--resolve",
+                &self.resolve_arg,
+                "-w",
+                "%{time_starttransfer} %{remote_ip}",
+                self.url.as_str(),
+            ])
+            .output()
+            .map_err(|source| LabError::Server {
+                what: "curl",
+                source,
+            })?;
+        let s = String::from_utf8_lossy(&o.stdout).to_string();
+        let mut it = s.split(' ');
+        Ok(
+            match (it.next().and_then(|t| t.parse::<f64>().ok()), it.next()) {
+                (Some(t), Some(ip)) => Some(Eyeball {
+                    row: "curl (its own Happy Eyeballs, 200 ms)".into(),
+                    ttfb_ms: t * 1e3,
+                    winner: ip.to_string(),
+                }),
+                _ => None,
+            },
+        )
+    }
 }

@@ -119,10 +119,9 @@ impl Plan {
     /// Happy Eyeballs row. `--rtt` replaces the paths by one of that RTT.
     pub fn new(opts: &LabOptions) -> Result<Plan, LabError> {
         let rate = opts.rate.unwrap_or(100_000_000);
-        let rtts: Vec<u64> = match (opts.rtt, opts.quick) {
-            (Some(r), _) => vec![r],
-            (None, true) => vec![100_000_000],
-            (None, false) => vec![1_000_000, 20_000_000, 100_000_000, 600_000_000],
+        let rtts: Vec<u64> = match opts.rtt {
+            Some(r) => vec![r],
+            None => vec![1_000_000, 20_000_000, 100_000_000, 600_000_000],
         };
         let mut paths: Vec<PathPlan> = rtts
             .iter()
@@ -139,7 +138,7 @@ impl Plan {
             })
             .collect();
         let mut left_out = Vec::new();
-        if !opts.quick && opts.rtt.is_none() {
+        if opts.rtt.is_none() {
             match super::responsiveness::lte_path(opts) {
                 Ok(spec) => paths.push(PathPlan {
                     name: format!("LTE trace ({}), 40 ms", super::responsiveness::TRACE),
@@ -150,21 +149,106 @@ impl Plan {
                 Err(why) => left_out.push(why),
             }
         }
-        let trials = opts.runs.unwrap_or(if opts.quick { 3 } else { TRIALS });
+        let trials = opts.runs.unwrap_or(TRIALS);
         Ok(Plan {
             paths,
             trials,
             eyeballs_rtt_ms: 40.0,
-            eyeballs_trials: if opts.quick { 3 } else { trials },
-            sequential_timeout_s: if opts.quick { 1.0 } else { 2.0 },
+            eyeballs_trials: trials,
+            sequential_timeout_s: 2.0,
             left_out,
         })
     }
+
+    /// The path the verdict is decided on: 100 ms, or the only one.
+    pub fn decisive(&self) -> usize {
+        self.paths.iter().position(|p| p.rtt_ms == 100.0 && p.spec.up_trace.is_none()).unwrap_or(0)
+    }
+
+    /// Trials for path `i` of the extras: the plan's with `--runs` or no
+    /// deadline, else what its part of the time left holds (`paths_left`
+    /// paths share it), at most the plan's.
+    pub fn fitted_trials(&self, i: usize, opts: &LabOptions, paths_left: usize, fixed: bool) -> usize {
+        let Some(deadline) = opts.deadline.filter(|_| !fixed) else {
+            return self.trials;
+        };
+        let left = deadline.saturating_duration_since(std::time::Instant::now()).as_secs_f64();
+        let share = left / paths_left.max(1) as f64 - SETUP_SECS;
+        ((share / trial_secs(self.paths[i].rtt_ms)).max(0.0) as usize).min(self.trials)
+    }
+}
+
+/// Seconds to set a path up and tear it down.
+pub const SETUP_SECS: f64 = 3.0;
+
+/// Seconds a trial takes on an `rtt_ms` path: five arms, three clients,
+/// each about 2.5 round trips and 50 ms of process and handshake CPU
+/// (27 Nov's full run: 901 s for 20 trials of every path).
+pub fn trial_secs(rtt_ms: f64) -> f64 {
+    15.0 * (0.05 + 2.5 * rtt_ms / 1e3)
+}
+
+/// Seconds a Happy Eyeballs trial takes: the raced row, the row that
+/// waits out its 2 s connect timeout, curl's.
+pub const EYEBALLS_SECS: f64 = 3.0;
+
+/// Rounds before a decision may stop the run.
+pub fn min_rounds() -> usize {
+    crate::sequential::cs::first_bounded_round(crate::sequential::ALPHA)
+}
+
+/// Rounds at most.
+pub const MAX_ROUNDS: usize = 40;
+
+/// The criterion's parts on the decisive path of `rtt_ms`: each tcpwise
+/// arm's time to first byte minus its floor within the tolerance, and
+/// the raced Happy Eyeballs row within its bound on the `eyeballs_rtt_ms`
+/// path. Planning figures: 24 Nov at 100 ms, 3.03, 3.03, 2.03, 1.02 and
+/// 1.01 round trips (+1 to +3 ms), Happy Eyeballs 334 ms.
+pub fn parts(rtt_ms: f64, eyeballs_rtt_ms: f64) -> Vec<crate::sequential::PartSpec> {
+    use crate::sequential::{PartSpec, Target};
+    let t = analysis::TOLERANCE_MS;
+    let mut v: Vec<PartSpec> = Arm::ALL
+        .iter()
+        .map(|a| PartSpec {
+            name: format!("{} minus {} RTT of {rtt_ms} ms", a.label(), a.floor_rtts()),
+            target: Target::Within { lo: -t, hi: t },
+            unit: " ms",
+            prec: 1,
+            planning: (2.5, 1.5),
+        })
+        .collect();
+    v.push(PartSpec {
+        name: "Happy Eyeballs past a blackholed IPv6 address".into(),
+        target: Target::AtMost {
+            threshold: analysis::eyeballs_bound(eyeballs_rtt_ms),
+        },
+        unit: " ms",
+        prec: 0,
+        planning: (334.0, 5.0),
+    });
+    v
 }
 
 impl Experiment for ColdStart {
     fn name(&self) -> &'static str {
         "cold-start"
+    }
+
+    fn criterion(&self) -> Vec<crate::sequential::PartSpec> {
+        parts(100.0, 40.0)
+    }
+
+    fn cost(&self, opts: &LabOptions) -> crate::Cost {
+        let rtt = opts.rtt.map_or(100.0, |r| r as f64 / 1e6);
+        let round = trial_secs(rtt) + EYEBALLS_SECS;
+        let need = 2.0 * SETUP_SECS + round * (min_rounds() + 1) as f64;
+        crate::Cost {
+            need,
+            // Then about three trials of every other path.
+            planned: need + 90.0,
+            first_round: 2.0 * SETUP_SECS + round,
+        }
     }
 
     /// Alone: its figures are milliseconds of CPU as much as of path (TLS
@@ -188,7 +272,7 @@ impl Experiment for ColdStart {
     ) -> Result<ExperimentResult, LabError> {
         let plan = Plan::new(opts)?;
         let m = measure::measure(&plan, opts, progress)?;
-        let a = analysis::analyse(&plan, &m.details);
+        let a = analysis::analyse(&plan, &m.details, &m.record);
         let r = render::Section {
             plan: &plan,
             details: &m.details,
@@ -201,7 +285,8 @@ impl Experiment for ColdStart {
             crate::Details::ColdStart(m.details),
             m.paths,
             r,
-        ))
+        )
+        .decided(m.record))
     }
 }
 
@@ -210,10 +295,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn quick_is_one_path_and_the_full_run_four_rtts_and_the_trace() {
-        let q = Plan::new(&LabOptions::for_tests(true, None)).unwrap();
-        assert_eq!((q.paths.len(), q.trials, q.eyeballs_trials), (1, 3, 3));
-        assert_eq!(q.paths[0].rtt_ms, 100.0);
+    fn every_run_plans_four_rtts_and_the_trace_deciding_on_100_ms() {
         let f = Plan::new(&LabOptions {
             traces: Some("/nonexistent".into()),
             ..LabOptions::for_tests(false, None)
@@ -221,9 +303,31 @@ mod tests {
         .unwrap();
         let rtts: Vec<f64> = f.paths.iter().map(|p| p.rtt_ms).collect();
         assert_eq!(rtts, [1.0, 20.0, 100.0, 600.0]);
-        assert_eq!(f.trials, TRIALS);
+        assert_eq!((f.decisive(), f.trials), (2, TRIALS));
         assert_eq!(f.left_out.len(), 1, "{:?}", f.left_out);
         let floors: Vec<f64> = Arm::ALL.iter().map(|a| a.floor_rtts()).collect();
         assert_eq!(floors, [3.0, 3.0, 2.0, 1.0, 1.0]);
+        // --rtt: one path, decided on it.
+        let one = Plan::new(&LabOptions {
+            rtt: Some(40_000_000),
+            ..LabOptions::for_tests(false, None)
+        })
+        .unwrap();
+        assert_eq!((one.paths.len(), one.decisive()), (1, 0));
+    }
+
+    #[test]
+    fn the_extras_take_what_the_time_left_holds() {
+        let f = Plan::new(&LabOptions::for_tests(false, Some(5))).unwrap();
+        // --runs: the plan's trials whatever the deadline.
+        assert_eq!(f.fitted_trials(3, &LabOptions::for_tests(false, None), 2, true), 5);
+        let opts = LabOptions {
+            deadline: Some(std::time::Instant::now() + std::time::Duration::from_secs(100)),
+            ..LabOptions::for_tests(false, None)
+        };
+        // 600 ms: 50 s each of two paths, 3 s of set-up, 23.25 s a trial.
+        assert_eq!(f.fitted_trials(3, &opts, 2, false), 2);
+        // 1 ms: capped at the plan's.
+        assert_eq!(f.fitted_trials(0, &opts, 2, false), 5);
     }
 }

@@ -134,7 +134,7 @@ impl Plan {
     pub fn new(opts: &LabOptions) -> Result<Plan, LabError> {
         let rtt = opts.rtt.unwrap_or(100_000_000);
         let rate = opts.rate.unwrap_or(20_000_000);
-        let losses: &[f64] = if opts.quick { &[0.0, 1.0] } else { &LOSSES };
+        let losses: &[f64] = if opts.quick && opts.deadline.is_none() { &[0.0, 1.0] } else { &LOSSES };
         let mut paths: Vec<PathPlan> = losses
             .iter()
             .map(|&loss| PathPlan {
@@ -157,7 +157,7 @@ impl Plan {
             })
             .collect();
         let mut left_out = Vec::new();
-        if !opts.quick && opts.rtt.is_none() && opts.rate.is_none() {
+        if (!opts.quick || opts.deadline.is_some()) && opts.rtt.is_none() && opts.rate.is_none() {
             match super::responsiveness::lte_path(opts) {
                 Ok(spec) => paths.push(PathPlan {
                     name: format!("LTE trace ({}), 40 ms", super::responsiveness::TRACE),
@@ -170,7 +170,11 @@ impl Plan {
                 Err(why) => left_out.push(why),
             }
         }
-        let trials = opts.runs.unwrap_or(if opts.quick { 1 } else { TRIALS });
+        let trials = opts.runs.unwrap_or(match crate::budget::left(opts) {
+            Some(_) => crate::budget::fit(opts, TRIAL_SECS, 10.0, 1, TRIALS),
+            None if opts.quick => 1,
+            None => TRIALS,
+        });
         if trials == 0 {
             return Err(LabError::Usage("--runs must be at least 1".into()));
         }
@@ -188,9 +192,23 @@ impl Plan {
     }
 }
 
+/// Seconds of one load of each protocol on the slowest path (5 % loss).
+pub const TRIAL_SECS: f64 = 70.0;
+
 impl Experiment for HeadOfLine {
     fn name(&self) -> &'static str {
         "head-of-line"
+    }
+
+    // Still fixed repetitions, fitted to its share: a load of each
+    // protocol on the 5 % loss path, its paths' bound, takes about 70 s
+    // (27 Nov: 6.9 + 33.9 + 27.2 s).
+    fn cost(&self, _opts: &LabOptions) -> crate::Cost {
+        crate::Cost {
+            need: 10.0 + TRIAL_SECS,
+            planned: 10.0 + 3.0 * TRIAL_SECS,
+            first_round: 10.0 + TRIAL_SECS,
+        }
     }
 
     fn validate(&self, opts: &LabOptions) -> Result<(), LabError> {

@@ -5,7 +5,7 @@ use super::measure::{Measured, Table};
 use super::{Contender, SWEEP, contenders, sweep_contenders};
 use crate::Summary;
 use crate::common::median_p90;
-use crate::verdict::{Outcome, Verdict};
+use crate::verdict::Verdict;
 use tcpwise_http::scenario::IdleRun;
 
 /// One contender's row of a main table.
@@ -23,6 +23,8 @@ pub struct Row {
     /// The median's interval at whatever confidence the runs give (the
     /// range of 3 runs holds it 75 % of the time; 95 % from 6 runs on).
     pub interval: Option<crate::verdict::Interval>,
+    /// Runs.
+    pub n: usize,
 }
 
 /// A main table's figures.
@@ -49,6 +51,8 @@ pub struct Analysis {
     pub sweep: Vec<SweepRow>,
     /// Named figures for `results.json`.
     pub summary: Summary,
+    /// The sequential decision on FIFO against the largest burst.
+    pub record: crate::sequential::Record,
 }
 
 /// Serialising `bytes` of payload at `rate_mbit`, ms (1448 per 1500-byte packet).
@@ -66,9 +70,10 @@ fn trips(v: &[f64], ser_ms: f64, rtt_ms: f64) -> (f64, f64, f64) {
 fn table(t: &Table<IdleRun>, summary: &mut Summary) -> TableFigures {
     let ser_ms = serialise_ms(t.target, t.rate_mbit);
     let prefix = if t.ssai == "0" { "" } else { "restart_" };
+    // A contender the budget left no run for has no row.
     let rows = contenders()
         .into_iter()
-        .map(|c| {
+        .filter_map(|c| {
             let name = c.name();
             let v: Vec<f64> = t
                 .runs
@@ -76,13 +81,16 @@ fn table(t: &Table<IdleRun>, summary: &mut Summary) -> TableFigures {
                 .filter(|r| r.policy == name)
                 .map(|r| r.load_ms)
                 .collect();
+            if v.is_empty() {
+                return None;
+            }
             let (median_ms, p90_ms, round_trips) = trips(&v, ser_ms, t.rtt_ms);
             let interval = crate::verdict::median_interval(&v);
             let key = c.key();
             summary.insert(format!("{prefix}{key}_median_ms"), median_ms.into());
             summary.insert(format!("{prefix}{key}_p90_ms"), p90_ms.into());
             summary.insert(format!("{prefix}{key}_round_trips"), round_trips.into());
-            Row {
+            Some(Row {
                 contender: c,
                 median_ms,
                 p90_ms,
@@ -93,7 +101,8 @@ fn table(t: &Table<IdleRun>, summary: &mut Summary) -> TableFigures {
                     .find(|r| r.policy == name)
                     .map_or(0, |r| r.chosen_burst),
                 interval,
-            }
+                n: v.len(),
+            })
         })
         .collect();
     summary.insert("rtt_ms".into(), t.rtt_ms.into());
@@ -107,49 +116,26 @@ fn table(t: &Table<IdleRun>, summary: &mut Summary) -> TableFigures {
 }
 
 /// The seed's claim as this experiment decides it, fixed before the run.
-pub const CRITERION: &str = "with the server's tcp_slow_start_after_idle=0 (the seed's conditions), reusing the idle connection that moved the largest burst loads the object at least one round trip (90 % of the RTT) faster than FIFO at the median, the two medians' 95 % intervals apart";
+pub const CRITERION: &str = "with the server's tcp_slow_start_after_idle=0 (the seed's conditions), FIFO and the largest burst loading the object back to back each round, the median of FIFO's time minus the largest burst's is at least 0.9 of the RTT (one round trip), its confidence sequence clear of that";
 
-/// The verdict on the seed's claim from the `=0` table.
+/// The verdict on the seed's claim: the sequential decision, with the
+/// `=0` table's medians beside it.
 pub fn verdict(a: &Analysis) -> Verdict {
-    let row = |t: &TableFigures, name: &str| {
-        t.rows
-            .iter()
-            .find(|r| r.contender.name() == name)
-            .map(|r| (r.median_ms, r.interval))
+    let row = |name: &str| {
+        a.tables
+            .first()
+            .and_then(|t| t.rows.iter().find(|r| r.contender.name() == name))
+            .map_or(f64::NAN, |r| r.median_ms)
     };
-    let judged = a
-        .tables
-        .first()
-        .and_then(|t| Some((t.rtt_ms, row(t, "fifo")?, row(t, "max-burst")?)));
-    let Some((rtt, (fifo, fifo_i), (burst, burst_i))) = judged else {
-        return Verdict {
-            outcome: Outcome::TooFewSamples,
-            criterion: CRITERION.into(),
-            measured: "no FIFO and largest-burst runs".into(),
-        };
-    };
-    let saving = fifo - burst;
-    // The interval as the runs give it (its confidence said under 95 %:
-    // the verdict needs 95 %, so 6 runs or more).
-    let ci = |c: Option<crate::verdict::Interval>| c.map_or("(no interval)".into(), |i| i.text(0));
-    // The verdict needs 95 % intervals (6 runs or more).
-    let ci95 = |i: Option<crate::verdict::Interval>| i.filter(|i| i.level >= 0.95);
-    let (fifo_ci, burst_ci) = (ci95(fifo_i), ci95(burst_i));
-    let apart = matches!((fifo_ci, burst_ci), (Some(f), Some(b)) if f.lo > b.hi);
-    let outcome = if saving >= 0.9 * rtt && apart {
-        Outcome::Reproduced
-    } else if saving >= 0.9 * rtt || fifo_ci.is_none() || burst_ci.is_none() {
-        Outcome::TooFewSamples
-    } else {
-        Outcome::NotReproduced
-    };
+    let rtt = a.tables.first().map_or(f64::NAN, |t| t.rtt_ms);
     Verdict {
-        outcome,
+        outcome: crate::sequential::outcome(&a.record.parts, crate::sequential::Combine::Main(1)),
         criterion: CRITERION.into(),
         measured: format!(
-            "median load FIFO {fifo:.0} ms {}, largest burst {burst:.0} ms {}: {saving:.0} ms saved on a {rtt:.0} ms RTT",
-            ci(fifo_i),
-            ci(burst_i)
+            "median load FIFO {:.0} ms, largest burst {:.0} ms on a {rtt:.0} ms RTT; {}",
+            row("fifo"),
+            row("max-burst"),
+            a.record.line()
         ),
     }
 }
@@ -188,12 +174,14 @@ pub fn analyse(m: &Measured) -> Analysis {
         tables,
         sweep,
         summary,
+        record: m.record.clone(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verdict::Outcome;
 
     #[test]
     fn a_25_kb_object_at_8_mbit_takes_about_26_ms_to_serialise() {
@@ -204,17 +192,20 @@ mod tests {
     }
 
     fn figures(fifo: f64, burst: f64, runs: usize) -> Analysis {
-        let row = |c: &str, m: f64| {
-            let v: Vec<f64> = (0..runs).map(|i| m + i as f64 % 3.0).collect();
-            Row {
-                contender: super::super::pool(c),
-                median_ms: m + 1.0,
-                p90_ms: m + 2.0,
-                round_trips: 0.0,
-                chosen_burst: 0,
-                interval: crate::verdict::median_interval(&v),
-            }
+        use crate::sequential::{Record, Stop, Tracker};
+        let row = |c: &str, m: f64| Row {
+            contender: super::super::pool(c),
+            median_ms: m,
+            p90_ms: m + 2.0,
+            round_trips: 0.0,
+            chosen_burst: 0,
+            interval: None,
+            n: runs,
         };
+        let mut t = Tracker::new(super::super::parts().remove(0));
+        for i in 0..runs {
+            t.push((fifo - burst + (i % 3) as f64) / 250.0);
+        }
         Analysis {
             tables: vec![TableFigures {
                 ssai: "0",
@@ -224,24 +215,28 @@ mod tests {
             }],
             sweep: Vec::new(),
             summary: Summary::new(),
+            record: Record {
+                parts: vec![t.result()],
+                rounds: runs,
+                discarded: 0,
+                secs: 60.0,
+                stopped: Stop::Decided,
+                budget_secs: None,
+            },
         }
     }
 
     #[test]
     fn the_largest_burst_losing_its_round_trip_flips_the_verdict() {
-        assert_eq!(
-            verdict(&figures(777.0, 277.0, 20)).outcome,
-            Outcome::Reproduced
-        );
+        let held = verdict(&figures(529.0, 277.0, 7));
+        assert_eq!(held.outcome, Outcome::Reproduced, "{}", held.measured);
+        assert!(held.measured.contains("decided after 7 rounds"), "{}", held.measured);
         // Corrupted: the largest burst as slow as FIFO.
         assert_eq!(
-            verdict(&figures(777.0, 770.0, 20)).outcome,
+            verdict(&figures(529.0, 520.0, 7)).outcome,
             Outcome::NotReproduced
         );
-        // Three runs each give no interval.
-        assert_eq!(
-            verdict(&figures(777.0, 277.0, 3)).outcome,
-            Outcome::TooFewSamples
-        );
+        // Three rounds bound nothing: undecided at budget.
+        assert_eq!(verdict(&figures(529.0, 277.0, 3)).outcome, Outcome::Undecided);
     }
 }

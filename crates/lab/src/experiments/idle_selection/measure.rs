@@ -1,12 +1,16 @@
-//! The testbeds, at once: the seed's table with the server's
-//! `tcp_slow_start_after_idle=0` and `=1`, and the full run's object-size
-//! sweep. Each is its own pair of namespaces and its own forwarders, and
+//! First the decisive comparison, in rounds until the sequential
+//! decision is made: FIFO and the largest burst back to back (which goes
+//! first alternates) on the testbed with the server's
+//! `tcp_slow_start_after_idle=0`. Then the descriptive extras, with what
+//! the budget leaves, on testbeds at once: every other contender there,
+//! the seed's table with `=1`, and the object-size sweep. Each is its own pair of namespaces and its own forwarders, and
 //! at 8 Mbit/s they use a few percent of a CPU, so they do not disturb
 //! each other; every path's forwarder lateness is in the report to show
 //! it. One after another the experiment would take twice as long.
 
 use super::{Contender, Plan, SWEEP, contenders, sweep_contenders};
 use crate::common::Bed;
+use crate::sequential::driver::{Budget, drive};
 use crate::together::Part;
 use crate::{LabError, LabOptions, PathError, Progress};
 use serde::Serialize;
@@ -53,10 +57,15 @@ pub struct Table<R> {
 
 /// What [`measure`] returns.
 pub struct Measured {
-    /// The main tables, `=0` then `=1`.
+    /// The main tables, `=0` then `=1` (`=1` absent when the budget
+    /// left no time for it).
     pub tables: Vec<Table<IdleRun>>,
     /// The size sweep (full runs), each run with its object size.
     pub sweep: Option<Table<(u64, IdleRun)>>,
+    /// The sequential decision on the decisive comparison.
+    pub record: crate::sequential::Record,
+    /// Runs per contender of the extras (0: none fitted).
+    pub extra_runs: usize,
 }
 
 impl Measured {
@@ -85,37 +94,113 @@ impl Measured {
 enum Done {
     Main(Table<IdleRun>),
     Sweep(Table<(u64, IdleRun)>),
+    Extra(Vec<IdleRun>),
 }
 
-/// Runs the testbeds at once; a failing one stops the others
-/// ([`crate::together`]).
+/// The seconds one run of one contender takes (six objects, 1 s idle,
+/// the object, the pause between runs), measured: 7 rounds of FIFO and
+/// the largest burst in 77 s (27 Nov, `lab idle-selection --budget 100s`).
+pub const RUN_SECS: f64 = 5.5;
+
+/// The decisive rounds on the `=0` testbed, then the extras at once; a
+/// failing testbed stops the others ([`crate::together`]).
 pub fn measure(
     plan: &Plan,
     opts: &LabOptions,
     progress: &dyn Progress,
 ) -> Result<Measured, LabError> {
-    let mut parts: Vec<Part<'_, Done>> = ["0", "1"]
-        .into_iter()
-        .map(|ssai| {
-            Box::new(move |o: &LabOptions| main_table(o, progress, ssai, plan.runs).map(Done::Main))
-                as Part<'_, Done>
-        })
-        .collect();
-    if let Some(runs) = plan.sweep_runs {
+    let (mut bed, base) = idle_bed(opts, "0")?;
+    let scenario = Scenario::seed(base);
+    let h3 = Scenario::seed(h3_origin(&mut bed)?);
+    let budget = Budget::of(opts, super::min_rounds(), super::MAX_ROUNDS);
+    let (fifo, burst) = (super::pool("fifo"), super::pool("max-burst"));
+    let cancel = opts.cancel.clone();
+    let rtt_ms = bed.rtt_ms;
+    let done = drive("idle-selection", super::parts(), &budget, opts, progress, |i| {
+        let order = if i % 2 == 0 { [fifo, burst] } else { [burst, fifo] };
+        let runs = bed.in_client(false, || {
+            rounds([&scenario, &h3], 1, &order, &cancel, &|| ())
+        })?;
+        let ms = |c: Contender| runs.iter().find(|r| r.policy == c.name()).map_or(f64::NAN, |r| r.load_ms);
+        let value = (ms(fifo) - ms(burst)) / rtt_ms;
+        Ok((runs, vec![value]))
+    })?;
+    let decisive: Vec<IdleRun> = done.rounds.into_iter().flatten().collect();
+    // The extras: as many runs a contender as the time left holds, at
+    // most the plan's; with --runs, the plan's.
+    let left = opts
+        .deadline
+        .map(|d| d.saturating_duration_since(std::time::Instant::now()).as_secs_f64());
+    let fits = |n_contenders: usize| match (left, budget.fixed) {
+        (Some(l), None) => ((l / (RUN_SECS * n_contenders as f64)) as usize).min(plan.runs),
+        _ => plan.runs,
+    };
+    let others: Vec<Contender> = contenders().into_iter().filter(|c| *c != fifo && *c != burst).collect();
+    // Interrupted: the decision's rounds are kept, no extra starts.
+    let stop = opts.check().is_err();
+    let extra_runs = if stop { 0 } else { fits(contenders().len()) };
+    let sweep_runs = plan
+        .sweep_runs
+        .filter(|_| !stop)
+        .map(|r| r.min(fits(SWEEP.len() * sweep_contenders().len())));
+    let mut parts: Vec<Part<'_, Done>> = Vec::new();
+    let (others, bed0) = (&others, &bed);
+    let (sc, h3r) = (&scenario, &h3);
+    if extra_runs > 0 {
+        parts.push(Box::new(move |o: &LabOptions| {
+            let id = progress.step(
+                &format!("idle-selection: =0, {extra_runs} runs x {} other policies", others.len()),
+                (extra_runs * others.len()) as u64,
+            );
+            let cancel = o.cancel.clone();
+            let tick = || progress.inc(id, 1);
+            let v = bed0.in_client(false, || {
+                rounds([sc, h3r], extra_runs, others, &cancel, &tick)
+            })?;
+            progress.done(id, "idle-selection: =0, other policies done");
+            Ok(Done::Extra(v))
+        }));
+        parts.push(Box::new(move |o: &LabOptions| {
+            main_table(o, progress, "1", extra_runs).map(Done::Main)
+        }));
+    }
+    if let Some(runs) = sweep_runs.filter(|r| *r > 0) {
         parts.push(Box::new(move |o: &LabOptions| {
             sweep(o, progress, runs).map(Done::Sweep)
         }));
     }
+    let mut runs0 = decisive;
     let mut m = Measured {
         tables: Vec::new(),
         sweep: None,
+        record: done.record,
+        extra_runs,
     };
-    for d in crate::together::at_once(opts, "idle-selection", parts)? {
+    // Ctrl-C during the extras keeps the decision and the runs before.
+    let extras = match crate::together::at_once(opts, "idle-selection", parts) {
+        Err(LabError::Interrupted) => Vec::new(),
+        other => other?,
+    };
+    for d in extras {
         match d {
             Done::Main(t) => m.tables.push(t),
             Done::Sweep(t) => m.sweep = Some(t),
+            Done::Extra(v) => runs0.extend(v),
         }
     }
+    let (rate_mbit, target) = (bed.rate_mbit, scenario.target);
+    let path = bed.finish(min_rtt(runs0.iter()))?;
+    m.tables.insert(
+        0,
+        Table {
+            ssai: "0",
+            runs: runs0,
+            path,
+            rtt_ms,
+            rate_mbit,
+            target,
+        },
+    );
     Ok(m)
 }
 
@@ -170,8 +255,9 @@ fn main_table(
         (runs * all.len()) as u64,
     );
     let cancel = opts.cancel.clone();
+    let tick = || progress.inc(id, 1);
     let results: Vec<IdleRun> = bed.in_client(false, || {
-        rounds([&scenario, &h3], runs, &all, &cancel, progress, id)
+        rounds([&scenario, &h3], runs, &all, &cancel, &tick)
     })?;
     let (rtt_ms, rate_mbit) = (bed.rtt_ms, bed.rate_mbit);
     let path = bed.finish(min_rtt(results.iter()))?;
@@ -222,7 +308,10 @@ fn sweep(
         for size in SWEEP {
             let mut scenario = Scenario::seed(base.clone());
             scenario.target = size;
-            let got = rounds([&scenario, &scenario], runs, &all, &cancel, progress, id).await?;
+            let got = rounds([&scenario, &scenario], runs, &all, &cancel, &|| {
+                progress.inc(id, 1)
+            })
+            .await?;
             v.extend(got.into_iter().map(|x| (size, x)));
         }
         Ok::<_, LabError>(v)
@@ -249,8 +338,7 @@ async fn rounds(
     runs: usize,
     contenders: &[Contender],
     cancel: &std::sync::atomic::AtomicBool,
-    progress: &dyn Progress,
-    id: usize,
+    tick: &(dyn Fn() + Sync),
 ) -> Result<Vec<IdleRun>, LabError> {
     let mut v = Vec::new();
     for r in 0..runs {
@@ -281,7 +369,7 @@ async fn rounds(
                     source,
                 })?;
             v.push(x);
-            progress.inc(id, 1);
+            tick();
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         }
     }

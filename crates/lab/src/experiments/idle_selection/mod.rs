@@ -78,21 +78,44 @@ pub const SWEEP: [u64; 2] = [100_000, 400_000];
 /// What a run does.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    /// Runs per policy in the main tables.
+    /// Runs per policy in the main tables' extras, at most (the budget
+    /// may fit fewer; `--runs` sets it).
     pub runs: usize,
-    /// Runs per policy and size in the sweep (`None`: no sweep, `--quick`).
+    /// Runs per policy and size in the sweep, at most (`None`: no sweep).
     pub sweep_runs: Option<usize>,
 }
 
 impl Plan {
-    /// 10 runs per policy (3 with `--quick`, or `--runs`); the full run
-    /// adds the size sweep with at most 5.
+    /// At most 10 runs per policy in the extras (`--runs` sets it), and
+    /// the size sweep with at most 5, each as far as the budget holds.
     pub fn new(opts: &LabOptions) -> Plan {
         Plan {
-            runs: opts.runs.unwrap_or(if opts.quick { 3 } else { 10 }),
-            sweep_runs: (!opts.quick).then(|| opts.runs.unwrap_or(5).min(5)),
+            runs: opts.runs.unwrap_or(10),
+            sweep_runs: Some(opts.runs.unwrap_or(5).min(5)),
         }
     }
+}
+
+/// Rounds before a decision may stop the run (the sequence's first
+/// bound).
+pub fn min_rounds() -> usize {
+    crate::sequential::cs::first_bounded_round(crate::sequential::ALPHA)
+}
+
+/// Rounds at most.
+pub const MAX_ROUNDS: usize = 40;
+
+/// The criterion's one part, with its planning figure (24 Nov: FIFO 529
+/// ms, the largest burst 277, on a 250 ms RTT; once in a quick run FIFO
+/// took 393 ms).
+pub fn parts() -> Vec<crate::sequential::PartSpec> {
+    vec![crate::sequential::PartSpec {
+        name: "FIFO's load time minus the largest burst's, in RTTs".into(),
+        target: crate::sequential::Target::AtLeast { threshold: 0.9 },
+        unit: " RTT",
+        prec: 2,
+        planning: (1.0, 0.05),
+    }]
 }
 
 impl Experiment for IdleSelection {
@@ -100,16 +123,37 @@ impl Experiment for IdleSelection {
         "idle-selection"
     }
 
+    fn criterion(&self) -> Vec<crate::sequential::PartSpec> {
+        parts()
+    }
+
+    fn cost(&self, _opts: &LabOptions) -> crate::Cost {
+        let round = 2.0 * measure::RUN_SECS;
+        let need = 5.0 + round * (min_rounds() + 1) as f64;
+        crate::Cost {
+            need,
+            // Then three runs of every contender on both testbeds.
+            planned: need + 3.0 * 7.0 * measure::RUN_SECS,
+            first_round: 5.0 + round,
+        }
+    }
+
     fn run(
         &self,
         opts: &LabOptions,
         progress: &dyn Progress,
     ) -> Result<ExperimentResult, LabError> {
-        let plan = Plan::new(opts);
-        let m = measure::measure(&plan, opts, progress)?;
+        let m = measure::measure(&Plan::new(opts), opts, progress)?;
+        // The report says what ran: FIFO's and the largest burst's runs
+        // (the decision's rounds and the extras').
+        let fifo = m.tables.first().map_or(0, |t| t.runs.iter().filter(|r| r.policy == "fifo").count());
+        let ran = Plan {
+            runs: fifo,
+            sweep_runs: m.sweep.as_ref().map(|s| s.runs.len()),
+        };
         let a = analysis::analyse(&m);
         let r = render::Section {
-            plan: &plan,
+            plan: &ran,
             measured: &m,
             analysis: &a,
         }
@@ -117,12 +161,7 @@ impl Experiment for IdleSelection {
         let mut paths: Vec<crate::PathError> = m.tables.iter().map(|t| t.path.clone()).collect();
         paths.extend(m.sweep.as_ref().map(|s| s.path.clone()));
         let details = crate::Details::IdleSelection(m.details());
-        Ok(ExperimentResult::of(
-            "idle-selection",
-            a.summary,
-            details,
-            paths,
-            r,
-        ))
+        let record = m.record.clone();
+        Ok(ExperimentResult::of("idle-selection", a.summary, details, paths, r).decided(record))
     }
 }

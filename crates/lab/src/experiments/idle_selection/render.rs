@@ -29,7 +29,7 @@ impl Render for Section<'_> {
         let g0 = |k: &str| a.summary.get(k).map_or(f64::NAN, |f| f.as_f64());
         let _ = writeln!(
             md,
-            "**The claim.** Firefox found that when an object can go on any of several idle connections to its origin, the one that last moved the largest burst (whose congestion window grew the furthest) loads it faster than the oldest (FIFO): a 25 KB object on a 250 ms path in 363 ms instead of 793 ms. **On this machine** FIFO takes {:.0} ms and the largest burst {:.0} ms ({:.0} and {:.0} round trips), {runs} runs each: {}; Linux's initial window of 10 segments makes FIFO's cold connection one round trip shorter than the seed's.\n",
+            "**The claim.** Firefox found that when an object can go on any of several idle connections to its origin, the one that last moved the largest burst (whose congestion window grew the furthest) loads it faster than the oldest (FIFO): a 25 KB object on a 250 ms path in 363 ms instead of 793 ms. **On this machine** FIFO takes {:.0} ms and the largest burst {:.0} ms ({:.0} and {:.0} round trips), medians of {runs} runs each: {}; Linux's initial window of 10 segments makes FIFO's cold connection one round trip shorter than the seed's.\n",
             g0("fifo_median_ms"),
             g0("max_burst_median_ms"),
             g0("fifo_round_trips"),
@@ -43,12 +43,12 @@ impl Render for Section<'_> {
         for t in &a.tables {
             let _ = writeln!(
                 md,
-                "Server `tcp_slow_start_after_idle={}`, {runs} runs per policy; one round trip plus serialisation = {:.0} ms.\n",
+                "Server `tcp_slow_start_after_idle={}`, the runs of each policy in the last column; one round trip plus serialisation = {:.0} ms.\n",
                 t.ssai, t.one_round_trip_ms
             );
             let _ = writeln!(
                 md,
-                "| policy | median load time, ms | its interval, ms | p90, ms | round trips | connection it chose (typical) |\n|---|---|---|---|---|---|"
+                "| policy | median load time, ms | its interval, ms | p90, ms | round trips | connection it chose (typical) | runs |\n|---|---|---|---|---|---|---|"
             );
             for r in &t.rows {
                 let chose = if r.contender == super::Contender::Http3 {
@@ -58,12 +58,13 @@ impl Render for Section<'_> {
                 };
                 let _ = writeln!(
                     md,
-                    "| {} | {:.1} | {} | {:.1} | {:.0} | {chose} |",
+                    "| {} | {:.1} | {} | {:.1} | {:.0} | {chose} | {} |",
                     r.contender.name(),
                     r.median_ms,
                     r.interval.map_or("-".into(), |i| i.text(1)),
                     r.p90_ms,
                     r.round_trips,
+                    r.n,
                 );
             }
             // Policies whose medians' intervals overlap.
@@ -102,21 +103,11 @@ impl Render for Section<'_> {
              With `=1` nothing changes on this testbed: Linux skips the idle restart for congestion controls with their own cong_control (BBR, inherited from the host), and for Reno/CUBIC `tcp_cwnd_restart()` halves the window once per RTO of idle rather than resetting it; after 1 s (RTO about 750 ms) that is one halving, and the warm connection still carries 25 KB in one round trip.\n\n\
              The `http2` row loads the page and the object over the origin's one h2c connection; `http3` over one QUIC connection to `tcpwise serve --tls --http3` on the same testbed (quinn's congestion control, CUBIC, in user space: the kernel's `tcp_slow_start_after_idle` does not apply to it, and its handshake is one round trip shorter, outside the timed object)."
         );
-        let g = |k: &str| a.summary.get(k).map_or(f64::NAN, |f| f.as_f64());
         let headline = Headline {
             seed:
                 "25 KB on an idle connection, 250 ms RTT: FIFO 793 ms, largest burst first 363 ms"
                     .into(),
-            ours: format!(
-                "fifo {:.0} ms, max-burst {:.0} ms, kernel {:.0} ms, HTTP/2 {:.0} ms, HTTP/3 {:.0} ms (server ssai=0, median of {runs}); ssai=1: fifo {:.0}, max-burst {:.0}",
-                g("fifo_median_ms"),
-                g("max_burst_median_ms"),
-                g("kernel_median_ms"),
-                g("http2_median_ms"),
-                g("http3_median_ms"),
-                g("restart_fifo_median_ms"),
-                g("restart_max_burst_median_ms")
-            ),
+            ours: headline_figures(a, runs),
             verdict: Some(super::analysis::verdict(a)),
         };
         let mut items: Vec<Bar> = Vec::new();
@@ -140,6 +131,24 @@ impl Render for Section<'_> {
             headline,
         }
     }
+}
+
+/// The first table's figures: each contender's median at `=0` (FIFO and
+/// the largest burst over `runs`), and at `=1` where the budget ran it.
+fn headline_figures(a: &Analysis, runs: usize) -> String {
+    let line = |t: &super::analysis::TableFigures| {
+        t.rows
+            .iter()
+            .map(|r| format!("{} {:.0} ms", r.contender.name(), r.median_ms))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut s = a.tables.first().map_or(String::new(), line);
+    s.push_str(&format!(" (server ssai=0, FIFO and largest burst medians of {runs})"));
+    if let Some(t) = a.tables.get(1) {
+        s.push_str(&format!("; ssai=1: {}", line(t)));
+    }
+    s
 }
 
 /// The line under a table when contenders' medians' intervals overlap:

@@ -59,7 +59,13 @@ impl Plan {
     /// run cannot confound the arms with the RTT mix); sizes are
     /// log-uniform from 500 B to 500 KB, like a page's resources.
     pub fn new(opts: &LabOptions) -> Plan {
-        let total = opts.runs.unwrap_or(if opts.quick { 120 } else { 2000 });
+        // In a budget: the trials its share holds (paths at once, 0.88 s
+        // a trial a path), at least --quick's 120.
+        let total = opts.runs.unwrap_or(match crate::budget::left(opts) {
+            Some(_) => crate::budget::fit(opts, TRIAL_SECS / 4.0, 10.0, 120, 2000),
+            None if opts.quick => 120,
+            None => 2000,
+        });
         let rtts: Vec<u64> = match opts.rtt {
             Some(r) => vec![r],
             None => vec![20_000_000, 50_000_000, 100_000_000, 200_000_000],
@@ -92,9 +98,23 @@ impl Plan {
     }
 }
 
+/// Seconds a trial takes on one path (27 Nov: 500 trials a path in 440 s).
+pub const TRIAL_SECS: f64 = 0.88;
+
 impl Experiment for ReadSlowStart {
     fn name(&self) -> &'static str {
         "read-slow-start"
+    }
+
+    // Still fixed repetitions, fitted to its share: 2,000 trials over
+    // four paths at once took about 440 s (27 Nov), 0.88 s a trial a
+    // path.
+    fn cost(&self, _opts: &LabOptions) -> crate::Cost {
+        crate::Cost {
+            need: 30.0,
+            planned: 200.0,
+            first_round: 30.0,
+        }
     }
 
     fn validate(&self, opts: &LabOptions) -> Result<(), LabError> {

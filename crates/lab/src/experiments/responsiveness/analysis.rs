@@ -3,7 +3,7 @@
 
 use super::measure::Run;
 use super::{BLOATED, FQ_CODEL, Plan};
-use crate::verdict::{Estimate, Outcome, Verdict};
+use crate::verdict::{Estimate, Verdict};
 use crate::{Figure, Summary};
 use tcpwise_tcp::Lowat;
 
@@ -89,7 +89,7 @@ fn cell_runs<'a>(runs: &'a [Run], path: &str, queue: &str, arm: &str) -> Vec<&'a
 }
 
 /// Figures from the tests.
-pub fn analyse(plan: &Plan, runs: &[Run]) -> Analysis {
+pub fn analyse(plan: &Plan, runs: &[Run], record: &crate::sequential::Record) -> Analysis {
     let mut cells = Vec::new();
     for p in &plan.paths {
         for q in &plan.queues {
@@ -133,7 +133,7 @@ pub fn analyse(plan: &Plan, runs: &[Run]) -> Analysis {
     let lowat_self = ratio(&fq_auto, &fq_off, |r| r.self_ms);
     let advice = advice(plan, runs);
     let verdict = verdict(
-        plan.runs,
+        record,
         &fixed_over_bloated,
         &goodput_ratio,
         &queue_alone,
@@ -176,39 +176,39 @@ pub fn analyse(plan: &Plan, runs: &[Run]) -> Analysis {
 }
 
 /// What the verdict is decided by, stated before anything runs.
-pub const CRITERION: &str = "on the first path with CUBIC, FQ-CoDel with TCP_NOTSENT_LOWAT auto at the server reaches at least 3x the RPM of a bloated drop-tail queue (4 BDP) with it off, at no less than 0.9 of its goodput, and under FQ-CoDel the mark shortens the self probes (medians of at least 3 tests a cell, paired round by round)";
+pub const CRITERION: &str = "on the first path with CUBIC, round by round (the bloated drop-tail with the mark off, FQ-CoDel with it auto and off, in a rotating order): the median of FQ-CoDel with TCP_NOTSENT_LOWAT auto over a bloated drop-tail queue (4 BDP) with it off is at least 3x in RPM, and the mark shortens the self probes under FQ-CoDel (their median ratio under 1); its goodput at least 0.9 of the drop-tail's, or the verdict says the difference; each median's confidence sequence clear of its threshold";
 
-/// The verdict: FQ-CoDel with the mark at least 3x the RPM of the
-/// bloated drop-tail without it, at 0.9 of its goodput or more, and the
-/// mark shortening the self probes under FQ-CoDel. Under
-/// [`super::MIN_RUNS`] tests a cell: too few samples.
+/// A decisive round's values, one per part ([`super::parts`]): RPM of
+/// FQ-CoDel with the mark over the bloated drop-tail without, the self
+/// probe with the mark over without under FQ-CoDel, and the goodput
+/// ratio of the first pair.
+pub fn round_values(dt_off: &Run, fq_auto: &Run, fq_off: &Run) -> Vec<f64> {
+    vec![
+        fq_auto.rpm / dt_off.rpm,
+        fq_auto.self_ms / fq_off.self_ms,
+        fq_auto.goodput_mbit / dt_off.goodput_mbit,
+    ]
+}
+
+/// The verdict: the sequential decision (RPM and self probes are the
+/// claim, goodput its detail), with the paired medians beside.
 pub fn verdict(
-    runs: usize,
+    record: &crate::sequential::Record,
     fixed: &Estimate,
     goodput: &Estimate,
     queue_alone: &Estimate,
     lowat_self: &Estimate,
 ) -> Verdict {
     let measured = format!(
-        "RPM x{} at goodput x{}; FQ-CoDel alone (both with the mark) x{}; self probe with the mark over without, under FQ-CoDel, x{}",
+        "RPM x{} at goodput x{}; FQ-CoDel alone (both with the mark) x{}; self probe with the mark over without, under FQ-CoDel, x{}; {}",
         fixed.text(2),
         goodput.text(2),
         queue_alone.text(2),
-        lowat_self.text(2)
+        lowat_self.text(2),
+        record.line()
     );
-    let outcome = if runs < super::MIN_RUNS {
-        Outcome::TooFewSamples
-    } else if fixed.median >= 3.0 && lowat_self.median < 1.0 {
-        if goodput.median >= 0.9 {
-            Outcome::Reproduced
-        } else {
-            Outcome::Differs
-        }
-    } else {
-        Outcome::NotReproduced
-    };
     Verdict {
-        outcome,
+        outcome: crate::sequential::outcome(&record.parts, crate::sequential::Combine::Main(2)),
         criterion: CRITERION.into(),
         measured,
     }
@@ -285,37 +285,44 @@ pub fn advice(plan: &Plan, runs: &[Run]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verdict::Outcome;
+
+    /// The decision the driver would make from rounds of (RPM ratio,
+    /// self-probe ratio, goodput ratio).
+    fn record(rounds: &[[f64; 3]]) -> crate::sequential::Record {
+        use crate::sequential::{Record, Stop, Tracker};
+        let mut parts: Vec<Tracker> = super::super::parts().into_iter().map(Tracker::new).collect();
+        for r in rounds {
+            for (p, v) in parts.iter_mut().zip(r) {
+                p.push(*v);
+            }
+        }
+        Record {
+            parts: parts.iter().map(Tracker::result).collect(),
+            rounds: rounds.len(),
+            discarded: 0,
+            secs: 100.0,
+            stopped: Stop::Decided,
+            budget_secs: None,
+        }
+    }
 
     #[test]
     fn the_verdict_needs_three_times_the_rpm_the_goodput_and_shorter_self_probes() {
         let e = |v: &[f64]| Estimate::of(v);
-        let ok = verdict(
-            3,
-            &e(&[3.4, 3.6, 3.5]),
-            &e(&[0.99, 1.0, 1.0]),
-            &e(&[1.8, 1.7, 1.9]),
-            &e(&[0.3, 0.3, 0.2]),
-        );
+        let (x, g, q, l) = (e(&[3.5]), e(&[1.0]), e(&[1.8]), e(&[0.3]));
+        let ok = verdict(&record(&[[3.5, 0.3, 1.0]; 7]), &x, &g, &q, &l);
         assert_eq!(ok.outcome, Outcome::Reproduced, "{ok:?}");
         assert!(ok.measured.contains("x3.50"), "{}", ok.measured);
-        let slow = verdict(
-            3,
-            &e(&[3.4, 3.6, 3.5]),
-            &e(&[0.8, 0.85, 0.8]),
-            &e(&[1.0; 3]),
-            &e(&[0.3; 3]),
-        );
+        assert!(ok.measured.contains("decided after 7 rounds"), "{}", ok.measured);
+        let slow = verdict(&record(&[[3.5, 0.3, 0.8]; 7]), &x, &g, &q, &l);
         assert_eq!(slow.outcome, Outcome::Differs);
-        let no = verdict(
-            3,
-            &e(&[2.0, 2.5, 2.2]),
-            &e(&[1.0; 3]),
-            &e(&[1.0; 3]),
-            &e(&[0.3; 3]),
-        );
+        let no = verdict(&record(&[[2.2, 0.3, 1.0]; 7]), &x, &g, &q, &l);
         assert_eq!(no.outcome, Outcome::NotReproduced);
-        let quick = verdict(1, &e(&[3.5]), &e(&[1.0]), &e(&[1.0]), &e(&[0.3]));
-        assert_eq!(quick.outcome, Outcome::TooFewSamples);
+        let longer = verdict(&record(&[[3.5, 1.2, 1.0]; 7]), &x, &g, &q, &l);
+        assert_eq!(longer.outcome, Outcome::NotReproduced);
+        let short = verdict(&record(&[[3.5, 0.3, 1.0]; 3]), &x, &g, &q, &l);
+        assert_eq!(short.outcome, Outcome::Undecided);
     }
 
     fn run(plan: &Plan, q: usize, lowat: Lowat, round: usize, rpm: f64, mbit: f64) -> Run {
@@ -347,10 +354,10 @@ mod tests {
         let cells = |fq_on_mbit: [f64; 3]| {
             let mut v = Vec::new();
             for (i, on) in fq_on_mbit.into_iter().enumerate() {
-                v.push(run(&plan, 0, Lowat::Off, i + 1, 100.0, 18.4));
-                v.push(run(&plan, 0, Lowat::Adaptive, i + 1, 200.0, 18.4));
-                v.push(run(&plan, 1, Lowat::Off, i + 1, 100.0, 18.0 + i as f64));
-                v.push(run(&plan, 1, Lowat::Adaptive, i + 1, 340.0, on));
+                v.push(run(&plan, BLOATED, Lowat::Off, i + 1, 100.0, 18.4));
+                v.push(run(&plan, BLOATED, Lowat::Adaptive, i + 1, 200.0, 18.4));
+                v.push(run(&plan, FQ_CODEL, Lowat::Off, i + 1, 100.0, 18.0 + i as f64));
+                v.push(run(&plan, FQ_CODEL, Lowat::Adaptive, i + 1, 340.0, on));
             }
             v
         };
@@ -362,7 +369,7 @@ mod tests {
         let a = advice(&plan, &cells([14.0, 14.5, 15.0]));
         assert!(a.contains("except where it cost goodput"), "{a}");
         assert!(a.contains("FQ-CoDel, cubic"), "{a}");
-        let r = analyse(&plan, &cells([18.0, 18.5, 19.0]));
+        let r = analyse(&plan, &cells([18.0, 18.5, 19.0]), &record(&[[3.4, 0.3, 1.0]; 7]));
         assert_eq!(r.verdict.outcome, Outcome::Reproduced, "{:?}", r.verdict);
         assert!((r.fixed_over_bloated.median - 3.4).abs() < 1e-9);
     }

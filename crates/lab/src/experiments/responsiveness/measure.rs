@@ -1,10 +1,13 @@
 //! The tests: one testbed per path and queue, one `tcpwise serve --tls`
 //! per server setting in it (side by side, each its own port), and
-//! `Plan::runs` rounds of `tcpwise rpm --direction down` against each
-//! setting in turn, so drift hits every setting alike.
+//! rounds of `tcpwise rpm --direction down` against each setting in
+//! turn, so drift hits every setting alike: first the decisive cells
+//! until the sequential decision is made, then the rest of the matrix
+//! with what the budget leaves.
 
 use super::{Arm, Plan};
 use crate::common::Bed;
+use crate::sequential::driver::{Budget, drive};
 use crate::{LabError, LabOptions, PathError, Progress};
 use serde::Serialize;
 use tcpwise_http::{ServeOptions, Version};
@@ -74,6 +77,8 @@ pub struct Measured {
     pub details: Details,
     /// The emulator's error on each testbed.
     pub paths: Vec<PathError>,
+    /// The sequential decision on the decisive cells.
+    pub record: crate::sequential::Record,
 }
 
 /// A round's foreign round trip: the mean of its parts (each one round
@@ -143,105 +148,212 @@ fn run_of(r: &Report, path: &str, queue: &str, arm: &Arm, round: usize, steal: O
     }
 }
 
-/// Runs every test of the plan.
+/// One testbed: a path with one queue, a server per arm on it.
+struct QueueBed {
+    bed: Bed,
+    ports: Vec<u16>,
+    desc: String,
+    path: String,
+    queue: &'static str,
+}
+
+impl QueueBed {
+    fn start(
+        plan: &Plan,
+        path: &super::PathPlan,
+        queue: &super::Queue,
+        opts: &LabOptions,
+        progress: &dyn Progress,
+    ) -> Result<QueueBed, LabError> {
+        opts.check()?;
+        let id = progress.step(
+            &format!("responsiveness: starting {}, {}", path.name, queue.label),
+            0,
+        );
+        let mut spec = path.spec.clone();
+        spec.queue = Some(queue.spec.parse().map_err(|e| {
+            LabError::Usage(format!("responsiveness: queue {}: {e}", queue.spec))
+        })?);
+        let stem = format!(
+            "{}-{}",
+            path.stem,
+            queue.spec.split(':').next().unwrap_or("")
+        );
+        let mut bed = Bed::start_path(opts, &spec, &stem, Vec::new())?;
+        let tls = crate::common::self_signed()?;
+        let mut ports = Vec::new();
+        for arm in &plan.arms {
+            ports.push(bed.serve_with(ServeOptions {
+                tls: Some(tls.clone()),
+                notsent_lowat: arm.lowat,
+                congestion: Some(arm.cc.into()),
+                // serve_with listens on every address, an ephemeral port.
+                ..ServeOptions::new("[::]:0".parse().expect("valid"))
+            })?);
+        }
+        let desc = bed.desc.clone();
+        progress.done(id, &format!("responsiveness: path {desc}"));
+        Ok(QueueBed {
+            bed,
+            ports,
+            desc,
+            path: path.name.clone(),
+            queue: queue.label,
+        })
+    }
+
+    /// One test of arm `a` (its index in the plan).
+    fn test(
+        &self,
+        plan: &Plan,
+        a: usize,
+        round: usize,
+        opts: &LabOptions,
+        progress: &dyn Progress,
+    ) -> Result<Run, LabError> {
+        opts.check()?;
+        let arm = &plan.arms[a];
+        let what = format!(
+            "responsiveness: {}, {}, {} (round {round})",
+            self.path,
+            self.queue,
+            arm.label()
+        );
+        let id = progress.step(&what, plan.max_duration.as_secs() + 2);
+        let o = Options {
+            config_url: format!("https://{}/.well-known/nq", self.bed.peer(self.ports[a]))
+                .parse()
+                .expect("a valid URL"),
+            params: tcpwise_rpm::Params {
+                max_duration: plan.max_duration,
+                ..tcpwise_rpm::Params::default()
+            },
+            client: tcpwise_http::ClientConfig {
+                insecure: true,
+                ..client_config(Version::Http2)
+            },
+            phases: vec![vec![Dir::Down]],
+            config_timeout: std::time::Duration::from_secs(10),
+        };
+        let steal0 = tcpwise_sys::steal_ticks();
+        let report = self.bed.in_client(true, || async {
+            rpm(&o, |_| progress.inc(id, 1))
+                .await
+                .map_err(|source| LabError::Rpm {
+                    what: what.clone(),
+                    source: Box::new(source),
+                })
+        })?;
+        let steal = steal0.zip(tcpwise_sys::steal_ticks()).map(|(a, b)| b - a);
+        let r = run_of(&report, &self.path, self.queue, arm, round, steal);
+        progress.done(
+            id,
+            &format!(
+                "{what}: RPM {:.0}, foreign {:.1} ms, self {:.1} ms, {:.2} Mbit/s",
+                r.rpm, r.foreign_ms, r.self_ms, r.goodput_mbit
+            ),
+        );
+        Ok(r)
+    }
+
+    /// Tears it down; its error, from the smallest handshake its tests saw.
+    fn finish(self, runs: &[Run]) -> Result<(PathError, String), LabError> {
+        let min_rtt = runs
+            .iter()
+            .filter(|r| r.path == self.path && r.queue == self.queue)
+            .map(|r| r.idle_tcp_min_ms)
+            .filter(|x| x.is_finite())
+            .reduce(f64::min);
+        Ok((self.bed.finish(min_rtt)?, self.desc))
+    }
+}
+
+/// The decisive rounds (on the first path: the bloated drop-tail with
+/// the mark off, FQ-CoDel with it auto and off, CUBIC, in a rotating
+/// order) until decided; then the rest of the matrix, each testbed's
+/// rounds fitted to the time left.
 pub fn measure(
     plan: &Plan,
     opts: &LabOptions,
     progress: &dyn Progress,
 ) -> Result<Measured, LabError> {
-    let (mut runs, mut paths, mut descs) = (Vec::new(), Vec::new(), Vec::new());
-    let secs = plan.max_duration.as_secs() + 2;
+    let (off, auto) = plan.decisive_arms();
+    let first = &plan.paths[0];
+    let bloated = QueueBed::start(plan, first, &super::QUEUES[super::BLOATED], opts, progress)?;
+    let fq = QueueBed::start(plan, first, &super::QUEUES[super::FQ_CODEL], opts, progress)?;
+    let budget = Budget::of(opts, super::min_rounds(), super::MAX_ROUNDS);
+    let cells = [(&bloated, off), (&fq, auto), (&fq, off)];
+    let done = drive("responsiveness", super::parts(), &budget, opts, progress, |i| {
+        let mut got: Vec<Option<Run>> = vec![None, None, None];
+        for k in 0..cells.len() {
+            let c = (k + i) % cells.len();
+            let (bed, arm) = cells[c];
+            got[c] = Some(bed.test(plan, arm, i + 1, opts, progress)?);
+        }
+        let got: Vec<Run> = got.into_iter().flatten().collect();
+        let values = super::analysis::round_values(&got[0], &got[1], &got[2]);
+        Ok((got, values))
+    })?;
+    let mut runs: Vec<Run> = done.rounds.into_iter().flatten().collect();
+    // The extras: every testbed of the matrix, its arms (less the cells
+    // the decisive rounds measured), as many rounds as the time left
+    // holds, the decisive testbeds first while they are up.
+    let mut beds: Vec<(PathError, String)> = Vec::new();
+    let mut left = plan.testbeds();
+    for (bed, skip) in [(bloated, vec![off]), (fq, vec![off, auto])] {
+        let arms: Vec<usize> = (0..plan.arms.len()).filter(|a| !skip.contains(a)).collect();
+        extras(plan, &bed, &arms, left, budget.fixed.is_some(), opts, progress, &mut runs)?;
+        left -= 1;
+        beds.push(bed.finish(&runs)?);
+    }
     for path in &plan.paths {
         for queue in &plan.queues {
-            opts.check()?;
-            let id = progress.step(
-                &format!("responsiveness: starting {}, {}", path.name, queue.label),
-                0,
-            );
-            let mut spec = path.spec.clone();
-            spec.queue = Some(queue.spec.parse().map_err(|e| {
-                LabError::Usage(format!("responsiveness: queue {}: {e}", queue.spec))
-            })?);
-            let stem = format!(
-                "{}-{}",
-                path.stem,
-                queue.spec.split(':').next().unwrap_or("")
-            );
-            let mut bed = Bed::start_path(opts, &spec, &stem, Vec::new())?;
-            let tls = crate::common::self_signed()?;
-            let mut ports = Vec::new();
-            for arm in &plan.arms {
-                ports.push(bed.serve_with(ServeOptions {
-                    tls: Some(tls.clone()),
-                    notsent_lowat: arm.lowat,
-                    congestion: Some(arm.cc.into()),
-                    // serve_with listens on every address, an ephemeral port.
-                    ..ServeOptions::new("[::]:0".parse().expect("valid"))
-                })?);
+            let decisive = path.name == first.name
+                && (queue.label == super::QUEUES[super::BLOATED].label
+                    || queue.label == super::QUEUES[super::FQ_CODEL].label);
+            if decisive || opts.check().is_err() {
+                continue;
             }
-            let desc = bed.desc.clone();
-            progress.done(id, &format!("responsiveness: path {desc}"));
-            for round in 1..=plan.runs {
-                for (arm, port) in plan.arms.iter().zip(&ports) {
-                    opts.check()?;
-                    let what = format!(
-                        "responsiveness: {}, {}, {} ({round}/{})",
-                        path.name,
-                        queue.label,
-                        arm.label(),
-                        plan.runs
-                    );
-                    let id = progress.step(&what, secs);
-                    let o = Options {
-                        config_url: format!("https://{}/.well-known/nq", bed.peer(*port))
-                            .parse()
-                            .expect("a valid URL"),
-                        params: tcpwise_rpm::Params {
-                            max_duration: plan.max_duration,
-                            ..tcpwise_rpm::Params::default()
-                        },
-                        client: tcpwise_http::ClientConfig {
-                            insecure: true,
-                            ..client_config(Version::Http2)
-                        },
-                        phases: vec![vec![Dir::Down]],
-                        config_timeout: std::time::Duration::from_secs(10),
-                    };
-                    let steal0 = tcpwise_sys::steal_ticks();
-                    let report = bed.in_client(true, || async {
-                        rpm(&o, |_| progress.inc(id, 1))
-                            .await
-                            .map_err(|source| LabError::Rpm {
-                                what: what.clone(),
-                                source: Box::new(source),
-                            })
-                    })?;
-                    let steal = steal0.zip(tcpwise_sys::steal_ticks()).map(|(a, b)| b - a);
-                    let r = run_of(&report, &path.name, queue.label, arm, round, steal);
-                    progress.done(
-                        id,
-                        &format!(
-                            "{what}: RPM {:.0}, foreign {:.1} ms, self {:.1} ms, {:.2} Mbit/s",
-                            r.rpm, r.foreign_ms, r.self_ms, r.goodput_mbit
-                        ),
-                    );
-                    runs.push(r);
-                }
+            let arms: Vec<usize> = (0..plan.arms.len()).collect();
+            if plan.fitted_rounds(opts, left, arms.len(), budget.fixed.is_some()) > 0 {
+                let bed = QueueBed::start(plan, path, queue, opts, progress)?;
+                extras(plan, &bed, &arms, left, budget.fixed.is_some(), opts, progress, &mut runs)?;
+                beds.push(bed.finish(&runs)?);
             }
-            let min_rtt = runs
-                .iter()
-                .filter(|r| r.path == path.name && r.queue == queue.label)
-                .map(|r| r.idle_tcp_min_ms)
-                .filter(|x| x.is_finite())
-                .reduce(f64::min);
-            paths.push(bed.finish(min_rtt)?);
-            descs.push(desc);
+            left -= 1;
         }
     }
+    let (paths, descs): (Vec<PathError>, Vec<String>) = beds.into_iter().unzip();
     Ok(Measured {
         details: Details { runs, paths: descs },
         paths,
+        record: done.record,
     })
+}
+
+/// Rounds of `arms` on `bed`, as many as the time left holds (`left`
+/// testbeds share it), or the plan's with `--runs`.
+#[allow(clippy::too_many_arguments)]
+fn extras(
+    plan: &Plan,
+    bed: &QueueBed,
+    arms: &[usize],
+    left: usize,
+    fixed: bool,
+    opts: &LabOptions,
+    progress: &dyn Progress,
+    runs: &mut Vec<Run>,
+) -> Result<(), LabError> {
+    let rounds = plan.fitted_rounds(opts, left, arms.len(), fixed);
+    for round in 1..=rounds {
+        for &a in arms {
+            if opts.check().is_err() {
+                return Ok(());
+            }
+            runs.push(bed.test(plan, a, round, opts, progress)?);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -110,8 +110,54 @@ pub struct Plan {
     pub left_out: Vec<String>,
 }
 
-/// Tests per cell before the verdict decides.
+/// Tests per cell of the extras, at most (`--runs` sets it).
 pub const MIN_RUNS: usize = 3;
+
+/// A test's longest loaded phase in a budget, s.
+pub const TEST_SECS: u64 = 10;
+
+/// Seconds to start a testbed with its four servers and tear it down.
+pub const SETUP_SECS: f64 = 4.0;
+
+/// Rounds before a decision may stop the run.
+pub fn min_rounds() -> usize {
+    crate::sequential::cs::first_bounded_round(crate::sequential::ALPHA)
+}
+
+/// Rounds at most.
+pub const MAX_ROUNDS: usize = 30;
+
+/// The criterion's parts: on the first path with CUBIC, FQ-CoDel with the
+/// mark auto over the bloated drop-tail with it off, in RPM (at least 3)
+/// and goodput (at least 0.9), and the mark's self probe over none under
+/// FQ-CoDel (under 1). Planning figures: 27 Nov, x4.08 [4.06, 4.19], the
+/// same goodput; the self-probe ratio about 0.6.
+pub fn parts() -> Vec<crate::sequential::PartSpec> {
+    use crate::sequential::{PartSpec, Target};
+    vec![
+        PartSpec {
+            name: "RPM, FQ-CoDel with the mark over bloated drop-tail without".into(),
+            target: Target::AtLeast { threshold: 3.0 },
+            unit: "x",
+            prec: 2,
+            planning: (4.08, 0.3),
+        },
+        PartSpec {
+            name: "self probe under FQ-CoDel, the mark over none".into(),
+            target: Target::AtMost { threshold: 1.0 },
+            unit: "x",
+            prec: 2,
+            planning: (0.6, 0.15),
+        },
+        PartSpec {
+            name: "goodput, FQ-CoDel with the mark over bloated drop-tail without".into(),
+            target: Target::AtLeast { threshold: 0.9 },
+            unit: "x",
+            prec: 2,
+            planning: (1.0, 0.03),
+        },
+    ]
+}
 
 /// The LTE trace pair, in `--traces` (Mahimahi's, 5.0 / 5.9 Mbit/s mean).
 pub const TRACE: &str = "Verizon-LTE-short";
@@ -154,7 +200,7 @@ impl Plan {
             )));
         }
         let mut left_out = Vec::new();
-        if !opts.quick {
+        if opts.rtt.is_none() || opts.traces.is_some() {
             match found {
                 Some((up, down)) => paths.push(PathPlan {
                     name: format!("LTE trace ({TRACE}), {} ms", rtt as f64 / 1e6),
@@ -173,40 +219,69 @@ impl Plan {
                 )),
             }
         }
-        let cubic_only = |l: Lowat| Arm {
-            lowat: l,
-            cc: "cubic",
-        };
-        let arms = if opts.quick {
-            vec![cubic_only(Lowat::Off), cubic_only(Lowat::Adaptive)]
-        } else {
-            let mut v = Vec::new();
-            for cc in ["cubic", "bbr"] {
-                // An arm the kernel cannot run would run its default
-                // congestion control under the other's name: left out.
-                if let Err(e) = tcpwise_tcp::check_congestion(cc) {
-                    left_out.push(format!("the {cc} servers are left out: {e}"));
-                    continue;
-                }
-                for lowat in [Lowat::Off, Lowat::Adaptive] {
-                    v.push(Arm { lowat, cc });
-                }
+        let mut arms = Vec::new();
+        for cc in ["cubic", "bbr"] {
+            // An arm the kernel cannot run would run its default
+            // congestion control under the other's name: left out.
+            if let Err(e) = tcpwise_tcp::check_congestion(cc) {
+                left_out.push(format!("the {cc} servers are left out: {e}"));
+                continue;
             }
-            v
-        };
-        let queues = if opts.quick {
-            vec![QUEUES[BLOATED].clone(), QUEUES[FQ_CODEL].clone()]
-        } else {
-            QUEUES.to_vec()
-        };
+            for lowat in [Lowat::Off, Lowat::Adaptive] {
+                arms.push(Arm { lowat, cc });
+            }
+        }
+        if arms.len() < 2 {
+            return Err(LabError::Usage(
+                "responsiveness: neither CUBIC nor BBR is available in this kernel".into(),
+            ));
+        }
         Ok(Plan {
             paths,
-            queues,
+            queues: QUEUES.to_vec(),
             arms,
-            runs: opts.runs.unwrap_or(if opts.quick { 1 } else { MIN_RUNS }),
-            max_duration: Duration::from_secs(if opts.quick { 7 } else { 20 }),
+            runs: opts.runs.unwrap_or(MIN_RUNS),
+            // The draft's 20 s with fixed rounds (--runs, the long run);
+            // 10 s in a budget, where a round is three tests.
+            max_duration: Duration::from_secs(if opts.runs.is_some() { 20 } else { TEST_SECS }),
             left_out,
         })
+    }
+
+    /// The decisive arms' indices: the mark off and auto, with CUBIC (or
+    /// the first congestion control there is).
+    pub fn decisive_arms(&self) -> (usize, usize) {
+        let find = |l: Lowat| {
+            self.arms
+                .iter()
+                .position(|a| a.lowat == l && a.cc == "cubic")
+                .or_else(|| self.arms.iter().position(|a| a.lowat == l))
+                .unwrap_or(0)
+        };
+        (find(Lowat::Off), find(Lowat::Adaptive))
+    }
+
+    /// Testbeds of the whole matrix (a path and a queue each).
+    pub fn testbeds(&self) -> usize {
+        self.paths.len() * self.queues.len()
+    }
+
+    /// Seconds one test takes: its loaded phase at most, the idle probes
+    /// and the server's configuration before it.
+    pub fn test_secs(&self) -> f64 {
+        self.max_duration.as_secs_f64() + 3.0
+    }
+
+    /// Rounds of `arms` tests for an extra testbed when `left` testbeds
+    /// share the time left: the plan's with `--runs` or no deadline, else
+    /// what fits, at most the plan's.
+    pub fn fitted_rounds(&self, opts: &LabOptions, left: usize, arms: usize, fixed: bool) -> usize {
+        let Some(deadline) = opts.deadline.filter(|_| !fixed) else {
+            return self.runs;
+        };
+        let t = deadline.saturating_duration_since(std::time::Instant::now()).as_secs_f64();
+        let share = t / left.max(1) as f64 - SETUP_SECS;
+        ((share / (arms.max(1) as f64 * self.test_secs())).max(0.0) as usize).min(self.runs)
     }
 
     /// Tests in the whole run.
@@ -250,6 +325,22 @@ impl Experiment for Responsiveness {
         "responsiveness"
     }
 
+    fn criterion(&self) -> Vec<crate::sequential::PartSpec> {
+        parts()
+    }
+
+    fn cost(&self, _opts: &LabOptions) -> crate::Cost {
+        // A round is three tests of at most TEST_SECS with their probes.
+        let round = 3.0 * (TEST_SECS as f64 + 3.0);
+        let need = 2.0 * SETUP_SECS + round * (min_rounds() + 1) as f64;
+        crate::Cost {
+            need,
+            // Then a round of the other arms on the decisive testbeds.
+            planned: need + 2.0 * (TEST_SECS as f64 + 3.0) + 10.0,
+            first_round: 2.0 * SETUP_SECS + round,
+        }
+    }
+
     /// Alone: responsiveness is latency under load, and a core shared with
     /// other testbeds is latency (a sweep's `rpm` cells: 803 RPM alone,
     /// 596 to 651 beside three other testbeds; docs/sweep.md).
@@ -268,7 +359,7 @@ impl Experiment for Responsiveness {
     ) -> Result<ExperimentResult, LabError> {
         let plan = Plan::new(opts)?;
         let m = measure::measure(&plan, opts, progress)?;
-        let a = analysis::analyse(&plan, &m.details.runs);
+        let a = analysis::analyse(&plan, &m.details.runs, &m.record);
         let r = render::Section {
             plan: &plan,
             details: &m.details,
@@ -281,7 +372,8 @@ impl Experiment for Responsiveness {
             crate::Details::Responsiveness(m.details),
             m.paths,
             r,
-        ))
+        )
+        .decided(m.record))
     }
 }
 
@@ -297,11 +389,14 @@ mod tests {
     }
 
     #[test]
-    fn quick_is_one_path_two_queues_two_arms_and_the_full_run_is_the_matrix() {
+    fn every_run_plans_the_matrix_and_decides_on_cubic_off_and_auto() {
         let q = Plan::new(&opts(true, None)).unwrap();
-        assert_eq!((q.paths.len(), q.queues.len(), q.arms.len()), (1, 2, 2));
-        assert_eq!(q.tests(), 4);
-        assert!(q.max_duration <= Duration::from_secs(7));
+        assert_eq!((q.queues.len(), q.testbeds()), (4, 4 * q.paths.len()));
+        // In a budget a test's loaded phase is at most 10 s.
+        assert_eq!(q.max_duration, Duration::from_secs(TEST_SECS));
+        let (off, auto) = q.decisive_arms();
+        assert_eq!((q.arms[off].lowat, q.arms[auto].lowat), (Lowat::Off, Lowat::Adaptive));
+        assert_eq!(q.fitted_rounds(&opts(true, None), 3, 4, false), MIN_RUNS);
         let f = Plan::new(&opts(false, Some("/nonexistent".into())));
         assert!(matches!(f, Err(LabError::Usage(m)) if m.contains("--traces /nonexistent")));
         let dir = std::env::temp_dir().join(format!("tw-rpm-plan-{}", std::process::id()));
@@ -309,7 +404,11 @@ mod tests {
         for ext in ["up", "down"] {
             std::fs::write(dir.join(format!("{TRACE}.{ext}")), "1\n").unwrap();
         }
-        let f = Plan::new(&opts(false, Some(dir.clone()))).unwrap();
+        let f = Plan::new(&LabOptions {
+            runs: Some(MIN_RUNS),
+            ..opts(false, Some(dir.clone()))
+        })
+        .unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         // Two arms a congestion control this kernel has (both, here).
         let ccs = ["cubic", "bbr"]

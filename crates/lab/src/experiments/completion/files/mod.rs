@@ -73,7 +73,7 @@ impl Plan {
     /// `segments:8` shows the slot binding at every count. The quick run
     /// leaves both out (one round of 1.5 s runs at 3 counts) to stay short.
     pub fn new(opts: &LabOptions) -> Plan {
-        let quick = opts.quick;
+        let quick = opts.quick || crate::budget::left(opts).is_some();
         let (uniform, skew): (&[&str], &[&str]) = if quick {
             (
                 &["shared", "segments", "sync"],
@@ -92,7 +92,11 @@ impl Plan {
                 vec![4, 16, 64, 256, 1024]
             },
             sets: vec![(Keys::Uniform, models(uniform)), (SKEW, models(skew))],
-            rounds: opts.runs.unwrap_or(if quick { 1 } else { 3 }),
+            rounds: opts.runs.unwrap_or(match crate::budget::left(opts) {
+                Some(_) => crate::budget::fit(opts, super::SHORT_ROUND_SECS, 10.0, 1, 3),
+                None if quick => 1,
+                None => 3,
+            }),
             secs: if quick {
                 Duration::from_millis(1500)
             } else {
