@@ -1944,12 +1944,16 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__lab)
-            opts="-h -V --quick --out --seed --runs --rtt --rate --traces --log --pcap --help --version report sweep merge help"
+            opts="-h -V --quick --budget --out --seed --runs --rtt --rate --traces --log --pcap --help --version report sweep merge help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --budget)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -811,7 +811,10 @@ fn lab_sigterm_during_parallel_testbeds_exits_143_and_leaves_nothing() {
             .unwrap();
     let decision = &v["experiments"]["idle_selection"]["decision"];
     assert_eq!(decision["rounds"], 1, "{decision}");
-    assert!(decision["parts"][0]["estimate"].as_f64().is_some(), "{decision}");
+    assert!(
+        decision["parts"][0]["estimate"].as_f64().is_some(),
+        "{decision}"
+    );
     assert!(
         t0.elapsed() < Duration::from_secs(15),
         "took {:?}",
@@ -831,8 +834,14 @@ fn lab_refuses_bad_requests_before_setting_anything_up() {
         (vec!["lab", "--rate", "20mbps"], "ambiguous"),
         (vec!["lab", "--rtt", "fast"], "--rtt"),
         (vec!["lab", "--budget", "20s"], "too small for one round"),
-        (vec!["lab", "buffers", "--budget", "10s"], "needs --budget 18 s or more"),
-        (vec!["lab", "--budget", "5m", "--runs", "3"], "cannot be used with"),
+        (
+            vec!["lab", "buffers", "--budget", "10s"],
+            "needs --budget 18 s or more",
+        ),
+        (
+            vec!["lab", "--budget", "5m", "--runs", "3"],
+            "cannot be used with",
+        ),
         (vec!["lab", "--budget", "soon"], "--budget"),
     ] {
         let mut a = args.clone();

@@ -25,7 +25,11 @@ pub const QUICK: Duration = Duration::from_secs(5 * 60);
 
 /// The budget the flags ask for: `--budget`, `--quick`'s short one, none
 /// with `--runs` (fixed rounds), else [`DEFAULT`].
-pub fn of_flags(budget: Option<tcpwise_units::Nanos>, quick: bool, runs: Option<usize>) -> Option<Duration> {
+pub fn of_flags(
+    budget: Option<tcpwise_units::Nanos>,
+    quick: bool,
+    runs: Option<usize>,
+) -> Option<Duration> {
     match (budget, quick, runs) {
         (Some(ns), _, _) => Some(Duration::from_nanos(ns)),
         (None, _, Some(_)) => None,
@@ -67,12 +71,12 @@ pub struct Phase {
 /// The phases of a run of `chosen`: those that share the machine at once
 /// (if any), then each that runs alone, in [`crate::Plan::run`]'s order.
 pub fn phases(chosen: &[Box<dyn Experiment>], opts: &LabOptions) -> Vec<Phase> {
-    let (alone, shared): (Vec<_>, Vec<_>) = chosen.iter().partition(|e| e.alone());
+    let (alone, shared): (Vec<&dyn Experiment>, Vec<&dyn Experiment>) =
+        chosen.iter().map(|e| e.as_ref()).partition(|e| e.alone());
     let mut v = Vec::new();
-    let phase = |es: &[&Box<dyn Experiment>]| {
-        let most = |f: fn(&crate::Cost) -> f64| {
-            es.iter().map(|e| f(&e.cost(opts))).fold(0.0, f64::max)
-        };
+    let phase = |es: &[&dyn Experiment]| {
+        let most =
+            |f: fn(&crate::Cost) -> f64| es.iter().map(|e| f(&e.cost(opts))).fold(0.0, f64::max);
         Phase {
             names: es.iter().map(|e| e.name()).collect(),
             cost: crate::Cost {
@@ -117,7 +121,11 @@ pub fn share(left: f64, costs: &[crate::Cost]) -> f64 {
     if left >= need {
         let extras: f64 = costs.iter().map(|c| (c.planned - c.need).max(0.0)).sum();
         let mine = (me.planned - me.need).max(0.0);
-        let part = if extras > 0.0 { mine / extras } else { 1.0 / costs.len() as f64 };
+        let part = if extras > 0.0 {
+            mine / extras
+        } else {
+            1.0 / costs.len() as f64
+        };
         return me.need + (left - need) * part;
     }
     let floors: f64 = rest.iter().map(|c| c.first_round).sum();
@@ -154,7 +162,7 @@ impl Shares {
     }
 
     /// The next phase's deadline: now plus its share of the time left.
-    pub fn next(&mut self) -> Option<Instant> {
+    pub fn next_deadline(&mut self) -> Option<Instant> {
         let budget = self.budget?;
         let rest = &self.costs[self.next.min(self.costs.len())..];
         self.next += 1;
@@ -187,7 +195,9 @@ mod tests {
     fn a_budget_too_small_for_a_round_of_each_is_refused_naming_the_least() {
         let ph = [p("a", c(100.0, 300.0, 60.0)), p("b", c(50.0, 100.0, 50.0))];
         assert!(check(&ph, Duration::from_secs(110)).is_ok());
-        let e = check(&ph, Duration::from_secs(100)).unwrap_err().to_string();
+        let e = check(&ph, Duration::from_secs(100))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("a 60 s, b 50 s"), "{e}");
         assert!(e.contains("--budget 1 min 50 s or more"), "{e}");
     }
@@ -213,10 +223,18 @@ mod tests {
         };
         let phases = [p("a", c(100.0, 200.0, 20.0)), p("b", c(50.0, 150.0, 10.0))];
         let mut s = Shares::new(&opts, &phases);
-        let first = s.next().unwrap().duration_since(Instant::now()).as_secs_f64();
+        let first = s
+            .next_deadline()
+            .unwrap()
+            .duration_since(Instant::now())
+            .as_secs_f64();
         assert!((first - 200.0).abs() < 1.0, "{first}");
         // Nothing was spent: b gets all that is left.
-        let second = s.next().unwrap().duration_since(Instant::now()).as_secs_f64();
+        let second = s
+            .next_deadline()
+            .unwrap()
+            .duration_since(Instant::now())
+            .as_secs_f64();
         assert!((second - 350.0).abs() < 1.0, "{second}");
         assert_eq!(text(Duration::from_secs(250)), "4 min 10 s");
     }

@@ -179,7 +179,9 @@ pub(crate) fn narrowing(p: &crate::sequential::PartResult) -> String {
         .collect();
     let (lo, hi) = finite
         .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(*x), b.max(*x)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(*x), b.max(*x))
+        });
     let pad = ((hi - lo) * 0.15).max(1e-6);
     let (ylo, yhi) = (lo - pad, hi + pad);
     let xmax = p.looks.last().map_or(1.0, |l| l.round as f64).max(1.0);

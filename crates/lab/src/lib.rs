@@ -22,6 +22,7 @@ pub mod experiments;
 pub use experiments::{
     buffers, cold_start, completion, head_of_line, idle_selection, read_slow_start, responsiveness,
 };
+pub mod help;
 pub mod html;
 pub mod progress;
 pub mod report;
@@ -507,64 +508,7 @@ pub fn prepare_out(opts: &LabOptions) -> Result<(), LabError> {
         })
 }
 
-/// `tcpwise lab --help`'s closing text: what each experiment runs, and
-/// the flags that shorten or repeat them.
-pub const HELP: &str = "\
-Experiments (each a field report, reproduced with real kernel TCP on both ends):
-  buffers          177 ms / 151 Mbit/s: 3 downloads of 10 s each, static 278,775-byte SO_RCVBUF vs
-                   autotuned (testbed ceilings tcp_rmem/tcp_wmem 128 MiB), alternating, then
-                   autotuned with the kernel's ceilings
-  idle-selection   250 ms / 8 Mbit/s: six objects, 1 s idle, a 25 KB object on the idle
-                   connection each pool policy picks; server tcp_slow_start_after_idle=0 and =1;
-                   the full run also sweeps 100 KB and 400 KB objects
-  read-slow-start  A/B trial of read sizing over 20/50/100/200 ms paths (at once), 2000 fresh
-                   connections
-  completion       1 ms / 1 Gbit/s: closed-loop load, 4 to 1024 clients, against four dispatch
-                   models of one server (shared epoll queue, fixed 64-slot segments, tokio,
-                   io_uring); then the report's own workload, file I/O on io_uring (16 KiB
-                   O_DIRECT read-modify-write, no fsync, 1 GiB file in /var/tmp/tcpwise):
-                   shared completion queue vs fixed segments vs pread/pwrite, uniform and
-                   Zipf 0.99 keys
-  responsiveness   RPM under load (tcpwise rpm --direction down against serve --tls): 20 Mbit/s
-                   / 40 ms and an LTE trace (--traces DIR, default ../shared/traces) x drop-tail
-                   4 BDP, drop-tail 1 BDP, CoDel, FQ-CoDel x server TCP_NOTSENT_LOWAT off/auto x
-                   CUBIC/BBR, 3 tests a cell of at most 20 s
-  cold-start       time to first byte of a 1 KB object over HTTPS on a fresh connection: cold,
-                   TLS resumed, resumed + 0-RTT, TFO + 0-RTT, warm, with tcpwise and curl, at
-                   1/20/100/600 ms RTT and the LTE trace, 20 fetches a cell; Happy Eyeballs
-                   past a blackholed IPv6 address at 40 ms
-  head-of-line     a page (15 KB HTML + 30 objects of 10-100 KB) loaded cold over HTTP/1.1 with
-                   6 connections, HTTP/2 and HTTP/3 (serve --tls --http3 -C cubic) on 100 ms /
-                   20 Mbit/s at 0, 1, 2 and 5 % random loss and the LTE trace, 10 loads a cell;
-                   link drops, TCP retransmissions and QUIC lost packets beside each
-
---runs N sets downloads per arm (buffers), runs per policy (idle-selection),
-the total number of trials (read-slow-start), rounds (completion), tests a
-cell (responsiveness), fetches a cell (cold-start) or page loads a cell
-(head-of-line). The
-full run repeats every figure of the first table at least 3 times (buffers
-3 downloads an arm, completion 3 rounds) and gives each median its
-interval; --quick: one 5 s download an arm, 3 runs per policy, 120 trials,
-3 client counts of 2 s, one round (file I/O: 1.5 s), responsiveness on the
-20 Mbit/s path only (bloated drop-tail and FQ-CoDel, lowat off/auto, CUBIC,
-one test of at most 7 s each), cold-start on the 100 ms path (3 fetches a
-cell), head-of-line at 0 and 1 % loss (one load a cell), so its verdicts say
-\"too few samples\" where the criterion needs more.
-Buffers, idle-selection, read-slow-start and head-of-line run at once, each
-testbed within the sweep's limit (4 testbeds and 100 Mbit/s of link rate a
-core); completion, responsiveness and cold-start then run alone, since
-their figures move when other testbeds share the cores.
-Results go to DIR/results.json, DIR/report.md and DIR/index.html, rewritten
-after every experiment. Progress bars on a terminal, plain lines otherwise.
-
-Examples:
-  tcpwise lab                               every experiment (about 70 min on 2 cores)
-  tcpwise lab --quick --out /tmp/lab        the short run CI does (about 6 min)
-  tcpwise lab idle-selection --rtt 100ms    one experiment on your own path
-  tcpwise lab report /tmp/lab               rebuild report.md and index.html from results.json
-
-Exit codes: 0 done, 1 a step failed, 2 bad flags, 3 missing privileges,
-4 emulator failure, 130 Ctrl-C / 143 SIGTERM (finished experiments are kept).";
+pub use help::HELP;
 
 /// Writes `report.md` and `index.html` from the entries.
 fn write_pages(
@@ -716,7 +660,7 @@ impl Plan {
             deadline: if shared.is_empty() {
                 None
             } else {
-                shares.next()
+                shares.next_deadline()
             },
             ..opts.clone()
         };
@@ -734,7 +678,7 @@ impl Plan {
         for (i, e) in alone {
             opts.check()?;
             let phase = LabOptions {
-                deadline: shares.next(),
+                deadline: shares.next_deadline(),
                 ..opts.clone()
             };
             finished(i, e.run(&phase, progress)?)?;

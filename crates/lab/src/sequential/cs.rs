@@ -34,7 +34,8 @@
 pub const ALPHA: f64 = 0.05;
 
 /// The method, as `results.json` names it.
-pub const METHOD: &str = "median confidence sequence (Howard & Ramdas 2022, beta-binomial mixture, one side at a time)";
+pub const METHOD: &str =
+    "median confidence sequence (Howard & Ramdas 2022, beta-binomial mixture, one side at a time)";
 
 /// `ln C(n, k)`.
 fn ln_choose(n: usize, k: usize) -> f64 {
@@ -84,7 +85,9 @@ pub fn reject_count(t: usize, alpha: f64) -> Option<usize> {
 
 /// The rounds a side needs before it can be bounded at all.
 pub fn first_bounded_round(alpha: f64) -> usize {
-    (1..).find(|&t| reject_count(t, alpha).is_some()).unwrap_or(1)
+    (1..)
+        .find(|&t| reject_count(t, alpha).is_some())
+        .unwrap_or(1)
 }
 
 /// A round's values, kept sorted, and the interval they give.

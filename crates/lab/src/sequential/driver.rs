@@ -39,7 +39,9 @@ impl Budget {
     /// share of `--budget` (its deadline), between `min_rounds` and
     /// `max_rounds`.
     pub fn of(opts: &LabOptions, min_rounds: usize, max_rounds: usize) -> Budget {
-        let given = opts.deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        let given = opts
+            .deadline
+            .map(|d| d.saturating_duration_since(Instant::now()));
         Budget {
             deadline: opts.deadline,
             given,
@@ -127,7 +129,10 @@ pub fn drive<R>(
     };
     // Stopped before any round counted: there is no interval to keep.
     if stopped == Stop::Interrupted && rounds.is_empty() {
-        progress.done(id, &format!("{what}: interrupted before its first round ended"));
+        progress.done(
+            id,
+            &format!("{what}: interrupted before its first round ended"),
+        );
         return Err(LabError::Interrupted);
     }
     let record = Record {

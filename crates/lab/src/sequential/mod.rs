@@ -361,7 +361,9 @@ impl Record {
                 self.budget_secs.unwrap_or(0.0)
             ),
             Stop::Fixed => format!("{} fixed rounds (--runs), {time}", self.rounds),
-            Stop::MaxRounds => format!("stopped at the round limit, {} rounds, {time}", self.rounds),
+            Stop::MaxRounds => {
+                format!("stopped at the round limit, {} rounds, {time}", self.rounds)
+            }
             Stop::Interrupted => format!("interrupted after {} rounds, {time}", self.rounds),
         };
         if self.discarded > 0 {
@@ -417,14 +419,21 @@ mod tests {
         t.push(8.2);
         assert_eq!(t.state(), State::Holds);
         let r = t.result();
-        assert_eq!((r.decided_after, r.low, r.high), (Some(7), Some(7.9), Some(9.1)));
+        assert_eq!(
+            (r.decided_after, r.low, r.high),
+            (Some(7), Some(7.9), Some(9.1))
+        );
         // Later values cannot take it back.
         for _ in 0..10 {
             t.push(1.0);
         }
         assert_eq!(t.state(), State::Holds);
         assert_eq!(r.looks.len(), 7);
-        assert!(r.interval_text().starts_with("8.5 [7.9, 9.1]"), "{}", r.interval_text());
+        assert!(
+            r.interval_text().starts_with("8.5 [7.9, 9.1]"),
+            "{}",
+            r.interval_text()
+        );
     }
 
     #[test]
@@ -465,7 +474,10 @@ mod tests {
         assert_eq!(outcome(&[r(Holds), r(Undecided)], m), Outcome::Undecided);
         let a = Combine::All;
         assert_eq!(outcome(&[r(Holds), r(Fails)], a), Outcome::NotReproduced);
-        assert_eq!(outcome(&[r(Undecided), r(Fails)], a), Outcome::NotReproduced);
+        assert_eq!(
+            outcome(&[r(Undecided), r(Fails)], a),
+            Outcome::NotReproduced
+        );
         assert_eq!(outcome(&[r(Holds), r(Undecided)], a), Outcome::Undecided);
         assert_eq!(outcome(&[r(Holds), r(Holds)], a), Outcome::Reproduced);
     }

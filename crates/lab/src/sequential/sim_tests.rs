@@ -97,7 +97,11 @@ fn clopper_pearson(k: usize, n: usize) -> (f64, f64) {
     };
     let ln01 = 0.01f64.ln();
     // Upper: the p at which k or fewer has probability 1 %.
-    let upper = if k == n { 1.0 } else { bisect(&|p| ln_cdf(n, k, p) <= ln01) };
+    let upper = if k == n {
+        1.0
+    } else {
+        bisect(&|p| ln_cdf(n, k, p) <= ln01)
+    };
     // Lower: the p at which k or more has probability 1 %.
     let lower = if k == 0 {
         0.0
@@ -157,7 +161,10 @@ fn clopper_pearson_matches_the_tables() {
     assert!((hi - 4.604e-4).abs() < 1e-6, "{hi}");
     // 500 of 10,000: 5 % with about +-0.5 points.
     let (lo, hi) = clopper_pearson(500, 10_000);
-    assert!(lo > 0.044 && lo < 0.046 && hi > 0.054 && hi < 0.056, "{lo} {hi}");
+    assert!(
+        lo > 0.044 && lo < 0.046 && hi > 0.054 && hi < 0.056,
+        "{lo} {hi}"
+    );
 }
 
 /// Every part of every sequential experiment, named.
@@ -196,10 +203,23 @@ fn a_clear_effect_is_decided_the_right_way() {
     for (i, (exp, spec)) in every_part().iter().enumerate() {
         let effect = spec.planning.0;
         let right = spec.target.decide(effect, effect);
-        assert_ne!(right, State::Undecided, "{exp} / {}: planning figure on an edge", spec.name);
+        assert_ne!(
+            right,
+            State::Undecided,
+            "{exp} / {}: planning figure on an edge",
+            spec.name
+        );
         let b = batch(spec, effect, Rule::Sequence, 0xC1EA_0000 + i as u64);
-        let wrong = if right == State::Holds { b.fails } else { b.holds };
-        let got = if right == State::Holds { b.holds } else { b.fails };
+        let wrong = if right == State::Holds {
+            b.fails
+        } else {
+            b.holds
+        };
+        let got = if right == State::Holds {
+            b.holds
+        } else {
+            b.fails
+        };
         let (_, hi) = clopper_pearson(wrong, RUNS);
         let (mean, p95) = b.mean_p95();
         println!(
@@ -227,7 +247,10 @@ fn the_naive_rule_exceeds_the_stated_rate_so_the_test_can_fail() {
     println!(
         "naive rule at the edge: wrong one way {k} of {RUNS}, 99 % bounds [{lo:.4}, {hi:.4}] (stated {ALPHA})"
     );
-    assert!(hi > ALPHA + 0.01, "the naive rule's bound {hi} is within the stated rate");
+    assert!(
+        hi > ALPHA + 0.01,
+        "the naive rule's bound {hi} is within the stated rate"
+    );
     // Ours on the same draws stays within it (the test above, repeated
     // here so the two are side by side).
     let ours = batch(&spec, 0.0, Rule::Sequence, 0xBAD_5EED);

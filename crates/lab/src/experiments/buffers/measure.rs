@@ -5,8 +5,8 @@
 //! leaves.
 
 use super::{MAX_ROUNDS, Plan, SEED_BUFFER};
-use crate::sequential::driver::{Budget, drive};
 use crate::common::Bed;
+use crate::sequential::driver::{Budget, drive};
 use crate::{LabError, LabOptions, PathError, Progress};
 use serde::Serialize;
 use std::time::Duration;

@@ -349,12 +349,19 @@ fn measure_in(
     let eyes = EyeBed::start(plan, opts)?;
     let rtt = plan.paths[decisive].rtt_ms;
     let budget = Budget::of(opts, super::min_rounds(), super::MAX_ROUNDS);
-    let done = drive("cold-start", super::parts(rtt, plan.eyeballs_rtt_ms), &budget, opts, progress, |i| {
-        let f = main.trial(i + 1, opts, kit)?;
-        let e = eyes.trial(opts, kit.curl.is_some())?;
-        let values = super::analysis::round_values(&f, &e, rtt);
-        Ok(((f, e), values))
-    })?;
+    let done = drive(
+        "cold-start",
+        super::parts(rtt, plan.eyeballs_rtt_ms),
+        &budget,
+        opts,
+        progress,
+        |i| {
+            let f = main.trial(i + 1, opts, kit)?;
+            let e = eyes.trial(opts, kit.curl.is_some())?;
+            let values = super::analysis::round_values(&f, &e, rtt);
+            Ok(((f, e), values))
+        },
+    )?;
     let (mut fetches, mut eyeballs) = (Vec::new(), Vec::new());
     for (f, e) in done.rounds {
         fetches.extend(f);
@@ -364,7 +371,10 @@ fn measure_in(
     let mut slots: Vec<Option<(String, PathError)>> = vec![None; plan.paths.len()];
     let desc = main.bed.desc.clone();
     slots[decisive] = Some((desc, main.bed.finish(None)?));
-    let eyes_desc = format!("{}; {BLACKHOLE_V6} blackholed at the server's end", eyes.bed.desc);
+    let eyes_desc = format!(
+        "{}; {BLACKHOLE_V6} blackholed at the server's end",
+        eyes.bed.desc
+    );
     let eyes_path = eyes.bed.finish(None)?;
     // The other paths, one after the other, as many trials as the time
     // left holds (each path's share of it), at most the plan's.
@@ -403,7 +413,11 @@ struct PathBed {
 }
 
 impl PathBed {
-    fn start(path: &super::PathPlan, opts: &LabOptions, kit: &Kit<'_>) -> Result<PathBed, LabError> {
+    fn start(
+        path: &super::PathPlan,
+        opts: &LabOptions,
+        kit: &Kit<'_>,
+    ) -> Result<PathBed, LabError> {
         let tfo_sysctl = vec![(tcpwise_tcp::fastopen::SYSCTL.to_string(), "3".to_string())];
         let mut bed = Bed::start_path(opts, &path.spec, &path.stem, tfo_sysctl)?;
         let port = bed.serve_with(ServeOptions {
@@ -425,7 +439,12 @@ impl PathBed {
 
     /// One trial: every arm once, in an order that rotates with the trial
     /// (drift hits each alike), with tcpwise, curl and openssl.
-    fn trial(&self, trial: usize, opts: &LabOptions, kit: &Kit<'_>) -> Result<Vec<Fetch>, LabError> {
+    fn trial(
+        &self,
+        trial: usize,
+        opts: &LabOptions,
+        kit: &Kit<'_>,
+    ) -> Result<Vec<Fetch>, LabError> {
         self.bed.in_client(false, || async {
             let mut v = Vec::new();
             opts.check()?;
@@ -446,7 +465,11 @@ impl PathBed {
                 };
                 let s0 = steal_ticks();
                 let r = tcpwise_fetch(arm, &self.url).await?;
-                one("tcpwise", Some(r), s0.zip(steal_ticks()).map(|(a, b)| b - a));
+                one(
+                    "tcpwise",
+                    Some(r),
+                    s0.zip(steal_ticks()).map(|(a, b)| b - a),
+                );
                 if kit.curl.is_some() {
                     let s0 = steal_ticks();
                     let r = curl_fetch(arm, self.url.as_str())?;

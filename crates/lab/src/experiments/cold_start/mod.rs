@@ -162,17 +162,28 @@ impl Plan {
 
     /// The path the verdict is decided on: 100 ms, or the only one.
     pub fn decisive(&self) -> usize {
-        self.paths.iter().position(|p| p.rtt_ms == 100.0 && p.spec.up_trace.is_none()).unwrap_or(0)
+        self.paths
+            .iter()
+            .position(|p| p.rtt_ms == 100.0 && p.spec.up_trace.is_none())
+            .unwrap_or(0)
     }
 
     /// Trials for path `i` of the extras: the plan's with `--runs` or no
     /// deadline, else what its part of the time left holds (`paths_left`
     /// paths share it), at most the plan's.
-    pub fn fitted_trials(&self, i: usize, opts: &LabOptions, paths_left: usize, fixed: bool) -> usize {
+    pub fn fitted_trials(
+        &self,
+        i: usize,
+        opts: &LabOptions,
+        paths_left: usize,
+        fixed: bool,
+    ) -> usize {
         let Some(deadline) = opts.deadline.filter(|_| !fixed) else {
             return self.trials;
         };
-        let left = deadline.saturating_duration_since(std::time::Instant::now()).as_secs_f64();
+        let left = deadline
+            .saturating_duration_since(std::time::Instant::now())
+            .as_secs_f64();
         let share = left / paths_left.max(1) as f64 - SETUP_SECS;
         ((share / trial_secs(self.paths[i].rtt_ms)).max(0.0) as usize).min(self.trials)
     }
@@ -320,7 +331,10 @@ mod tests {
     fn the_extras_take_what_the_time_left_holds() {
         let f = Plan::new(&LabOptions::for_tests(false, Some(5))).unwrap();
         // --runs: the plan's trials whatever the deadline.
-        assert_eq!(f.fitted_trials(3, &LabOptions::for_tests(false, None), 2, true), 5);
+        assert_eq!(
+            f.fitted_trials(3, &LabOptions::for_tests(false, None), 2, true),
+            5
+        );
         let opts = LabOptions {
             deadline: Some(std::time::Instant::now() + std::time::Duration::from_secs(100)),
             ..LabOptions::for_tests(false, None)

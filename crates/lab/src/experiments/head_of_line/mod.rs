@@ -134,7 +134,11 @@ impl Plan {
     pub fn new(opts: &LabOptions) -> Result<Plan, LabError> {
         let rtt = opts.rtt.unwrap_or(100_000_000);
         let rate = opts.rate.unwrap_or(20_000_000);
-        let losses: &[f64] = if opts.quick && opts.deadline.is_none() { &[0.0, 1.0] } else { &LOSSES };
+        let losses: &[f64] = if opts.quick && opts.deadline.is_none() {
+            &[0.0, 1.0]
+        } else {
+            &LOSSES
+        };
         let mut paths: Vec<PathPlan> = losses
             .iter()
             .map(|&loss| PathPlan {

@@ -230,13 +230,20 @@ mod tests {
     fn the_largest_burst_losing_its_round_trip_flips_the_verdict() {
         let held = verdict(&figures(529.0, 277.0, 7));
         assert_eq!(held.outcome, Outcome::Reproduced, "{}", held.measured);
-        assert!(held.measured.contains("decided after 7 rounds"), "{}", held.measured);
+        assert!(
+            held.measured.contains("decided after 7 rounds"),
+            "{}",
+            held.measured
+        );
         // Corrupted: the largest burst as slow as FIFO.
         assert_eq!(
             verdict(&figures(529.0, 520.0, 7)).outcome,
             Outcome::NotReproduced
         );
         // Three rounds bound nothing: undecided at budget.
-        assert_eq!(verdict(&figures(529.0, 277.0, 3)).outcome, Outcome::Undecided);
+        assert_eq!(
+            verdict(&figures(529.0, 277.0, 3)).outcome,
+            Outcome::Undecided
+        );
     }
 }

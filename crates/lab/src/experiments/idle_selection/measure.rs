@@ -116,26 +116,45 @@ pub fn measure(
     let (fifo, burst) = (super::pool("fifo"), super::pool("max-burst"));
     let cancel = opts.cancel.clone();
     let rtt_ms = bed.rtt_ms;
-    let done = drive("idle-selection", super::parts(), &budget, opts, progress, |i| {
-        let order = if i % 2 == 0 { [fifo, burst] } else { [burst, fifo] };
-        let runs = bed.in_client(false, || {
-            rounds([&scenario, &h3], 1, &order, &cancel, &|| ())
-        })?;
-        let ms = |c: Contender| runs.iter().find(|r| r.policy == c.name()).map_or(f64::NAN, |r| r.load_ms);
-        let value = (ms(fifo) - ms(burst)) / rtt_ms;
-        Ok((runs, vec![value]))
-    })?;
+    let done = drive(
+        "idle-selection",
+        super::parts(),
+        &budget,
+        opts,
+        progress,
+        |i| {
+            let order = if i % 2 == 0 {
+                [fifo, burst]
+            } else {
+                [burst, fifo]
+            };
+            let runs = bed.in_client(false, || {
+                rounds([&scenario, &h3], 1, &order, &cancel, &|| ())
+            })?;
+            let ms = |c: Contender| {
+                runs.iter()
+                    .find(|r| r.policy == c.name())
+                    .map_or(f64::NAN, |r| r.load_ms)
+            };
+            let value = (ms(fifo) - ms(burst)) / rtt_ms;
+            Ok((runs, vec![value]))
+        },
+    )?;
     let decisive: Vec<IdleRun> = done.rounds.into_iter().flatten().collect();
     // The extras: as many runs a contender as the time left holds, at
     // most the plan's; with --runs, the plan's.
-    let left = opts
-        .deadline
-        .map(|d| d.saturating_duration_since(std::time::Instant::now()).as_secs_f64());
+    let left = opts.deadline.map(|d| {
+        d.saturating_duration_since(std::time::Instant::now())
+            .as_secs_f64()
+    });
     let fits = |n_contenders: usize| match (left, budget.fixed) {
         (Some(l), None) => ((l / (RUN_SECS * n_contenders as f64)) as usize).min(plan.runs),
         _ => plan.runs,
     };
-    let others: Vec<Contender> = contenders().into_iter().filter(|c| *c != fifo && *c != burst).collect();
+    let others: Vec<Contender> = contenders()
+        .into_iter()
+        .filter(|c| *c != fifo && *c != burst)
+        .collect();
     // Interrupted: the decision's rounds are kept, no extra starts.
     let stop = opts.check().is_err();
     let extra_runs = if stop { 0 } else { fits(contenders().len()) };
@@ -149,7 +168,10 @@ pub fn measure(
     if extra_runs > 0 {
         parts.push(Box::new(move |o: &LabOptions| {
             let id = progress.step(
-                &format!("idle-selection: =0, {extra_runs} runs x {} other policies", others.len()),
+                &format!(
+                    "idle-selection: =0, {extra_runs} runs x {} other policies",
+                    others.len()
+                ),
                 (extra_runs * others.len()) as u64,
             );
             let cancel = o.cancel.clone();

@@ -146,7 +146,10 @@ impl Experiment for IdleSelection {
         let m = measure::measure(&Plan::new(opts), opts, progress)?;
         // The report says what ran: FIFO's and the largest burst's runs
         // (the decision's rounds and the extras').
-        let fifo = m.tables.first().map_or(0, |t| t.runs.iter().filter(|r| r.policy == "fifo").count());
+        let fifo = m
+            .tables
+            .first()
+            .map_or(0, |t| t.runs.iter().filter(|r| r.policy == "fifo").count());
         let ran = Plan {
             runs: fifo,
             sweep_runs: m.sweep.as_ref().map(|s| s.runs.len()),

@@ -144,7 +144,9 @@ fn headline_figures(a: &Analysis, runs: usize) -> String {
             .join(", ")
     };
     let mut s = a.tables.first().map_or(String::new(), line);
-    s.push_str(&format!(" (server ssai=0, FIFO and largest burst medians of {runs})"));
+    s.push_str(&format!(
+        " (server ssai=0, FIFO and largest burst medians of {runs})"
+    ));
     if let Some(t) = a.tables.get(1) {
         s.push_str(&format!("; ssai=1: {}", line(t)));
     }

@@ -291,7 +291,10 @@ mod tests {
     /// self-probe ratio, goodput ratio).
     fn record(rounds: &[[f64; 3]]) -> crate::sequential::Record {
         use crate::sequential::{Record, Stop, Tracker};
-        let mut parts: Vec<Tracker> = super::super::parts().into_iter().map(Tracker::new).collect();
+        let mut parts: Vec<Tracker> = super::super::parts()
+            .into_iter()
+            .map(Tracker::new)
+            .collect();
         for r in rounds {
             for (p, v) in parts.iter_mut().zip(r) {
                 p.push(*v);
@@ -314,7 +317,11 @@ mod tests {
         let ok = verdict(&record(&[[3.5, 0.3, 1.0]; 7]), &x, &g, &q, &l);
         assert_eq!(ok.outcome, Outcome::Reproduced, "{ok:?}");
         assert!(ok.measured.contains("x3.50"), "{}", ok.measured);
-        assert!(ok.measured.contains("decided after 7 rounds"), "{}", ok.measured);
+        assert!(
+            ok.measured.contains("decided after 7 rounds"),
+            "{}",
+            ok.measured
+        );
         let slow = verdict(&record(&[[3.5, 0.3, 0.8]; 7]), &x, &g, &q, &l);
         assert_eq!(slow.outcome, Outcome::Differs);
         let no = verdict(&record(&[[2.2, 0.3, 1.0]; 7]), &x, &g, &q, &l);
@@ -356,7 +363,14 @@ mod tests {
             for (i, on) in fq_on_mbit.into_iter().enumerate() {
                 v.push(run(&plan, BLOATED, Lowat::Off, i + 1, 100.0, 18.4));
                 v.push(run(&plan, BLOATED, Lowat::Adaptive, i + 1, 200.0, 18.4));
-                v.push(run(&plan, FQ_CODEL, Lowat::Off, i + 1, 100.0, 18.0 + i as f64));
+                v.push(run(
+                    &plan,
+                    FQ_CODEL,
+                    Lowat::Off,
+                    i + 1,
+                    100.0,
+                    18.0 + i as f64,
+                ));
                 v.push(run(&plan, FQ_CODEL, Lowat::Adaptive, i + 1, 340.0, on));
             }
             v
@@ -369,7 +383,11 @@ mod tests {
         let a = advice(&plan, &cells([14.0, 14.5, 15.0]));
         assert!(a.contains("except where it cost goodput"), "{a}");
         assert!(a.contains("FQ-CoDel, cubic"), "{a}");
-        let r = analyse(&plan, &cells([18.0, 18.5, 19.0]), &record(&[[3.4, 0.3, 1.0]; 7]));
+        let r = analyse(
+            &plan,
+            &cells([18.0, 18.5, 19.0]),
+            &record(&[[3.4, 0.3, 1.0]; 7]),
+        );
         assert_eq!(r.verdict.outcome, Outcome::Reproduced, "{:?}", r.verdict);
         assert!((r.fixed_over_bloated.median - 3.4).abs() < 1e-9);
     }

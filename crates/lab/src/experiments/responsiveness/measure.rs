@@ -171,9 +171,10 @@ impl QueueBed {
             0,
         );
         let mut spec = path.spec.clone();
-        spec.queue = Some(queue.spec.parse().map_err(|e| {
-            LabError::Usage(format!("responsiveness: queue {}: {e}", queue.spec))
-        })?);
+        spec.queue =
+            Some(queue.spec.parse().map_err(|e| {
+                LabError::Usage(format!("responsiveness: queue {}: {e}", queue.spec))
+            })?);
         let stem = format!(
             "{}-{}",
             path.stem,
@@ -283,17 +284,24 @@ pub fn measure(
     let fq = QueueBed::start(plan, first, &super::QUEUES[super::FQ_CODEL], opts, progress)?;
     let budget = Budget::of(opts, super::min_rounds(), super::MAX_ROUNDS);
     let cells = [(&bloated, off), (&fq, auto), (&fq, off)];
-    let done = drive("responsiveness", super::parts(), &budget, opts, progress, |i| {
-        let mut got: Vec<Option<Run>> = vec![None, None, None];
-        for k in 0..cells.len() {
-            let c = (k + i) % cells.len();
-            let (bed, arm) = cells[c];
-            got[c] = Some(bed.test(plan, arm, i + 1, opts, progress)?);
-        }
-        let got: Vec<Run> = got.into_iter().flatten().collect();
-        let values = super::analysis::round_values(&got[0], &got[1], &got[2]);
-        Ok((got, values))
-    })?;
+    let done = drive(
+        "responsiveness",
+        super::parts(),
+        &budget,
+        opts,
+        progress,
+        |i| {
+            let mut got: Vec<Option<Run>> = vec![None, None, None];
+            for k in 0..cells.len() {
+                let c = (k + i) % cells.len();
+                let (bed, arm) = cells[c];
+                got[c] = Some(bed.test(plan, arm, i + 1, opts, progress)?);
+            }
+            let got: Vec<Run> = got.into_iter().flatten().collect();
+            let values = super::analysis::round_values(&got[0], &got[1], &got[2]);
+            Ok((got, values))
+        },
+    )?;
     let mut runs: Vec<Run> = done.rounds.into_iter().flatten().collect();
     // The extras: every testbed of the matrix, its arms (less the cells
     // the decisive rounds measured), as many rounds as the time left
@@ -302,7 +310,16 @@ pub fn measure(
     let mut left = plan.testbeds();
     for (bed, skip) in [(bloated, vec![off]), (fq, vec![off, auto])] {
         let arms: Vec<usize> = (0..plan.arms.len()).filter(|a| !skip.contains(a)).collect();
-        extras(plan, &bed, &arms, left, budget.fixed.is_some(), opts, progress, &mut runs)?;
+        extras(
+            plan,
+            &bed,
+            &arms,
+            left,
+            budget.fixed.is_some(),
+            opts,
+            progress,
+            &mut runs,
+        )?;
         left -= 1;
         beds.push(bed.finish(&runs)?);
     }
@@ -317,7 +334,16 @@ pub fn measure(
             let arms: Vec<usize> = (0..plan.arms.len()).collect();
             if plan.fitted_rounds(opts, left, arms.len(), budget.fixed.is_some()) > 0 {
                 let bed = QueueBed::start(plan, path, queue, opts, progress)?;
-                extras(plan, &bed, &arms, left, budget.fixed.is_some(), opts, progress, &mut runs)?;
+                extras(
+                    plan,
+                    &bed,
+                    &arms,
+                    left,
+                    budget.fixed.is_some(),
+                    opts,
+                    progress,
+                    &mut runs,
+                )?;
                 beds.push(bed.finish(&runs)?);
             }
             left -= 1;

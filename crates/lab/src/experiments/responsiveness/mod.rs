@@ -279,7 +279,9 @@ impl Plan {
         let Some(deadline) = opts.deadline.filter(|_| !fixed) else {
             return self.runs;
         };
-        let t = deadline.saturating_duration_since(std::time::Instant::now()).as_secs_f64();
+        let t = deadline
+            .saturating_duration_since(std::time::Instant::now())
+            .as_secs_f64();
         let share = t / left.max(1) as f64 - SETUP_SECS;
         ((share / (arms.max(1) as f64 * self.test_secs())).max(0.0) as usize).min(self.runs)
     }
@@ -395,7 +397,10 @@ mod tests {
         // In a budget a test's loaded phase is at most 10 s.
         assert_eq!(q.max_duration, Duration::from_secs(TEST_SECS));
         let (off, auto) = q.decisive_arms();
-        assert_eq!((q.arms[off].lowat, q.arms[auto].lowat), (Lowat::Off, Lowat::Adaptive));
+        assert_eq!(
+            (q.arms[off].lowat, q.arms[auto].lowat),
+            (Lowat::Off, Lowat::Adaptive)
+        );
         assert_eq!(q.fitted_rounds(&opts(true, None), 3, 4, false), MIN_RUNS);
         let f = Plan::new(&opts(false, Some("/nonexistent".into())));
         assert!(matches!(f, Err(LabError::Usage(m)) if m.contains("--traces /nonexistent")));

@@ -1,0 +1,68 @@
+//! `tcpwise lab --help`'s closing text, in one place.
+
+/// `tcpwise lab --help`'s closing text: what each experiment runs, and
+/// the flags that shorten or repeat them.
+pub const HELP: &str = "\
+Experiments (each a field report, reproduced with real kernel TCP on both ends):
+  buffers          177 ms / 151 Mbit/s: rounds of a static 278,775-byte SO_RCVBUF download and
+                   an autotuned one (testbed ceilings tcp_rmem/tcp_wmem 128 MiB), 10 s each
+                   (5 s in a short share); then autotuned with the kernel's ceilings
+  idle-selection   250 ms / 8 Mbit/s: six objects, 1 s idle, a 25 KB object on the idle
+                   connection FIFO and the largest burst pick, a round each; then every pool
+                   policy, HTTP/2 and HTTP/3 with server tcp_slow_start_after_idle=0 and =1,
+                   and 100 KB and 400 KB objects
+  read-slow-start  A/B trial of read sizing over 20/50/100/200 ms paths (at once), up to 2000
+                   fresh connections
+  completion       1 ms / 1 Gbit/s: closed-loop load, 4 to 1024 clients, against four dispatch
+                   models of one server (shared epoll queue, fixed 64-slot segments, tokio,
+                   io_uring); then the report's own workload, file I/O on io_uring (16 KiB
+                   O_DIRECT read-modify-write, no fsync, 1 GiB file in /var/tmp/tcpwise):
+                   shared completion queue vs fixed segments vs pread/pwrite, uniform and
+                   Zipf 0.99 keys
+  responsiveness   RPM under load (tcpwise rpm --direction down against serve --tls), rounds of
+                   bloated drop-tail (4 BDP) lowat off, FQ-CoDel lowat auto and off, CUBIC, on
+                   20 Mbit/s / 40 ms, tests of at most 10 s; then the matrix: an LTE trace
+                   (--traces DIR, default ../shared/traces) x drop-tail 4 BDP, 1 BDP, CoDel,
+                   FQ-CoDel x lowat off/auto x CUBIC/BBR
+  cold-start       time to first byte of a 1 KB object over HTTPS on a fresh connection: cold,
+                   TLS resumed, resumed + 0-RTT, TFO + 0-RTT, warm, with tcpwise, curl and
+                   openssl, rounds at 100 ms with Happy Eyeballs past a blackholed IPv6 address
+                   at 40 ms; then 1/20/600 ms and the LTE trace
+  head-of-line     a page (15 KB HTML + 30 objects of 10-100 KB) loaded cold over HTTP/1.1 with
+                   6 connections, HTTP/2 and HTTP/3 (serve --tls --http3 -C cubic) on 100 ms /
+                   20 Mbit/s at 0, 1, 2 and 5 % random loss and the LTE trace, up to 10 loads a
+                   cell; link drops, TCP retransmissions and QUIC lost packets beside each
+
+Each experiment runs rounds until its criterion is decided: its arms back to
+back on the same path, then, for every part of the criterion, the median's
+confidence sequence (an interval valid however often it is looked at; Howard
+& Ramdas 2022), 5 % error a side. It stops when every part clears its
+threshold or band, or when its share of --budget ends (undecided at budget,
+with the intervals reached); the time it saves goes to the next. Buffers,
+idle-selection, cold-start and responsiveness decide this way;
+read-slow-start, completion and head-of-line still run fixed repetitions,
+as many as their share holds. Descriptive extras (every pool policy,
+responsiveness's matrix, cold-start's other paths) take what is left.
+--budget DURATION (default 14m, the run in 15 minutes on 2 cores; --quick is
+5m) is printed with each phase's share at the start; a budget without one
+round for every experiment is refused. --runs N fixes the rounds instead
+(no stopping, no budget): downloads per arm (buffers), rounds (idle-selection,
+cold-start, responsiveness, completion), the total number of trials
+(read-slow-start) or page loads a cell (head-of-line).
+Buffers, idle-selection, read-slow-start and head-of-line run at once, each
+testbed within the sweep's limit (4 testbeds and 100 Mbit/s of link rate a
+core); completion, responsiveness and cold-start then run alone, since
+their figures move when other testbeds share the cores.
+Results go to DIR/results.json, DIR/report.md and DIR/index.html, rewritten
+after every experiment. Progress bars on a terminal, plain lines otherwise.
+
+Examples:
+  tcpwise lab                               every experiment in 15 minutes (2 cores)
+  tcpwise lab --quick --out /tmp/lab        5 minutes: the obvious verdicts decided
+  tcpwise lab buffers --budget 3m           one experiment, its own budget
+  tcpwise lab --runs 3                      fixed rounds, no stopping (the old full run)
+  tcpwise lab idle-selection --rtt 100ms    one experiment on your own path
+  tcpwise lab report /tmp/lab               rebuild report.md and index.html from results.json
+
+Exit codes: 0 done, 1 a step failed, 2 bad flags, 3 missing privileges,
+4 emulator failure, 130 Ctrl-C / 143 SIGTERM (finished experiments are kept).";
