@@ -20,13 +20,11 @@ pub struct LabArgs {
     /// head-of-line run at once; completion, responsiveness and cold-start alone, after them.
     #[arg(value_name = "EXPERIMENT")]
     pub experiments: Vec<String>,
-    /// A short run: --budget 5m (decides the obvious verdicts, says undecided where the effect
-    /// is close).
+    /// A short run: --budget 5m (the obvious verdicts decided, the close ones undecided).
     #[arg(long, conflicts_with = "budget")]
     pub quick: bool,
-    /// Time for the whole run, shared among the experiments; each runs rounds until its
-    /// criterion is decided or its share ends [default: 14m, what holds the run in 15 minutes
-    /// on 2 cores].
+    /// Time for the whole run, shared among the experiments, each running rounds until decided
+    /// or its share ends [default: 14m, the run in 15 minutes on 2 cores].
     #[arg(long, value_name = "DURATION", conflicts_with = "runs")]
     pub budget: Option<Dur>,
     /// Directory for results.json and report.md.
@@ -122,12 +120,10 @@ pub fn run(a: LabArgs) -> Result<i32> {
     };
     // Bad requests are refused before anything is set up or written.
     let plan = tcpwise_lab::plan(&opts, &a.experiments)?;
-    eprintln!("tcpwise lab: {}", plan.budget_line(&opts));
-    eprintln!("tcpwise lab: {}", plan.schedule(&opts));
+    eprintln!("{}", plan.start_text(&opts));
     let progress = Bars::new();
     let result = plan.run(&opts, &progress);
     progress.clear();
-    let out = a.out.display();
     match result {
         Ok(done) => {
             for e in &done {
@@ -136,7 +132,7 @@ pub fn run(a: LabArgs) -> Result<i32> {
                     println!("  {k:<32} {v:>10}");
                 }
             }
-            println!("report: {out}/report.md, {out}/results.json");
+            println!("report: {0}/report.md, {0}/results.json", a.out.display());
             Ok(0)
         }
         // A step that failed after the signal was interrupted, not broken.

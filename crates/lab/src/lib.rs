@@ -598,6 +598,16 @@ impl Plan {
         )
     }
 
+    /// What a run says before it starts: its budget with each phase's
+    /// share, then its schedule, a line each.
+    pub fn start_text(&self, opts: &LabOptions) -> String {
+        format!(
+            "tcpwise lab: {}\ntcpwise lab: {}",
+            self.budget_line(opts),
+            self.schedule(opts)
+        )
+    }
+
     /// One line on how the run is scheduled, printed before it starts.
     pub fn schedule(&self, opts: &LabOptions) -> String {
         let (shared, alone) = self.order();
