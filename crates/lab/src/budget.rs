@@ -58,6 +58,16 @@ pub fn fit(opts: &LabOptions, per: f64, setup: f64, least: usize, most: usize) -
     }
 }
 
+/// The descriptive extras' fit: units of `per` seconds that one of
+/// `parts` equal parts of the time left holds after `setup`, at most
+/// `most` (`most` without a budget or with `--runs`).
+pub fn fit_part(opts: &LabOptions, parts: usize, per: f64, setup: f64, most: usize) -> usize {
+    match left(opts) {
+        Some(l) => (((l / parts.max(1) as f64 - setup) / per).max(0.0) as usize).min(most),
+        None => most,
+    }
+}
+
 /// One phase of a run: its experiments' names and what it asks of the
 /// budget.
 #[derive(Debug, Clone, PartialEq)]

@@ -381,7 +381,7 @@ fn measure_in(
     let others: Vec<usize> = (0..plan.paths.len()).filter(|i| *i != decisive).collect();
     for (k, &i) in others.iter().enumerate() {
         let path = &plan.paths[i];
-        let trials = plan.fitted_trials(i, opts, others.len() - k, budget.fixed.is_some());
+        let trials = plan.fitted_trials(i, opts, others.len() - k);
         if trials == 0 || opts.check().is_err() {
             continue;
         }

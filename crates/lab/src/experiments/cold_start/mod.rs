@@ -168,24 +168,11 @@ impl Plan {
             .unwrap_or(0)
     }
 
-    /// Trials for path `i` of the extras: the plan's with `--runs` or no
-    /// deadline, else what its part of the time left holds (`paths_left`
-    /// paths share it), at most the plan's.
-    pub fn fitted_trials(
-        &self,
-        i: usize,
-        opts: &LabOptions,
-        paths_left: usize,
-        fixed: bool,
-    ) -> usize {
-        let Some(deadline) = opts.deadline.filter(|_| !fixed) else {
-            return self.trials;
-        };
-        let left = deadline
-            .saturating_duration_since(std::time::Instant::now())
-            .as_secs_f64();
-        let share = left / paths_left.max(1) as f64 - SETUP_SECS;
-        ((share / trial_secs(self.paths[i].rtt_ms)).max(0.0) as usize).min(self.trials)
+    /// Trials for path `i` of the extras: what its part of the time left
+    /// holds (`paths_left` paths share it), at most the plan's.
+    pub fn fitted_trials(&self, i: usize, opts: &LabOptions, paths_left: usize) -> usize {
+        let per = trial_secs(self.paths[i].rtt_ms);
+        crate::budget::fit_part(opts, paths_left, per, SETUP_SECS, self.trials)
     }
 }
 
@@ -329,19 +316,21 @@ mod tests {
 
     #[test]
     fn the_extras_take_what_the_time_left_holds() {
-        let f = Plan::new(&LabOptions::for_tests(false, Some(5))).unwrap();
+        let deadline = Some(std::time::Instant::now() + std::time::Duration::from_secs(100));
         // --runs: the plan's trials whatever the deadline.
-        assert_eq!(
-            f.fitted_trials(3, &LabOptions::for_tests(false, None), 2, true),
-            5
-        );
+        let fixed = LabOptions {
+            deadline,
+            ..LabOptions::for_tests(false, Some(5))
+        };
+        assert_eq!(Plan::new(&fixed).unwrap().fitted_trials(3, &fixed, 2), 5);
         let opts = LabOptions {
-            deadline: Some(std::time::Instant::now() + std::time::Duration::from_secs(100)),
+            deadline,
             ..LabOptions::for_tests(false, None)
         };
+        let f = Plan::new(&opts).unwrap();
         // 600 ms: 50 s each of two paths, 3 s of set-up, 23.25 s a trial.
-        assert_eq!(f.fitted_trials(3, &opts, 2, false), 2);
-        // 1 ms: capped at the plan's.
-        assert_eq!(f.fitted_trials(0, &opts, 2, false), 5);
+        assert_eq!(f.fitted_trials(3, &opts, 2), 2);
+        // 1 ms: 47 s / 0.825 s, capped at the plan's.
+        assert_eq!(f.fitted_trials(0, &opts, 2), TRIALS);
     }
 }

@@ -307,47 +307,48 @@ pub fn measure(
     // the decisive rounds measured), as many rounds as the time left
     // holds, the decisive testbeds first while they are up.
     let mut beds: Vec<(PathError, String)> = Vec::new();
-    let mut left = plan.testbeds();
-    for (bed, skip) in [(bloated, vec![off]), (fq, vec![off, auto])] {
-        let arms: Vec<usize> = (0..plan.arms.len()).filter(|a| !skip.contains(a)).collect();
-        extras(
-            plan,
-            &bed,
-            &arms,
-            left,
-            budget.fixed.is_some(),
-            opts,
-            progress,
-            &mut runs,
-        )?;
-        left -= 1;
-        beds.push(bed.finish(&runs)?);
-    }
-    for path in &plan.paths {
-        for queue in &plan.queues {
-            let decisive = path.name == first.name
-                && (queue.label == super::QUEUES[super::BLOATED].label
-                    || queue.label == super::QUEUES[super::FQ_CODEL].label);
-            if decisive || opts.check().is_err() {
-                continue;
-            }
-            let arms: Vec<usize> = (0..plan.arms.len()).collect();
-            if plan.fitted_rounds(opts, left, arms.len(), budget.fixed.is_some()) > 0 {
-                let bed = QueueBed::start(plan, path, queue, opts, progress)?;
-                extras(
-                    plan,
-                    &bed,
-                    &arms,
-                    left,
-                    budget.fixed.is_some(),
-                    opts,
-                    progress,
-                    &mut runs,
-                )?;
-                beds.push(bed.finish(&runs)?);
-            }
-            left -= 1;
+    let decisive = |p: &super::PathPlan, q: &super::Queue| {
+        p.name == first.name
+            && [super::BLOATED, super::FQ_CODEL]
+                .iter()
+                .any(|&i| q.label == super::QUEUES[i].label)
+    };
+    type Cell<'a> = (
+        Option<QueueBed>,
+        Option<(&'a super::PathPlan, &'a super::Queue)>,
+        Vec<usize>,
+    );
+    let mut up: Vec<Cell<'_>> = vec![
+        (Some(bloated), None, vec![off]),
+        (Some(fq), None, vec![off, auto]),
+    ];
+    for p in &plan.paths {
+        for q in plan.queues.iter().filter(|q| !decisive(p, q)) {
+            up.push((None, Some((p, q)), Vec::new()));
         }
+    }
+    let mut left = up.len();
+    let all: Vec<usize> = (0..plan.arms.len()).collect();
+    for (bed, cell, skip) in up {
+        let arms: Vec<usize> = all.iter().copied().filter(|a| !skip.contains(a)).collect();
+        let rounds = plan.fitted_rounds(opts, left, arms.len());
+        left -= 1;
+        let bed = match (bed, cell) {
+            (Some(b), _) => b,
+            (None, Some((p, q))) if rounds > 0 && opts.check().is_ok() => {
+                QueueBed::start(plan, p, q, opts, progress)?
+            }
+            _ => continue,
+        };
+        for round in 1..=rounds {
+            for &a in &arms {
+                if opts.check().is_err() {
+                    break;
+                }
+                runs.push(bed.test(plan, a, round, opts, progress)?);
+            }
+        }
+        beds.push(bed.finish(&runs)?);
     }
     let (paths, descs): (Vec<PathError>, Vec<String>) = beds.into_iter().unzip();
     Ok(Measured {
@@ -355,31 +356,6 @@ pub fn measure(
         paths,
         record: done.record,
     })
-}
-
-/// Rounds of `arms` on `bed`, as many as the time left holds (`left`
-/// testbeds share it), or the plan's with `--runs`.
-#[allow(clippy::too_many_arguments)]
-fn extras(
-    plan: &Plan,
-    bed: &QueueBed,
-    arms: &[usize],
-    left: usize,
-    fixed: bool,
-    opts: &LabOptions,
-    progress: &dyn Progress,
-    runs: &mut Vec<Run>,
-) -> Result<(), LabError> {
-    let rounds = plan.fitted_rounds(opts, left, arms.len(), fixed);
-    for round in 1..=rounds {
-        for &a in arms {
-            if opts.check().is_err() {
-                return Ok(());
-            }
-            runs.push(bed.test(plan, a, round, opts, progress)?);
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -273,17 +273,10 @@ impl Plan {
     }
 
     /// Rounds of `arms` tests for an extra testbed when `left` testbeds
-    /// share the time left: the plan's with `--runs` or no deadline, else
-    /// what fits, at most the plan's.
-    pub fn fitted_rounds(&self, opts: &LabOptions, left: usize, arms: usize, fixed: bool) -> usize {
-        let Some(deadline) = opts.deadline.filter(|_| !fixed) else {
-            return self.runs;
-        };
-        let t = deadline
-            .saturating_duration_since(std::time::Instant::now())
-            .as_secs_f64();
-        let share = t / left.max(1) as f64 - SETUP_SECS;
-        ((share / (arms.max(1) as f64 * self.test_secs())).max(0.0) as usize).min(self.runs)
+    /// share the time left, at most the plan's.
+    pub fn fitted_rounds(&self, opts: &LabOptions, left: usize, arms: usize) -> usize {
+        let per = arms.max(1) as f64 * self.test_secs();
+        crate::budget::fit_part(opts, left, per, SETUP_SECS, self.runs)
     }
 
     /// Tests in the whole run.
@@ -401,7 +394,7 @@ mod tests {
             (q.arms[off].lowat, q.arms[auto].lowat),
             (Lowat::Off, Lowat::Adaptive)
         );
-        assert_eq!(q.fitted_rounds(&opts(true, None), 3, 4, false), MIN_RUNS);
+        assert_eq!(q.fitted_rounds(&opts(true, None), 3, 4), MIN_RUNS);
         let f = Plan::new(&opts(false, Some("/nonexistent".into())));
         assert!(matches!(f, Err(LabError::Usage(m)) if m.contains("--traces /nonexistent")));
         let dir = std::env::temp_dir().join(format!("tw-rpm-plan-{}", std::process::id()));
