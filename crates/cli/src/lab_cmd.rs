@@ -16,8 +16,8 @@ pub struct LabArgs {
     #[command(subcommand)]
     pub sub: Option<LabSub>,
     /// Experiments to run (default: all): buffers, idle-selection, read-slow-start, completion,
-    /// responsiveness, cold-start, head-of-line. Buffers, idle-selection, read-slow-start and
-    /// head-of-line run at once; completion, responsiveness and cold-start alone, after them.
+    /// responsiveness, cold-start, head-of-line. Idle-selection, read-slow-start and
+    /// head-of-line run at once; buffers, completion, responsiveness, cold-start alone, after.
     #[arg(value_name = "EXPERIMENT")]
     pub experiments: Vec<String>,
     /// A short run: --budget 5m (the obvious verdicts decided, the close ones undecided).

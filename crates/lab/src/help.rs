@@ -49,10 +49,11 @@ round for every experiment is refused. --runs N fixes the rounds instead
 (no stopping, no budget): downloads per arm (buffers), rounds (idle-selection,
 cold-start, responsiveness, completion), the total number of trials
 (read-slow-start) or page loads a cell (head-of-line).
-Buffers, idle-selection, read-slow-start and head-of-line run at once, each
-testbed within the sweep's limit (4 testbeds and 100 Mbit/s of link rate a
-core); completion, responsiveness and cold-start then run alone, since
-their figures move when other testbeds share the cores.
+Idle-selection, read-slow-start and head-of-line run at once, each testbed
+within the sweep's limit (4 testbeds and 100 Mbit/s of link rate a core);
+buffers (151 Mbit/s, most of that limit), completion, responsiveness and
+cold-start then run alone, since their figures move when other testbeds
+share the cores.
 Results go to DIR/results.json, DIR/report.md and DIR/index.html, rewritten
 after every experiment. Progress bars on a terminal, plain lines otherwise.
 

@@ -71,6 +71,15 @@ impl Experiment for Buffers {
         analysis::parts()
     }
 
+    /// Alone: its 151 Mbit/s path takes three quarters of the machine's
+    /// link-rate budget (200 Mbit/s on 2 cores), so beside the others it
+    /// waited for its slot until they were done (372 s into 27 Nov's full
+    /// run), which a budget cannot afford; alone, its forwarders also
+    /// have the cores to themselves.
+    fn alone(&self) -> bool {
+        true
+    }
+
     fn cost(&self, _opts: &LabOptions) -> crate::Cost {
         // The least rounds and one spare of 5 s downloads; a full share
         // has 10 s downloads, two more rounds and the kernel's ceilings.
