@@ -73,7 +73,9 @@ impl Plan {
         // (half the share each for the network and the file halves).
         let quick = opts.quick || crate::budget::left(opts).is_some();
         Plan {
-            counts: if quick {
+            counts: if tiny(opts) {
+                vec![4, 1024]
+            } else if quick {
                 vec![4, 64, 1024]
             } else {
                 vec![4, 16, 64, 256, 1024]
@@ -83,7 +85,11 @@ impl Plan {
                 None if quick => 1,
                 None => 3,
             }),
-            secs: Duration::from_secs(if quick { 2 } else { 4 }),
+            secs: Duration::from_secs(match (tiny(opts), quick) {
+                (true, _) => 1,
+                (false, true) => 2,
+                (false, false) => 4,
+            }),
             warm: if quick {
                 Duration::from_millis(500)
             } else {
@@ -100,9 +106,19 @@ impl Plan {
     }
 }
 
-/// Seconds of a short round, both halves (network 30 s, file I/O 32 s,
-/// their set-ups).
-pub const SHORT_ROUND_SECS: f64 = 70.0;
+/// Seconds of a short round, both halves (27 Nov, `tcpwise lab`: network
+/// 37 s, file I/O 43 s, with their set-ups).
+pub const SHORT_ROUND_SECS: f64 = 80.0;
+
+/// Seconds of a tiny round: 2 client counts of 1 s runs, both halves.
+pub const TINY_ROUND_SECS: f64 = 45.0;
+
+/// Whether the share is below a short round: then one tiny round (4 and
+/// 1,024 clients, 1 s runs), so a short budget still runs every
+/// experiment once (its verdict: too few samples).
+pub fn tiny(opts: &LabOptions) -> bool {
+    crate::budget::left(opts).is_some_and(|l| l < SHORT_ROUND_SECS + 10.0)
+}
 
 impl Experiment for Completion {
     fn name(&self) -> &'static str {
@@ -116,7 +132,7 @@ impl Experiment for Completion {
         crate::Cost {
             need: 10.0 + SHORT_ROUND_SECS,
             planned: 10.0 + 3.0 * SHORT_ROUND_SECS,
-            first_round: 10.0 + SHORT_ROUND_SECS,
+            first_round: 5.0 + TINY_ROUND_SECS,
         }
     }
 

@@ -116,6 +116,21 @@ pub const MIN_RUNS: usize = 3;
 /// A test's longest loaded phase in a budget, s.
 pub const TEST_SECS: u64 = 10;
 
+/// The same in a share too small for a decision, s.
+pub const TINY_TEST_SECS: u64 = 5;
+
+/// Seconds a round takes with tests of `secs`: three tests, each with its
+/// idle probes and the server's configuration.
+pub fn round_secs(secs: u64) -> f64 {
+    3.0 * (secs as f64 + 3.0)
+}
+
+/// Seconds the decision needs: both testbeds, the least rounds and one
+/// spare.
+pub fn need() -> f64 {
+    2.0 * SETUP_SECS + round_secs(TEST_SECS) * (min_rounds() + 1) as f64
+}
+
 /// Seconds to start a testbed with its four servers and tear it down.
 pub const SETUP_SECS: f64 = 4.0;
 
@@ -243,7 +258,12 @@ impl Plan {
             runs: opts.runs.unwrap_or(MIN_RUNS),
             // The draft's 20 s with fixed rounds (--runs, the long run);
             // 10 s in a budget, where a round is three tests.
-            max_duration: Duration::from_secs(if opts.runs.is_some() { 20 } else { TEST_SECS }),
+            // A share too small to decide: 5 s, one round of each.
+            max_duration: Duration::from_secs(match crate::budget::left(opts) {
+                _ if opts.runs.is_some() => 20,
+                Some(l) if l < need() => TINY_TEST_SECS,
+                _ => TEST_SECS,
+            }),
             left_out,
         })
     }
@@ -325,14 +345,11 @@ impl Experiment for Responsiveness {
     }
 
     fn cost(&self, _opts: &LabOptions) -> crate::Cost {
-        // A round is three tests of at most TEST_SECS with their probes.
-        let round = 3.0 * (TEST_SECS as f64 + 3.0);
-        let need = 2.0 * SETUP_SECS + round * (min_rounds() + 1) as f64;
         crate::Cost {
-            need,
+            need: need(),
             // Then a round of the other arms on the decisive testbeds.
-            planned: need + 2.0 * (TEST_SECS as f64 + 3.0) + 10.0,
-            first_round: 2.0 * SETUP_SECS + round,
+            planned: need() + 2.0 * (TEST_SECS as f64 + 3.0) + 10.0,
+            first_round: 2.0 * SETUP_SECS + round_secs(TINY_TEST_SECS),
         }
     }
 

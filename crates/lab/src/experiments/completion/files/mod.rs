@@ -86,7 +86,9 @@ impl Plan {
             )
         };
         Plan {
-            counts: if quick {
+            counts: if super::tiny(opts) {
+                vec![4, 1024]
+            } else if quick {
                 vec![4, 64, 1024]
             } else {
                 vec![4, 16, 64, 256, 1024]
@@ -97,7 +99,9 @@ impl Plan {
                 None if quick => 1,
                 None => 3,
             }),
-            secs: if quick {
+            secs: if super::tiny(opts) {
+                Duration::from_secs(1)
+            } else if quick {
                 Duration::from_millis(1500)
             } else {
                 Duration::from_secs(3)
