@@ -45,11 +45,17 @@ pub struct Measured {
     pub counted: Vec<bool>,
 }
 
-/// Runs the downloads on one testbed.
+/// A round's values, one per part of the criterion: from the static and
+/// the autotuned download and the path's rate (Mbit/s). The analysis
+/// gives it, so the measurement runs rounds without reading figures.
+pub type Values<'a> = &'a dyn Fn(&PerfReport, &PerfReport, f64) -> Vec<f64>;
+
+/// Runs the downloads on one testbed, rounds until `parts` are decided.
 pub fn measure(
     plan: &Plan,
     opts: &LabOptions,
     progress: &dyn Progress,
+    (parts, values): (Vec<crate::sequential::PartSpec>, Values<'_>),
 ) -> Result<Measured, LabError> {
     let secs = plan.secs;
     let id = progress.step("buffers: starting the 177 ms / 151 Mbit/s path", 0);
@@ -84,31 +90,24 @@ pub fn measure(
         );
         Ok(report)
     };
-    let ceiling = super::analysis::payload_ceiling(bed.rate_mbit);
+    let rate_mbit = bed.rate_mbit;
     let budget = Budget::of(opts, super::min_rounds(), MAX_ROUNDS);
     // Static and autotuned back to back, the first of the pair
     // alternating, so drift and order hit both alike.
-    let done = drive(
-        "buffers",
-        super::analysis::parts(),
-        &budget,
-        opts,
-        progress,
-        |i| {
-            let n = i + 1;
-            let st = format!("static {SEED_BUFFER}-byte receive buffer (round {n})");
-            let au = format!("autotuned receive buffer (round {n})");
-            let (s, a) = if i % 2 == 0 {
-                let s = run(&st, Some(SEED_BUFFER))?;
-                (s, run(&au, None)?)
-            } else {
-                let a = run(&au, None)?;
-                (run(&st, Some(SEED_BUFFER))?, a)
-            };
-            let values = super::analysis::round_values(&s, &a, ceiling);
-            Ok(((s, a), values))
-        },
-    )?;
+    let done = drive("buffers", parts, &budget, opts, progress, |i| {
+        let n = i + 1;
+        let st = format!("static {SEED_BUFFER}-byte receive buffer (round {n})");
+        let au = format!("autotuned receive buffer (round {n})");
+        let (s, a) = if i % 2 == 0 {
+            let s = run(&st, Some(SEED_BUFFER))?;
+            (s, run(&au, None)?)
+        } else {
+            let a = run(&au, None)?;
+            (run(&st, Some(SEED_BUFFER))?, a)
+        };
+        let v = values(&s, &a, rate_mbit);
+        Ok(((s, a), v))
+    })?;
     let (pinned, auto): (Vec<_>, Vec<_>) = done.rounds.into_iter().unzip();
     let mut auto_default = Vec::new();
     // The kernel's own ceilings, set on the live namespaces: on Linux

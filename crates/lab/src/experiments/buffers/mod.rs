@@ -96,7 +96,9 @@ impl Experiment for Buffers {
         progress: &dyn Progress,
     ) -> Result<ExperimentResult, LabError> {
         let plan = Plan::new(opts);
-        let m = measure::measure(&plan, opts, progress)?;
+        let values =
+            |s: &_, a: &_, rate| analysis::round_values(s, a, analysis::payload_ceiling(rate));
+        let m = measure::measure(&plan, opts, progress, (analysis::parts(), &values))?;
         let a = analysis::analyse(&m);
         let r = render::Section {
             plan: &plan,

@@ -4,7 +4,7 @@
 //! verdict on the 100 ms path.
 
 use super::measure::{Details, Eyeball, Fetch};
-use super::{Arm, Plan};
+use super::{Arm, Plan, raced_row};
 use crate::verdict::{Estimate, Outcome, Verdict};
 use crate::{Figure, Summary};
 
@@ -139,14 +139,6 @@ pub fn analyse(plan: &Plan, d: &Details, record: &crate::sequential::Record) -> 
         summary,
         verdict,
     }
-}
-
-/// The raced Happy Eyeballs row's name.
-pub fn raced_row() -> String {
-    format!(
-        "tcpwise, attempts {} ms apart (RFC 8305)",
-        tcpwise_http::ATTEMPT_DELAY.as_millis()
-    )
 }
 
 /// A decisive round's values, one per part ([`super::parts`]): each

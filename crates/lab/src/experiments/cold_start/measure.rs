@@ -282,7 +282,12 @@ struct Kit<'a> {
     openssl: &'a Option<String>,
     scratch: &'a std::path::Path,
     tls: std::sync::Arc<rustls::ServerConfig>,
+    values: Values<'a>,
 }
+
+/// A decisive round's values, one per part of the criterion, from its
+/// fetches and Happy Eyeballs rows (the analysis gives it).
+pub type Values<'a> = &'a (dyn Fn(&[Fetch], &[Eyeball]) -> Vec<f64> + Sync);
 
 /// Runs the decisive rounds (the 100 ms path's tcpwise arms and the raced
 /// Happy Eyeballs row, until decided), then the other paths with what
@@ -291,6 +296,7 @@ pub fn measure(
     plan: &Plan,
     opts: &LabOptions,
     progress: &dyn Progress,
+    values: Values<'_>,
 ) -> Result<Measured, LabError> {
     let curl = curl_version();
     let openssl = openssl_version();
@@ -313,6 +319,7 @@ pub fn measure(
         openssl: &openssl,
         scratch: &scratch,
         tls,
+        values,
     };
     let r = measure_in(plan, opts, progress, &kit);
     let _ = std::fs::remove_dir_all(&scratch);
@@ -358,8 +365,8 @@ fn measure_in(
         |i| {
             let f = main.trial(i + 1, opts, kit)?;
             let e = eyes.trial(opts, kit.curl.is_some())?;
-            let values = super::analysis::round_values(&f, &e, rtt);
-            Ok(((f, e), values))
+            let v = (kit.values)(&f, &e);
+            Ok(((f, e), v))
         },
     )?;
     let (mut fetches, mut eyeballs) = (Vec::new(), Vec::new());
@@ -532,7 +539,7 @@ impl EyeBed {
         };
         let rows = vec![
             (
-                super::analysis::raced_row(),
+                super::raced_row(),
                 Some(tcpwise_http::ATTEMPT_DELAY),
                 Duration::from_secs(10),
             ),

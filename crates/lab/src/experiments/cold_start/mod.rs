@@ -176,6 +176,14 @@ impl Plan {
     }
 }
 
+/// The raced Happy Eyeballs row's name.
+pub fn raced_row() -> String {
+    format!(
+        "tcpwise, attempts {} ms apart (RFC 8305)",
+        tcpwise_http::ATTEMPT_DELAY.as_millis()
+    )
+}
+
 /// Seconds to set a path up and tear it down.
 pub const SETUP_SECS: f64 = 3.0;
 
@@ -269,7 +277,10 @@ impl Experiment for ColdStart {
         progress: &dyn Progress,
     ) -> Result<ExperimentResult, LabError> {
         let plan = Plan::new(opts)?;
-        let m = measure::measure(&plan, opts, progress)?;
+        let rtt = plan.paths[plan.decisive()].rtt_ms;
+        let values =
+            |f: &[measure::Fetch], e: &[measure::Eyeball]| analysis::round_values(f, e, rtt);
+        let m = measure::measure(&plan, opts, progress, &values)?;
         let a = analysis::analyse(&plan, &m.details, &m.record);
         let r = render::Section {
             plan: &plan,

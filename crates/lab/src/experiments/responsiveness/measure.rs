@@ -269,6 +269,8 @@ impl QueueBed {
     }
 }
 
+/// A decisive round's values come from `values` (the analysis's, given
+/// the round's three tests: drop-tail off, FQ-CoDel auto, FQ-CoDel off).
 /// The decisive rounds (on the first path: the bloated drop-tail with
 /// the mark off, FQ-CoDel with it auto and off, CUBIC, in a rotating
 /// order) until decided; then the rest of the matrix, each testbed's
@@ -277,6 +279,7 @@ pub fn measure(
     plan: &Plan,
     opts: &LabOptions,
     progress: &dyn Progress,
+    values: &dyn Fn(&[Run]) -> Vec<f64>,
 ) -> Result<Measured, LabError> {
     let (off, auto) = plan.decisive_arms();
     let first = &plan.paths[0];
@@ -298,8 +301,8 @@ pub fn measure(
                 got[c] = Some(bed.test(plan, arm, i + 1, opts, progress)?);
             }
             let got: Vec<Run> = got.into_iter().flatten().collect();
-            let values = super::analysis::round_values(&got[0], &got[1], &got[2]);
-            Ok((got, values))
+            let v = values(&got);
+            Ok((got, v))
         },
     )?;
     let mut runs: Vec<Run> = done.rounds.into_iter().flatten().collect();

@@ -370,7 +370,8 @@ impl Experiment for Responsiveness {
         progress: &dyn Progress,
     ) -> Result<ExperimentResult, LabError> {
         let plan = Plan::new(opts)?;
-        let m = measure::measure(&plan, opts, progress)?;
+        let values = |r: &[Run]| analysis::round_values(&r[0], &r[1], &r[2]);
+        let m = measure::measure(&plan, opts, progress, &values)?;
         let a = analysis::analyse(&plan, &m.details.runs, &m.record);
         let r = render::Section {
             plan: &plan,
