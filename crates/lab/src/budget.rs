@@ -52,10 +52,7 @@ pub fn left(opts: &LabOptions) -> Option<f64> {
 /// `per` seconds its share holds after `setup`, between `least` and
 /// `most`; `most` without a budget.
 pub fn fit(opts: &LabOptions, per: f64, setup: f64, least: usize, most: usize) -> usize {
-    match left(opts) {
-        Some(l) => (((l - setup) / per).max(0.0) as usize).clamp(least, most),
-        None => most,
-    }
+    fit_part(opts, 1, per, setup, most).max(least)
 }
 
 /// The descriptive extras' fit: units of `per` seconds that one of

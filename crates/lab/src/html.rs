@@ -164,11 +164,7 @@ pub(crate) fn render(md: &str) -> String {
 /// ends after each look (an end not yet bounded runs to the chart's
 /// edge), and its threshold or band edges as red lines.
 pub(crate) fn narrowing(p: &crate::sequential::PartResult) -> String {
-    use crate::sequential::Target;
-    let edges = match p.target {
-        Target::AtLeast { threshold } | Target::AtMost { threshold } => vec![threshold],
-        Target::Within { lo, hi } => vec![lo, hi],
-    };
+    let edges = p.target.edges();
     let finite: Vec<f64> = p
         .looks
         .iter()

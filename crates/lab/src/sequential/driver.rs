@@ -52,13 +52,12 @@ impl Budget {
     }
 }
 
-/// Every round run, whether it counted, and what they decided.
+/// Every round run (a starved one too: its figures are kept, its
+/// values counted for nothing) and what they decided.
 #[derive(Debug)]
 pub struct Rounds<R> {
     /// The rounds in the order they ran.
     pub rounds: Vec<R>,
-    /// Whether each counted (false: discarded as starved).
-    pub counted: Vec<bool>,
     /// The decision.
     pub record: Record,
 }
@@ -102,9 +101,9 @@ pub fn drive<R>(
     let total = budget.fixed.unwrap_or(budget.max_rounds);
     let id = progress.step(&format!("{what}: rounds until decided"), total as u64);
     let start = Instant::now();
-    let (mut rounds, mut counted) = (Vec::new(), Vec::new());
+    let (mut rounds, mut discarded) = (Vec::new(), 0);
     let stopped = loop {
-        let n = counted.iter().filter(|c| **c).count();
+        let n = rounds.len() - discarded;
         if let Some(s) = stop_before(&parts, budget, n, rounds.len(), start) {
             break s;
         }
@@ -117,14 +116,14 @@ pub fn drive<R>(
             Err(LabError::Interrupted) => break Stop::Interrupted,
             Err(e) => return Err(e),
         };
-        let ok = steal.share() <= STARVED;
-        if ok {
+        if steal.share() <= STARVED {
             for (p, v) in parts.iter_mut().zip(&values) {
                 p.push(*v);
             }
+        } else {
+            discarded += 1;
         }
         rounds.push(r);
-        counted.push(ok);
         progress.inc(id, 1);
     };
     // Stopped before any round counted: there is no interval to keep.
@@ -137,18 +136,14 @@ pub fn drive<R>(
     }
     let record = Record {
         parts: parts.iter().map(Tracker::result).collect(),
-        rounds: counted.iter().filter(|c| **c).count(),
-        discarded: counted.iter().filter(|c| !**c).count(),
+        rounds: rounds.len() - discarded,
+        discarded,
         secs: start.elapsed().as_secs_f64(),
         stopped,
         budget_secs: budget.given.map(|d| d.as_secs_f64()),
     };
     progress.done(id, &format!("{what}: {}", record.line()));
-    Ok(Rounds {
-        rounds,
-        counted,
-        record,
-    })
+    Ok(Rounds { rounds, record })
 }
 
 /// Why the loop stops before round `ran` (of which `n` counted), if it

@@ -221,11 +221,6 @@ impl Tracker {
         self.state
     }
 
-    /// Its spec.
-    pub fn spec(&self) -> &PartSpec {
-        &self.spec
-    }
-
     /// What `results.json` keeps.
     pub fn result(&self) -> PartResult {
         PartResult {

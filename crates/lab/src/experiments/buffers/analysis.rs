@@ -175,7 +175,7 @@ mod tests {
     }
 
     fn figures(pinned: &[f64], auto: &[f64], steady: &[f64]) -> super::Analysis {
-        use crate::sequential::{Tracker, driver};
+        use crate::sequential::Tracker;
         use crate::verdict::Estimate;
         let times: Vec<f64> = auto.iter().zip(pinned).map(|(a, s)| a / s).collect();
         let ceiling = super::payload_ceiling(151.0);
@@ -184,7 +184,6 @@ mod tests {
             parts[0].push(*t);
             parts[1].push(s / ceiling);
         }
-        let _ = driver::STARVED;
         super::Analysis {
             summary: Default::default(),
             ceiling,

@@ -41,8 +41,6 @@ pub struct Measured {
     pub rate_mbit: f64,
     /// The sequential decision over the rounds.
     pub record: crate::sequential::Record,
-    /// Whether each round (a static and an autotuned download) counted.
-    pub counted: Vec<bool>,
 }
 
 /// A round's values, one per part of the criterion: from the static and
@@ -50,33 +48,31 @@ pub struct Measured {
 /// gives it, so the measurement runs rounds without reading figures.
 pub type Values<'a> = &'a dyn Fn(&PerfReport, &PerfReport, f64) -> Vec<f64>;
 
-/// Runs the downloads on one testbed, rounds until `parts` are decided.
-pub fn measure(
-    plan: &Plan,
-    opts: &LabOptions,
-    progress: &dyn Progress,
-    (parts, values): (Vec<crate::sequential::PartSpec>, Values<'_>),
-) -> Result<Measured, LabError> {
-    let secs = plan.secs;
-    let id = progress.step("buffers: starting the 177 ms / 151 Mbit/s path", 0);
-    let mut bed = Bed::start(opts, 177_000_000, 151_000_000, Vec::new())?;
-    let port = bed.serve_perf()?;
-    let peer = bed.peer(port);
-    let rate_bps = bed.rate_mbit * 1e6;
-    progress.done(id, &format!("buffers: path {}", bed.desc));
-    let run = |what: &str, rcvbuf: Option<u64>| -> Result<PerfReport, LabError> {
-        opts.check()?;
+/// The path with `perf server` on it, and how long each download runs.
+struct Downloads<'a> {
+    bed: Bed,
+    peer: std::net::SocketAddr,
+    secs: u64,
+    opts: &'a LabOptions,
+    progress: &'a dyn Progress,
+}
+
+impl Downloads<'_> {
+    /// One download from the server, `rcvbuf` pinned or autotuned.
+    fn run(&self, what: &str, rcvbuf: Option<u64>) -> Result<PerfReport, LabError> {
+        self.opts.check()?;
+        let (secs, progress) = (self.secs, self.progress);
         let id = progress.step(&format!("buffers: {what}, {secs} s download"), 2 + secs);
         let o = ClientOptions {
-            host: peer.ip().to_string(),
-            port: peer.port(),
+            host: self.peer.ip().to_string(),
+            port: self.peer.port(),
             reverse: true,
             duration: Duration::from_secs(secs),
             rcvbuf,
-            path_rate_bps: Some(rate_bps),
+            path_rate_bps: Some(self.bed.rate_mbit * 1e6),
             ..ClientOptions::default()
         };
-        let report = bed.in_client(true, || async {
+        let report = self.bed.in_client(true, || async {
             tcpwise_perf::run_client(&o, |_| progress.inc(id, 1))
                 .await
                 .map_err(|source| LabError::Perf {
@@ -89,58 +85,81 @@ pub fn measure(
             &format!("buffers: {what}: {:.2} Mbit/s", report.summary.goodput_mbit),
         );
         Ok(report)
-    };
-    let rate_mbit = bed.rate_mbit;
-    let budget = Budget::of(opts, super::min_rounds(), MAX_ROUNDS);
-    // Static and autotuned back to back, the first of the pair
-    // alternating, so drift and order hit both alike.
-    let done = drive("buffers", parts, &budget, opts, progress, |i| {
+    }
+
+    /// Round `i`: static and autotuned back to back, the first of the
+    /// pair alternating, so drift and order hit both alike.
+    fn pair(&self, i: usize) -> Result<(PerfReport, PerfReport), LabError> {
         let n = i + 1;
         let st = format!("static {SEED_BUFFER}-byte receive buffer (round {n})");
         let au = format!("autotuned receive buffer (round {n})");
-        let (s, a) = if i % 2 == 0 {
-            let s = run(&st, Some(SEED_BUFFER))?;
-            (s, run(&au, None)?)
+        Ok(if i.is_multiple_of(2) {
+            let s = self.run(&st, Some(SEED_BUFFER))?;
+            (s, self.run(&au, None)?)
         } else {
-            let a = run(&au, None)?;
-            (run(&st, Some(SEED_BUFFER))?, a)
-        };
-        let v = values(&s, &a, rate_mbit);
+            let a = self.run(&au, None)?;
+            (self.run(&st, Some(SEED_BUFFER))?, a)
+        })
+    }
+
+    /// The descriptive extra: the kernel's own ceilings, set on the live
+    /// namespaces (on Linux autotuning stops at tcp_wmem[2]/tcp_rmem[2],
+    /// and the default send ceiling, 4 MiB, is close to this path's BDP,
+    /// 3.3 MB), then as many downloads as the decision's rounds (`n`),
+    /// fewer where the share ends first.
+    fn kernel_ceilings(&self, n: usize) -> Result<Vec<PerfReport>, LabError> {
+        for role in [Role::Client, Role::Server] {
+            let ns = self.bed.tb.netns(role).expect("pair");
+            for (k, v) in KERNEL_TCP_MEM {
+                ns.sysctl(k, v)?;
+            }
+        }
+        let per = (self.secs + 2) as f64;
+        let mut v = Vec::new();
+        for i in 1..=n {
+            let late = crate::budget::left(self.opts).is_some_and(|l| l < per);
+            if late || self.opts.check().is_err() {
+                break;
+            }
+            let what = format!("autotuned, kernel's default ceilings ({i}/{n})");
+            v.push(self.run(&what, None)?);
+        }
+        Ok(v)
+    }
+}
+
+/// Runs the downloads on one testbed, rounds until `parts` are decided.
+pub fn measure(
+    plan: &Plan,
+    opts: &LabOptions,
+    progress: &dyn Progress,
+    (parts, values): (Vec<crate::sequential::PartSpec>, Values<'_>),
+) -> Result<Measured, LabError> {
+    let id = progress.step("buffers: starting the 177 ms / 151 Mbit/s path", 0);
+    let mut bed = Bed::start(opts, 177_000_000, 151_000_000, Vec::new())?;
+    let port = bed.serve_perf()?;
+    progress.done(id, &format!("buffers: path {}", bed.desc));
+    let d = Downloads {
+        peer: bed.peer(port),
+        bed,
+        secs: plan.secs,
+        opts,
+        progress,
+    };
+    let budget = Budget::of(opts, super::min_rounds(), MAX_ROUNDS);
+    let done = drive("buffers", parts, &budget, opts, progress, |i| {
+        let (s, a) = d.pair(i)?;
+        let v = values(&s, &a, d.bed.rate_mbit);
         Ok(((s, a), v))
     })?;
     let (pinned, auto): (Vec<_>, Vec<_>) = done.rounds.into_iter().unzip();
-    let mut auto_default = Vec::new();
-    // The kernel's own ceilings, set on the live namespaces: on Linux
-    // autotuning stops at tcp_wmem[2]/tcp_rmem[2], and the default send
-    // ceiling (4 MiB) is close to this path's BDP (3.3 MB).
-    for role in [Role::Client, Role::Server] {
-        let ns = bed.tb.netns(role).expect("pair");
-        for (k, v) in KERNEL_TCP_MEM {
-            ns.sysctl(k, v)?;
-        }
-    }
-    // A descriptive extra: as many downloads as the decision's rounds
-    // (fixed with --runs), fewer where the budget ends first.
-    let n = pinned.len();
-    let per = std::time::Duration::from_secs(secs + 2);
-    for i in 1..=n {
-        let late = opts
-            .deadline
-            .is_some_and(|d| std::time::Instant::now() + per > d);
-        if (late && budget.fixed.is_none()) || opts.check().is_err() {
-            break;
-        }
-        auto_default.push(run(
-            &format!("autotuned, kernel's default ceilings ({i}/{n})"),
-            None,
-        )?);
-    }
-    let (rtt_ms, rate_mbit) = (bed.rtt_ms, bed.rate_mbit);
+    let auto_default = d.kernel_ceilings(pinned.len())?;
+    let (rtt_ms, rate_mbit) = (d.bed.rtt_ms, d.bed.rate_mbit);
     let min_rtt = auto
         .iter()
         .filter_map(|r| r.summary.min_rtt_ms)
         .reduce(f64::min);
-    let path = bed.finish(min_rtt)?;
+    let path = d.bed.finish(min_rtt)?;
     Ok(Measured {
         details: Details {
             pinned,
@@ -151,6 +170,5 @@ pub fn measure(
         rtt_ms,
         rate_mbit,
         record: done.record,
-        counted: done.counted,
     })
 }

@@ -94,8 +94,6 @@ pub struct Plan {
     pub trials: usize,
     /// The Happy Eyeballs path: its RTT, ms.
     pub eyeballs_rtt_ms: f64,
-    /// Fetches per Happy Eyeballs row.
-    pub eyeballs_trials: usize,
     /// The `--connect-timeout` of the row without racing, s.
     pub sequential_timeout_s: f64,
     /// What was left out and why.
@@ -154,7 +152,6 @@ impl Plan {
             paths,
             trials,
             eyeballs_rtt_ms: 40.0,
-            eyeballs_trials: trials,
             sequential_timeout_s: 2.0,
             left_out,
         })

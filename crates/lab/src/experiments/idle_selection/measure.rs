@@ -64,8 +64,6 @@ pub struct Measured {
     pub sweep: Option<Table<(u64, IdleRun)>>,
     /// The sequential decision on the decisive comparison.
     pub record: crate::sequential::Record,
-    /// Runs per contender of the extras (0: none fitted).
-    pub extra_runs: usize,
 }
 
 impl Measured {
@@ -102,6 +100,13 @@ enum Done {
 /// the largest burst in 77 s (27 Nov, `lab idle-selection --budget 100s`).
 pub const RUN_SECS: f64 = 5.5;
 
+/// The `=0` testbed: its origin, and the same on `serve --tls --http3`.
+struct Origin {
+    bed: Bed,
+    scenario: Scenario,
+    h3: Scenario,
+}
+
 /// The decisive rounds on the `=0` testbed, then the extras at once; a
 /// failing testbed stops the others ([`crate::together`]).
 pub fn measure(
@@ -110,108 +115,28 @@ pub fn measure(
     progress: &dyn Progress,
 ) -> Result<Measured, LabError> {
     let (mut bed, base) = idle_bed(opts, "0")?;
-    let scenario = Scenario::seed(base);
     let h3 = Scenario::seed(h3_origin(&mut bed)?);
-    let budget = Budget::of(opts, super::min_rounds(), super::MAX_ROUNDS);
-    let (fifo, burst) = (super::pool("fifo"), super::pool("max-burst"));
-    let cancel = opts.cancel.clone();
-    let rtt_ms = bed.rtt_ms;
-    let done = drive(
-        "idle-selection",
-        super::parts(),
-        &budget,
-        opts,
-        progress,
-        |i| {
-            let order = if i % 2 == 0 {
-                [fifo, burst]
-            } else {
-                [burst, fifo]
-            };
-            let runs = bed.in_client(false, || {
-                rounds([&scenario, &h3], 1, &order, &cancel, &|| ())
-            })?;
-            let ms = |c: Contender| {
-                runs.iter()
-                    .find(|r| r.policy == c.name())
-                    .map_or(f64::NAN, |r| r.load_ms)
-            };
-            let value = (ms(fifo) - ms(burst)) / rtt_ms;
-            Ok((runs, vec![value]))
-        },
-    )?;
-    let decisive: Vec<IdleRun> = done.rounds.into_iter().flatten().collect();
-    // The extras: as many runs a contender as the time left holds, at
-    // most the plan's; with --runs, the plan's.
-    let left = opts.deadline.map(|d| {
-        d.saturating_duration_since(std::time::Instant::now())
-            .as_secs_f64()
-    });
-    let fits = |n_contenders: usize| match (left, budget.fixed) {
-        (Some(l), None) => ((l / (RUN_SECS * n_contenders as f64)) as usize).min(plan.runs),
-        _ => plan.runs,
+    let o = Origin {
+        bed,
+        scenario: Scenario::seed(base),
+        h3,
     };
-    let others: Vec<Contender> = contenders()
-        .into_iter()
-        .filter(|c| *c != fifo && *c != burst)
-        .collect();
-    // Interrupted: the decision's rounds are kept, no extra starts.
-    let stop = opts.check().is_err();
-    let extra_runs = if stop { 0 } else { fits(contenders().len()) };
-    let sweep_runs = plan
-        .sweep_runs
-        .filter(|_| !stop)
-        .map(|r| r.min(fits(SWEEP.len() * sweep_contenders().len())));
-    let mut parts: Vec<Part<'_, Done>> = Vec::new();
-    let (others, bed0) = (&others, &bed);
-    let (sc, h3r) = (&scenario, &h3);
-    if extra_runs > 0 {
-        parts.push(Box::new(move |o: &LabOptions| {
-            let id = progress.step(
-                &format!(
-                    "idle-selection: =0, {extra_runs} runs x {} other policies",
-                    others.len()
-                ),
-                (extra_runs * others.len()) as u64,
-            );
-            let cancel = o.cancel.clone();
-            let tick = || progress.inc(id, 1);
-            let v = bed0.in_client(false, || {
-                rounds([sc, h3r], extra_runs, others, &cancel, &tick)
-            })?;
-            progress.done(id, "idle-selection: =0, other policies done");
-            Ok(Done::Extra(v))
-        }));
-        parts.push(Box::new(move |o: &LabOptions| {
-            main_table(o, progress, "1", extra_runs).map(Done::Main)
-        }));
-    }
-    if let Some(runs) = sweep_runs.filter(|r| *r > 0) {
-        parts.push(Box::new(move |o: &LabOptions| {
-            sweep(o, progress, runs).map(Done::Sweep)
-        }));
-    }
-    let mut runs0 = decisive;
+    let record = decide(&o, opts, progress)?;
+    let mut runs0 = record.1;
     let mut m = Measured {
         tables: Vec::new(),
         sweep: None,
-        record: done.record,
-        extra_runs,
+        record: record.0,
     };
-    // Ctrl-C during the extras keeps the decision and the runs before.
-    let extras = match crate::together::at_once(opts, "idle-selection", parts) {
-        Err(LabError::Interrupted) => Vec::new(),
-        other => other?,
-    };
-    for d in extras {
+    for d in extras(plan, &o, opts, progress)? {
         match d {
             Done::Main(t) => m.tables.push(t),
             Done::Sweep(t) => m.sweep = Some(t),
             Done::Extra(v) => runs0.extend(v),
         }
     }
-    let (rate_mbit, target) = (bed.rate_mbit, scenario.target);
-    let path = bed.finish(min_rtt(runs0.iter()))?;
+    let (rtt_ms, rate_mbit, target) = (o.bed.rtt_ms, o.bed.rate_mbit, o.scenario.target);
+    let path = o.bed.finish(min_rtt(runs0.iter()))?;
     m.tables.insert(
         0,
         Table {
@@ -224,6 +149,101 @@ pub fn measure(
         },
     );
     Ok(m)
+}
+
+/// FIFO and the largest burst back to back (which goes first
+/// alternates) until the sequential decision is made; the decision and
+/// the runs.
+fn decide(
+    o: &Origin,
+    opts: &LabOptions,
+    progress: &dyn Progress,
+) -> Result<(crate::sequential::Record, Vec<IdleRun>), LabError> {
+    let budget = Budget::of(opts, super::min_rounds(), super::MAX_ROUNDS);
+    let (fifo, burst) = (super::pool("fifo"), super::pool("max-burst"));
+    let rtt_ms = o.bed.rtt_ms;
+    let done = drive(
+        "idle-selection",
+        super::parts(),
+        &budget,
+        opts,
+        progress,
+        |i| {
+            let order = if i.is_multiple_of(2) {
+                [fifo, burst]
+            } else {
+                [burst, fifo]
+            };
+            let runs = o.bed.in_client(false, || {
+                rounds([&o.scenario, &o.h3], 1, &order, &opts.cancel, &|| ())
+            })?;
+            let ms = |c: Contender| {
+                runs.iter()
+                    .find(|r| r.policy == c.name())
+                    .map_or(f64::NAN, |r| r.load_ms)
+            };
+            let value = (ms(fifo) - ms(burst)) / rtt_ms;
+            Ok((runs, vec![value]))
+        },
+    )?;
+    Ok((done.record, done.rounds.into_iter().flatten().collect()))
+}
+
+/// The descriptive extras at once, with what the share leaves (each as
+/// many runs a contender as the time left holds, at most the plan's;
+/// with --runs, the plan's): every other contender on the `=0` testbed,
+/// the `=1` table and the size sweep. Ctrl-C keeps the decision: the
+/// extras it stops are left out.
+fn extras(
+    plan: &Plan,
+    o: &Origin,
+    opts: &LabOptions,
+    progress: &dyn Progress,
+) -> Result<Vec<Done>, LabError> {
+    if opts.check().is_err() {
+        return Ok(Vec::new());
+    }
+    let fits = |n: usize| crate::budget::fit_part(opts, 1, RUN_SECS * n as f64, 0.0, plan.runs);
+    let (fifo, burst) = (super::pool("fifo"), super::pool("max-burst"));
+    let others: Vec<Contender> = contenders()
+        .into_iter()
+        .filter(|c| *c != fifo && *c != burst)
+        .collect();
+    let extra_runs = fits(contenders().len());
+    let sweep_runs = plan
+        .sweep_runs
+        .map(|r| r.min(fits(SWEEP.len() * sweep_contenders().len())));
+    let mut parts: Vec<Part<'_, Done>> = Vec::new();
+    let others = &others;
+    if extra_runs > 0 {
+        parts.push(Box::new(move |x: &LabOptions| {
+            let id = progress.step(
+                &format!(
+                    "idle-selection: =0, {extra_runs} runs x {} other policies",
+                    others.len()
+                ),
+                (extra_runs * others.len()) as u64,
+            );
+            let tick = || progress.inc(id, 1);
+            let v = o.bed.in_client(false, || {
+                rounds([&o.scenario, &o.h3], extra_runs, others, &x.cancel, &tick)
+            })?;
+            progress.done(id, "idle-selection: =0, other policies done");
+            Ok(Done::Extra(v))
+        }));
+        parts.push(Box::new(move |x: &LabOptions| {
+            main_table(x, progress, "1", extra_runs).map(Done::Main)
+        }));
+    }
+    if let Some(runs) = sweep_runs.filter(|r| *r > 0) {
+        parts.push(Box::new(move |x: &LabOptions| {
+            sweep(x, progress, runs).map(Done::Sweep)
+        }));
+    }
+    match crate::together::at_once(opts, "idle-selection", parts) {
+        Err(LabError::Interrupted) => Ok(Vec::new()),
+        other => other,
+    }
 }
 
 /// A 250 ms / 8 Mbit/s testbed whose server runs `tcpwise serve` with

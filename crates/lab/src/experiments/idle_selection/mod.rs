@@ -152,7 +152,11 @@ impl Experiment for IdleSelection {
             .map_or(0, |t| t.runs.iter().filter(|r| r.policy == "fifo").count());
         let ran = Plan {
             runs: fifo,
-            sweep_runs: m.sweep.as_ref().map(|s| s.runs.len()),
+            // Runs each: the sweep's runs over its sizes and contenders.
+            sweep_runs: m
+                .sweep
+                .as_ref()
+                .map(|s| s.runs.len() / (SWEEP.len() * sweep_contenders().len())),
         };
         let a = analysis::analyse(&m);
         let r = render::Section {

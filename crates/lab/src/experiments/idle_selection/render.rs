@@ -41,61 +41,10 @@ impl Render for Section<'_> {
             }
         );
         for t in &a.tables {
-            let _ = writeln!(
-                md,
-                "Server `tcp_slow_start_after_idle={}`, the runs of each policy in the last column; one round trip plus serialisation = {:.0} ms.\n",
-                t.ssai, t.one_round_trip_ms
-            );
-            let _ = writeln!(
-                md,
-                "| policy | median load time, ms | its interval, ms | p90, ms | round trips | connection it chose (typical) | runs |\n|---|---|---|---|---|---|---|"
-            );
-            for r in &t.rows {
-                let chose = if r.contender == super::Contender::Http3 {
-                    "its one QUIC connection".to_string()
-                } else {
-                    format!("largest burst {} B", r.chosen_burst)
-                };
-                let _ = writeln!(
-                    md,
-                    "| {} | {:.1} | {} | {:.1} | {:.0} | {chose} | {} |",
-                    r.contender.name(),
-                    r.median_ms,
-                    r.interval.map_or("-".into(), |i| i.text(1)),
-                    r.p90_ms,
-                    r.round_trips,
-                    r.n,
-                );
-            }
-            // Policies whose medians' intervals overlap.
-            if let Some(note) = close_pairs(&t.rows) {
-                let _ = writeln!(md, "\n{note}");
-            }
-            let _ = writeln!(md);
+            md.push_str(&table_md(t));
         }
-        if let Some(sweep_runs) = self.plan.sweep_runs
-            && self.measured.sweep.is_some()
-        {
-            let _ = writeln!(
-                md,
-                "Object-size sweep (server `=0`, {sweep_runs} runs each), median load time in ms (round trips) and its interval:\n"
-            );
-            let names: Vec<String> = sweep_contenders().iter().map(|c| c.name()).collect();
-            let mut head = vec!["object".to_string()];
-            head.extend(names);
-            let _ = writeln!(md, "{}", crate::report::table_head(&head));
-            for (size, cells) in &a.sweep {
-                let mut row = format!("| {} KB |", size / 1000);
-                for (_, med, trips, e) in cells {
-                    let _ = write!(
-                        row,
-                        " {med:.0} ({trips:.0}) {} |",
-                        e.interval.map_or(String::new(), |i| i.text(0))
-                    );
-                }
-                let _ = writeln!(md, "{row}");
-            }
-            let _ = writeln!(md);
+        if let (Some(runs), Some(_)) = (self.plan.sweep_runs, &self.measured.sweep) {
+            md.push_str(&sweep_md(a, runs));
         }
         let _ = writeln!(
             md,
@@ -131,6 +80,63 @@ impl Render for Section<'_> {
             headline,
         }
     }
+}
+
+/// One server setting's table: each contender's median, interval, p90,
+/// round trips, the connection it chose and its runs; the line said when
+/// medians' intervals overlap.
+fn table_md(t: &super::analysis::TableFigures) -> String {
+    let mut md = format!(
+        "Server `tcp_slow_start_after_idle={}`, the runs of each policy in the last column; one round trip plus serialisation = {:.0} ms.\n\n",
+        t.ssai, t.one_round_trip_ms
+    );
+    md.push_str("| policy | median load time, ms | its interval, ms | p90, ms | round trips | connection it chose (typical) | runs |\n|---|---|---|---|---|---|---|\n");
+    for r in &t.rows {
+        let chose = if r.contender == super::Contender::Http3 {
+            "its one QUIC connection".to_string()
+        } else {
+            format!("largest burst {} B", r.chosen_burst)
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {:.1} | {} | {:.1} | {:.0} | {chose} | {} |",
+            r.contender.name(),
+            r.median_ms,
+            r.interval.map_or("-".into(), |i| i.text(1)),
+            r.p90_ms,
+            r.round_trips,
+            r.n,
+        );
+    }
+    // Policies whose medians' intervals overlap.
+    if let Some(note) = close_pairs(&t.rows) {
+        let _ = writeln!(md, "\n{note}");
+    }
+    md.push('\n');
+    md
+}
+
+/// The object-size sweep's table, `runs` runs each.
+fn sweep_md(a: &Analysis, runs: usize) -> String {
+    let mut md = format!(
+        "Object-size sweep (server `=0`, {runs} runs each), median load time in ms (round trips) and its interval:\n\n"
+    );
+    let mut head = vec!["object".to_string()];
+    head.extend(sweep_contenders().iter().map(|c| c.name()));
+    let _ = writeln!(md, "{}", crate::report::table_head(&head));
+    for (size, cells) in &a.sweep {
+        let mut row = format!("| {} KB |", size / 1000);
+        for (_, med, trips, e) in cells {
+            let _ = write!(
+                row,
+                " {med:.0} ({trips:.0}) {} |",
+                e.interval.map_or(String::new(), |i| i.text(0))
+            );
+        }
+        let _ = writeln!(md, "{row}");
+    }
+    md.push('\n');
+    md
 }
 
 /// The first table's figures: each contender's median at `=0` (FIFO and

@@ -281,11 +281,6 @@ impl Plan {
         (find(Lowat::Off), find(Lowat::Adaptive))
     }
 
-    /// Testbeds of the whole matrix (a path and a queue each).
-    pub fn testbeds(&self) -> usize {
-        self.paths.len() * self.queues.len()
-    }
-
     /// Seconds one test takes: its loaded phase at most, the idle probes
     /// and the server's configuration before it.
     pub fn test_secs(&self) -> f64 {
@@ -297,11 +292,6 @@ impl Plan {
     pub fn fitted_rounds(&self, opts: &LabOptions, left: usize, arms: usize) -> usize {
         let per = arms.max(1) as f64 * self.test_secs();
         crate::budget::fit_part(opts, left, per, SETUP_SECS, self.runs)
-    }
-
-    /// Tests in the whole run.
-    pub fn tests(&self) -> usize {
-        self.paths.len() * self.queues.len() * self.arms.len() * self.runs
     }
 }
 
@@ -404,7 +394,7 @@ mod tests {
     #[test]
     fn every_run_plans_the_matrix_and_decides_on_cubic_off_and_auto() {
         let q = Plan::new(&opts(true, None)).unwrap();
-        assert_eq!((q.queues.len(), q.testbeds()), (4, 4 * q.paths.len()));
+        assert_eq!(q.queues.len(), 4);
         // In a budget a test's loaded phase is at most 10 s.
         assert_eq!(q.max_duration, Duration::from_secs(TEST_SECS));
         let (off, auto) = q.decisive_arms();
