@@ -274,7 +274,7 @@ impl Options {
 }
 
 /// What a run measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct AioReport {
     /// Model name.
     pub model: String,

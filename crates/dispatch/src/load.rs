@@ -28,7 +28,7 @@ pub struct LoadOptions {
 }
 
 /// What it measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct LoadReport {
     /// Concurrent connections.
     pub clients: usize,

@@ -38,7 +38,7 @@ impl IdleSelection {
 }
 
 /// One run's outcome.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct IdleRun {
     /// Policy name.
     pub policy: String,

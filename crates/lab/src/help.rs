@@ -11,14 +11,15 @@ Experiments (each a field report, reproduced with real kernel TCP on both ends):
                    connection FIFO and the largest burst pick, a round each; then every pool
                    policy, HTTP/2 and HTTP/3 with server tcp_slow_start_after_idle=0 and =1,
                    and 100 KB and 400 KB objects
-  read-slow-start  A/B trial of read sizing over 20/50/100/200 ms paths (at once), up to 2000
-                   fresh connections
-  completion       1 ms / 1 Gbit/s: closed-loop load, 4 to 1024 clients, against four dispatch
-                   models of one server (shared epoll queue, fixed 64-slot segments, tokio,
-                   io_uring); then the report's own workload, file I/O on io_uring (16 KiB
-                   O_DIRECT read-modify-write, no fsync, 1 GiB file in /var/tmp/tcpwise):
-                   shared completion queue vs fixed segments vs pread/pwrite, uniform and
-                   Zipf 0.99 keys
+  read-slow-start  read sizing over 20/50/100/200 ms paths (at once): rounds of 4 pairs of
+                   fresh connections a path, one with read slow start and one with fixed
+                   32 KiB reads, of one response size
+  completion       1 ms / 1 Gbit/s: rounds of the shared epoll queue at 4, 64 and 1024 clients
+                   (closed loop) and of shared vs segments under Zipf-skewed file I/O on
+                   io_uring (16 KiB O_DIRECT read-modify-write, no fsync, 1 GiB file in
+                   /var/tmp/tcpwise); then the tables: four dispatch models (shared, fixed
+                   64-slot segments, tokio, io_uring) by clients, and the file I/O models by
+                   clients with uniform and skewed keys
   responsiveness   RPM under load (tcpwise rpm --direction down against serve --tls), rounds of
                    bloated drop-tail (4 BDP) lowat off, FQ-CoDel lowat auto and off, CUBIC, on
                    20 Mbit/s / 40 ms, tests of at most 10 s; then the matrix: an LTE trace
@@ -28,27 +29,27 @@ Experiments (each a field report, reproduced with real kernel TCP on both ends):
                    TLS resumed, resumed + 0-RTT, TFO + 0-RTT, warm, with tcpwise, curl and
                    openssl, rounds at 100 ms with Happy Eyeballs past a blackholed IPv6 address
                    at 40 ms; then 1/20/600 ms and the LTE trace
-  head-of-line     a page (15 KB HTML + 30 objects of 10-100 KB) loaded cold over HTTP/1.1 with
-                   6 connections, HTTP/2 and HTTP/3 (serve --tls --http3 -C cubic) on 100 ms /
-                   20 Mbit/s at 0, 1, 2 and 5 % random loss and the LTE trace, up to 10 loads a
-                   cell; link drops, TCP retransmissions and QUIC lost packets beside each
+  head-of-line     a page (15 KB HTML + 30 objects of 10-100 KB) loaded cold over HTTP/2 and
+                   HTTP/3 (serve --tls --http3 -C cubic) on 100 ms / 20 Mbit/s at 0 and 5 %
+                   random loss, a round each (about a minute: the decision takes 8); then,
+                   as far as the budget holds, HTTP/1.1 with 6 connections too, at 0, 1, 2
+                   and 5 % loss and the LTE trace, up to 10 loads a cell; link drops, TCP
+                   retransmissions and QUIC lost packets beside each
 
 Each experiment runs rounds until its criterion is decided: its arms back to
 back on the same path, then, for every part of the criterion, the median's
 confidence sequence (an interval valid however often it is looked at; Howard
 & Ramdas 2022), 5 % error a side. It stops when every part clears its
 threshold or band, or when its share of --budget ends (undecided at budget,
-with the intervals reached); the time it saves goes to the next. Buffers,
-idle-selection, cold-start and responsiveness decide this way;
-read-slow-start, completion and head-of-line still run fixed repetitions,
-as many as their share holds. Descriptive extras (every pool policy,
-responsiveness's matrix, cold-start's other paths) take what is left.
+with the intervals reached); the time it saves goes to the next. Every
+experiment decides this way. Descriptive extras (every pool policy,
+responsiveness's matrix, cold-start's other paths, completion's tables,
+head-of-line's other paths) take what is left.
 --budget DURATION (default 14m, the run in 15 minutes on 2 cores; --quick is
 5m) is printed with each phase's share at the start; a budget without one
 round for every experiment is refused. --runs N fixes the rounds instead
-(no stopping, no budget): downloads per arm (buffers), rounds (idle-selection,
-cold-start, responsiveness, completion), the total number of trials
-(read-slow-start) or page loads a cell (head-of-line).
+(no stopping, no budget): N rounds of every experiment's decision, then N
+runs of each of its extras (idle-selection's size sweep at most 5).
 Idle-selection, read-slow-start and head-of-line run at once, each testbed
 within the sweep's limit (4 testbeds and 100 Mbit/s of link rate a core);
 buffers (151 Mbit/s, most of that limit), completion, responsiveness and

@@ -1,16 +1,19 @@
 //! # tcpwise-lab: the seed experiments, reproduced on emulated links
 //!
-//! Each experiment is one module with one entry point ([`Experiment`]);
-//! adding an experiment is adding a file and a line in [`all`]. The lab
-//! runs them on testbeds from `tcpwise-emu` (real kernel TCP on both ends)
-//! and drives the libraries in-process: servers (`tcpwise-perf`,
+//! Each experiment is one folder implementing [`stages::Stages`] (plan,
+//! measure, analyse); adding one is the folder and a line in [`all`]. The
+//! lab runs them on testbeds from `tcpwise-emu` (real kernel TCP on both
+//! ends) and drives the libraries in-process: servers (`tcpwise-perf`,
 //! `tcpwise-http`, `tcpwise-dispatch`) on threads inside the server
-//! namespace, clients on threads inside the client namespace; it starts no
-//! process of its own, except [`sweep`], whose cells are `tcpwise emu
-//! pair` processes so that a killed sweep loses only the cells in flight. Each experiment returns typed results that carry
-//! their own report section and plots; `results.json` and `report.md` are
-//! rewritten after every experiment, so an interrupted run keeps what it
-//! measured. Every path used reports the emulator's own error.
+//! namespace, clients on threads inside the client namespace. The
+//! processes it starts: cold-start's peers (`curl`, `openssl s_client`)
+//! and `ip` inside its namespaces, and [`sweep`]'s cells, `tcpwise emu
+//! pair` processes so that a killed sweep loses only the cells in
+//! flight. Each experiment runs rounds until its criterion is decided
+//! ([`sequential`]) within its share of the budget ([`budget`]);
+//! `results.json` and `report.md` are rewritten after every experiment,
+//! so an interrupted run keeps what it measured. Every path used reports
+//! the emulator's own error.
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -26,7 +29,9 @@ pub mod help;
 pub mod html;
 pub mod progress;
 pub mod report;
+pub mod section;
 pub mod sequential;
+pub mod stages;
 pub mod sweep;
 pub mod together;
 pub mod verdict;
@@ -316,26 +321,6 @@ impl std::fmt::Display for Figure {
 /// Named figures, in name order (the keys scripts read from `results.json`).
 pub type Summary = std::collections::BTreeMap<String, Figure>;
 
-/// Everything an experiment measured, typed per experiment.
-#[derive(Debug, Clone, Serialize)]
-#[serde(untagged)]
-pub enum Details {
-    /// [`buffers`].
-    Buffers(Box<buffers::Details>),
-    /// [`idle_selection`].
-    IdleSelection(idle_selection::Details),
-    /// [`read_slow_start`].
-    ReadSlowStart(read_slow_start::Details),
-    /// [`completion`].
-    Completion(completion::Details),
-    /// [`responsiveness`].
-    Responsiveness(responsiveness::Details),
-    /// [`cold_start`].
-    ColdStart(cold_start::Details),
-    /// [`head_of_line`].
-    HeadOfLine(head_of_line::Details),
-}
-
 /// One experiment's results.
 #[derive(Debug, Clone, Serialize)]
 pub struct ExperimentResult {
@@ -343,8 +328,8 @@ pub struct ExperimentResult {
     pub name: String,
     /// Named figures.
     pub summary: Summary,
-    /// Everything measured.
-    pub details: Details,
+    /// Everything measured, as its experiment's `Details` serialize.
+    pub details: serde_json::Value,
     /// The emulator's error on each path used.
     pub paths: Vec<PathError>,
     /// One line each, for the report's first table: what the seed reported
@@ -366,7 +351,7 @@ impl ExperimentResult {
     pub fn of(
         name: &str,
         summary: Summary,
-        details: Details,
+        details: serde_json::Value,
         paths: Vec<PathError>,
         r: Rendered,
     ) -> ExperimentResult {
@@ -434,6 +419,14 @@ pub trait Experiment: Sync {
     /// Runs it, reporting its steps to `progress`.
     fn run(&self, opts: &LabOptions, progress: &dyn Progress)
     -> Result<ExperimentResult, LabError>;
+    /// Its analysis and render replayed on a recorded result (its
+    /// entry of `results.json`: `details`, `paths`, `decision`), planned
+    /// with `opts`: what it would have reported (no I/O).
+    fn replay(
+        &self,
+        opts: &LabOptions,
+        recorded: &serde_json::Value,
+    ) -> Result<stages::Analysed, LabError>;
 }
 
 /// What an experiment asks of a budget, seconds on this 2-core machine
@@ -761,5 +754,7 @@ impl tcpwise_outcome::Classify for LabError {
     }
 }
 
+#[cfg(test)]
+mod fixtures_tests;
 #[cfg(test)]
 mod schedule_tests;

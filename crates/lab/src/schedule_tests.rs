@@ -28,6 +28,9 @@ impl Experiment for Fake {
             first_round: 0.0,
         }
     }
+    fn replay(&self, _: &LabOptions, _: &serde_json::Value) -> Result<stages::Analysed, LabError> {
+        Err(LabError::Usage("nothing recorded".into()))
+    }
     fn run(&self, opts: &LabOptions, _: &dyn Progress) -> Result<ExperimentResult, LabError> {
         self.log
             .lock()
@@ -59,7 +62,7 @@ impl Experiment for Fake {
         Ok(ExperimentResult::of(
             self.name,
             Summary::new(),
-            Details::IdleSelection(Default::default()),
+            serde_json::Value::Null,
             vec![],
             r,
         ))

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use tcpwise_tcp::{AppliedBuffers, TcpInfo, path};
 
 /// One interval line.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct Interval {
     /// Start, seconds.
     pub start_s: f64,
@@ -48,7 +48,7 @@ pub struct Interval {
 }
 
 /// The run's summary.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct Summary {
     /// Bytes received over the time from the first to the last byte, Mbit/s.
     pub goodput_mbit: f64,
@@ -88,7 +88,7 @@ pub struct Summary {
 }
 
 /// Everything `tcpwise perf client` reports.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct PerfReport {
     /// The data connection's local and remote addresses.
     pub ends: Option<(std::net::SocketAddr, std::net::SocketAddr)>,
@@ -120,7 +120,7 @@ pub struct PerfReport {
 }
 
 /// `-Z`: the method, and for `MSG_ZEROCOPY` the sender's counts.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct ZeroCopyReport {
     /// `sendfile` or `msg`.
     pub method: crate::proto::ZeroCopy,
@@ -153,7 +153,7 @@ impl std::fmt::Display for ZeroCopyReport {
 }
 
 /// Socket buffer sizes as the test went, from each side's samples.
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq, Eq)]
 pub struct Grown {
     /// The receiver's SO_RCVBUF at the end, bytes.
     pub rcvbuf_end_bytes: Option<u64>,
@@ -230,7 +230,7 @@ pub fn interval(
 }
 
 /// `-b` for TCP: whether the kernel's pacing held the rate.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct PacingCheck {
     /// The rate asked for, Mbit/s.
     pub target_mbit: f64,
@@ -272,7 +272,7 @@ impl PacingCheck {
 }
 
 /// What a test interrupted by Ctrl-C had measured: its full intervals.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct Partial {
     /// Intervals completed.
     pub intervals: usize,

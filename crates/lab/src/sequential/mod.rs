@@ -310,6 +310,26 @@ pub fn outcome(parts: &[PartResult], how: Combine) -> crate::verdict::Outcome {
 }
 
 impl Record {
+    /// The decision `rounds` (one value per part each, all counted) make
+    /// of `specs`, as a run that stopped `stopped` after them would
+    /// record it: the analyses' tests and fixtures build theirs so.
+    pub fn of_rounds(specs: Vec<PartSpec>, rounds: &[Vec<f64>], stopped: Stop) -> Record {
+        let mut parts: Vec<Tracker> = specs.into_iter().map(Tracker::new).collect();
+        for r in rounds {
+            for (p, v) in parts.iter_mut().zip(r) {
+                p.push(*v);
+            }
+        }
+        Record {
+            parts: parts.iter().map(Tracker::result).collect(),
+            rounds: rounds.len(),
+            discarded: 0,
+            secs: 0.0,
+            stopped,
+            budget_secs: None,
+        }
+    }
+
     /// The section's lines under the verdict: how the run stopped, and
     /// each part's effect and interval.
     pub fn markdown(&self) -> String {

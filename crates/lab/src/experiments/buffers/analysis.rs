@@ -42,7 +42,7 @@ fn goodput(v: &[PerfReport]) -> Vec<f64> {
 /// The figures of `m`.
 pub fn analyse(m: &Measured) -> Analysis {
     let d = &m.details;
-    let ceiling = payload_ceiling(m.rate_mbit);
+    let ceiling = payload_ceiling(m.details.rate_mbit);
     let predicted = d
         .pinned
         .iter()
@@ -69,7 +69,7 @@ pub fn analyse(m: &Measured) -> Analysis {
         steady: Estimate::of(&steady),
         times: Estimate::of(&times),
         rounds: d.pinned.len().min(d.auto.len()),
-        record: m.record.clone(),
+        record: m.decision.clone(),
     };
     let mut summary = Summary::new();
     for (k, f) in [
@@ -87,8 +87,8 @@ pub fn analyse(m: &Measured) -> Analysis {
     }
     summary.insert("static_predicted_mbit".into(), predicted.into());
     summary.insert("ceiling_mbit".into(), ceiling.into());
-    summary.insert("rtt_ms".into(), m.rtt_ms.into());
-    summary.insert("rate_mbit".into(), m.rate_mbit.into());
+    summary.insert("rtt_ms".into(), m.details.rtt_ms.into());
+    summary.insert("rate_mbit".into(), m.details.rate_mbit.into());
     summary.insert("rounds".into(), (a.rounds as u64).into());
     Analysis { summary, ..a }
 }

@@ -7,8 +7,8 @@
 use super::{MAX_ROUNDS, Plan, SEED_BUFFER};
 use crate::common::Bed;
 use crate::sequential::driver::{Budget, drive};
-use crate::{LabError, LabOptions, PathError, Progress};
-use serde::Serialize;
+use crate::{LabError, LabOptions, Progress};
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use tcpwise_emu::Role;
 use tcpwise_emu::testbed::KERNEL_TCP_MEM;
@@ -16,7 +16,7 @@ use tcpwise_perf::{ClientOptions, PerfReport};
 
 /// Everything measured: every download of each arm, in the order they
 /// ran, interval by interval.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Details {
     /// The downloads with the seed's static receive buffer.
     #[serde(rename = "static")]
@@ -27,21 +27,19 @@ pub struct Details {
     /// The same with the kernel's default autotuning ceilings
     /// (`tcp_rmem` 6 MiB, `tcp_wmem` 4 MiB).
     pub auto_default: Vec<PerfReport>,
+    /// The path's RTT, ms (after `--rtt`).
+    #[serde(default)]
+    pub rtt_ms: f64,
+    /// The path's rate, Mbit/s (after `--rate`).
+    #[serde(default)]
+    pub rate_mbit: f64,
+    /// Seconds of each download (the plan's: 10, or 5 in a short share).
+    #[serde(default)]
+    pub secs: u64,
 }
 
 /// What [`measure`] returns: the downloads and the path they ran on.
-pub struct Measured {
-    /// The downloads.
-    pub details: Details,
-    /// The emulator's error on the path.
-    pub path: PathError,
-    /// The path's RTT, ms (after `--rtt`).
-    pub rtt_ms: f64,
-    /// The path's rate, Mbit/s (after `--rate`).
-    pub rate_mbit: f64,
-    /// The sequential decision over the rounds.
-    pub record: crate::sequential::Record,
-}
+pub type Measured = crate::stages::Measured<Details>;
 
 /// A round's values, one per part of the criterion: from the static and
 /// the autotuned download and the path's rate (Mbit/s). The analysis
@@ -165,10 +163,11 @@ pub fn measure(
             pinned,
             auto,
             auto_default,
+            rtt_ms,
+            rate_mbit,
+            secs: plan.secs,
         },
-        path,
-        rtt_ms,
-        rate_mbit,
-        record: done.record,
+        paths: vec![path],
+        decision: done.record,
     })
 }

@@ -15,7 +15,8 @@ pub mod render;
 
 pub use measure::Details;
 
-use crate::{Experiment, ExperimentResult, LabError, LabOptions, Progress, Render};
+use crate::stages::{Analysed, Stages};
+use crate::{LabError, LabOptions, Progress, Render};
 
 /// The experiment.
 pub struct Buffers;
@@ -62,7 +63,10 @@ impl Plan {
     }
 }
 
-impl Experiment for Buffers {
+impl Stages for Buffers {
+    type Plan = Plan;
+    type Details = Details;
+
     fn name(&self) -> &'static str {
         "buffers"
     }
@@ -90,24 +94,36 @@ impl Experiment for Buffers {
         }
     }
 
-    fn run(
+    fn plan(&self, opts: &LabOptions) -> Result<Plan, LabError> {
+        Ok(Plan::new(opts))
+    }
+
+    fn measure(
         &self,
+        plan: &Plan,
         opts: &LabOptions,
         progress: &dyn Progress,
-    ) -> Result<ExperimentResult, LabError> {
-        let plan = Plan::new(opts);
+    ) -> Result<measure::Measured, LabError> {
         let values =
             |s: &_, a: &_, rate| analysis::round_values(s, a, analysis::payload_ceiling(rate));
-        let m = measure::measure(&plan, opts, progress, (analysis::parts(), &values))?;
-        let a = analysis::analyse(&m);
-        let r = render::Section {
-            plan: &plan,
-            measured: &m,
+        measure::measure(plan, opts, progress, (analysis::parts(), &values))
+    }
+
+    fn analyse(&self, _plan: &Plan, m: &measure::Measured) -> Result<Analysed, LabError> {
+        let a = analysis::analyse(m);
+        // The downloads' length the share held when it ran.
+        let ran = Plan {
+            secs: m.details.secs,
+        };
+        let rendered = render::Section {
+            plan: &ran,
+            measured: m,
             analysis: &a,
         }
         .render();
-        let record = m.record.clone();
-        let details = crate::Details::Buffers(Box::new(m.details));
-        Ok(ExperimentResult::of("buffers", a.summary, details, vec![m.path], r).decided(record))
+        Ok(Analysed {
+            summary: a.summary,
+            rendered,
+        })
     }
 }

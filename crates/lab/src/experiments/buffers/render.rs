@@ -45,14 +45,9 @@ impl Render for Section<'_> {
         let a = self.analysis;
         let (ceiling, predicted) = (a.ceiling, a.predicted);
         let mut md = String::new();
-        let _ = writeln!(
-            md,
-            "## buffers (Windows TCP team: no static socket buffers)\n"
-        );
-        let _ = writeln!(
-            md,
-            "**The claim.** A receive buffer pinned with `SO_RCVBUF` caps a download at about the buffer over the round trip, whatever the link; leaving the buffer to the kernel's autotuning reaches line rate. **Here**: path {}; {rounds} download(s) of {secs} s an arm with `tcpwise perf -R`, receiver in the client namespace, static and autotuned alternating. The testbed raises the autotuning ceilings in both namespaces ({}); the third arm sets them back to the kernel's own ({}) on the same path. Figures are medians over an arm's downloads ({}).\n",
-            self.measured.path.path,
+        let claim = format!(
+            "A receive buffer pinned with `SO_RCVBUF` caps a download at about the buffer over the round trip, whatever the link; leaving the buffer to the kernel's autotuning reaches line rate. **Here**: path {}; {rounds} download(s) of {secs} s an arm with `tcpwise perf -R`, receiver in the client namespace, static and autotuned alternating. The testbed raises the autotuning ceilings in both namespaces ({}); the third arm sets them back to the kernel's own ({}) on the same path. Figures are medians over an arm's downloads ({}).",
+            self.measured.paths.first().map_or("", |p| p.path.as_str()),
             sysctls_text(DEFAULT_SYSCTLS),
             sysctls_text(KERNEL_TCP_MEM),
             crate::verdict::intervals_in_words(rounds)
@@ -214,7 +209,14 @@ impl Render for Section<'_> {
             verdict: Some(super::analysis::verdict(a)),
         };
         Rendered {
-            markdown: md,
+            markdown: crate::section::Skeleton {
+                name: "buffers",
+                reproduces: "Windows TCP team: no static socket buffers",
+                claim,
+                here: None,
+                body: md,
+            }
+            .markdown(),
             plots: vec![plot],
             headline,
         }

@@ -19,7 +19,7 @@ use tcpwise_http::{Client, ClientConfig, Request, Response, ServeOptions, TlsSes
 use tcpwise_sys::steal_ticks;
 
 /// One fetch.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Fetch {
     /// The path's name.
     pub path: String,
@@ -41,7 +41,7 @@ pub struct Fetch {
 }
 
 /// One Happy Eyeballs fetch.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Eyeball {
     /// The row: `tcpwise, attempts 250 ms apart`, `curl`, ...
     pub row: String,
@@ -52,7 +52,7 @@ pub struct Eyeball {
 }
 
 /// Everything measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Details {
     /// Every fetch, in the order they ran.
     pub fetches: Vec<Fetch>,
@@ -67,14 +67,7 @@ pub struct Details {
 }
 
 /// What [`measure`] returns.
-pub struct Measured {
-    /// The fetches.
-    pub details: Details,
-    /// The emulator's error on each testbed.
-    pub paths: Vec<PathError>,
-    /// The sequential decision on the decisive path.
-    pub record: crate::sequential::Record,
-}
+pub type Measured = crate::stages::Measured<Details>;
 
 fn config(sessions: &TlsSessions, early: bool, tfo: bool) -> ClientConfig {
     ClientConfig {
@@ -333,7 +326,7 @@ pub fn measure(
             openssl,
         },
         paths,
-        record,
+        decision: record,
     })
 }
 

@@ -17,7 +17,8 @@ pub mod render;
 
 pub use measure::Details;
 
-use crate::{Experiment, ExperimentResult, LabError, LabOptions, Progress, Render};
+use crate::stages::{Analysed, Stages};
+use crate::{LabError, LabOptions, Progress, Render};
 use serde::Serialize;
 use tcpwise_emu::path::PathSpec;
 
@@ -25,7 +26,7 @@ use tcpwise_emu::path::PathSpec;
 pub struct ColdStart;
 
 /// One way of fetching.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Arm {
     /// TCP and a full TLS 1.3 handshake.
@@ -233,7 +234,10 @@ pub fn parts(rtt_ms: f64, eyeballs_rtt_ms: f64) -> Vec<crate::sequential::PartSp
     v
 }
 
-impl Experiment for ColdStart {
+impl Stages for ColdStart {
+    type Plan = Plan;
+    type Details = Details;
+
     fn name(&self) -> &'static str {
         "cold-start"
     }
@@ -268,31 +272,34 @@ impl Experiment for ColdStart {
         Plan::new(opts).map(|_| ())
     }
 
-    fn run(
+    fn plan(&self, opts: &LabOptions) -> Result<Plan, LabError> {
+        Plan::new(opts)
+    }
+
+    fn measure(
         &self,
+        plan: &Plan,
         opts: &LabOptions,
         progress: &dyn Progress,
-    ) -> Result<ExperimentResult, LabError> {
-        let plan = Plan::new(opts)?;
+    ) -> Result<measure::Measured, LabError> {
         let rtt = plan.paths[plan.decisive()].rtt_ms;
         let values =
             |f: &[measure::Fetch], e: &[measure::Eyeball]| analysis::round_values(f, e, rtt);
-        let m = measure::measure(&plan, opts, progress, &values)?;
-        let a = analysis::analyse(&plan, &m.details, &m.record);
-        let r = render::Section {
-            plan: &plan,
+        measure::measure(plan, opts, progress, &values)
+    }
+
+    fn analyse(&self, plan: &Plan, m: &measure::Measured) -> Result<Analysed, LabError> {
+        let a = analysis::analyse(plan, &m.details, &m.decision);
+        let rendered = render::Section {
+            plan,
             details: &m.details,
             analysis: &a,
         }
         .render();
-        Ok(ExperimentResult::of(
-            "cold-start",
-            a.summary.clone(),
-            crate::Details::ColdStart(m.details),
-            m.paths,
-            r,
-        )
-        .decided(m.record))
+        Ok(Analysed {
+            summary: a.summary,
+            rendered,
+        })
     }
 }
 

@@ -1,16 +1,21 @@
-//! The network half: one pair testbed, the four dispatch servers side by
-//! side in its server namespace, the closed-loop load from the client
-//! namespace, every model at every count in each round.
+//! One pair testbed, the four dispatch servers side by side in its
+//! server namespace, the closed-loop load from the client namespace:
+//! the decision's rounds, then every model at every count in each of
+//! the tables' rounds, then the file-I/O table.
 
-use super::Plan;
+use super::files::{self, FileRun};
+use super::{Decision, Plan};
 use crate::common::Bed;
-use crate::{LabError, LabOptions, PathError, Progress};
+use crate::sequential::driver::{Budget, Rounds, drive};
+use crate::{LabError, LabOptions, Progress};
 use serde::Serialize;
+use std::time::Duration;
+use tcpwise_dispatch::Model;
 use tcpwise_dispatch::Workload;
 use tcpwise_dispatch::load::{LoadOptions, LoadReport};
 
 /// One load run against one model.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Run {
     /// Which model served it.
     pub model: String,
@@ -21,34 +26,33 @@ pub struct Run {
     pub report: LoadReport,
 }
 
-/// What [`measure`] returns.
-pub struct Measured {
-    /// Every run, in the order they ran.
-    pub runs: Vec<Run>,
-    /// The models that served (io-uring is left out where it is missing).
-    pub models: Vec<String>,
-    /// Why a model was left out.
-    pub left_out: Option<String>,
-    /// The path as the report describes it.
-    pub desc: String,
-    /// Its RTT, ms.
-    pub rtt_ms: f64,
-    /// The emulator's error on it.
-    pub path: PathError,
-    /// The progress step, ended by the caller with the headline.
-    pub progress_id: usize,
-}
+/// What [`measure`] returns (with the progress steps of the network and
+/// the file tables, ended by the caller with their headlines).
+pub type Measured = crate::stages::Measured<super::Details>;
 
-/// Runs every round.
+/// A decision round's runs in, one value per part of the criterion out.
+pub type Values<'a> = &'a (dyn Fn(&Decision, &[Run], &[FileRun]) -> Vec<f64> + Sync);
+
+/// The models of every run, `io-uring` only where io_uring is there.
+pub const MODELS: [Model; 4] = [
+    Model::Shared,
+    Model::Segments { slots: 64 },
+    Model::Tokio,
+    Model::IoUring,
+];
+
+/// The decision's rounds until it is made, then the tables with the
+/// share left ([`Plan::new`] reads it then).
 pub fn measure(
-    plan: &Plan,
+    decision: &Decision,
     opts: &LabOptions,
     progress: &dyn Progress,
-) -> Result<Measured, LabError> {
+    values: Values<'_>,
+) -> Result<(Measured, (usize, usize)), LabError> {
     let mut bed = Bed::start(opts, 1_000_000, 1_000_000_000, Vec::new())?;
     let mut ports = Vec::new();
     let mut left_out = None;
-    for &m in &plan.models {
+    for m in MODELS {
         if let Err(e) = tcpwise_dispatch::probe(m) {
             if opts.require_io_uring {
                 return Err(LabError::Usage(format!(
@@ -61,7 +65,10 @@ pub fn measure(
         ports.push((m.name(), bed.serve_dispatch(m, 2)?));
     }
     let models: Vec<String> = ports.iter().map(|p| p.0.clone()).collect();
-    let (rounds, secs, warm) = (plan.rounds, plan.secs, plan.warm);
+    let opened = files::open(opts, progress)?;
+    let done = decide(decision, &bed, &ports, &opened, opts, progress, values)?;
+    let plan = Plan::new(opts);
+    let (rounds, secs) = (plan.rounds, plan.secs);
     let id = progress.step(
         &format!(
             "completion: {rounds} round(s) x {} client counts x {} models, {secs:?} each, on {}",
@@ -76,44 +83,120 @@ pub fn measure(
         for &c in &plan.counts {
             for (model, port) in &ports {
                 opts.check()?;
-                let o = LoadOptions {
-                    target: bed.peer(*port),
-                    clients: c,
-                    duration: secs,
-                    warmup: warm,
-                    workload: Workload::default(),
-                    seed: opts.seed + round as u64,
-                };
-                let report = bed.in_client(false, || async {
-                    tcpwise_dispatch::load::run(&o)
-                        .await
-                        .map_err(|source| LabError::Load {
-                            what: format!("completion: {model} with {c} clients"),
-                            source,
-                        })
-                })?;
-                runs.push(Run {
-                    model: model.clone(),
-                    round,
-                    report,
-                });
+                let l = (c, plan.secs, plan.warm, opts.seed + round as u64);
+                runs.push(load(&bed, model, *port, l, round)?);
                 progress.inc(id, 1);
             }
         }
     }
+    let (files, files_id) = files::measure(&plan.files, &opened, opts, progress)?;
     let min_rtt = runs
         .iter()
+        .chain(done.rounds.iter().flat_map(|r| &r.0))
         .filter_map(|r| r.report.min_rtt_us.map(f64::from))
         .fold(f64::INFINITY, f64::min);
     let (desc, rtt_ms) = (bed.desc.clone(), bed.rtt_ms);
     let path = bed.finish(min_rtt.is_finite().then_some(min_rtt / 1e3))?;
-    Ok(Measured {
+    let details = super::Details {
+        decision: done.rounds,
         runs,
+        counts: plan.counts.clone(),
+        rounds: plan.rounds,
+        secs: plan.secs,
+        warm: plan.warm,
         models,
         left_out,
         desc,
         rtt_ms,
-        path,
-        progress_id: id,
+        files,
+    };
+    let m = Measured {
+        details,
+        paths: vec![path],
+        decision: done.record,
+    };
+    Ok((m, (id, files_id)))
+}
+
+/// A decision round's runs: the network's, then the file I/O's.
+pub type DecisionRound = (Vec<Run>, Vec<FileRun>);
+
+/// The decision's rounds: `shared` at each count, then shared and
+/// segments under skewed file I/O at the top count, back to back.
+fn decide(
+    d: &Decision,
+    bed: &Bed,
+    ports: &[(String, u16)],
+    opened: &files::Opened,
+    opts: &LabOptions,
+    progress: &dyn Progress,
+    values: Values<'_>,
+) -> Result<Rounds<DecisionRound>, LabError> {
+    let shared = ports
+        .iter()
+        .find(|p| p.0 == Model::Shared.name())
+        .map(|p| p.1)
+        .expect("the shared model always serves");
+    let mut specs = super::analysis::parts();
+    if opened.is_err() {
+        specs.truncate(1);
+    }
+    // The tables' least round (a tiny one) runs after the decision,
+    // inside the same share.
+    let mut budget = Budget::of(opts, super::min_rounds(), super::MAX_ROUNDS);
+    let tables = Duration::from_secs_f64(super::TINY_ROUND_SECS);
+    budget.deadline = budget.deadline.map(|d| d.checked_sub(tables).unwrap_or(d));
+    budget.given = budget.given.map(|g| g.saturating_sub(tables));
+    drive("completion", specs, &budget, opts, progress, |round| {
+        let seed = opts.seed + round as u64;
+        let mut net = Vec::new();
+        for &c in &d.counts {
+            opts.check()?;
+            let l = (c, d.secs, d.warm, seed);
+            net.push(load(bed, &Model::Shared.name(), shared, l, round)?);
+        }
+        let mut fr = Vec::new();
+        if let Ok(file) = opened {
+            for name in ["shared", "segments"] {
+                opts.check()?;
+                let model: tcpwise_aio::Model = name.parse().expect("a known model");
+                let o = files::options(model, files::SKEW, d.top() as u32, d.file_secs, seed);
+                fr.push(files::run_one(file, &o, round)?);
+            }
+        }
+        let v = values(d, &net, &fr);
+        Ok(((net, fr), v))
+    })
+}
+
+/// One load run: `(clients, measured time, warm-up, seed)` against the
+/// model serving on `port`.
+fn load(
+    bed: &Bed,
+    model: &str,
+    port: u16,
+    (clients, duration, warmup, seed): (usize, Duration, Duration, u64),
+    round: usize,
+) -> Result<Run, LabError> {
+    let o = LoadOptions {
+        target: bed.peer(port),
+        clients,
+        duration,
+        warmup,
+        workload: Workload::default(),
+        seed,
+    };
+    let report = bed.in_client(false, || async {
+        tcpwise_dispatch::load::run(&o)
+            .await
+            .map_err(|source| LabError::Load {
+                what: format!("completion: {model} with {clients} clients"),
+                source,
+            })
+    })?;
+    Ok(Run {
+        model: model.into(),
+        round,
+        report,
     })
 }

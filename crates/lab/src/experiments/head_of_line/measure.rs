@@ -11,8 +11,10 @@
 
 use super::{CONGESTION, H1_CONNECTIONS, Plan, Proto};
 use crate::common::Bed;
-use crate::{LabError, LabOptions, PathError, Progress};
-use serde::Serialize;
+use crate::sequential::driver::{Budget, drive};
+use crate::together::Part;
+use crate::{LabError, LabOptions, Progress};
+use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 use tcpwise_emu::Role;
 use tcpwise_emu::netns::Netns;
@@ -21,7 +23,7 @@ use tcpwise_http::{Client, ClientConfig, Request, ServeOptions, Version};
 use tcpwise_sys::steal_ticks;
 
 /// One page load.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Load {
     /// The path's name.
     pub path: String,
@@ -57,7 +59,7 @@ pub struct Load {
 }
 
 /// Everything measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Details {
     /// Every load, in the order they ran.
     pub loads: Vec<Load>,
@@ -70,12 +72,7 @@ pub struct Details {
 }
 
 /// What [`measure`] returns.
-pub struct Measured {
-    /// The loads.
-    pub details: Details,
-    /// The emulator's error on each testbed.
-    pub paths: Vec<PathError>,
-}
+pub type Measured = crate::stages::Measured<Details>;
 
 /// The longest a page load may take before it counts as failed (about
 /// five times what one connection needs for the page at 5 % loss).
@@ -169,29 +166,28 @@ async fn load_page(
     Ok((plt_ms, html_ms, bytes, conns.len() as u64))
 }
 
-/// One path's loads, its description and the emulator's error on it.
-type PathLoads = (Vec<Load>, String, PathError);
+/// A path's testbed with its origin, ready for loads.
+struct PathBed<'p> {
+    path: &'p super::PathPlan,
+    bed: Bed,
+    base: url::Url,
+    book: QuicBook,
+}
 
-/// Loads the page `plan.trials` times each way on one path.
-fn one_path(
-    plan: &Plan,
-    path: &super::PathPlan,
-    opts: &LabOptions,
-    progress: &dyn Progress,
+/// Starts `path`'s testbed and its origin (`tcpwise serve --tls --http3
+/// -C cubic`, in-process in the server namespace).
+fn start<'p>(
+    path: &'p super::PathPlan,
     tls: std::sync::Arc<rustls::ServerConfig>,
-) -> Result<PathLoads, LabError> {
+    opts: &LabOptions,
+) -> Result<PathBed<'p>, LabError> {
     opts.check()?;
     let mut bed = Bed::start_path(opts, &path.spec, &path.stem, Vec::new())?;
-    // Said once the testbed has its slot (it may wait for one).
-    let id = progress.step(
-        &format!("head-of-line: {}", path.name),
-        (plan.trials * Proto::ALL.len()) as u64,
-    );
     // This server's QUIC connections alone: other paths' servers run in
     // this process at the same time.
     let book = QuicBook::default();
     let port = bed.serve_with(ServeOptions {
-        tls: Some(tls.clone()),
+        tls: Some(tls),
         http3: true,
         quic_book: Some(book.clone()),
         congestion: Some(CONGESTION.into()),
@@ -200,22 +196,39 @@ fn one_path(
     let base: url::Url = format!("https://{}/", bed.peer(port))
         .parse()
         .expect("a valid URL");
-    let gauges = bed.tb.gauges();
-    let server = bed.tb.netns(Role::Server).expect("pair has a server");
-    let read = || Counters {
-        drops: [gauges[1].read().dropped, gauges[0].read().dropped],
-        tcp: tcp_counters(server),
-        quic: book.totals(),
-    };
-    let got = bed.in_client(false, || async {
-        let mut v = Vec::new();
-        for trial in 1..=plan.trials {
-            // The ways in a rotating order: drift hits each alike.
-            for k in 0..Proto::ALL.len() {
+    Ok(PathBed {
+        path,
+        bed,
+        base,
+        book,
+    })
+}
+
+impl PathBed<'_> {
+    /// Loads the page once each way of `protos`, in an order rotating
+    /// with `trial` (drift hits each alike), each on a fresh client (a
+    /// cold load: handshakes included, as a browser's first visit).
+    fn trial(
+        &self,
+        page: &[u64],
+        protos: &[Proto],
+        trial: usize,
+        opts: &LabOptions,
+    ) -> Result<Vec<Load>, LabError> {
+        let gauges = self.bed.tb.gauges();
+        let server = self.bed.tb.netns(Role::Server).expect("pair has a server");
+        let read = || Counters {
+            drops: [gauges[1].read().dropped, gauges[0].read().dropped],
+            tcp: tcp_counters(server),
+            quic: self.book.totals(),
+        };
+        self.bed.in_client(false, || async {
+            let mut v = Vec::new();
+            for k in 0..protos.len() {
                 opts.check()?;
-                let proto = Proto::ALL[(k + trial) % Proto::ALL.len()];
+                let proto = protos[(k + trial) % protos.len()];
                 let (s0, c0) = (steal_ticks(), read());
-                let r = tokio::time::timeout(LOAD_TIMEOUT, load_page(proto, &base, &plan.page))
+                let r = tokio::time::timeout(LOAD_TIMEOUT, load_page(proto, &self.base, page))
                     .await
                     .unwrap_or_else(|_| Err(format!("no page after {LOAD_TIMEOUT:?}")));
                 // The connections close (FINs, QUIC's CONNECTION_CLOSE)
@@ -228,7 +241,7 @@ fn one_path(
                 };
                 let tcp = c0.tcp.zip(c1.tcp);
                 v.push(Load {
-                    path: path.name.clone(),
+                    path: self.path.name.clone(),
                     proto,
                     trial,
                     error,
@@ -244,13 +257,15 @@ fn one_path(
                     quic_lost: c1.quic.lost_packets - c0.quic.lost_packets,
                     steal_ticks: s0.zip(steal_ticks()).map(|(a, b)| b - a),
                 });
-                progress.inc(id, 1);
             }
-        }
-        Ok(v)
-    })?;
-    // A way that never loaded the page on a path is a failure of the
-    // experiment, not a figure.
+            Ok(v)
+        })
+    }
+}
+
+/// A way that never loaded the page on a path is a failure of the
+/// experiment, not a figure.
+fn never_loaded(path: &super::PathPlan, got: &[Load]) -> Result<(), LabError> {
     for proto in Proto::ALL {
         let mine: Vec<&Load> = got.iter().filter(|l| l.proto == proto).collect();
         if !mine.is_empty() && mine.iter().all(|l| l.error.is_some()) {
@@ -265,43 +280,100 @@ fn one_path(
             });
         }
     }
-    let failed = got.iter().filter(|l| l.error.is_some()).count();
-    progress.done(
-        id,
-        &format!(
-            "head-of-line: {}: {} loads, {failed} failed",
-            path.name,
-            got.len()
-        ),
-    );
-    let desc = bed.desc.clone();
-    Ok((got, desc, bed.finish(None)?))
+    Ok(())
 }
 
-/// Loads the page on every path, the paths at once (each its own
-/// testbed, within the lab's slots; the ways interleave within each path,
-/// so a path's share of the machine hits the three alike). A failing path
-/// stops the others ([`crate::together`]).
+/// A decision round's loads in (the highest-loss path's, then the
+/// lossless path's), one value per part of the criterion out.
+pub type Values<'a> = &'a (dyn Fn(&[Load], &[Load]) -> Vec<f64> + Sync);
+
+/// The decision's rounds until it is made (HTTP/2 and HTTP/3 on the
+/// lossless and the highest-loss paths, the two at once), then, with the
+/// share left, the tables: every way on every path, the paths at once
+/// (each its own testbed, within the lab's slots; the ways interleave
+/// within each path, so a path's share of the machine hits them alike).
+/// A failing path stops the others ([`crate::together`]).
 pub fn measure(
     plan: &Plan,
     opts: &LabOptions,
     progress: &dyn Progress,
+    values: Values<'_>,
 ) -> Result<Measured, LabError> {
     let tls = crate::common::self_signed()?;
-    let (mut loads, mut paths, mut descs) = (Vec::new(), Vec::new(), Vec::new());
-    let parts = plan
-        .paths
-        .iter()
-        .map(|path| {
-            let tls = tls.clone();
-            Box::new(move |o: &LabOptions| one_path(plan, path, o, progress, tls))
-                as crate::together::Part<'_, PathLoads>
-        })
-        .collect();
-    for (got, desc, perr) in crate::together::at_once(opts, "head-of-line", parts)? {
-        descs.push(desc);
-        loads.extend(got);
-        paths.push(perr);
+    let (zero, worst) = plan.decisive().ok_or_else(|| {
+        LabError::Usage("head-of-line: no path without loss and none with loss".into())
+    })?;
+    let starts = |ids: Vec<usize>| -> Vec<Part<'_, PathBed<'_>>> {
+        ids.into_iter()
+            .map(|i| {
+                let (path, tls) = (&plan.paths[i], tls.clone());
+                Box::new(move |o: &LabOptions| start(path, tls, o)) as Part<'_, _>
+            })
+            .collect()
+    };
+    let mut beds = crate::together::at_once(opts, "head-of-line", starts(vec![zero, worst]))?;
+    let budget = Budget::of(opts, super::min_rounds(), super::MAX_ROUNDS);
+    let done = drive(
+        "head-of-line",
+        super::analysis::parts(),
+        &budget,
+        opts,
+        progress,
+        |round| {
+            let parts = beds
+                .iter()
+                .map(|b| {
+                    Box::new(move |o: &LabOptions| {
+                        b.trial(&plan.page, &[Proto::Http2, Proto::Http3], round + 1, o)
+                    }) as Part<'_, Vec<Load>>
+                })
+                .collect();
+            let got: Vec<Vec<Load>> = crate::together::at_once(opts, "head-of-line", parts)?;
+            let v = values(&got[1], &got[0]);
+            Ok((got.concat(), v))
+        },
+    )?;
+    let mut loads: Vec<Load> = done.rounds.into_iter().flatten().collect();
+    // The tables, with what the share left: the other paths join.
+    let trials = plan.fitted_trials(opts);
+    if trials > 0 {
+        let others = (0..plan.paths.len())
+            .filter(|&i| i != zero && i != worst)
+            .collect();
+        beds.extend(crate::together::at_once(
+            opts,
+            "head-of-line",
+            starts(others),
+        )?);
+        let first = done.record.rounds + done.record.discarded;
+        let parts = beds
+            .iter()
+            .map(|b| {
+                let offset = if b.path.name == plan.paths[zero].name
+                    || b.path.name == plan.paths[worst].name
+                {
+                    first
+                } else {
+                    0
+                };
+                Box::new(move |o: &LabOptions| table(b, plan, offset, trials, o, progress))
+                    as Part<'_, _>
+            })
+            .collect();
+        loads.extend(crate::together::at_once(opts, "head-of-line", parts)?.concat());
+    }
+    // In the plan's order, as the report lists them.
+    beds.sort_by_key(|b| plan.paths.iter().position(|p| p.name == b.path.name));
+    let (mut descs, mut paths) = (Vec::new(), Vec::new());
+    for b in beds {
+        let mine: Vec<Load> = loads
+            .iter()
+            .filter(|l| l.path == b.path.name)
+            .cloned()
+            .collect();
+        never_loaded(b.path, &mine)?;
+        descs.push(b.bed.desc.clone());
+        paths.push(b.bed.finish(None)?);
     }
     Ok(Measured {
         details: Details {
@@ -311,5 +383,37 @@ pub fn measure(
             congestion: CONGESTION.into(),
         },
         paths,
+        decision: done.record,
     })
+}
+
+/// One path's table: `trials` loads of every way, numbered after the
+/// decision's `offset` rounds.
+fn table(
+    b: &PathBed<'_>,
+    plan: &Plan,
+    offset: usize,
+    trials: usize,
+    opts: &LabOptions,
+    progress: &dyn Progress,
+) -> Result<Vec<Load>, LabError> {
+    let id = progress.step(
+        &format!("head-of-line: {}", b.path.name),
+        (trials * Proto::ALL.len()) as u64,
+    );
+    let mut got = Vec::new();
+    for t in 1..=trials {
+        got.extend(b.trial(&plan.page, &Proto::ALL, offset + t, opts)?);
+        progress.inc(id, Proto::ALL.len() as u64);
+    }
+    let failed = got.iter().filter(|l| l.error.is_some()).count();
+    progress.done(
+        id,
+        &format!(
+            "head-of-line: {}: {} loads, {failed} failed",
+            b.path.name,
+            got.len()
+        ),
+    );
+    Ok(got)
 }

@@ -19,7 +19,8 @@ pub mod render;
 
 pub use measure::Details;
 
-use crate::{Experiment, ExperimentResult, LabError, LabOptions, Progress, Render};
+use crate::stages::{Analysed, Stages};
+use crate::{LabError, LabOptions, Progress, Render};
 use serde::Serialize;
 use tcpwise_emu::path::PathSpec;
 use tcpwise_link::LossModel;
@@ -28,7 +29,7 @@ use tcpwise_link::LossModel;
 pub struct HeadOfLine;
 
 /// One way of loading the page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Proto {
     /// HTTP/1.1 over TLS, at most six connections (a browser's limit).
@@ -84,7 +85,8 @@ pub struct PathPlan {
 pub struct Plan {
     /// The paths: the loss rates in order, the cellular trace last.
     pub paths: Vec<PathPlan>,
-    /// Page loads per way and path (the ways interleaved).
+    /// The tables' page loads per way and path after the decision (the
+    /// ways interleaved), at most: the budget may fit fewer.
     pub trials: usize,
     /// The page: the HTML's size first, then each object's, bytes.
     pub page: Vec<u64>,
@@ -174,11 +176,13 @@ impl Plan {
                 Err(why) => left_out.push(why),
             }
         }
-        let trials = opts.runs.unwrap_or(match crate::budget::left(opts) {
-            Some(_) => crate::budget::fit(opts, TRIAL_SECS, 10.0, 1, TRIALS),
-            None if opts.quick => 1,
-            None => TRIALS,
-        });
+        let trials = opts
+            .runs
+            .unwrap_or(if opts.quick && opts.deadline.is_none() {
+                1
+            } else {
+                TRIALS
+            });
         if trials == 0 {
             return Err(LabError::Usage("--runs must be at least 1".into()));
         }
@@ -190,56 +194,110 @@ impl Plan {
         })
     }
 
+    /// The decision's two paths, as indices into `paths`: the one
+    /// without loss and the highest random loss (`None`: the run has no
+    /// such pair, as with `--rtt` alone it always has).
+    pub fn decisive(&self) -> Option<(usize, usize)> {
+        let lossy = |i: &usize| !self.paths[*i].trace;
+        let all = 0..self.paths.len();
+        let zero = all
+            .clone()
+            .filter(lossy)
+            .find(|&i| self.paths[i].loss_pct == 0.0)?;
+        let worst = all
+            .filter(lossy)
+            .filter(|&i| self.paths[i].loss_pct > 0.0)
+            .max_by(|&a, &b| self.paths[a].loss_pct.total_cmp(&self.paths[b].loss_pct))?;
+        Some((zero, worst))
+    }
+
+    /// The tables' loads a way and path that the share left holds.
+    pub fn fitted_trials(&self, opts: &LabOptions) -> usize {
+        crate::budget::fit_part(opts, 1, TRIAL_SECS, 5.0, self.trials)
+    }
+
     /// The page's bytes (HTML and objects).
     pub fn page_bytes(&self) -> u64 {
         self.page.iter().sum()
     }
 }
 
-/// Seconds of one load of each protocol on the slowest path (5 % loss).
+/// Seconds of one load of each protocol on the slowest path (5 % loss;
+/// 27 Nov: 6.9 + 33.9 + 27.2 s).
 pub const TRIAL_SECS: f64 = 70.0;
 
-impl Experiment for HeadOfLine {
+/// Seconds of a decision round: HTTP/2 and HTTP/3 on the 5 % path, the
+/// paths' bound.
+pub const ROUND_SECS: f64 = 62.0;
+
+/// Rounds before a decision may stop the run (the sequence's first
+/// bound).
+pub fn min_rounds() -> usize {
+    crate::sequential::cs::first_bounded_round(crate::sequential::ALPHA)
+}
+
+/// Rounds at most.
+pub const MAX_ROUNDS: usize = 30;
+
+impl Stages for HeadOfLine {
+    type Plan = Plan;
+    type Details = Details;
+
     fn name(&self) -> &'static str {
         "head-of-line"
     }
 
-    // Still fixed repetitions, fitted to its share: a load of each
-    // protocol on the 5 % loss path, its paths' bound, takes about 70 s
-    // (27 Nov: 6.9 + 33.9 + 27.2 s).
+    fn criterion(&self) -> Vec<crate::sequential::PartSpec> {
+        analysis::parts()
+    }
+
+    // Its decision needs about 8 minutes of 5 % loss (7 rounds and a
+    // spare), more than the default budget gives the phase it shares:
+    // its `need` is one round, so it never takes the cheaper verdicts'
+    // time; a larger budget's extra time reaches it through `planned`.
     fn cost(&self, _opts: &LabOptions) -> crate::Cost {
         crate::Cost {
-            need: 10.0 + TRIAL_SECS,
-            planned: 10.0 + 3.0 * TRIAL_SECS,
-            first_round: 10.0 + TRIAL_SECS,
+            need: 10.0 + ROUND_SECS,
+            planned: 10.0 + ROUND_SECS * (min_rounds() + 1) as f64 + TRIAL_SECS,
+            first_round: 10.0 + ROUND_SECS,
         }
     }
 
     fn validate(&self, opts: &LabOptions) -> Result<(), LabError> {
-        Plan::new(opts).map(|_| ())
+        match self.plan(opts)?.decisive() {
+            Some(_) => Ok(()),
+            None => Err(LabError::Usage(
+                "the decision needs a path without loss and one with loss".into(),
+            )),
+        }
     }
 
-    fn run(
+    fn plan(&self, opts: &LabOptions) -> Result<Plan, LabError> {
+        Plan::new(opts)
+    }
+
+    fn measure(
         &self,
+        plan: &Plan,
         opts: &LabOptions,
         progress: &dyn Progress,
-    ) -> Result<ExperimentResult, LabError> {
-        let plan = Plan::new(opts)?;
-        let m = measure::measure(&plan, opts, progress)?;
-        let a = analysis::analyse(&plan, &m.details);
-        let r = render::Section {
-            plan: &plan,
+    ) -> Result<measure::Measured, LabError> {
+        measure::measure(plan, opts, progress, &analysis::round_values)
+    }
+
+    fn analyse(&self, plan: &Plan, m: &measure::Measured) -> Result<Analysed, LabError> {
+        let a = analysis::analyse(plan, &m.details, &m.decision);
+        let rendered = render::Section {
+            plan,
             details: &m.details,
             analysis: &a,
+            record: &m.decision,
         }
         .render();
-        Ok(ExperimentResult::of(
-            "head-of-line",
-            a.summary.clone(),
-            crate::Details::HeadOfLine(m.details),
-            m.paths,
-            r,
-        ))
+        Ok(Analysed {
+            summary: a.summary,
+            rendered,
+        })
     }
 }
 

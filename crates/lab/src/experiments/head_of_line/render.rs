@@ -16,6 +16,8 @@ pub struct Section<'a> {
     pub details: &'a Details,
     /// Their figures.
     pub analysis: &'a Analysis,
+    /// The decision.
+    pub record: &'a crate::sequential::Record,
 }
 
 /// The published figures the issue cites, beside ours.
@@ -33,30 +35,29 @@ impl Render for Section<'_> {
     fn render(&self) -> Rendered {
         let (plan, d, a) = (self.plan, self.details, self.analysis);
         let mut md = String::new();
-        let _ = writeln!(
-            md,
-            "## head-of-line (when does HTTP/3 beat HTTP/2 on a lossy path?)\n"
-        );
-        let _ = writeln!(
-            md,
-            "**The claim.** HTTP/2 multiplexes a page over one TCP connection, so one lost segment holds every stream's bytes behind it until it is retransmitted (head-of-line blocking); QUIC recovers per stream and its handshake takes one round trip fewer. Without loss the two should load a page about as fast; under loss HTTP/3 should win. Published: {PUBLISHED}.\n"
+        let claim = format!(
+            "HTTP/2 multiplexes a page over one TCP connection, so one lost segment holds every stream's bytes behind it until it is retransmitted (head-of-line blocking); QUIC recovers per stream and its handshake takes one round trip fewer. Without loss the two should load a page about as fast; under loss HTTP/3 should win. Published: {PUBLISHED}."
         );
         let objects = &d.page[1..];
-        let _ = writeln!(
-            md,
-            "**Here**: `tcpwise serve --tls --http3 -C {CONGESTION}` in the server namespace (TCP with CUBIC, as quinn's QUIC uses by default, so the transports' loss recovery and multiplexing are compared, not two congestion controls), TLS 1.3 with ALPN for both. A page of one {} B HTML and {} objects of {} to {} B ({} B in all, drawn from the seed), loaded cold on a fresh client each time (connects and handshakes included, as a first visit): the HTML, then every object at once; HTTP/1.1 over at most {H1_CONNECTIONS} connections, HTTP/2 and HTTP/3 over one. Page-load time runs to the last byte of the last object. Each trial loads the page once per way, the ways in a rotating order; {} loads a cell ({}). Random loss is Bernoulli, the same rate each way. Beside each cell, per load (means): packets the link dropped (server to client / client to server), and what the server's transport recovered: TCP segments retransmitted over segments sent (the server namespace's `RetransSegs` / `OutSegs`, so a cell's figure is its own connections'), QUIC packets declared lost over packets sent (quinn's statistics). Steal: hypervisor ticks over the cell's loads.\n",
+        let here = format!(
+            "`tcpwise serve --tls --http3 -C {CONGESTION}` in the server namespace (TCP with CUBIC, as quinn's QUIC uses by default, so the transports' loss recovery and multiplexing are compared, not two congestion controls), TLS 1.3 with ALPN for both. A page of one {} B HTML and {} objects of {} to {} B ({} B in all, drawn from the seed), loaded cold on a fresh client each time (connects and handshakes included, as a first visit): the HTML, then every object at once; HTTP/1.1 over at most {H1_CONNECTIONS} connections, HTTP/2 and HTTP/3 over one. Page-load time runs to the last byte of the last object. The decision's rounds load the page over HTTP/2 and HTTP/3 on the paths without loss and with the most, back to back, the two paths at once ({} rounds); then, as far as the budget holds, each trial loads the page once per way on every path, the ways in a rotating order ({} loads a cell at most; the cells' loads are counted in their tables, and a path that got none has none). The cells' intervals: {}. Random loss is Bernoulli, the same rate each way. Beside each cell, per load (means): packets the link dropped (server to client / client to server), and what the server's transport recovered: TCP segments retransmitted over segments sent (the server namespace's `RetransSegs` / `OutSegs`, so a cell's figure is its own connections'), QUIC packets declared lost over packets sent (quinn's statistics). Steal: hypervisor ticks over the cell's loads.",
             d.page[0],
             objects.len(),
             objects.iter().min().copied().unwrap_or(0),
             objects.iter().max().copied().unwrap_or(0),
             plan.page_bytes(),
+            self.record.rounds + self.record.discarded,
             plan.trials,
             crate::verdict::intervals_in_words(plan.trials),
         );
         for why in &plan.left_out {
             let _ = writeln!(md, "Note: {why}.\n");
         }
-        for p in &plan.paths {
+        for p in plan
+            .paths
+            .iter()
+            .filter(|p| a.cells.iter().any(|c| c.path == p.name))
+        {
             let _ = writeln!(
                 md,
                 "### {}\n\n| way | page-load ms | p90 ms | HTML ms | connections | loads (failed) | link drops down / up | recovered / sent | steal |\n|---|---|---|---|---|---|---|---|---|",
@@ -139,7 +140,14 @@ impl Render for Section<'_> {
             .collect::<Vec<_>>()
             .join(", ");
         Rendered {
-            markdown: md,
+            markdown: crate::section::Skeleton {
+                name: "head-of-line",
+                reproduces: "when does HTTP/3 beat HTTP/2 on a lossy path?",
+                claim,
+                here: Some(here),
+                body: md,
+            }
+            .markdown(),
             plots,
             headline: Headline {
                 seed: "(beside the seeds) HTTP/3 vs HTTP/2 on lossy paths: gains at high loss (netem studies), little from loss alone (Trevisan et al. 2021)".into(),
@@ -190,11 +198,17 @@ mod tests {
             page: plan.page.clone(),
             congestion: CONGESTION.into(),
         };
-        let a = super::super::analysis::analyse(&plan, &d);
+        let record = crate::sequential::Record::of_rounds(
+            super::super::analysis::parts(),
+            &vec![vec![1.0, 1.0]; 7],
+            crate::sequential::Stop::Decided,
+        );
+        let a = super::super::analysis::analyse(&plan, &d, &record);
         let r = Section {
             plan: &plan,
             details: &d,
             analysis: &a,
+            record: &record,
         }
         .render();
         for p in &plan.paths {

@@ -30,7 +30,7 @@ pub struct Row {
 /// A main table's figures.
 pub struct TableFigures {
     /// The server's `tcp_slow_start_after_idle`.
-    pub ssai: &'static str,
+    pub ssai: String,
     /// One round trip plus serialising the object, ms.
     pub one_round_trip_ms: f64,
     /// The path's round trip, ms.
@@ -108,7 +108,7 @@ fn table(t: &Table<IdleRun>, summary: &mut Summary) -> TableFigures {
     summary.insert("rtt_ms".into(), t.rtt_ms.into());
     summary.insert("rate_mbit".into(), t.rate_mbit.into());
     TableFigures {
-        ssai: t.ssai,
+        ssai: t.ssai.clone(),
         one_round_trip_ms: t.rtt_ms + ser_ms,
         rtt_ms: t.rtt_ms,
         rows,
@@ -143,8 +143,13 @@ pub fn verdict(a: &Analysis) -> Verdict {
 /// The figures of `m`.
 pub fn analyse(m: &Measured) -> Analysis {
     let mut summary = Summary::new();
-    let tables = m.tables.iter().map(|t| table(t, &mut summary)).collect();
-    let sweep = m.sweep.as_ref().map_or_else(Vec::new, |s| {
+    let tables = m
+        .details
+        .tables
+        .iter()
+        .map(|t| table(t, &mut summary))
+        .collect();
+    let sweep = m.details.sweep.as_ref().map_or_else(Vec::new, |s| {
         SWEEP
             .iter()
             .map(|&size| {
@@ -174,7 +179,7 @@ pub fn analyse(m: &Measured) -> Analysis {
         tables,
         sweep,
         summary,
-        record: m.record.clone(),
+        record: m.decision.clone(),
     }
 }
 
@@ -208,7 +213,7 @@ mod tests {
         }
         Analysis {
             tables: vec![TableFigures {
-                ssai: "0",
+                ssai: "0".into(),
                 one_round_trip_ms: 277.0,
                 rtt_ms: 250.0,
                 rows: vec![row("fifo", fifo), row("max-burst", burst)],

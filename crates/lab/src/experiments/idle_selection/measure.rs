@@ -13,36 +13,15 @@ use crate::common::Bed;
 use crate::sequential::driver::{Budget, drive};
 use crate::together::Part;
 use crate::{LabError, LabOptions, PathError, Progress};
-use serde::Serialize;
-use std::collections::BTreeMap;
+use serde::{Deserialize, Serialize};
 use tcpwise_http::ClientConfig;
 use tcpwise_http::scenario::{IdleRun, IdleSelection as Scenario, run_idle_selection};
 
-/// One run of the object-size sweep.
-#[derive(Debug, Clone, Serialize)]
-pub struct SweepRun {
-    /// Object size, bytes.
-    pub size: u64,
-    /// The run.
-    pub run: IdleRun,
-}
-
-/// Everything measured: every run of the main tables (keyed
-/// `slow_start_after_idle_0`, `..._1`) and of the size sweep.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Details {
-    /// Runs per server setting.
-    #[serde(flatten)]
-    pub tables: BTreeMap<String, Vec<IdleRun>>,
-    /// The full run's object-size sweep.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub size_sweep: Vec<SweepRun>,
-}
-
 /// One testbed's runs and its path.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Table<R> {
     /// The server's `tcp_slow_start_after_idle`.
-    pub ssai: &'static str,
+    pub ssai: String,
     /// The runs.
     pub runs: Vec<R>,
     /// The emulator's error on the path.
@@ -55,38 +34,20 @@ pub struct Table<R> {
     pub target: u64,
 }
 
-/// What [`measure`] returns.
-pub struct Measured {
-    /// The main tables, `=0` then `=1` (`=1` absent when the budget
-    /// left no time for it).
+/// Everything measured: the main tables, `=0` then `=1` (`=1` absent
+/// when the budget left no time for it), and the size sweep (each run
+/// with its object size).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Details {
+    /// The main tables.
     pub tables: Vec<Table<IdleRun>>,
-    /// The size sweep (full runs), each run with its object size.
+    /// The size sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<Table<(u64, IdleRun)>>,
-    /// The sequential decision on the decisive comparison.
-    pub record: crate::sequential::Record,
 }
 
-impl Measured {
-    /// The runs as `results.json` keeps them.
-    pub fn details(&self) -> Details {
-        let mut d = Details::default();
-        for t in &self.tables {
-            d.tables
-                .insert(format!("slow_start_after_idle_{}", t.ssai), t.runs.clone());
-        }
-        if let Some(s) = &self.sweep {
-            d.size_sweep = s
-                .runs
-                .iter()
-                .map(|(size, run)| SweepRun {
-                    size: *size,
-                    run: run.clone(),
-                })
-                .collect();
-        }
-        d
-    }
-}
+/// What [`measure`] returns.
+pub type Measured = crate::stages::Measured<Details>;
 
 /// What one testbed measured.
 enum Done {
@@ -123,11 +84,7 @@ pub fn measure(
     };
     let record = decide(&o, opts, progress)?;
     let mut runs0 = record.1;
-    let mut m = Measured {
-        tables: Vec::new(),
-        sweep: None,
-        record: record.0,
-    };
+    let mut m = Details::default();
     for d in extras(plan, &o, opts, progress)? {
         match d {
             Done::Main(t) => m.tables.push(t),
@@ -140,7 +97,7 @@ pub fn measure(
     m.tables.insert(
         0,
         Table {
-            ssai: "0",
+            ssai: "0".into(),
             runs: runs0,
             path,
             rtt_ms,
@@ -148,7 +105,13 @@ pub fn measure(
             target,
         },
     );
-    Ok(m)
+    let mut paths: Vec<PathError> = m.tables.iter().map(|t| t.path.clone()).collect();
+    paths.extend(m.sweep.as_ref().map(|s| s.path.clone()));
+    Ok(Measured {
+        details: m,
+        paths,
+        decision: record.0,
+    })
 }
 
 /// FIFO and the largest burst back to back (which goes first
@@ -319,7 +282,7 @@ fn main_table(
         &format!("idle-selection: ={ssai}: median ms {}", line.join(", ")),
     );
     Ok(Table {
-        ssai,
+        ssai: ssai.into(),
         runs: results,
         path,
         rtt_ms,
@@ -363,7 +326,7 @@ fn sweep(
     path.path.push_str(" (object-size sweep)");
     progress.done(id, "idle-selection: object-size sweep done");
     Ok(Table {
-        ssai: "0",
+        ssai: "0".into(),
         runs: results,
         path,
         rtt_ms,

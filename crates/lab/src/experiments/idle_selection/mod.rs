@@ -12,9 +12,10 @@ pub mod analysis;
 pub mod measure;
 pub mod render;
 
-pub use measure::{Details, SweepRun};
+pub use measure::Details;
 
-use crate::{Experiment, ExperimentResult, LabError, LabOptions, Progress, Render};
+use crate::stages::{Analysed, Stages};
+use crate::{LabError, LabOptions, Progress, Render};
 use tcpwise_pool::Policy;
 
 /// The experiment.
@@ -118,7 +119,10 @@ pub fn parts() -> Vec<crate::sequential::PartSpec> {
     }]
 }
 
-impl Experiment for IdleSelection {
+impl Stages for IdleSelection {
+    type Plan = Plan;
+    type Details = Details;
+
     fn name(&self) -> &'static str {
         "idle-selection"
     }
@@ -138,37 +142,45 @@ impl Experiment for IdleSelection {
         }
     }
 
-    fn run(
+    fn plan(&self, opts: &LabOptions) -> Result<Plan, LabError> {
+        Ok(Plan::new(opts))
+    }
+
+    fn measure(
         &self,
+        plan: &Plan,
         opts: &LabOptions,
         progress: &dyn Progress,
-    ) -> Result<ExperimentResult, LabError> {
-        let m = measure::measure(&Plan::new(opts), opts, progress)?;
+    ) -> Result<measure::Measured, LabError> {
+        measure::measure(plan, opts, progress)
+    }
+
+    fn analyse(&self, _plan: &Plan, m: &measure::Measured) -> Result<Analysed, LabError> {
+        let d = &m.details;
         // The report says what ran: FIFO's and the largest burst's runs
         // (the decision's rounds and the extras').
-        let fifo = m
+        let fifo = d
             .tables
             .first()
             .map_or(0, |t| t.runs.iter().filter(|r| r.policy == "fifo").count());
         let ran = Plan {
             runs: fifo,
             // Runs each: the sweep's runs over its sizes and contenders.
-            sweep_runs: m
+            sweep_runs: d
                 .sweep
                 .as_ref()
                 .map(|s| s.runs.len() / (SWEEP.len() * sweep_contenders().len())),
         };
-        let a = analysis::analyse(&m);
-        let r = render::Section {
+        let a = analysis::analyse(m);
+        let rendered = render::Section {
             plan: &ran,
-            measured: &m,
+            measured: d,
             analysis: &a,
         }
         .render();
-        let mut paths: Vec<crate::PathError> = m.tables.iter().map(|t| t.path.clone()).collect();
-        paths.extend(m.sweep.as_ref().map(|s| s.path.clone()));
-        let details = crate::Details::IdleSelection(m.details());
-        let record = m.record.clone();
-        Ok(ExperimentResult::of("idle-selection", a.summary, details, paths, r).decided(record))
+        Ok(Analysed {
+            summary: a.summary,
+            rendered,
+        })
     }
 }

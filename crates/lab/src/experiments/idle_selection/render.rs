@@ -2,7 +2,7 @@
 
 use super::Plan;
 use super::analysis::Analysis;
-use super::measure::Measured;
+use super::measure::Details as Measured;
 use super::sweep_contenders;
 use crate::html::{Bar, bars};
 use crate::{Headline, Render, Rendered};
@@ -22,14 +22,9 @@ impl Render for Section<'_> {
     fn render(&self) -> Rendered {
         let (a, runs) = (self.analysis, self.plan.runs);
         let mut md = String::new();
-        let _ = writeln!(
-            md,
-            "## idle-selection (Firefox: reuse the connection that moved the largest burst)\n"
-        );
         let g0 = |k: &str| a.summary.get(k).map_or(f64::NAN, |f| f.as_f64());
-        let _ = writeln!(
-            md,
-            "**The claim.** Firefox found that when an object can go on any of several idle connections to its origin, the one that last moved the largest burst (whose congestion window grew the furthest) loads it faster than the oldest (FIFO): a 25 KB object on a 250 ms path in 363 ms instead of 793 ms. **On this machine** FIFO takes {:.0} ms and the largest burst {:.0} ms ({:.0} and {:.0} round trips), medians of {runs} runs each: {}; Linux's initial window of 10 segments makes FIFO's cold connection one round trip shorter than the seed's.\n",
+        let claim = format!(
+            "Firefox found that when an object can go on any of several idle connections to its origin, the one that last moved the largest burst (whose congestion window grew the furthest) loads it faster than the oldest (FIFO): a 25 KB object on a 250 ms path in 363 ms instead of 793 ms. **On this machine** FIFO takes {:.0} ms and the largest burst {:.0} ms ({:.0} and {:.0} round trips), medians of {runs} runs each: {}; Linux's initial window of 10 segments makes FIFO's cold connection one round trip shorter than the seed's.",
             g0("fifo_median_ms"),
             g0("max_burst_median_ms"),
             g0("fifo_round_trips"),
@@ -75,7 +70,14 @@ impl Render for Section<'_> {
             &items,
         );
         Rendered {
-            markdown: md,
+            markdown: crate::section::Skeleton {
+                name: "idle-selection",
+                reproduces: "Firefox: reuse the connection that moved the largest burst",
+                claim,
+                here: None,
+                body: md,
+            }
+            .markdown(),
             plots: vec![plot],
             headline,
         }

@@ -1,18 +1,19 @@
-//! The trials: a pair testbed per path, an HTTP origin in it, and every
-//! planned trial on a fresh connection, timed.
+//! The trials: a pair testbed per path, an HTTP origin in it, and each
+//! round's trials on fresh connections, timed, until the decision.
 
-use super::{PathPlan, Plan};
+use super::Plan;
 use crate::common::Bed;
+use crate::sequential::driver::{Budget, drive};
 use crate::together::Part;
-use crate::{LabError, LabOptions, PathError, Progress};
-use serde::Serialize;
+use crate::{LabError, LabOptions, Progress};
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering;
 use tcpwise_http::{Client, ClientConfig, Request};
 use tcpwise_pool::{Limits, Policy};
 use tcpwise_tcp::ReadSizer;
 
 /// The trial's two arms.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Arm {
     /// Read slow start: first read 1 KiB, doubling up to 32 KiB.
@@ -40,7 +41,7 @@ impl Arm {
 }
 
 /// One trial.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Trial {
     /// Its arm.
     pub arm: Arm,
@@ -58,120 +59,152 @@ pub struct Trial {
     pub min_rtt_ms: Option<f64>,
 }
 
-/// What [`measure`] returns.
-pub struct Measured {
-    /// Every trial, path by path.
-    pub trials: Vec<Trial>,
-    /// The emulator's error on each path.
-    pub paths: Vec<PathError>,
-}
+/// What [`measure`] returns: every trial, round by round, path by path
+/// (the seed's table is the analysis's, added by the caller).
+pub type Measured = crate::stages::Measured<super::Details>;
 
-/// Runs every planned trial: the paths at once, each on its own testbed
-/// (20 Mbit/s each, a light load for the emulator; every path's
-/// forwarder lateness is reported and flagged when it could move a
-/// figure), the trials of one path one after another, so no two
-/// connections of a path share its link. Both arms are interleaved
-/// within each path, so whatever one path does to another hits them
-/// alike. A failing path stops the others ([`crate::together`]).
+/// A round's trials in, one value per part of the criterion out.
+pub type Values<'a> = &'a (dyn Fn(&[Trial]) -> Vec<f64> + Sync);
+
+/// Runs rounds until the decision is made: the paths at once, each on
+/// its own testbed (20 Mbit/s each, a light load for the emulator; every
+/// path's forwarder lateness is reported and flagged when it could move
+/// a figure), each round's trials of one path one after another, so no
+/// two connections of a path share its link. A failing path stops the
+/// others ([`crate::together`]).
 pub fn measure(
     plan: &Plan,
     opts: &LabOptions,
     progress: &dyn Progress,
+    values: Values<'_>,
 ) -> Result<Measured, LabError> {
-    let parts = plan
-        .paths
+    let starts = plan
+        .rtts
         .iter()
-        .map(|p| Box::new(move |o: &LabOptions| one_path(p, o, progress)) as Part<'_, _>)
+        .map(|&rtt| Box::new(move |o: &LabOptions| start(rtt, o)) as Part<'_, _>)
         .collect();
-    let mut trials: Vec<Trial> = Vec::new();
+    let beds: Vec<(Bed, u16)> = crate::together::at_once(opts, "read-slow-start", starts)?;
+    let id = progress.step(
+        &format!(
+            "read-slow-start: {} pairs a round on each of {}",
+            super::PAIRS,
+            beds.iter()
+                .map(|b| b.0.desc.clone())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        0,
+    );
+    let budget = Budget::of(opts, super::min_rounds(), super::MAX_ROUNDS);
+    let done = drive(
+        "read-slow-start",
+        super::analysis::parts(),
+        &budget,
+        opts,
+        progress,
+        |round| {
+            let parts = beds
+                .iter()
+                .enumerate()
+                .map(|(i, (bed, port))| {
+                    let trials = plan.round(i, round);
+                    Box::new(move |o: &LabOptions| one_round(bed, *port, &trials, o)) as Part<'_, _>
+                })
+                .collect();
+            let got: Vec<Trial> = crate::together::at_once(opts, "read-slow-start", parts)?
+                .into_iter()
+                .flatten()
+                .collect();
+            let v = values(&got);
+            Ok((got, v))
+        },
+    );
+    // A failed run drops the testbeds (they tear down on drop).
+    let done = done?;
+    let trials: Vec<Trial> = done.rounds.iter().flatten().cloned().collect();
     let mut paths = Vec::new();
-    for (t, p) in crate::together::at_once(opts, "read-slow-start", parts)? {
-        trials.extend(t);
-        paths.push(p);
+    for (bed, _) in beds {
+        let rtt = bed.rtt_ms;
+        let min_rtt = trials
+            .iter()
+            .filter(|t| t.rtt_ms == rtt)
+            .filter_map(|t| t.min_rtt_ms)
+            .fold(f64::INFINITY, f64::min);
+        paths.push(bed.finish(min_rtt.is_finite().then_some(min_rtt))?);
     }
-    Ok(Measured { trials, paths })
+    let record = done.record;
+    progress.done(id, &format!("read-slow-start: {} trials", trials.len()));
+    Ok(Measured {
+        details: super::Details {
+            table: Vec::new(),
+            trials,
+        },
+        paths,
+        decision: record,
+    })
 }
 
-/// One path's trials on its own testbed.
-fn one_path(
-    p: &PathPlan,
-    opts: &LabOptions,
-    progress: &dyn Progress,
-) -> Result<(Vec<Trial>, PathError), LabError> {
+/// A path's testbed and its origin.
+fn start(rtt: u64, opts: &LabOptions) -> Result<(Bed, u16), LabError> {
     opts.check()?;
-    let n = p.trials.len();
-    let mut bed = Bed::start(opts, p.rtt, 20_000_000, Vec::new())?;
+    let mut bed = Bed::start(opts, rtt, 20_000_000, Vec::new())?;
     let port = bed.serve_http()?;
-    let id = progress.step(
-        &format!("read-slow-start: {n} trials on {}", bed.desc),
-        n as u64,
-    );
+    Ok((bed, port))
+}
+
+/// One round's trials on one path, each on a fresh connection.
+fn one_round(
+    bed: &Bed,
+    port: u16,
+    trials: &[(Arm, u64)],
+    opts: &LabOptions,
+) -> Result<Vec<Trial>, LabError> {
     let base = format!("http://{}", bed.peer(port));
     let rtt_ms = bed.rtt_ms;
     let cancel = opts.cancel.clone();
-    let got: Vec<Trial> = bed.in_client(false, || async {
+    bed.in_client(false, || async {
         let mut out = Vec::new();
-        for &(arm, size) in &p.trials {
+        for &(arm, size) in trials {
             if cancel.load(Ordering::Relaxed) {
                 return Err(LabError::Interrupted);
             }
-            // A fresh client: every trial is a new connection.
-            let client = Client::new(ClientConfig {
-                policy: Policy::Lifo,
-                limits: Limits {
-                    max_idle: 0,
-                    ..Limits::default()
-                },
-                read_sizing: arm.sizer(),
-                ..ClientConfig::default()
-            });
-            let url = url::Url::parse(&format!("{base}/bytes/{size}")).expect("valid");
-            let r = client
-                .request(&Request::get(url), |_| Ok(()))
-                .await
-                .map_err(|source| LabError::Http {
-                    what: format!("read-slow-start: GET /bytes/{size}"),
-                    source,
-                })?;
-            out.push(Trial {
-                arm,
-                rtt_ms,
-                size,
-                ttfb_ms: r.timings.first_byte_ms,
-                total_ms: r.timings.body_done_ms,
-                max_read: r.conn.max_read,
-                min_rtt_ms: r
-                    .conn
-                    .tcp_info_end
-                    .as_ref()
-                    .and_then(|i| i.min_rtt_us)
-                    .map(|us| f64::from(us) / 1e3),
-            });
-            progress.inc(id, 1);
+            out.push(trial(&base, rtt_ms, arm, size).await?);
         }
         Ok::<_, LabError>(out)
-    })?;
-    let min_rtt = got
-        .iter()
-        .filter_map(|t| t.min_rtt_ms)
-        .fold(f64::INFINITY, f64::min);
-    let med = |a: Arm| {
-        let v: Vec<f64> = got
-            .iter()
-            .filter(|t| t.arm == a)
-            .map(|t| t.ttfb_ms)
-            .collect();
-        crate::common::median_p90(&v).0
-    };
-    progress.done(
-        id,
-        &format!(
-            "read-slow-start: {} ms path: median TTFB off {:.1} ms, on {:.1} ms",
-            rtt_ms,
-            med(Arm::Off),
-            med(Arm::On)
-        ),
-    );
-    let path = bed.finish(min_rtt.is_finite().then_some(min_rtt))?;
-    Ok((got, path))
+    })
+}
+
+/// One GET on a fresh client: every trial is a new connection.
+async fn trial(base: &str, rtt_ms: f64, arm: Arm, size: u64) -> Result<Trial, LabError> {
+    let client = Client::new(ClientConfig {
+        policy: Policy::Lifo,
+        limits: Limits {
+            max_idle: 0,
+            ..Limits::default()
+        },
+        read_sizing: arm.sizer(),
+        ..ClientConfig::default()
+    });
+    let url = url::Url::parse(&format!("{base}/bytes/{size}")).expect("valid");
+    let r = client
+        .request(&Request::get(url), |_| Ok(()))
+        .await
+        .map_err(|source| LabError::Http {
+            what: format!("read-slow-start: GET /bytes/{size}"),
+            source,
+        })?;
+    Ok(Trial {
+        arm,
+        rtt_ms,
+        size,
+        ttfb_ms: r.timings.first_byte_ms,
+        total_ms: r.timings.body_done_ms,
+        max_read: r.conn.max_read,
+        min_rtt_ms: r
+            .conn
+            .tcp_info_end
+            .as_ref()
+            .and_then(|i| i.min_rtt_us)
+            .map(|us| f64::from(us) / 1e3),
+    })
 }

@@ -19,42 +19,44 @@ pub struct Section<'a> {
     pub analysis: &'a Analysis,
 }
 
+/// The pairs' saving and its interval, in words.
+fn saving(a: &Analysis) -> String {
+    a.record
+        .parts
+        .first()
+        .map_or("not measured".into(), |p| p.interval_text())
+}
+
 impl Render for Section<'_> {
     fn render(&self) -> Rendered {
         let a = self.analysis;
         let (on_t, off_t) = (&a.ttfb[ix(Arm::On)], &a.ttfb[ix(Arm::Off)]);
         let mem = |arm: Arm| a.read_buffer[ix(arm)];
         let mut md = String::new();
-        let _ = writeln!(
-            md,
-            "## read-slow-start (Chromium: first read 1 KiB, doubling)\n"
-        );
         let (off50, on50) = (&a.table[0].off, &a.table[0].on);
-        let _ = writeln!(
-            md,
-            "**The claim.** Chromium found that starting each connection's reads small (1 KiB, doubling after every read that fills, up to 32 KiB) rather than at 32 KiB lowered the median time to first byte by 0.8-6.3 % (3-20 ms) on Windows, because Windows held back completing a large read it could only partly fill. **On this machine** the median time to first byte is {:.1} ms with fixed reads and {:.1} ms with read slow start over {} fresh connections: {}. Linux completes a read as soon as any data is there, so the read's size should not move the first byte here, and it did not; what read slow start does save is memory per connection ({:.0} B asked on average against {:.0} B).\n",
+        let claim = format!(
+            "Chromium found that starting each connection's reads small (1 KiB, doubling after every read that fills, up to 32 KiB) rather than at 32 KiB lowered the median time to first byte by 0.8-6.3 % (3-20 ms) on Windows, because Windows held back completing a large read it could only partly fill. **On this machine** the median time to first byte is {:.1} ms with fixed reads and {:.1} ms with read slow start over {} fresh connections, and the pairs' saving is {} ({}). Linux completes a read as soon as any data is there, so the read's size should not move the first byte here, and it did not; what read slow start does save is memory per connection ({:.0} B asked on average against {:.0} B).",
             off50.value,
             on50.value,
             self.trials.len(),
-            if a.significant {
-                "a significant difference"
-            } else {
-                "no significant difference"
-            },
+            saving(a),
+            crate::sequential::outcome(&a.record.parts, crate::sequential::Combine::All),
             mem(Arm::On),
             mem(Arm::Off)
         );
         let _ = writeln!(
             md,
-            "{} fresh connections ({} on, {} off), arm chosen at random within each path, half each (seed {}), GET /bytes/N with N log-uniform in 500 B..500 KB, over {} at 20 Mbit/s (one testbed per path, the paths at once, each path's trials one after another; the arms interleave on every path, so whatever a path's emulator error does, it does to both). Time to first byte from the request's start (connect included), ms; per cutoff: the value at that percentile and the mean of the samples at or below it with its 95 % confidence interval (the seed's ~Avg with Min Avg and Max Avg).\n",
+            "{} fresh connections ({} on, {} off) in {} rounds of {} pairs a path, a pair being one of each arm for one response size, back to back in a random order (seed {}), GET /bytes/N with N log-uniform in 500 B..500 KB, over {} at 20 Mbit/s (one testbed per path, the paths at once, each path's trials one after another; the arms interleave on every path, so whatever a path's emulator error does, it does to both). Time to first byte from the request's start (connect included), ms; per cutoff: the value at that percentile and the mean of the samples at or below it with its 95 % confidence interval (the seed's ~Avg with Min Avg and Max Avg).\n",
             self.trials.len(),
             on_t.len(),
             off_t.len(),
+            a.record.rounds + a.record.discarded,
+            super::PAIRS,
             self.plan.seed,
             self.plan
-                .paths
+                .rtts
                 .iter()
-                .map(|p| format!("{} ms", p.rtt / 1_000_000))
+                .map(|r| format!("{} ms", r / 1_000_000))
                 .collect::<Vec<_>>()
                 .join(", ")
         );
@@ -121,15 +123,11 @@ impl Render for Section<'_> {
                 "median time to first byte 0.8-6.3 % (3-20 ms) lower with read slow start (Windows)"
                     .into(),
             ours: format!(
-                "median TTFB off {:.1} ms, on {:.1} ms over {} trials: {}; read buffer {:.0} B vs {:.0} B",
+                "median TTFB off {:.1} ms, on {:.1} ms over {} trials; saved per pair {}; read buffer {:.0} B vs {:.0} B",
                 off50.value,
                 on50.value,
                 self.trials.len(),
-                if a.significant {
-                    "significant"
-                } else {
-                    "no significant difference"
-                },
+                saving(a),
                 mem(Arm::Off),
                 mem(Arm::On)
             ),
@@ -164,7 +162,14 @@ impl Render for Section<'_> {
             &bands,
         );
         Rendered {
-            markdown: md,
+            markdown: crate::section::Skeleton {
+                name: "read-slow-start",
+                reproduces: "Chromium: first read 1 KiB, doubling",
+                claim,
+                here: None,
+                body: md,
+            }
+            .markdown(),
             plots: vec![plot],
             headline,
         }

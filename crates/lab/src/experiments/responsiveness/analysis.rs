@@ -290,23 +290,11 @@ mod tests {
     /// The decision the driver would make from rounds of (RPM ratio,
     /// self-probe ratio, goodput ratio).
     fn record(rounds: &[[f64; 3]]) -> crate::sequential::Record {
-        use crate::sequential::{Record, Stop, Tracker};
-        let mut parts: Vec<Tracker> = super::super::parts()
-            .into_iter()
-            .map(Tracker::new)
-            .collect();
-        for r in rounds {
-            for (p, v) in parts.iter_mut().zip(r) {
-                p.push(*v);
-            }
-        }
+        use crate::sequential::{Record, Stop};
+        let v: Vec<Vec<f64>> = rounds.iter().map(|r| r.to_vec()).collect();
         Record {
-            parts: parts.iter().map(Tracker::result).collect(),
-            rounds: rounds.len(),
-            discarded: 0,
             secs: 100.0,
-            stopped: Stop::Decided,
-            budget_secs: None,
+            ..Record::of_rounds(super::super::parts(), &v, Stop::Decided)
         }
     }
 

@@ -21,7 +21,7 @@ use tcpwise_rpm::stats::Round;
 pub type Second = (f64, Option<f64>, Option<f64>);
 
 /// One test, in the units the report reads.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Run {
     /// The path's name.
     pub path: String,
@@ -63,7 +63,7 @@ pub struct Run {
 }
 
 /// Everything measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Details {
     /// Every test, in the order they ran.
     pub runs: Vec<Run>,
@@ -72,14 +72,7 @@ pub struct Details {
 }
 
 /// What [`measure`] returns.
-pub struct Measured {
-    /// The tests.
-    pub details: Details,
-    /// The emulator's error on each testbed.
-    pub paths: Vec<PathError>,
-    /// The sequential decision on the decisive cells.
-    pub record: crate::sequential::Record,
-}
+pub type Measured = crate::stages::Measured<Details>;
 
 /// A round's foreign round trip: the mean of its parts (each one round
 /// trip), ms.
@@ -330,11 +323,23 @@ pub fn measure(
             up.push((None, Some((p, q)), Vec::new()));
         }
     }
+    // The first path's cells come first and share the time left with
+    // the other paths' as one: its table is the seed's comparison, and a
+    // cell without a run leaves its ratios empty.
+    let firsts = up
+        .iter()
+        .filter(|c| c.1.is_none_or(|(p, _)| p.name == first.name))
+        .count();
     let mut left = up.len();
     let all: Vec<usize> = (0..plan.arms.len()).collect();
-    for (bed, cell, skip) in up {
+    for (k, (bed, cell, skip)) in up.into_iter().enumerate() {
         let arms: Vec<usize> = all.iter().copied().filter(|a| !skip.contains(a)).collect();
-        let rounds = plan.fitted_rounds(opts, left, arms.len());
+        let parts = if k < firsts {
+            firsts - k + usize::from(left > firsts - k)
+        } else {
+            left
+        };
+        let rounds = plan.fitted_rounds(opts, parts, arms.len());
         left -= 1;
         let bed = match (bed, cell) {
             (Some(b), _) => b,
@@ -357,7 +362,7 @@ pub fn measure(
     Ok(Measured {
         details: Details { runs, paths: descs },
         paths,
-        record: done.record,
+        decision: done.record,
     })
 }
 

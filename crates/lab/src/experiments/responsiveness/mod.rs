@@ -20,7 +20,8 @@ pub mod render;
 
 pub use measure::{Details, Run};
 
-use crate::{Experiment, ExperimentResult, LabError, LabOptions, Progress, Render};
+use crate::stages::{Analysed, Stages};
+use crate::{LabError, LabOptions, Progress, Render};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tcpwise_emu::path::PathSpec;
@@ -325,7 +326,10 @@ pub(crate) fn trace_pair(dir: &Path) -> Option<(PathBuf, PathBuf)> {
     (up.is_file() && down.is_file()).then_some((up, down))
 }
 
-impl Experiment for Responsiveness {
+impl Stages for Responsiveness {
+    type Plan = Plan;
+    type Details = Details;
+
     fn name(&self) -> &'static str {
         "responsiveness"
     }
@@ -354,29 +358,32 @@ impl Experiment for Responsiveness {
         Plan::new(opts).map(|_| ())
     }
 
-    fn run(
+    fn plan(&self, opts: &LabOptions) -> Result<Plan, LabError> {
+        Plan::new(opts)
+    }
+
+    fn measure(
         &self,
+        plan: &Plan,
         opts: &LabOptions,
         progress: &dyn Progress,
-    ) -> Result<ExperimentResult, LabError> {
-        let plan = Plan::new(opts)?;
+    ) -> Result<measure::Measured, LabError> {
         let values = |r: &[Run]| analysis::round_values(&r[0], &r[1], &r[2]);
-        let m = measure::measure(&plan, opts, progress, &values)?;
-        let a = analysis::analyse(&plan, &m.details.runs, &m.record);
-        let r = render::Section {
-            plan: &plan,
+        measure::measure(plan, opts, progress, &values)
+    }
+
+    fn analyse(&self, plan: &Plan, m: &measure::Measured) -> Result<Analysed, LabError> {
+        let a = analysis::analyse(plan, &m.details.runs, &m.decision);
+        let rendered = render::Section {
+            plan,
             details: &m.details,
             analysis: &a,
         }
         .render();
-        Ok(ExperimentResult::of(
-            "responsiveness",
-            a.summary.clone(),
-            crate::Details::Responsiveness(m.details),
-            m.paths,
-            r,
-        )
-        .decided(m.record))
+        Ok(Analysed {
+            summary: a.summary,
+            rendered,
+        })
     }
 }
 

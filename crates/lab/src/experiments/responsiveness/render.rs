@@ -99,17 +99,9 @@ impl Render for Section<'_> {
     fn render(&self) -> Rendered {
         let (plan, d, a) = (self.plan, self.details, self.analysis);
         let mut md = String::new();
-        let _ = writeln!(
-            md,
-            "## responsiveness (the Windows seed's other half: what big buffers cost in latency)\n"
-        );
-        let _ = writeln!(
-            md,
-            "**The claim.** Autotuned buffers reach line rate (the buffers experiment); the field's measure of what big buffers cost is responsiveness, round trips per minute while the path is loaded (draft-ietf-ippm-responsiveness, Apple's networkQuality; the draft's bands: under 300 poor, to 1000 fair, to 6000 good). A bloated link loses RPM in two queues: the network's (which a new connection, a *foreign* probe, waits in) and the sender's own socket and HTTP/2 buffers (which a request on a loaded connection, a *self* probe, waits behind as well). A short network queue (FQ-CoDel) and a bounded sender queue (`TCP_NOTSENT_LOWAT`) should both be needed.\n"
-        );
-        let _ = writeln!(
-            md,
-            "**Here**: `tcpwise rpm --direction down` (the draft's method and defaults, each loaded phase at most {} s, HTTP/2 over TLS, in-process in the client namespace) against `tcpwise serve --tls` in the server namespace, one server per setting side by side: `--notsent-lowat off` or `auto` ({} ms of the connection's delivery rate from TCP_INFO, {} KiB to {} MiB, the same bound on each HTTP/2 stream's and rustls's send buffer) × `-C cubic` or `bbr`. Queues (both directions): {}. {} test(s) a cell, rounds interleaving the settings; {}. Testbed: {}. Steal: hypervisor ticks over a cell's tests.\n",
+        let claim = "Autotuned buffers reach line rate (the buffers experiment); the field's measure of what big buffers cost is responsiveness, round trips per minute while the path is loaded (draft-ietf-ippm-responsiveness, Apple's networkQuality; the draft's bands: under 300 poor, to 1000 fair, to 6000 good). A bloated link loses RPM in two queues: the network's (which a new connection, a *foreign* probe, waits in) and the sender's own socket and HTTP/2 buffers (which a request on a loaded connection, a *self* probe, waits behind as well). A short network queue (FQ-CoDel) and a bounded sender queue (`TCP_NOTSENT_LOWAT`) should both be needed.".to_string();
+        let here = format!(
+            "`tcpwise rpm --direction down` (the draft's method and defaults, each loaded phase at most {} s, HTTP/2 over TLS, in-process in the client namespace) against `tcpwise serve --tls` in the server namespace, one server per setting side by side: `--notsent-lowat off` or `auto` ({} ms of the connection's delivery rate from TCP_INFO, {} KiB to {} MiB, the same bound on each HTTP/2 stream's and rustls's send buffer) × `-C cubic` or `bbr`. Queues (both directions): {}. {} test(s) a cell, rounds interleaving the settings; {}. Testbed: {}. Steal: hypervisor ticks over a cell's tests.",
             plan.max_duration.as_secs(),
             ADAPTIVE_TIME.as_millis(),
             ADAPTIVE_MIN / 1024,
@@ -203,7 +195,14 @@ impl Render for Section<'_> {
             _ => "-".into(),
         };
         Rendered {
-            markdown: md,
+            markdown: crate::section::Skeleton {
+                name: "responsiveness",
+                reproduces: "the Windows seed's other half: what big buffers cost in latency",
+                claim,
+                here: Some(here),
+                body: md,
+            }
+            .markdown(),
             plots,
             headline: Headline {
                 seed: "(the Windows seed's other half) the field: a bloated 90 Mbit/s home link about 840 RPM, well-run links several thousand; bands < 300 poor, to 1000 fair".into(),

@@ -2,7 +2,7 @@
 //! and client count, flatness, shared over segments at the top count,
 //! and the hypervisor's steal over all runs (no I/O).
 
-use super::{Measured, Plan, SKEW};
+use super::{FileTable, Plan, SKEW};
 use crate::Summary;
 use crate::common::median_p90;
 use crate::verdict::Estimate;
@@ -16,10 +16,10 @@ pub struct Medians<'a> {
 
 impl<'a> Medians<'a> {
     /// Over `m`'s runs.
-    pub fn of(m: &'a Measured) -> Medians<'a> {
+    pub fn of(m: &'a FileTable) -> Medians<'a> {
         Medians {
-            runs: m.table.runs.iter().map(|r| &r.report).collect(),
-            rounds: m.table.runs.iter().map(|r| r.round).collect(),
+            runs: m.runs.iter().map(|r| &r.report).collect(),
+            rounds: m.runs.iter().map(|r| r.round).collect(),
         }
     }
 
@@ -102,9 +102,9 @@ pub struct Analysis {
 }
 
 /// The figures of `m`.
-pub fn analyse(plan: &Plan, m: &Measured) -> Analysis {
+pub fn analyse(plan: &Plan, m: &FileTable) -> Analysis {
     let mut summary = Summary::new();
-    if m.table.skipped.is_some() {
+    if m.skipped.is_some() {
         return Analysis {
             tps: Vec::new(),
             spread: Vec::new(),
@@ -197,12 +197,7 @@ pub fn analyse(plan: &Plan, m: &Measured) -> Analysis {
         spread,
         shared_over_segments: ratios,
         ratio_by_round: by_round,
-        steal: m
-            .table
-            .runs
-            .iter()
-            .filter_map(|r| r.report.steal_ticks)
-            .sum(),
+        steal: m.runs.iter().filter_map(|r| r.report.steal_ticks).sum(),
         headline: Some(headline),
         summary,
     }

@@ -14,9 +14,10 @@ pub mod analysis;
 pub mod render;
 
 use crate::{LabError, LabOptions, Progress};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
-use tcpwise_aio::{AioError, AioReport, DataFile, Keys, Model, Options};
+pub use tcpwise_aio::DataFile;
+use tcpwise_aio::{AioError, AioReport, Keys, Model, Options};
 
 /// I/O threads of every model (InnoDB's default: 4 read + 4 write
 /// threads; here 4 that do both).
@@ -27,7 +28,7 @@ pub const FILE_BYTES: u64 = tcpwise_aio::DEFAULT_FILE_BYTES;
 pub const SKEW: Keys = Keys::Zipf(0.99);
 
 /// One run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileRun {
     /// Which round.
     pub round: usize,
@@ -36,8 +37,8 @@ pub struct FileRun {
     pub report: AioReport,
 }
 
-/// Everything the file-I/O half measured.
-#[derive(Debug, Clone, Serialize)]
+/// Everything the file-I/O half measured, with the plan it ran.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileTable {
     /// Every run, in the order they ran.
     pub runs: Vec<FileRun>,
@@ -45,6 +46,58 @@ pub struct FileTable {
     pub counts: Vec<u32>,
     /// Why the table is missing, when it is.
     pub skipped: Option<String>,
+    /// Each key set with its models, in table order.
+    #[serde(default)]
+    pub sets: Vec<(String, Vec<String>)>,
+    /// Rounds.
+    #[serde(default)]
+    pub rounds: usize,
+    /// Length of each run.
+    #[serde(default)]
+    pub secs: Duration,
+    /// The data file.
+    #[serde(default)]
+    pub file: Option<std::path::PathBuf>,
+    /// Its pages.
+    #[serde(default)]
+    pub pages: u32,
+}
+
+impl FileTable {
+    /// The plan it ran (from the names it keeps; a name no model has
+    /// any more is left out).
+    pub fn plan(&self) -> Plan {
+        Plan {
+            counts: self.counts.clone(),
+            sets: self
+                .sets
+                .iter()
+                .filter_map(|(k, ms)| {
+                    let models = ms.iter().filter_map(|m| m.parse().ok()).collect();
+                    k.parse().ok().map(|k| (k, models))
+                })
+                .collect(),
+            rounds: self.rounds,
+            secs: self.secs,
+        }
+    }
+
+    fn of(plan: &Plan, runs: Vec<FileRun>, skipped: Option<String>) -> FileTable {
+        FileTable {
+            runs,
+            counts: plan.counts.clone(),
+            skipped,
+            sets: plan
+                .sets
+                .iter()
+                .map(|(k, ms)| (k.to_string(), ms.iter().map(|m| m.to_string()).collect()))
+                .collect(),
+            rounds: plan.rounds,
+            secs: plan.secs,
+            file: None,
+            pages: 0,
+        }
+    }
 }
 
 /// What the half runs.
@@ -115,15 +168,9 @@ impl Plan {
     }
 }
 
-/// What [`measure`] returns.
-pub struct Measured {
-    /// The runs, or why there are none.
-    pub table: FileTable,
-    /// The data file and its pages, when it ran.
-    pub file: Option<(std::path::PathBuf, u32)>,
-    /// The progress step, ended by the caller with the headline.
-    pub progress_id: usize,
-}
+/// What [`measure`] returns: the table, and its progress step (ended
+/// by the caller with the headline).
+pub type Measured = (FileTable, usize);
 
 /// io_uring or the data file's filesystem not there: the reason to skip
 /// (the network table still runs), unless io_uring is required.
@@ -134,34 +181,25 @@ fn skippable(e: &AioError, opts: &LabOptions) -> bool {
     ) && !opts.require_io_uring
 }
 
-/// Runs the file-I/O table (or says why it is skipped).
-pub fn measure(
-    plan: &Plan,
-    opts: &LabOptions,
-    progress: &dyn Progress,
-) -> Result<Measured, LabError> {
+/// The data file, or why the file-I/O half is skipped (io_uring or the
+/// file's filesystem not there, unless io_uring is required).
+pub type Opened = Result<DataFile, String>;
+
+/// Opens the data file (creating it once), or says why the half is
+/// skipped.
+pub fn open(opts: &LabOptions, progress: &dyn Progress) -> Result<Opened, LabError> {
     let path = tcpwise_aio::default_file(FILE_BYTES);
-    let aio_err = |what: String| move |source| LabError::Aio { what, source };
-    let skipped = |reason: String| {
-        let id = progress.step("completion (file I/O)", 0);
-        progress.done(id, &format!("completion (file I/O): skipped: {reason}"));
-        Ok(Measured {
-            table: FileTable {
-                runs: Vec::new(),
-                counts: plan.counts.clone(),
-                skipped: Some(reason),
-            },
-            file: None,
-            progress_id: id,
-        })
+    let aio_err = |what: &str| {
+        let what = what.to_string();
+        move |source| LabError::Aio { what, source }
     };
     if let Err(e) = tcpwise_aio::probe() {
         if skippable(&e, opts) {
-            return skipped(e.to_string());
+            return Ok(Err(e.to_string()));
         }
-        return Err(aio_err("completion: io_uring".into())(e));
+        return Err(aio_err("completion: io_uring")(e));
     }
-    let file = match DataFile::open(&path, FILE_BYTES, || {
+    match DataFile::open(&path, FILE_BYTES, || {
         let id = progress.step(
             &format!(
                 "completion: creating the data file {} (1 GiB, once)",
@@ -171,15 +209,54 @@ pub fn measure(
         );
         progress.done(id, "completion: data file created");
     }) {
+        Ok(f) => Ok(Ok(f)),
+        Err(e) if skippable(&e, opts) => Ok(Err(e.to_string())),
+        Err(e) => Err(aio_err("completion: the data file")(e)),
+    }
+}
+
+/// One run of `model` on `file`.
+pub fn run_one(file: &DataFile, o: &Options, round: usize) -> Result<FileRun, LabError> {
+    let report = tcpwise_aio::run(o, file).map_err(|source| LabError::Aio {
+        what: format!("completion: {} file I/O, {} clients", o.model, o.clients),
+        source,
+    })?;
+    Ok(FileRun { round, report })
+}
+
+/// The options of a run: [`THREADS`] threads, the round's seed.
+pub fn options(model: Model, keys: Keys, clients: u32, secs: Duration, seed: u64) -> Options {
+    Options {
+        model,
+        clients,
+        threads: THREADS,
+        duration: secs,
+        keys,
+        seed,
+    }
+}
+
+/// Runs the file-I/O table on the data file `opened` (or says why it
+/// is skipped).
+pub fn measure(
+    plan: &Plan,
+    opened: &Opened,
+    opts: &LabOptions,
+    progress: &dyn Progress,
+) -> Result<Measured, LabError> {
+    let file = match opened {
         Ok(f) => f,
-        Err(e) if skippable(&e, opts) => return skipped(e.to_string()),
-        Err(e) => return Err(aio_err("completion: the data file".into())(e)),
+        Err(reason) => {
+            let id = progress.step("completion (file I/O)", 0);
+            progress.done(id, &format!("completion (file I/O): skipped: {reason}"));
+            return Ok((FileTable::of(plan, Vec::new(), Some(reason.clone())), id));
+        }
     };
     let (rounds, secs, per_round) = (plan.rounds, plan.secs, plan.per_round());
     let id = progress.step(
         &format!(
             "completion (file I/O): {rounds} round(s) x {per_round} runs of {secs:?}, {THREADS} threads, {}",
-            path.display()
+            file.path.display()
         ),
         (rounds * per_round) as u64,
     );
@@ -189,30 +266,17 @@ pub fn measure(
             for (keys, models) in &plan.sets {
                 for &model in models {
                     opts.check()?;
-                    let o = Options {
-                        model,
-                        clients: c,
-                        threads: THREADS,
-                        duration: secs,
-                        keys: *keys,
-                        seed: opts.seed + round as u64,
-                    };
-                    let report = tcpwise_aio::run(&o, &file).map_err(aio_err(format!(
-                        "completion: {model} file I/O, {c} clients"
-                    )))?;
-                    runs.push(FileRun { round, report });
+                    let o = options(model, *keys, c, secs, opts.seed + round as u64);
+                    runs.push(run_one(file, &o, round)?);
                     progress.inc(id, 1);
                 }
             }
         }
     }
-    Ok(Measured {
-        table: FileTable {
-            runs,
-            counts: plan.counts.clone(),
-            skipped: None,
-        },
-        file: Some((file.path.clone(), file.pages)),
-        progress_id: id,
-    })
+    let table = FileTable {
+        file: Some(file.path.clone()),
+        pages: file.pages,
+        ..FileTable::of(plan, runs, None)
+    };
+    Ok((table, id))
 }

@@ -2,7 +2,7 @@
 //! per-model detail at the top count, plots (no I/O).
 
 use super::analysis::{Analysis, Medians, tps};
-use super::{Measured, Plan, THREADS};
+use super::{FileTable, Plan, THREADS};
 use crate::html::{Band, Series, lines};
 use crate::report::table_head;
 use crate::verdict::{intervals_in_words, ratio_note};
@@ -27,7 +27,7 @@ pub struct Section<'a> {
     /// The plan.
     pub plan: &'a Plan,
     /// The runs.
-    pub measured: &'a Measured,
+    pub measured: &'a FileTable,
     /// Their figures.
     pub analysis: &'a Analysis,
 }
@@ -43,7 +43,7 @@ impl Render for Section<'_> {
             // The experiment's verdict weighs this half in.
             verdict: None,
         };
-        if let Some(reason) = &m.table.skipped {
+        if let Some(reason) = &m.skipped {
             return Rendered {
                 markdown: format!(
                     "### File I/O (the report's own workload)\n\nSkipped: {reason}.\n\n"
@@ -52,7 +52,7 @@ impl Render for Section<'_> {
                 headline,
             };
         }
-        let (path, pages) = m.file.clone().unwrap_or_default();
+        let (path, pages) = (m.file.clone().unwrap_or_default(), m.pages);
         let med = Medians::of(m);
         let counts = &plan.counts;
         let hi = counts[counts.len() - 1];
