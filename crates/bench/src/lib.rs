@@ -118,9 +118,7 @@ pub fn request(
     data: Option<String>,
     headers: Vec<tcpwise_http::Header>,
 ) -> Result<(tcpwise_http::Request, Vec<url::Url>), BenchError> {
-    let bad = |e: tcpwise_http::curl::CurlError| {
-        BenchError::Usage(tcpwise_http::curl::run::chain_text(&e))
-    };
+    let bad = |e: tcpwise_http::curl::CurlError| BenchError::Usage(tcpwise_outcome::chain_text(&e));
     let more = urls
         .iter()
         .skip(1)

@@ -13,6 +13,8 @@
 //!
 //! - **The version string** (`version`): set once by the binary, read
 //!   by every report.
+//! - **An error's text** ([`chain_text`]): the error and its causes on
+//!   one line.
 //!
 //! Nothing here touches the OS: it is vocabulary.
 
@@ -66,6 +68,19 @@ Exit status:
   126  `emu shell/pair`: the command could not be executed; 127: not found
   128+N  interrupted by signal N (130 for Ctrl-C); everything is torn down first
   `tcpwise get` uses curl's numbers (see `tcpwise get --help`).";
+
+/// An error and its causes on one line, `: `-separated (anyhow's
+/// `{:#}`): the one formatter every command's messages use.
+pub fn chain_text(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s
+}
 
 /// SIGINT's number: Ctrl-C.
 pub const SIGINT: i32 = 2;

@@ -161,7 +161,7 @@ async fn fetch_config(
             "no answer in {:.1} s (the server accepted but stalled)",
             limit.as_secs_f64()
         ))),
-        Ok(Err(e)) => Err(bad(tcpwise_http::curl::run::chain_text(&e))),
+        Ok(Err(e)) => Err(bad(tcpwise_outcome::chain_text(&e))),
         Ok(Ok(_)) => config::parse(&body).map_err(bad),
     }
 }

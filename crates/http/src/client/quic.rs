@@ -157,7 +157,12 @@ impl Client {
             return Ok(H3Way::Quic(c?, false));
         }
         let delay = self.inner.cfg.happy_eyeballs.unwrap_or(race::ATTEMPT_DELAY);
-        let failed = |e: &HttpError| format!("HTTP/3 failed ({}); using TCP", chain(e));
+        let failed = |e: &HttpError| {
+            format!(
+                "HTTP/3 failed ({}); using TCP",
+                tcpwise_outcome::chain_text(e)
+            )
+        };
         // QUIC first; after the delay TCP joins the race, the first to
         // connect wins (the loser is dropped, which cancels it).
         let won = {
@@ -459,18 +464,6 @@ impl Client {
             quic: Some(QuicReport::of(&c.quic)),
         }
     }
-}
-
-/// An error and its causes on one line.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut c = e.source();
-    while let Some(x) = c {
-        s.push_str(": ");
-        s.push_str(&x.to_string());
-        c = x.source();
-    }
-    s
 }
 
 /// A failed QUIC handshake as the error TCP's would be: a timeout or an

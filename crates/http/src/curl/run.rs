@@ -675,7 +675,7 @@ impl Report {
         let mut message = None;
         if let Some(e) = t.error {
             code = exit::transfer(&e);
-            let m = chain_text(&e);
+            let m = tcpwise_outcome::chain_text(&e);
             if !a.silent || a.show_error {
                 sink.err(&format!("tcpwise: error: {url}: {m}\n"));
             }
@@ -714,16 +714,4 @@ impl Report {
         self.json
             .push(serde_json::json!({ "url": url, "responses": chain, "error": error, "tcpwise_version": tcpwise_outcome::version() }));
     }
-}
-
-/// An error and its causes on one line, `: `-separated (anyhow's `{:#}`).
-pub fn chain_text(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut s = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cause = c.source();
-    }
-    s
 }
