@@ -48,9 +48,9 @@ pub fn left(opts: &LabOptions) -> Option<f64> {
         .map(|d| d.saturating_duration_since(Instant::now()).as_secs_f64())
 }
 
-/// For an experiment that still runs fixed repetitions: how many units of
-/// `per` seconds its share holds after `setup`, between `least` and
-/// `most`; `most` without a budget.
+/// For descriptive extras that run in whole rounds (completion's
+/// tables): how many units of `per` seconds the share left holds after
+/// `setup`, between `least` and `most`; `most` without a budget.
 pub fn fit(opts: &LabOptions, per: f64, setup: f64, least: usize, most: usize) -> usize {
     fit_part(opts, 1, per, setup, most).max(least)
 }

@@ -38,20 +38,24 @@ fn per_second(runs: &[PerfReport]) -> Vec<(f64, f64, f64, f64)> {
         .collect()
 }
 
-impl Render for Section<'_> {
-    fn render(&self) -> Rendered {
+impl Section<'_> {
+    /// The claim's paragraph, with how the downloads ran.
+    fn claim(&self) -> String {
         let (secs, rounds) = (self.plan.secs, self.analysis.rounds);
-        let d = &self.measured.details;
-        let a = self.analysis;
-        let (ceiling, predicted) = (a.ceiling, a.predicted);
-        let mut md = String::new();
-        let claim = format!(
+        format!(
             "A receive buffer pinned with `SO_RCVBUF` caps a download at about the buffer over the round trip, whatever the link; leaving the buffer to the kernel's autotuning reaches line rate. **Here**: path {}; {rounds} download(s) of {secs} s an arm with `tcpwise perf -R`, receiver in the client namespace, static and autotuned alternating. The testbed raises the autotuning ceilings in both namespaces ({}); the third arm sets them back to the kernel's own ({}) on the same path. Figures are medians over an arm's downloads ({}).",
             self.measured.paths.first().map_or("", |p| p.path.as_str()),
             sysctls_text(DEFAULT_SYSCTLS),
             sysctls_text(KERNEL_TCP_MEM),
             crate::verdict::intervals_in_words(rounds)
-        );
+        )
+    }
+
+    /// The goodput table beside the seed's, and the ratio.
+    fn summary(&self, md: &mut String) {
+        let d = &self.measured.details;
+        let a = self.analysis;
+        let (ceiling, predicted) = (a.ceiling, a.predicted);
         let sndbuf = {
             let v: Vec<f64> = d
                 .auto_default
@@ -91,11 +95,12 @@ impl Render for Section<'_> {
         ) {
             let _ = writeln!(md, "{note}\n");
         }
-        let arms = [
-            per_second(&d.pinned),
-            per_second(&d.auto),
-            per_second(&d.auto_default),
-        ];
+    }
+
+    /// Per second, each arm's median over its downloads.
+    fn per_second(&self, md: &mut String, arms: &[Vec<(f64, f64, f64, f64)>; 3]) {
+        let rounds = self.analysis.rounds;
+        let ceiling = self.analysis.ceiling;
         let _ = writeln!(
             md,
             "Per second, Mbit/s{}:\n\n| second | static | autotuned | autotuned, kernel's ceilings |\n|---|---|---|---|",
@@ -133,6 +138,11 @@ impl Render for Section<'_> {
                 "\nOne second reads {over:.1} Mbit/s, above the {ceiling:.1} Mbit/s the link can carry: after a loss the receiver holds the data that arrived out of order until the retransmission fills the hole (SACK recovery), then hands it all over at once, so that second counts bytes that crossed the link in the seconds before. The run's average is what the ceiling bounds."
             );
         }
+    }
+
+    /// What `tcpwise perf` diagnosed of the static and the kernel's runs.
+    fn diagnoses(&self, md: &mut String) {
+        let d = &self.measured.details;
         if let Some(dg) = d.pinned.iter().find_map(|r| r.summary.diagnosis.as_ref()) {
             let _ = writeln!(md, "\nDiagnosis of the static run: {dg}");
         }
@@ -147,6 +157,12 @@ impl Render for Section<'_> {
             md,
             "\nLinux doubles SO_RCVBUF and advertises 160/256 of it for full-sized segments, so the seed's request caps at about 15.7 Mbit/s here rather than Windows' 12.6."
         );
+    }
+
+    /// The per-second plot.
+    fn plot(&self, arms: &[Vec<(f64, f64, f64, f64)>; 3]) -> String {
+        let (secs, rounds) = (self.plan.secs, self.analysis.rounds);
+        let ceiling = self.analysis.ceiling;
         let colors = [RED, BLUE, RGBColor(0, 140, 0)];
         let names = [
             "static SO_RCVBUF",
@@ -157,7 +173,7 @@ impl Render for Section<'_> {
         let mut series: Vec<Series> = names
             .iter()
             .zip(colors)
-            .zip(&arms)
+            .zip(arms)
             .map(|((n, c), r)| {
                 (
                     if rounds > 1 {
@@ -178,13 +194,13 @@ impl Render for Section<'_> {
         let bands: Vec<Band> = if rounds > 1 {
             colors
                 .iter()
-                .zip(&arms)
+                .zip(arms)
                 .map(|(c, r)| (*c, r.iter().map(|x| (x.0, x.2, x.3)).collect()))
                 .collect()
         } else {
             Vec::new()
         };
-        let plot = lines(
+        lines(
             &if rounds > 1 {
                 format!(
                     "Per-second goodput, median of {rounds} downloads (band: smallest to largest)"
@@ -196,8 +212,15 @@ impl Render for Section<'_> {
             "Mbit/s",
             &series,
             &bands,
-        );
-        let headline = Headline {
+        )
+    }
+
+    /// The first table's line.
+    fn headline(&self) -> Headline {
+        let (secs, rounds) = (self.plan.secs, self.analysis.rounds);
+        let a = self.analysis;
+        let (ceiling, predicted) = (a.ceiling, a.predicted);
+        Headline {
             seed: "278,775-byte static buffer: 11.3 Mbit/s avg (12.6 max); autotuned 126 avg, 151 max, on 151 Mbit/s / 177 ms".into(),
             ours: format!(
                 "static {:.1} Mbit/s (predicted cap {predicted:.1}); autotuned {:.1} Mbit/s = {:.0} % of the {ceiling:.1} ceiling ({secs} s, median of {rounds}; {:.1} with the kernel's default autotuning ceilings)",
@@ -207,18 +230,33 @@ impl Render for Section<'_> {
                 a.auto_default.median,
             ),
             verdict: Some(super::analysis::verdict(a)),
-        };
+        }
+    }
+}
+
+impl Render for Section<'_> {
+    fn render(&self) -> Rendered {
+        let d = &self.measured.details;
+        let mut md = String::new();
+        self.summary(&mut md);
+        let arms = [
+            per_second(&d.pinned),
+            per_second(&d.auto),
+            per_second(&d.auto_default),
+        ];
+        self.per_second(&mut md, &arms);
+        self.diagnoses(&mut md);
         Rendered {
             markdown: crate::section::Skeleton {
                 name: "buffers",
                 reproduces: "Windows TCP team: no static socket buffers",
-                claim,
+                claim: self.claim(),
                 here: None,
                 body: md,
             }
             .markdown(),
-            plots: vec![plot],
-            headline,
+            plots: vec![self.plot(&arms)],
+            headline: self.headline(),
         }
     }
 }

@@ -18,12 +18,11 @@ pub struct Section<'a> {
     pub analysis: &'a Analysis,
 }
 
-impl Render for Section<'_> {
-    fn render(&self) -> Rendered {
-        let (plan, d, a) = (self.plan, self.details, self.analysis);
-        let mut md = String::new();
-        let claim = "A cold HTTPS request waits three round trips for its first byte (TCP, TLS 1.3, the request). Resuming the TLS session saves the certificate, not a round trip; 0-RTT early data sends the request with the ClientHello (two); TCP Fast Open sends the ClientHello in the SYN (one, with 0-RTT); a warm pooled connection needs one. Each mechanism is a part of the stack (`get --tls-earlydata --tcp-fastopen`, `serve --tls-earlydata --tfo`), measured here against its floor.".to_string();
-        let here = format!(
+impl Section<'_> {
+    /// How it ran here.
+    fn here(&self) -> String {
+        let (plan, d) = (self.plan, self.details);
+        format!(
             "`tcpwise serve --tls --tls-earlydata --tls-tickets 4 --tfo` in the server namespace (`net.ipv4.tcp_fastopen=3` there; the client's keeps the kernel's default, 1), HTTP/1.1 over TLS 1.3, a {OBJECT}-byte object. Each trial fetches once per arm, the arms in a rotating order; an arm that resumes first makes a full handshake on a fresh client (its tickets; for TFO the kernel's cookie), then fetches on another fresh client sharing its sessions; warm fetches twice on one client. Time to first byte counts from the start of the request (connect and handshakes included). curl{} fetches the same way on the same testbed in the same run: resumed is two URLs with `Connection: close` (curl keeps its sessions in-process), TFO is `--tcp-fastopen` (curl 7.88 has no early data: its TFO row is TFO with a resumed 1-RTT handshake), warm is two URLs on one connection. OpenSSL's `s_client -tls1_3`{} fetches cold, resumed (`-sess_out` from a full handshake, then `-sess_in`: sessions through a file, across processes) and resumed + 0-RTT (`-early_data`, the request from a file), timed from the process's start to the response's first byte, so its figures carry its start-up (its 1 ms row is mostly that); it has no TFO (OpenSSL 3.2+) and one request a connection. {} fetches a cell; {}. A fallback is a fetch whose mechanism did not happen (no resumption, early data refused, no data in the SYN, no reuse), counted, never an error. Steal: hypervisor ticks over a cell's fetches.",
             d.curl.as_ref().map_or(
                 " (not installed: its rows are left out)".to_string(),
@@ -35,7 +34,12 @@ impl Render for Section<'_> {
             ),
             plan.trials,
             crate::verdict::intervals_in_words(plan.trials),
-        );
+        )
+    }
+
+    /// A table per path: each arm's time to first byte against its floor.
+    fn paths(&self, md: &mut String) {
+        let (plan, a) = (self.plan, self.analysis);
         for why in &plan.left_out {
             let _ = writeln!(md, "Note: {why}.\n");
         }
@@ -62,6 +66,12 @@ impl Render for Section<'_> {
             }
             md.push('\n');
         }
+    }
+
+    /// Happy Eyeballs past the blackholed address, and what a client
+    /// author takes from the section.
+    fn eyeballs(&self, md: &mut String) {
+        let (plan, a) = (self.plan, self.analysis);
         let _ = writeln!(
             md,
             "### Happy Eyeballs: `dual.test` resolves to a blackholed IPv6 address ({}, dropped silently at the server's end) and then the server's IPv4 address; {} ms RTT\n\n| client | TTFB ms | fetches the IPv4 address won |\n|---|---|---|",
@@ -89,6 +99,11 @@ impl Render for Section<'_> {
             md,
             "**For a client author.** On a fresh connection the round trips, not the bandwidth, set the first byte: keep sessions (resumption costs nothing extra and lets safe requests go as early data), turn on TCP Fast Open where the path passes it (the fallback is automatic and counted here), and race address families rather than wait for one. A figure more than {TOLERANCE_MS} ms above its floor on a short path is the emulator's and the machine's own time (a few ms of TLS and scheduling on 2 cores), shown beside each path in the emulator-error table.\n"
         );
+    }
+
+    /// The 100 ms path's bars, and the first table's line.
+    fn plot_and_line(&self) -> (Vec<String>, String) {
+        let (plan, a) = (self.plan, self.analysis);
         let p100 = plan
             .paths
             .iter()
@@ -134,12 +149,24 @@ impl Render for Section<'_> {
                 cell(Arm::Warm)
             );
         }
+        (plots, ours)
+    }
+}
+
+impl Render for Section<'_> {
+    fn render(&self) -> Rendered {
+        let a = self.analysis;
+        let mut md = String::new();
+        let claim = "A cold HTTPS request waits three round trips for its first byte (TCP, TLS 1.3, the request). Resuming the TLS session saves the certificate, not a round trip; 0-RTT early data sends the request with the ClientHello (two); TCP Fast Open sends the ClientHello in the SYN (one, with 0-RTT); a warm pooled connection needs one. Each mechanism is a part of the stack (`get --tls-earlydata --tcp-fastopen`, `serve --tls-earlydata --tfo`), measured here against its floor.".to_string();
+        self.paths(&mut md);
+        self.eyeballs(&mut md);
+        let (plots, ours) = self.plot_and_line();
         Rendered {
             markdown: crate::section::Skeleton {
                 name: "cold-start",
                 reproduces: "what the Firefox seed's warm connection is compared against",
                 claim,
-                here: Some(here),
+                here: Some(self.here()),
                 body: md,
             }
             .markdown(),

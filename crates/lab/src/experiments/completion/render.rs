@@ -25,14 +25,13 @@ pub struct Section<'a> {
     pub files: files::render::Section<'a>,
 }
 
-impl Render for Section<'_> {
-    fn render(&self) -> Rendered {
-        let (plan, m, a) = (self.plan, self.measured, self.analysis);
-        let counts = &plan.counts;
-        let hi = counts[counts.len() - 1];
-        let mut md = String::new();
+impl Section<'_> {
+    /// The claim's paragraph, with the decision's figure and the tables'.
+    fn claim(&self) -> String {
+        let (m, a) = (self.measured, self.analysis);
+        let hi = self.plan.counts[self.plan.counts.len() - 1];
         let shared = m.models.iter().position(|x| x == "shared");
-        let claim = format!(
+        format!(
             "MariaDB replaced InnoDB's fixed segments (each I/O bound to one thread's slots, waited on with WaitForMultipleObjects) by one completion port that any worker drains: under sysbench the segmented server fell from 23,436 to 6,043 transactions/s between 64 and 1024 clients, the completion port stayed flat at about 25,900. **On this machine** the decision's rounds put the shared queue's requests/s at 1,024 clients over its best count at {} ({} rounds: shared alone at 4, 64 and 1,024 clients, {:?} each); in the tables below it keeps {} of its peak at {hi} clients ({} round(s)); the segmented model, which here only binds connections to threads (Linux has no 64-handle limit), keeps {}. The file-I/O half below runs the report's own workload.",
             self.record
                 .parts
@@ -46,7 +45,22 @@ impl Render for Section<'_> {
                 .iter()
                 .position(|x| x == "segments")
                 .map_or("-".into(), |i| a.flatness[i].text(2)),
-        );
+        )
+    }
+
+    /// The columns of the tables by clients.
+    fn cols(&self) -> Vec<String> {
+        let mut cols: Vec<String> = vec!["model".into()];
+        cols.extend(self.plan.counts.iter().map(|c| c.to_string()));
+        cols
+    }
+
+    /// How the tables ran, and requests per second by clients; the
+    /// plot's lines and bands, the table's medians and intervals.
+    fn tps(&self, md: &mut String) -> (Vec<Series>, Vec<Band>) {
+        let (plan, m, a) = (self.plan, self.measured, self.analysis);
+        let counts = &plan.counts;
+        let hi = counts[counts.len() - 1];
         let _ = writeln!(
             md,
             "Path: {}. Server: 2 worker threads per model, all running side by side in the server namespace; models `shared` (one epoll set armed one-shot, drained by any worker one event at a time: a completion port), `segments` (each connection bound at accept to one worker, round robin, which waits on at most 64 of its connections at once, like WaitForMultipleObjects; the rest queue for a slot), `tokio` (tokio's work-stealing runtime, what tcpwise's servers use), `io-uring` (one ring: multishot accept, multishot receive into provided buffers; its thread hands whole requests to one queue any worker drains and sends the replies through the ring: completions rather than readiness){}. Listen backlog {backlog}. Load: `tcpwise dispatch load`, closed loop, 16-byte requests, 512-byte replies, server work 50 µs, 1 % of requests 5 ms; {:?} measured after {:?} warm-up, {} round(s), median over rounds.\n",
@@ -60,8 +74,7 @@ impl Render for Section<'_> {
             plan.rounds,
             backlog = tcpwise_dispatch::server::BACKLOG,
         );
-        let mut cols: Vec<String> = vec!["model".into()];
-        cols.extend(counts.iter().map(|c| c.to_string()));
+        let cols = self.cols();
         let _ = writeln!(
             md,
             "Requests per second by clients, median over rounds ({}; last column: at {hi} clients over the best count, round by round; the seed's segmented server fell to 0.26, its completion port kept 1.00):\n\n{}",
@@ -102,6 +115,16 @@ impl Render for Section<'_> {
                 a.flatness[i].cell(2)
             );
         }
+        (series, bands)
+    }
+
+    /// p99 latency, the seed's table, the ratios at the top count, and
+    /// the models that lose ground.
+    fn rest(&self, md: &mut String) {
+        let (plan, m, a) = (self.plan, self.measured, self.analysis);
+        let counts = &plan.counts;
+        let hi = counts[counts.len() - 1];
+        let cols = self.cols();
         let _ = writeln!(md, "\nLatency p99 by clients, ms:\n\n{}", table_head(&cols));
         for (i, model) in m.models.iter().enumerate() {
             let cells: Vec<String> = a.p99_ms[i].iter().map(|p| format!("{p:.1}")).collect();
@@ -155,6 +178,15 @@ impl Render for Section<'_> {
                 );
             }
         }
+    }
+}
+
+impl Render for Section<'_> {
+    fn render(&self) -> Rendered {
+        let (m, a) = (self.measured, self.analysis);
+        let mut md = String::new();
+        let (series, bands) = self.tps(&mut md);
+        self.rest(&mut md);
         let files = self.files.render();
         md.push('\n');
         md.push_str(&files.markdown);
@@ -179,7 +211,7 @@ impl Render for Section<'_> {
             markdown: crate::section::Skeleton {
                 name: "completion",
                 reproduces: "MariaDB: one completion queue drained by any worker",
-                claim,
+                claim: self.claim(),
                 here: None,
                 body: md,
             }

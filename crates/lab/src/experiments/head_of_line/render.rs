@@ -31,15 +31,22 @@ fn recovered(c: &Cell) -> String {
     }
 }
 
-impl Render for Section<'_> {
-    fn render(&self) -> Rendered {
-        let (plan, d, a) = (self.plan, self.details, self.analysis);
-        let mut md = String::new();
-        let claim = format!(
-            "HTTP/2 multiplexes a page over one TCP connection, so one lost segment holds every stream's bytes behind it until it is retransmitted (head-of-line blocking); QUIC recovers per stream and its handshake takes one round trip fewer. Without loss the two should load a page about as fast; under loss HTTP/3 should win. Published: {PUBLISHED}."
-        );
+/// A path's short name in the plot and the first table: its loss rate,
+/// or LTE.
+fn tag(plan: &Plan, path: &str) -> String {
+    match plan.paths.iter().find(|p| p.name == path) {
+        Some(p) if p.trace => "LTE".to_string(),
+        Some(p) => format!("{} %", p.loss_pct),
+        None => path.to_string(),
+    }
+}
+
+impl Section<'_> {
+    /// How it ran here.
+    fn here(&self) -> String {
+        let (plan, d) = (self.plan, self.details);
         let objects = &d.page[1..];
-        let here = format!(
+        format!(
             "`tcpwise serve --tls --http3 -C {CONGESTION}` in the server namespace (TCP with CUBIC, as quinn's QUIC uses by default, so the transports' loss recovery and multiplexing are compared, not two congestion controls), TLS 1.3 with ALPN for both. A page of one {} B HTML and {} objects of {} to {} B ({} B in all, drawn from the seed), loaded cold on a fresh client each time (connects and handshakes included, as a first visit): the HTML, then every object at once; HTTP/1.1 over at most {H1_CONNECTIONS} connections, HTTP/2 and HTTP/3 over one. Page-load time runs to the last byte of the last object. The decision's rounds load the page over HTTP/2 and HTTP/3 on the paths without loss and with the most, back to back, the two paths at once ({} rounds); then, as far as the budget holds, each trial loads the page once per way on every path, the ways in a rotating order ({} loads a cell at most; the cells' loads are counted in their tables, and a path that got none has none). The cells' intervals: {}. Random loss is Bernoulli, the same rate each way. Beside each cell, per load (means): packets the link dropped (server to client / client to server), and what the server's transport recovered: TCP segments retransmitted over segments sent (the server namespace's `RetransSegs` / `OutSegs`, so a cell's figure is its own connections'), QUIC packets declared lost over packets sent (quinn's statistics). Steal: hypervisor ticks over the cell's loads.",
             d.page[0],
             objects.len(),
@@ -49,7 +56,13 @@ impl Render for Section<'_> {
             self.record.rounds + self.record.discarded,
             plan.trials,
             crate::verdict::intervals_in_words(plan.trials),
-        );
+        )
+    }
+
+    /// A table per path that ran, with its paired ratios, and how to
+    /// read them.
+    fn paths(&self, md: &mut String) {
+        let (plan, a) = (self.plan, self.analysis);
         for why in &plan.left_out {
             let _ = writeln!(md, "Note: {why}.\n");
         }
@@ -98,60 +111,69 @@ impl Render for Section<'_> {
             "**Reading it.** Without loss the ways differ by their handshakes (QUIC's is one round trip, TCP + TLS 1.3 two) and by how fast one connection's window opens against six; the criterion allows HTTP/3 and HTTP/2 {:.0} % apart there. Under loss, a retransmission costs HTTP/2 every stream's progress for a round trip or more (the whole page waits behind one segment), HTTP/3 only the stream it belongs to, and HTTP/1.1's six connections each recover alone but each with a smaller window. The recovered / sent column shows the loss each transport saw and repaired; the link's drops are the loss the path imposed on the load.\n",
             NO_LOSS_TOLERANCE * 100.0
         );
+    }
+
+    /// Page-load time by path and way.
+    fn plot(&self) -> String {
+        let a = self.analysis;
         let items: Vec<Bar> = a
             .cells
             .iter()
             .map(|c| {
-                let p = plan.paths.iter().find(|p| p.name == c.path);
-                let tag = match p {
-                    Some(p) if p.trace => "LTE".to_string(),
-                    Some(p) => format!("{} %", p.loss_pct),
-                    None => c.path.clone(),
-                };
                 (
-                    format!("{tag}, {}", c.proto.label()),
+                    format!("{}, {}", tag(self.plan, &c.path), c.proto.label()),
                     c.plt.median,
                     c.plt.interval.map(|i| (i.lo, i.hi)),
                 )
             })
             .collect();
-        let plots = vec![bars(
+        bars(
             "Page-load time by loss rate and way (median, whisker: its interval)",
             "ms",
             &items,
-        )];
-        let ours = a
+        )
+    }
+
+    /// The first table's line: HTTP/3 over HTTP/2 on each path.
+    fn ours(&self) -> String {
+        let ours = self
+            .analysis
             .ratios
             .iter()
             .map(|r| {
-                let tag =
-                    plan.paths
-                        .iter()
-                        .find(|p| p.name == r.path)
-                        .map_or(r.path.clone(), |p| {
-                            if p.trace {
-                                "LTE".into()
-                            } else {
-                                format!("{} %", p.loss_pct)
-                            }
-                        });
-                format!("{tag}: HTTP/3 / HTTP/2 x{:.2}", r.h3.median)
+                format!(
+                    "{}: HTTP/3 / HTTP/2 x{:.2}",
+                    tag(self.plan, &r.path),
+                    r.h3.median
+                )
             })
             .collect::<Vec<_>>()
             .join(", ");
+        if ours.is_empty() { "-".into() } else { ours }
+    }
+}
+
+impl Render for Section<'_> {
+    fn render(&self) -> Rendered {
+        let a = self.analysis;
+        let mut md = String::new();
+        let claim = format!(
+            "HTTP/2 multiplexes a page over one TCP connection, so one lost segment holds every stream's bytes behind it until it is retransmitted (head-of-line blocking); QUIC recovers per stream and its handshake takes one round trip fewer. Without loss the two should load a page about as fast; under loss HTTP/3 should win. Published: {PUBLISHED}."
+        );
+        self.paths(&mut md);
         Rendered {
             markdown: crate::section::Skeleton {
                 name: "head-of-line",
                 reproduces: "when does HTTP/3 beat HTTP/2 on a lossy path?",
                 claim,
-                here: Some(here),
+                here: Some(self.here()),
                 body: md,
             }
             .markdown(),
-            plots,
+            plots: vec![self.plot()],
             headline: Headline {
                 seed: "(beside the seeds) HTTP/3 vs HTTP/2 on lossy paths: gains at high loss (netem studies), little from loss alone (Trevisan et al. 2021)".into(),
-                ours: if ours.is_empty() { "-".into() } else { ours },
+                ours: self.ours(),
                 verdict: Some(a.verdict.clone()),
             },
         }

@@ -27,14 +27,13 @@ fn saving(a: &Analysis) -> String {
         .map_or("not measured".into(), |p| p.interval_text())
 }
 
-impl Render for Section<'_> {
-    fn render(&self) -> Rendered {
+impl Section<'_> {
+    /// The claim's paragraph, with what this run found.
+    fn claim(&self) -> String {
         let a = self.analysis;
-        let (on_t, off_t) = (&a.ttfb[ix(Arm::On)], &a.ttfb[ix(Arm::Off)]);
         let mem = |arm: Arm| a.read_buffer[ix(arm)];
-        let mut md = String::new();
         let (off50, on50) = (&a.table[0].off, &a.table[0].on);
-        let claim = format!(
+        format!(
             "Chromium found that starting each connection's reads small (1 KiB, doubling after every read that fills, up to 32 KiB) rather than at 32 KiB lowered the median time to first byte by 0.8-6.3 % (3-20 ms) on Windows, because Windows held back completing a large read it could only partly fill. **On this machine** the median time to first byte is {:.1} ms with fixed reads and {:.1} ms with read slow start over {} fresh connections, and the pairs' saving is {} ({}). Linux completes a read as soon as any data is there, so the read's size should not move the first byte here, and it did not; what read slow start does save is memory per connection ({:.0} B asked on average against {:.0} B).",
             off50.value,
             on50.value,
@@ -43,7 +42,13 @@ impl Render for Section<'_> {
             crate::sequential::outcome(&a.record.parts, crate::sequential::Combine::All),
             mem(Arm::On),
             mem(Arm::Off)
-        );
+        )
+    }
+
+    /// How the trials ran, and the seed's table.
+    fn table(&self, md: &mut String) {
+        let a = self.analysis;
+        let (on_t, off_t) = (&a.ttfb[ix(Arm::On)], &a.ttfb[ix(Arm::Off)]);
         let _ = writeln!(
             md,
             "{} fresh connections ({} on, {} off) in {} rounds of {} pairs a path, a pair being one of each arm for one response size, back to back in a random order (seed {}), GET /bytes/N with N log-uniform in 500 B..500 KB, over {} at 20 Mbit/s (one testbed per path, the paths at once, each path's trials one after another; the arms interleave on every path, so whatever a path's emulator error does, it does to both). Time to first byte from the request's start (connect included), ms; per cutoff: the value at that percentile and the mean of the samples at or below it with its 95 % confidence interval (the seed's ~Avg with Min Avg and Max Avg).\n",
@@ -105,6 +110,12 @@ impl Render for Section<'_> {
                 )
             }
         );
+    }
+
+    /// What the table says, and why.
+    fn notes(&self, md: &mut String) {
+        let a = self.analysis;
+        let mem = |arm: Arm| a.read_buffer[ix(arm)];
         let _ = writeln!(
             md,
             "\n{}. Median total time: off {:.1} ms, on {:.1} ms. Read buffer per connection (largest read asked, mean): off {:.0} B, on {:.0} B.\n\nThe seed saw 0.8-6.3 % (3-20 ms) saved because Windows delayed completing reads it could only partly fill; Linux completes a read as soon as any data is there, so read sizing should not move the first byte here.",
@@ -118,7 +129,14 @@ impl Render for Section<'_> {
             mem(Arm::Off),
             mem(Arm::On)
         );
-        let headline = Headline {
+    }
+
+    /// The first table's line.
+    fn headline(&self) -> Headline {
+        let a = self.analysis;
+        let mem = |arm: Arm| a.read_buffer[ix(arm)];
+        let (off50, on50) = (&a.table[0].off, &a.table[0].on);
+        Headline {
             seed:
                 "median time to first byte 0.8-6.3 % (3-20 ms) lower with read slow start (Windows)"
                     .into(),
@@ -132,7 +150,13 @@ impl Render for Section<'_> {
                 mem(Arm::On)
             ),
             verdict: Some(super::analysis::verdict(a)),
-        };
+        }
+    }
+
+    /// Both arms' time-to-first-byte CDFs.
+    fn plot(&self) -> String {
+        let a = self.analysis;
+        let (on_t, off_t) = (&a.ttfb[ix(Arm::On)], &a.ttfb[ix(Arm::Off)]);
         let cdf = |v: &[f64]| -> Vec<(f64, f64)> {
             let n = v.len().max(1) as f64;
             v.iter()
@@ -154,24 +178,32 @@ impl Render for Section<'_> {
                 .collect()
         };
         let bands: [Band; 2] = [(BLUE, band(on_t)), (RED, band(off_t))];
-        let plot = lines(
+        lines(
             "Time to first byte, CDF of both arms (band: 95 % confidence, DKW)",
             "ms",
             "fraction of connections",
             &series,
             &bands,
-        );
+        )
+    }
+}
+
+impl Render for Section<'_> {
+    fn render(&self) -> Rendered {
+        let mut md = String::new();
+        self.table(&mut md);
+        self.notes(&mut md);
         Rendered {
             markdown: crate::section::Skeleton {
                 name: "read-slow-start",
                 reproduces: "Chromium: first read 1 KiB, doubling",
-                claim,
+                claim: self.claim(),
                 here: None,
                 body: md,
             }
             .markdown(),
-            plots: vec![plot],
-            headline,
+            plots: vec![self.plot()],
+            headline: self.headline(),
         }
     }
 }

@@ -95,12 +95,11 @@ fn over_time(plan: &Plan, d: &Details, queue: &str) -> String {
     )
 }
 
-impl Render for Section<'_> {
-    fn render(&self) -> Rendered {
-        let (plan, d, a) = (self.plan, self.details, self.analysis);
-        let mut md = String::new();
-        let claim = "Autotuned buffers reach line rate (the buffers experiment); the field's measure of what big buffers cost is responsiveness, round trips per minute while the path is loaded (draft-ietf-ippm-responsiveness, Apple's networkQuality; the draft's bands: under 300 poor, to 1000 fair, to 6000 good). A bloated link loses RPM in two queues: the network's (which a new connection, a *foreign* probe, waits in) and the sender's own socket and HTTP/2 buffers (which a request on a loaded connection, a *self* probe, waits behind as well). A short network queue (FQ-CoDel) and a bounded sender queue (`TCP_NOTSENT_LOWAT`) should both be needed.".to_string();
-        let here = format!(
+impl Section<'_> {
+    /// How it ran here.
+    fn here(&self) -> String {
+        let plan = self.plan;
+        format!(
             "`tcpwise rpm --direction down` (the draft's method and defaults, each loaded phase at most {} s, HTTP/2 over TLS, in-process in the client namespace) against `tcpwise serve --tls` in the server namespace, one server per setting side by side: `--notsent-lowat off` or `auto` ({} ms of the connection's delivery rate from TCP_INFO, {} KiB to {} MiB, the same bound on each HTTP/2 stream's and rustls's send buffer) × `-C cubic` or `bbr`. Queues (both directions): {}. {} test(s) a cell, rounds interleaving the settings; {}. Testbed: {}. Steal: hypervisor ticks over a cell's tests.",
             plan.max_duration.as_secs(),
             ADAPTIVE_TIME.as_millis(),
@@ -114,7 +113,13 @@ impl Render for Section<'_> {
             plan.runs,
             crate::verdict::intervals_in_words(plan.runs),
             sysctls_text(DEFAULT_SYSCTLS),
-        );
+        )
+    }
+
+    /// A table per path, the first path's ratios, and which queue holds
+    /// the latency.
+    fn tables(&self, md: &mut String) {
+        let (plan, a) = (self.plan, self.analysis);
         for why in &plan.left_out {
             let _ = writeln!(md, "Note: {why}.\n");
         }
@@ -148,7 +153,11 @@ impl Render for Section<'_> {
             "**Which queue holds the latency.** Foreign probes open new connections, so they wait only in the network's queue: on a drop-tail queue their round trip grows to the queue's delay, under FQ-CoDel a new flow has a queue of its own and sees about the idle RTT. Self probes ride a loaded HTTP/2 connection, so they also wait behind that flow's queue in the network and everything its server has queued: without `TCP_NOTSENT_LOWAT` that is the autotuned socket buffer (megabytes), whatever the network's queue; with it, the mark and what the kernel lets past it (the mark is checked when a write starts a new segment, which may hold up to 64 KB), a TLS record and an HTTP/2 frame (16 KiB each): tens of kilobytes, which at the few Mbit/s each of 5 to 16 flows gets here is 100 ms and more.\n\n**For a server operator.** {}\n",
             a.advice
         );
-        let path = plan.paths.first().map_or("", |p| p.name.as_str());
+    }
+
+    /// The first path's RPM bars and the two decisive queues over time.
+    fn plots(&self, path: &str) -> Vec<String> {
+        let (plan, d, a) = (self.plan, self.details, self.analysis);
         let items: Vec<Bar> = a
             .cells
             .iter()
@@ -171,6 +180,12 @@ impl Render for Section<'_> {
                 plots.push(over_time(plan, d, QUEUES[q].label));
             }
         }
+        plots
+    }
+
+    /// The first table's line.
+    fn ours(&self, path: &str) -> String {
+        let a = self.analysis;
         let cell = |q: usize, lowat: &str| {
             a.cells.iter().find(|c| {
                 c.path == path
@@ -178,7 +193,7 @@ impl Render for Section<'_> {
                     && c.arm == format!("lowat {lowat}, cubic")
             })
         };
-        let ours = match (cell(BLOATED, "off"), cell(FQ_CODEL, "auto")) {
+        match (cell(BLOATED, "off"), cell(FQ_CODEL, "auto")) {
             (Some(b), Some(f)) => format!(
                 "{path}, CUBIC: bloated drop-tail, lowat off: {:.0} RPM ({}), foreign {:.0} ms, self {:.0} ms; FQ-CoDel, lowat auto: {:.0} RPM ({}), foreign {:.0} ms, self {:.0} ms; goodput {:.2} vs {:.2} Mbit/s",
                 b.rpm.median,
@@ -193,20 +208,30 @@ impl Render for Section<'_> {
                 f.goodput.median,
             ),
             _ => "-".into(),
-        };
+        }
+    }
+}
+
+impl Render for Section<'_> {
+    fn render(&self) -> Rendered {
+        let a = self.analysis;
+        let mut md = String::new();
+        let claim = "Autotuned buffers reach line rate (the buffers experiment); the field's measure of what big buffers cost is responsiveness, round trips per minute while the path is loaded (draft-ietf-ippm-responsiveness, Apple's networkQuality; the draft's bands: under 300 poor, to 1000 fair, to 6000 good). A bloated link loses RPM in two queues: the network's (which a new connection, a *foreign* probe, waits in) and the sender's own socket and HTTP/2 buffers (which a request on a loaded connection, a *self* probe, waits behind as well). A short network queue (FQ-CoDel) and a bounded sender queue (`TCP_NOTSENT_LOWAT`) should both be needed.".to_string();
+        self.tables(&mut md);
+        let path = self.plan.paths.first().map_or("", |p| p.name.as_str());
         Rendered {
             markdown: crate::section::Skeleton {
                 name: "responsiveness",
                 reproduces: "the Windows seed's other half: what big buffers cost in latency",
                 claim,
-                here: Some(here),
+                here: Some(self.here()),
                 body: md,
             }
             .markdown(),
-            plots,
+            plots: self.plots(path),
             headline: Headline {
                 seed: "(the Windows seed's other half) the field: a bloated 90 Mbit/s home link about 840 RPM, well-run links several thousand; bands < 300 poor, to 1000 fair".into(),
-                ours,
+                ours: self.ours(path),
                 verdict: Some(a.verdict.clone()),
             },
         }

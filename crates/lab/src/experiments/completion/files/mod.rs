@@ -148,7 +148,7 @@ impl Plan {
             },
             sets: vec![(Keys::Uniform, models(uniform)), (SKEW, models(skew))],
             rounds: opts.runs.unwrap_or(match crate::budget::left(opts) {
-                Some(_) => crate::budget::fit(opts, super::SHORT_ROUND_SECS, 10.0, 1, 3),
+                Some(_) => crate::budget::fit(opts, super::SHORT_ROUND_SECS, 0.0, 1, 3),
                 None if quick => 1,
                 None => 3,
             }),
