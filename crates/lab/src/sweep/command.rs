@@ -102,47 +102,36 @@ pub fn list_lines(cells: &[Cell]) -> Vec<String> {
         .collect()
 }
 
-/// `tcpwise lab sweep`: `exe` is the tcpwise binary the cells run.
-pub fn sweep(a: &SweepArgs, exe: PathBuf, cancel: Arc<AtomicBool>) -> Result<Swept, LabError> {
-    let matrix = load_matrix(&a.matrix)?;
-    let total = matrix.cells.len();
-    let cells: Vec<Cell> = matrix
-        .cells
-        .iter()
-        .filter(|c| a.shard.is_none_or(|s| s.holds(c.index)))
-        .cloned()
-        .collect();
-    if cells.is_empty() {
-        return Err(usage(format!(
-            "shard {} of a {total}-cell matrix holds no cells",
-            a.shard.map(|s| s.to_string()).unwrap_or_default()
-        )));
+/// `--list`: the cells, a line each, on standard output.
+fn list(a: &SweepArgs, matrix: &Matrix, cells: &[Cell]) -> Swept {
+    for l in list_lines(cells) {
+        println!("{l}");
     }
-    if a.list {
-        for l in list_lines(&cells) {
-            println!("{l}");
-        }
-        let shard = a.shard.map(|s| format!(" (shard {s})"));
-        return Ok(Swept {
-            ran: Ran::default(),
-            listed: Some(format!(
-                "{} cells{} of {total}, matrix {}",
-                cells.len(),
-                shard.unwrap_or_default(),
-                matrix.fingerprint
-            )),
-            cancelled: false,
-        });
+    let shard = a.shard.map(|s| format!(" (shard {s})"));
+    Swept {
+        ran: Ran::default(),
+        listed: Some(format!(
+            "{} cells{} of {}, matrix {}",
+            cells.len(),
+            shard.unwrap_or_default(),
+            matrix.cells.len(),
+            matrix.fingerprint
+        )),
+        cancelled: false,
     }
-    tcpwise_emu::testbed::check_privileges()?;
-    let dir = SweepDir {
-        root: a.out.clone(),
-    };
-    let head = header(a, &matrix, &cells);
-    let existing = dir.header().map_err(usage)?;
-    let records = dir.cells().map_err(usage)?;
+}
+
+/// Refuses an `--out` that holds another sweep's cells (another matrix,
+/// shard or binary), or this one's without `--resume`.
+fn refuse_another_run(
+    a: &SweepArgs,
+    head: &Header,
+    existing: Option<&Header>,
+    records: &BTreeMap<String, CellRecord>,
+    cells: usize,
+) -> Result<(), LabError> {
     let out = a.out.display();
-    if let Some(old) = &existing {
+    if let Some(old) = existing {
         if old.fingerprint != head.fingerprint {
             return Err(usage(format!(
                 "{out} holds cells of another matrix ({} , not {}): use another --out",
@@ -167,9 +156,40 @@ pub fn sweep(a: &SweepArgs, exe: PathBuf, cancel: Arc<AtomicBool>) -> Result<Swe
         return Err(usage(format!(
             "{out} already holds {} of these {} cells: --resume to run the rest, or another --out",
             records.values().filter(|r| r.ok).count(),
-            cells.len()
+            cells
         )));
     }
+    Ok(())
+}
+
+/// `tcpwise lab sweep`: `exe` is the tcpwise binary the cells run.
+pub fn sweep(a: &SweepArgs, exe: PathBuf, cancel: Arc<AtomicBool>) -> Result<Swept, LabError> {
+    let matrix = load_matrix(&a.matrix)?;
+    let total = matrix.cells.len();
+    let cells: Vec<Cell> = matrix
+        .cells
+        .iter()
+        .filter(|c| a.shard.is_none_or(|s| s.holds(c.index)))
+        .cloned()
+        .collect();
+    if cells.is_empty() {
+        return Err(usage(format!(
+            "shard {} of a {total}-cell matrix holds no cells",
+            a.shard.map(|s| s.to_string()).unwrap_or_default()
+        )));
+    }
+    if a.list {
+        return Ok(list(a, &matrix, &cells));
+    }
+    tcpwise_emu::testbed::check_privileges()?;
+    let dir = SweepDir {
+        root: a.out.clone(),
+    };
+    let head = header(a, &matrix, &cells);
+    let existing = dir.header().map_err(usage)?;
+    let records = dir.cells().map_err(usage)?;
+    let out = a.out.display();
+    refuse_another_run(a, &head, existing.as_ref(), &records, cells.len())?;
     // What a machine that died outright left (a kill -9 leaves nothing:
     // each cell's emulator tears down when the sweep dies).
     let stale = tcpwise_emu::clean::clean_stale()?;
