@@ -399,6 +399,64 @@ fn steady_mbit(intervals: &[Interval]) -> Option<f64> {
     Some(v[v.len() / 2])
 }
 
+/// The bandwidth-delay product a fix is sized by: the path's, or per
+/// 100 Mbit/s where the rate is unknown (empty without an RTT).
+fn bdp_text(rate_bps: Option<f64>, rtt_ms: Option<f64>) -> String {
+    match (rate_bps, rtt_ms) {
+        (Some(rate), Some(rtt)) => format!(
+            "the path's BDP at {:.0} Mbit/s is {:.2} MB",
+            rate / 1e6,
+            path::bdp_bytes(rate, rtt / 1e3) / 1e6
+        ),
+        (None, Some(rtt)) => format!(
+            "each 100 Mbit/s of path rate at this RTT needs a {:.2} MB window",
+            path::bdp_bytes(100e6, rtt / 1e3) / 1e6
+        ),
+        _ => String::new(),
+    }
+}
+
+/// The advertised window `w` in words when it was ample for the goodput
+/// (the reader, not the window, held the flow back); `None` when the
+/// window could explain the goodput or the RTT is unknown.
+fn ample_window(w: u32, rtt_ms: Option<f64>, goodput_mbit: f64) -> Option<String> {
+    let rtt_txt = rtt_ms.map_or("unknown".to_string(), human_ms);
+    match rtt_ms {
+        // Loopback: microseconds of RTT; any window is ample, the reader is slow.
+        Some(r) if r < 0.05 => Some(format!("{w} bytes at {rtt_txt}")),
+        Some(r) => {
+            let cap = path::window_cap_bps(f64::from(w), r / 1e3) / 1e6;
+            (goodput_mbit < 0.7 * cap).then(|| format!("{w} bytes, {cap:.0} Mbit/s at {rtt_txt}"))
+        }
+        None => None,
+    }
+}
+
+/// The diagnosis of a send-buffer-limited flow: a pinned `--sndbuf`, or
+/// autotuning's ceiling.
+fn sndbuf_text(
+    asked: Option<u64>,
+    pct: f64,
+    tx: &AppliedBuffers,
+    grown: Option<u64>,
+    bdp_txt: &str,
+) -> String {
+    match asked {
+        Some(s) => format!(
+            "limited by the static send buffer {pct:.0}% of the time: --sndbuf {s} asked, the kernel holds {}; {bdp_txt}. Fix: drop --sndbuf and let autotuning size it.",
+            tx.snd_held
+        ),
+        None => format!(
+            "limited by the send buffer {pct:.0}% of the time: autotuning stops at the third value of net.ipv4.tcp_wmem at the sender ({}){}; {bdp_txt}. Fix: raise that value to at least twice the BDP (sysctl -w net.ipv4.tcp_wmem=\"4096 16384 N\"); never pin SO_SNDBUF, which turns autotuning off.",
+            tx.snd_autotune_max
+                .map_or("value unknown".into(), |v| format!("{v} bytes")),
+            grown.map_or(String::new(), |g| format!(
+                " and the sender's buffer grew to {g} bytes"
+            )),
+        ),
+    }
+}
+
 /// Builds the summary, with a diagnosis only when the flow really was
 /// limited by a buffer or the receive window. `max_rcv_wnd` is the largest
 /// window the receiver advertised: a window-limited flow far below
@@ -415,7 +473,6 @@ pub fn summarize(
     let seconds = rx_last.t.max(1e-9);
     let goodput = rx_last.bytes as f64 * 8.0 / seconds / 1e6;
     let info = tx_last.and_then(|s| s.info.as_ref());
-    let grown_snd = intervals.iter().filter_map(|i| i.sndbuf_bytes).max();
     let rtts: Vec<f64> = intervals.iter().filter_map(|i| i.rtt_ms).collect();
     let rtt_ms = (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64);
     let min_rtt_ms = info
@@ -449,32 +506,12 @@ pub fn summarize(
             flag: if asked.window_flag { "-w" } else { "--rcvbuf" },
         })
     });
-    let rtt_txt = cap_rtt_ms.map_or("unknown".to_string(), human_ms);
-    let bdp_txt = match (asked.path_rate_bps, cap_rtt_ms) {
-        (Some(rate), Some(rtt)) => format!(
-            "the path's BDP at {:.0} Mbit/s is {:.2} MB",
-            rate / 1e6,
-            path::bdp_bytes(rate, rtt / 1e3) / 1e6
-        ),
-        (None, Some(rtt)) => format!(
-            "each 100 Mbit/s of path rate at this RTT needs a {:.2} MB window",
-            path::bdp_bytes(100e6, rtt / 1e3) / 1e6
-        ),
-        _ => String::new(),
-    };
+    let bdp_txt = bdp_text(asked.path_rate_bps, cap_rtt_ms);
     let diagnosis = if let Some(d) = rcvbuf_verdict {
         Some(d.text)
     } else if rwnd_bound
         && let Some(w) = max_rcv_wnd
-        && let Some(open) = match cap_rtt_ms {
-            // Loopback: microseconds of RTT; any window is ample, the reader is slow.
-            Some(r) if r < 0.05 => Some(format!("{w} bytes at {rtt_txt}")),
-            Some(r) => {
-                let cap = path::window_cap_bps(f64::from(w), r / 1e3) / 1e6;
-                (goodput < 0.7 * cap).then(|| format!("{w} bytes, {cap:.0} Mbit/s at {rtt_txt}"))
-            }
-            None => None,
-        }
+        && let Some(open) = ample_window(w, cap_rtt_ms, goodput)
     {
         Some(format!(
             "limited by the receive window {:.0}% of the time, but the window the receiver advertised ({open}) was large: the receiving application did not read fast enough and its buffer filled. Fix: read more often or in larger reads (--read-sizing), or give the reader more CPU.",
@@ -489,23 +526,14 @@ pub fn summarize(
                 .map_or("value unknown".into(), |v| format!("{v} bytes"))
         ))
     } else if sndbuf_bound {
-        Some(match asked.sndbuf {
-            Some(s) => format!(
-                "limited by the static send buffer {:.0}% of the time: --sndbuf {s} asked, the kernel holds {}; {bdp_txt}. Fix: drop --sndbuf and let autotuning size it.",
-                sndbuf_pct.unwrap_or(0.0),
-                tx_buffers.snd_held
-            ),
-            None => format!(
-                "limited by the send buffer {:.0}% of the time: autotuning stops at the third value of net.ipv4.tcp_wmem at the sender ({}){}; {bdp_txt}. Fix: raise that value to at least twice the BDP (sysctl -w net.ipv4.tcp_wmem=\"4096 16384 N\"); never pin SO_SNDBUF, which turns autotuning off.",
-                sndbuf_pct.unwrap_or(0.0),
-                tx_buffers
-                    .snd_autotune_max
-                    .map_or("value unknown".into(), |v| format!("{v} bytes")),
-                grown_snd.map_or(String::new(), |g| format!(
-                    " and the sender's buffer grew to {g} bytes"
-                )),
-            ),
-        })
+        let grown_snd = intervals.iter().filter_map(|i| i.sndbuf_bytes).max();
+        Some(sndbuf_text(
+            asked.sndbuf,
+            sndbuf_pct.unwrap_or(0.0),
+            tx_buffers,
+            grown_snd,
+            &bdp_txt,
+        ))
     } else {
         None
     };

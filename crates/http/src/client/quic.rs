@@ -362,21 +362,7 @@ impl Client {
         let resp = stream.recv_response().await.map_err(|e| quic_err(&e))?;
         timings.first_byte_ms = start.elapsed().as_secs_f64() * 1e3;
         let status = resp.status().as_u16();
-        let headers: Vec<(String, String)> = resp
-            .headers()
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_string(),
-                    String::from_utf8_lossy(v.as_bytes()).to_string(),
-                )
-            })
-            .collect();
-        let head_bytes = headers
-            .iter()
-            .map(|(k, v)| k.len() + v.len() + 4)
-            .sum::<usize>() as u64
-            + 15;
+        let (headers, head_bytes) = response_headers(resp.headers());
         let mut report = self.h3_report(&c, reused);
         let version = "HTTP/3".to_string();
         let action = on_head(&Head {
@@ -421,11 +407,7 @@ impl Client {
         c.history.bytes_read += got;
         report.quic = Some(QuicReport::of(&c.quic));
         report.history = c.history.clone();
-        if let Some(open) = self.inner.h3.lock().expect("lock").get_mut(origin)
-            && open.id == c.id
-        {
-            open.history = c.history.clone();
-        }
+        self.keep_history(origin, &c);
         Ok(Response {
             url: req.url.to_string(),
             status,
@@ -440,6 +422,16 @@ impl Client {
             conn: report,
             retried: false,
         })
+    }
+
+    /// The origin's pooled HTTP/3 connection learns what `c` moved (when
+    /// it is still that connection).
+    fn keep_history(&self, origin: &Origin, c: &H3Conn) {
+        if let Some(open) = self.inner.h3.lock().expect("lock").get_mut(origin)
+            && open.id == c.id
+        {
+            open.history = c.history.clone();
+        }
     }
 
     fn h3_report(&self, c: &H3Conn, reused: bool) -> ConnReport {
@@ -464,6 +456,26 @@ impl Client {
             quic: Some(QuicReport::of(&c.quic)),
         }
     }
+}
+
+/// A response's header fields as text, and the bytes an HTTP/1.1 head of
+/// them would take (the `-w %{size_header}` figure curl gives).
+fn response_headers(h: &hyper::HeaderMap) -> (Vec<(String, String)>, u64) {
+    let headers: Vec<(String, String)> = h
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).to_string(),
+            )
+        })
+        .collect();
+    let bytes = headers
+        .iter()
+        .map(|(k, v)| k.len() + v.len() + 4)
+        .sum::<usize>() as u64
+        + 15;
+    (headers, bytes)
 }
 
 /// A failed QUIC handshake as the error TCP's would be: a timeout or an

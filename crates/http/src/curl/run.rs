@@ -132,6 +132,150 @@ fn expand(given: &str, globoff: bool) -> Result<Vec<(String, Vec<String>)>, RunE
         .collect())
 }
 
+/// `--trace` or `--trace-ascii`'s file, created.
+fn trace_of(a: &GetArgs) -> Result<Option<super::trace::Trace>, RunError> {
+    match (&a.trace, &a.trace_ascii) {
+        (Some(p), _) => Some((p, false)),
+        (None, Some(p)) => Some((p, true)),
+        (None, None) => None,
+    }
+    .map(|(p, ascii)| super::trace::Trace::create(p, ascii))
+    .transpose()
+    .map_err(|e| RunError::Io {
+        what: "cannot create the --trace file",
+        source: e,
+    })
+}
+
+/// `-w`'s format: as given, or read from `@FILE` or `@-`.
+fn write_out_format(a: &GetArgs, stdin: &mut Stdin) -> Result<Option<String>, RunError> {
+    let read_stdin = |e| RunError::Io {
+        what: "cannot read standard input",
+        source: e,
+    };
+    Ok(match a.write_out.as_deref() {
+        Some(f) => Some(match f.strip_prefix('@') {
+            Some("-") => String::from_utf8_lossy(&stdin.read().map_err(read_stdin)?).to_string(),
+            Some(p) => std::fs::read_to_string(p)
+                .map_err(|e| usage(format!("cannot read -w @{p}: {e}")))?,
+            None => f.to_string(),
+        }),
+        None => None,
+    })
+}
+
+/// `-b` and `-c`: the literal cookie string, and the cookie engine's jar
+/// when a file or `-c` turns it on.
+fn cookies(
+    a: &GetArgs,
+    stdin: &mut Stdin,
+) -> (Option<String>, Option<Arc<Mutex<super::cookies::Jar>>>) {
+    // -b: a string that starts with a letter and has a '=' is sent as
+    // it is; anything else names a file (curl's rule); files and -c
+    // turn the cookie engine on.
+    let (literal, files): (Vec<&String>, Vec<&String>) = a
+        .cookie
+        .iter()
+        .partition(|c| c.starts_with(|ch: char| ch.is_ascii_alphabetic()) && c.contains('='));
+    let cookie = (!literal.is_empty()).then(|| {
+        literal
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(";") // curl joins several -b strings without a space
+    });
+    let jar = (!files.is_empty() || a.cookie_jar.is_some()).then(|| {
+        let mut text = String::new();
+        for f in &files {
+            // A missing file is no cookies, as in curl.
+            let got = if f.as_str() == "-" {
+                stdin.read().ok()
+            } else {
+                std::fs::read(f.as_str()).ok()
+            };
+            text.push_str(&String::from_utf8_lossy(&got.unwrap_or_default()));
+            text.push('\n');
+        }
+        Arc::new(Mutex::new(super::cookies::Jar::load(
+            &text,
+            a.junk_session_cookies,
+        )))
+    });
+    (cookie, jar)
+}
+
+/// Every URL's request (globs expanded) with its output file and resume
+/// offset.
+fn plan(
+    a: &GetArgs,
+    urls: &[String],
+    words: &mut CurlArgs,
+    stdin: &mut Stdin,
+) -> Result<Vec<Planned>, RunError> {
+    let mut planned = Vec::new();
+    // `index` is the URL argument's (curl's %{urlnum}: a glob's URLs share it).
+    for (index, given) in urls.iter().enumerate() {
+        for (u, values) in expand(given, a.globoff)? {
+            let url = super::parse_url(&u)?;
+            let out = a.output.get(index).map(|t| match t.to_str() {
+                Some(t) if !values.is_empty() => PathBuf::from(glob::output_name(t, &values)),
+                _ => t.clone(),
+            });
+            let out = out.or_else(|| a.remote_name.then(|| remote_name(&url)));
+            let out = out.filter(|p| p.as_os_str() != "-");
+            let out = match (&a.output_dir, out) {
+                (Some(d), Some(o)) => Some(d.join(o)),
+                (_, o) => o,
+            };
+            words.resume_from = match a.continue_at.as_deref() {
+                None => None,
+                Some("-") => Some(
+                    out.as_ref()
+                        .and_then(|p| std::fs::metadata(p).ok())
+                        .map_or(0, |m| m.len()),
+                ),
+                Some(n) => Some(
+                    n.parse()
+                        .map_err(|_| usage(format!("-C '{n}' is not an offset or '-'")))?,
+                ),
+            };
+            let request = words.request(&u, &mut || stdin.read())?;
+            planned.push(Planned {
+                index,
+                request,
+                out,
+                resume_from: words.resume_from,
+            });
+        }
+    }
+    Ok(planned)
+}
+
+/// The client's configuration with `--cacert`'s certificates and
+/// `--alt-svc`'s cache.
+fn client_of(a: &GetArgs) -> Result<ClientConfig, RunError> {
+    let extra_ca = match &a.cacert {
+        Some(p) => vec![
+            std::fs::read(p)
+                .map_err(|e| usage(format!("cannot read --cacert {}: {e}", p.display())))?,
+        ],
+        None => Vec::new(),
+    };
+    let mut client = client_config(a, extra_ca);
+    // curl's --alt-svc FILE: a missing file is an empty cache.
+    if let Some(p) = &a.alt_svc {
+        let text = match std::fs::read_to_string(p) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(usage(format!("cannot read --alt-svc {}: {e}", p.display()))),
+        };
+        let entries = crate::client::alt_svc::parse_file(&text)
+            .map_err(|e| usage(format!("--alt-svc {}: {e}", p.display())))?;
+        client.alt_svc = Some(entries);
+    }
+    Ok(client)
+}
+
 fn usage(msg: String) -> RunError {
     RunError::Words(CurlError::Usage(msg))
 }
@@ -154,35 +298,11 @@ impl Run {
             return Err(usage("--rcvbuf and --sndbuf must be positive".into()));
         }
         let mut stdin = Stdin::default();
-        let read_stdin = |e| RunError::Io {
-            what: "cannot read standard input",
-            source: e,
-        };
-        let format = match a.write_out.as_deref() {
-            Some(f) => Some(match f.strip_prefix('@') {
-                Some("-") => {
-                    String::from_utf8_lossy(&stdin.read().map_err(read_stdin)?).to_string()
-                }
-                Some(p) => std::fs::read_to_string(p)
-                    .map_err(|e| usage(format!("cannot read -w @{p}: {e}")))?,
-                None => f.to_string(),
-            }),
-            None => None,
-        };
+        let format = write_out_format(&a, &mut stdin)?;
         // Read once: the first request's credentials and each redirect's.
         let netrc_file = netrc_of(&a);
         let netrc = netrc_file.clone().filter(|_| a.user.is_none());
-        let trace = match (&a.trace, &a.trace_ascii) {
-            (Some(p), _) => Some((p, false)),
-            (None, Some(p)) => Some((p, true)),
-            (None, None) => None,
-        }
-        .map(|(p, ascii)| super::trace::Trace::create(p, ascii))
-        .transpose()
-        .map_err(|e| RunError::Io {
-            what: "cannot create the --trace file",
-            source: e,
-        })?;
+        let trace = trace_of(&a)?;
         let mut warnings = Vec::new();
         let mut headers = super::extra::headers(&a.headers, &mut || stdin.read())?;
         if let Some(z) = &a.time_cond {
@@ -198,37 +318,7 @@ impl Run {
             .as_deref()
             .map(super::extra::rate)
             .transpose()?;
-        // -b: a string that starts with a letter and has a '=' is sent as
-        // it is; anything else names a file (curl's rule); files and -c
-        // turn the cookie engine on.
-        let (literal, files): (Vec<&String>, Vec<&String>) = a
-            .cookie
-            .iter()
-            .partition(|c| c.starts_with(|ch: char| ch.is_ascii_alphabetic()) && c.contains('='));
-        let cookie = (!literal.is_empty()).then(|| {
-            literal
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(";") // curl joins several -b strings without a space
-        });
-        let jar = (!files.is_empty() || a.cookie_jar.is_some()).then(|| {
-            let mut text = String::new();
-            for f in &files {
-                // A missing file is no cookies, as in curl.
-                let got = if f.as_str() == "-" {
-                    stdin.read().ok()
-                } else {
-                    std::fs::read(f.as_str()).ok()
-                };
-                text.push_str(&String::from_utf8_lossy(&got.unwrap_or_default()));
-                text.push('\n');
-            }
-            Arc::new(Mutex::new(super::cookies::Jar::load(
-                &text,
-                a.junk_session_cookies,
-            )))
-        });
+        let (cookie, jar) = cookies(&a, &mut stdin);
         let mut words = CurlArgs {
             method: a.method.clone(),
             head: a.head,
@@ -249,61 +339,8 @@ impl Run {
             path_as_is: a.path_as_is,
         };
         words.check()?;
-        let mut planned = Vec::new();
-        // `index` is the URL argument's (curl's %{urlnum}: a glob's URLs share it).
-        for (index, given) in urls.iter().enumerate() {
-            for (u, values) in expand(given, a.globoff)? {
-                let url = super::parse_url(&u)?;
-                let out = a.output.get(index).map(|t| match t.to_str() {
-                    Some(t) if !values.is_empty() => PathBuf::from(glob::output_name(t, &values)),
-                    _ => t.clone(),
-                });
-                let out = out.or_else(|| a.remote_name.then(|| remote_name(&url)));
-                let out = out.filter(|p| p.as_os_str() != "-");
-                let out = match (&a.output_dir, out) {
-                    (Some(d), Some(o)) => Some(d.join(o)),
-                    (_, o) => o,
-                };
-                words.resume_from = match a.continue_at.as_deref() {
-                    None => None,
-                    Some("-") => Some(
-                        out.as_ref()
-                            .and_then(|p| std::fs::metadata(p).ok())
-                            .map_or(0, |m| m.len()),
-                    ),
-                    Some(n) => Some(
-                        n.parse()
-                            .map_err(|_| usage(format!("-C '{n}' is not an offset or '-'")))?,
-                    ),
-                };
-                let request = words.request(&u, &mut || stdin.read())?;
-                planned.push(Planned {
-                    index,
-                    request,
-                    out,
-                    resume_from: words.resume_from,
-                });
-            }
-        }
-        let extra_ca = match &a.cacert {
-            Some(p) => vec![
-                std::fs::read(p)
-                    .map_err(|e| usage(format!("cannot read --cacert {}: {e}", p.display())))?,
-            ],
-            None => Vec::new(),
-        };
-        let mut client = client_config(&a, extra_ca);
-        // curl's --alt-svc FILE: a missing file is an empty cache.
-        if let Some(p) = &a.alt_svc {
-            let text = match std::fs::read_to_string(p) {
-                Ok(t) => t,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-                Err(e) => return Err(usage(format!("cannot read --alt-svc {}: {e}", p.display()))),
-            };
-            let entries = crate::client::alt_svc::parse_file(&text)
-                .map_err(|e| usage(format!("--alt-svc {}: {e}", p.display())))?;
-            client.alt_svc = Some(entries);
-        }
+        let planned = plan(&a, &urls, &mut words, &mut stdin)?;
+        let client = client_of(&a)?;
         let retry = RetryPolicy {
             max: a.retry,
             delay: a.retry_delay.map(|d| d.std()),
