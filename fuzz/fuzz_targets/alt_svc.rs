@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tcpwise_http::client::alt_svc::{AltCache, format_file, parse_file, parse_header};
+use tcpwise_client::alt_svc::{AltCache, format_file, parse_file, parse_header};
 
 fuzz_target!(|data: (&str, &str, u16, u32)| {
     let (header, file, port, now) = data;

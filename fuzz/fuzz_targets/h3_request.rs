@@ -9,7 +9,7 @@
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 use std::time::Duration;
-use tcpwise_http::server::h3::{Decoded, answer_decoded};
+use tcpwise_server::h3::{Decoded, answer_decoded};
 
 fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
@@ -25,7 +25,7 @@ type Input = (Vec<u8>, Vec<u8>, Vec<u8>, Vec<(Vec<u8>, Vec<u8>)>, Vec<u8>);
 
 fuzz_target!(|i: Input| {
     let (method, authority, path, fields, body) = i;
-    let lim = tcpwise_http::Limits {
+    let lim = tcpwise_server::Limits {
         max_body: 300,
         max_bytes: 100_000,
         max_delay: Duration::from_millis(5),

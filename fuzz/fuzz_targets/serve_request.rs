@@ -8,7 +8,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use tcpwise_http::h1::{Chunked, parse_request};
-use tcpwise_http::server::{Core, Step};
+use tcpwise_server::{Core, Step};
 
 fuzz_target!(|data: &[u8]| {
     // The first byte picks the read size (1..=256) and a small head limit
@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let step = usize::from(k % 128) + 1;
-    let limits = tcpwise_http::Limits {
+    let limits = tcpwise_server::Limits {
         max_head: if k & 0x80 != 0 {
             200
         } else {

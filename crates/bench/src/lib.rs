@@ -116,21 +116,18 @@ pub fn request(
     urls: &[String],
     method: Option<String>,
     data: Option<String>,
-    headers: Vec<tcpwise_http::Header>,
-) -> Result<(tcpwise_http::Request, Vec<url::Url>), BenchError> {
-    let bad = |e: tcpwise_http::curl::CurlError| BenchError::Usage(tcpwise_outcome::chain_text(&e));
+    headers: Vec<tcpwise_client::Header>,
+) -> Result<(tcpwise_client::Request, Vec<url::Url>), BenchError> {
+    let bad = |e: tcpwise_curl::CurlError| BenchError::Usage(tcpwise_outcome::chain_text(&e));
     let more = urls
         .iter()
         .skip(1)
-        .map(|u| tcpwise_http::curl::parse_url(u).map_err(bad))
+        .map(|u| tcpwise_curl::parse_url(u).map_err(bad))
         .collect::<Result<_, _>>()?;
     let first = urls.first().map_or("", String::as_str);
-    let curl = tcpwise_http::curl::CurlArgs {
+    let curl = tcpwise_curl::CurlArgs {
         method,
-        data: data
-            .into_iter()
-            .map(tcpwise_http::curl::Data::Ascii)
-            .collect(),
+        data: data.into_iter().map(tcpwise_curl::Data::Ascii).collect(),
         headers,
         proxy: Some(String::new()),
         ..Default::default()

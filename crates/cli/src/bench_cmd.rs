@@ -6,7 +6,7 @@ use clap::Args;
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
-use tcpwise_http::Header;
+use tcpwise_client::Header;
 use tcpwise_units::Seconds;
 
 #[derive(Debug, Args)]

@@ -3,10 +3,10 @@
 
 use anyhow::Result;
 use std::ffi::OsString;
-use tcpwise_http::curl::flags;
-pub use tcpwise_http::curl::flags::{GET_HELP, GetArgs};
-use tcpwise_http::curl::run::{Run, run};
-pub use tcpwise_http::server::flags::ServeArgs;
+use tcpwise_curl::flags;
+pub use tcpwise_curl::flags::{GET_HELP, GetArgs};
+use tcpwise_curl::run::{Run, run};
+pub use tcpwise_server::flags::ServeArgs;
 
 /// `tcpwise get`: one [`Run`] a `--next` group; the last transfer's code.
 pub fn get(a: GetArgs, m: Option<&clap::ArgMatches>, next: Vec<Vec<OsString>>) -> Result<i32> {
@@ -24,6 +24,6 @@ pub fn get(a: GetArgs, m: Option<&clap::ArgMatches>, next: Vec<Vec<OsString>>) -
 /// `tcpwise serve`, until SIGINT or SIGTERM.
 pub fn serve(a: ServeArgs) -> Result<i32> {
     let stop = crate::shutdown_on_signals()?;
-    tcpwise_http::server::command::serve(a, stop, |line| eprintln!("{line}"))?;
+    tcpwise_server::command::serve(a, stop, |line| eprintln!("{line}"))?;
     Ok(0)
 }

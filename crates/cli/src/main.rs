@@ -12,7 +12,7 @@ mod lab_cmd;
 mod perf_cmd;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use tcpwise_http::curl;
+use tcpwise_curl as curl;
 use tcpwise_outcome::{Class, Classify, Shutdown};
 
 use tcpwise_outcome::EXIT_HELP as EXIT_CODES;
@@ -103,14 +103,14 @@ fn class_of(e: &(dyn std::error::Error + 'static)) -> Option<Class> {
     classify!(
         tcpwise_emu::EmuError,
         tcpwise_lab::LabError,
-        tcpwise_http::HttpError,
+        tcpwise_client::HttpError,
         curl::transfer::TransferError,
         curl::run::RunError,
         curl::CurlError,
         tcpwise_http::tls::TlsSetupError,
         tcpwise_bench::BenchError,
         tcpwise_rpm::RpmError,
-        tcpwise_http::server::command::ServeError,
+        tcpwise_server::command::ServeError,
         tcpwise_aio::UringError,
         tcpwise_aio::AioError,
         tcpwise_perf::PerfError,
@@ -176,7 +176,7 @@ fn main() {
     tcpwise_outcome::set_version(env!("TCPWISE_VERSION"));
     tcpwise_emu::sys::default_sigpipe();
     // Config files (`emu --config`, `get -K`) in, `get --next` groups apart.
-    use tcpwise_http::curl::{exit::words, flags};
+    use tcpwise_curl::{exit::words, flags};
     let argv = tcpwise_emu::config::expand(std::env::args_os().collect())
         .map_err(|e| (e.to_string(), 2))
         .and_then(|a| flags::expand_config(a).map_err(|e| (e.to_string(), words(&e))));

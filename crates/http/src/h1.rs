@@ -9,7 +9,7 @@
 //! request cost 1.4 times nginx's CPU (measured with `scripts/bench-serve`).
 //! The server here parses in place, borrows one read buffer per thread,
 //! and keeps nothing per idle connection, as nginx does. The client in
-//! [`crate::client`] stays on hyper: there a request's cost is dominated
+//! `tcpwise-client` stays on hyper: there a request's cost is dominated
 //! by the network, and hyper's connection API is what the pool drives.
 
 use std::ops::Range;

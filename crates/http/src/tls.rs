@@ -109,7 +109,7 @@ const SESSION_CACHE: usize = 16 * 1024;
 /// `cfg` resuming sessions as `r` says. Early data comes with answers
 /// before the handshake completes (`send_half_rtt_data`): 0-RTT saves a
 /// round trip only if the answer to early data leaves at once (see
-/// [`crate::server::zero_rtt`]).
+/// `tcpwise_server::zero_rtt`).
 pub fn with_resumption(cfg: &rustls::ServerConfig, r: Resumption) -> Arc<rustls::ServerConfig> {
     let mut c = cfg.clone();
     c.send_tls13_tickets = r.tickets;

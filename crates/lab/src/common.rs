@@ -2,7 +2,7 @@
 //! its server namespace, and clients run inside its client namespace.
 //!
 //! Why in-process: the lab exercises the same library calls a user's
-//! program would (`tcpwise_perf::run_server`, `tcpwise_http::serve`,
+//! program would (`tcpwise_perf::run_server`, `tcpwise_server::serve`,
 //! `tcpwise_dispatch::server::serve`), returns typed results without a
 //! JSON round trip, and has no path to a binary to get wrong. Each server
 //! runs on its own thread that entered the server namespace (its runtime's
@@ -217,19 +217,21 @@ impl Bed {
 
     /// `tcpwise serve` (HTTP/1.1 origin), in-process.
     pub fn serve_http(&mut self) -> Result<u16, LabError> {
-        self.serve_with(tcpwise_http::ServeOptions::new(ANY.parse().expect("valid")))
+        self.serve_with(tcpwise_server::ServeOptions::new(
+            ANY.parse().expect("valid"),
+        ))
     }
 
     /// `tcpwise serve` with `opts` (its `bind` is replaced by every
     /// address, an ephemeral port), in-process; build them with
     /// `ServeOptions::new` and the fields that differ.
-    pub fn serve_with(&mut self, opts: tcpwise_http::ServeOptions) -> Result<u16, LabError> {
-        let opts = tcpwise_http::ServeOptions {
+    pub fn serve_with(&mut self, opts: tcpwise_server::ServeOptions) -> Result<u16, LabError> {
+        let opts = tcpwise_server::ServeOptions {
             bind: ANY.parse().expect("valid"),
             ..opts
         };
         self.spawn_tokio("http", move |ready, stop| async move {
-            tcpwise_http::serve(opts, stop, move |a| {
+            tcpwise_server::serve(opts, stop, move |a| {
                 let _ = ready.send(a);
             })
             .await

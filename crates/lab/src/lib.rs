@@ -65,7 +65,7 @@ pub enum LabError {
         what: String,
         /// Why.
         #[source]
-        source: tcpwise_http::HttpError,
+        source: tcpwise_client::HttpError,
     },
     /// A responsiveness test failed.
     #[error("{what}")]

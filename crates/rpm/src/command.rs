@@ -9,7 +9,7 @@ use crate::report::{self, Report};
 use crate::run::{Interval, Test};
 use std::io::Write;
 use std::time::Duration;
-use tcpwise_http::{Client, ClientConfig, Request, Version};
+use tcpwise_client::{Client, ClientConfig, Request, Version};
 
 /// A test as the library runs it, typed: what `tcpwise rpm`'s flags say
 /// (built by [`options`]), or what a program (the lab) asks for.

@@ -65,7 +65,7 @@ pub struct RpmArgs {
     pub cacert: Option<std::path::PathBuf>,
     /// Connect to ADDR for HOST:PORT (curl's --resolve HOST:PORT:ADDR).
     #[arg(long, value_name = "HOST:PORT:ADDR")]
-    pub resolve: Vec<tcpwise_http::Resolve>,
+    pub resolve: Vec<tcpwise_client::Resolve>,
     /// Give up on a connection not made in this long, and on a config
     /// not received in twice it.
     #[arg(long, default_value = "5s")]

@@ -56,7 +56,7 @@ pub enum RpmError {
         url: String,
         /// Why.
         #[source]
-        source: tcpwise_http::HttpError,
+        source: tcpwise_client::HttpError,
     },
     /// The load moved nothing for a whole phase.
     #[error("{0}")]

@@ -8,7 +8,7 @@ use crate::config::Endpoints;
 use serde::Serialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use tcpwise_http::{Client, ClientConfig, HeadAction, Payload, Request};
+use tcpwise_client::{Client, ClientConfig, HeadAction, Payload, Request};
 use tokio::task::JoinHandle;
 
 /// Which way a load goes.

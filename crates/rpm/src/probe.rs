@@ -6,7 +6,7 @@
 use crate::load::expect_ok;
 use crate::stats::Round;
 use std::time::Instant;
-use tcpwise_http::{Client, ClientConfig, Request, Response};
+use tcpwise_client::{Client, ClientConfig, Request, Response};
 use url::Url;
 
 /// A probe round's times and the bytes it moved (to keep probes under

@@ -16,7 +16,7 @@ use crate::probe::{self, Probed};
 use crate::stats::{self, Round, Score, Stability, Window};
 use serde::Serialize;
 use std::time::{Duration, Instant};
-use tcpwise_http::ClientConfig;
+use tcpwise_client::ClientConfig;
 use tcpwise_units::SplitMix64;
 
 /// One interval as `-v` and `--json` show it.

@@ -85,7 +85,7 @@ pub fn check_tool_args(tool: Tool, args: &[String], server: &[String]) -> Result
     };
     // The tools' own `--version` flags (iperf3's -v) need a version set.
     let cmd = |name: &'static str| Command::new(name).version("x").disable_version_flag(true);
-    let serve = tcpwise_http::server::flags::ServeArgs::augment_args(cmd("serve"));
+    let serve = tcpwise_server::flags::ServeArgs::augment_args(cmd("serve"));
     let (client, serve, argv, serve_argv) = match tool {
         Tool::Perf => (
             tcpwise_perf::flags::ClientArgs::augment_args(cmd("perf client")),
@@ -110,7 +110,7 @@ pub fn check_tool_args(tool: Tool, args: &[String], server: &[String]) -> Result
                 }
             }
             (
-                tcpwise_http::curl::flags::GetArgs::augment_args(cmd("get")),
+                tcpwise_curl::flags::GetArgs::augment_args(cmd("get")),
                 serve,
                 vec![format!("http://198.18.0.2:8080{}", args[0])],
                 vec!["--bind", "8080"],

@@ -64,7 +64,7 @@ pub const TOLERANCE_MS: f64 = 10.0;
 /// The Happy Eyeballs bound: the attempt delay, two round trips (connect,
 /// request) and 20 ms.
 pub fn eyeballs_bound(rtt_ms: f64) -> f64 {
-    tcpwise_http::ATTEMPT_DELAY.as_millis() as f64 + 2.0 * rtt_ms + 20.0
+    tcpwise_client::ATTEMPT_DELAY.as_millis() as f64 + 2.0 * rtt_ms + 20.0
 }
 
 /// The figures of `fetches` and `eyeballs`.

@@ -14,8 +14,9 @@ use crate::{LabError, LabOptions, PathError, Progress};
 use serde::Serialize;
 use std::process::Command;
 use std::time::Duration;
+use tcpwise_client::{Client, ClientConfig, Request, Response, TlsSessions, Version};
 use tcpwise_http::tls::{Resumption, with_resumption};
-use tcpwise_http::{Client, ClientConfig, Request, Response, ServeOptions, TlsSessions, Version};
+use tcpwise_server::ServeOptions;
 use tcpwise_sys::steal_ticks;
 
 /// One fetch.
@@ -304,7 +305,7 @@ pub fn measure(
         &tls,
         Resumption {
             tickets: 4,
-            early_data: tcpwise_http::server::command::EARLY_DATA,
+            early_data: tcpwise_server::command::EARLY_DATA,
         },
     );
     let kit = Kit {
@@ -491,7 +492,7 @@ impl PathBed {
 struct EyeBed {
     bed: Bed,
     url: url::Url,
-    resolve: tcpwise_http::Resolve,
+    resolve: tcpwise_client::Resolve,
     resolve_arg: String,
     rows: Vec<(String, Option<Duration>, Duration)>,
 }
@@ -525,7 +526,7 @@ impl EyeBed {
         let url: url::Url = format!("http://dual.test:{port}/bytes/{OBJECT}")
             .parse()
             .expect("a valid URL");
-        let resolve = tcpwise_http::Resolve {
+        let resolve = tcpwise_client::Resolve {
             host: "dual.test".into(),
             port,
             addrs: vec![BLACKHOLE_V6.parse().expect("valid"), v4],
@@ -533,7 +534,7 @@ impl EyeBed {
         let rows = vec![
             (
                 super::raced_row(),
-                Some(tcpwise_http::ATTEMPT_DELAY),
+                Some(tcpwise_client::ATTEMPT_DELAY),
                 Duration::from_secs(10),
             ),
             (

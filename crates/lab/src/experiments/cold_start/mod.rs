@@ -178,7 +178,7 @@ impl Plan {
 pub fn raced_row() -> String {
     format!(
         "tcpwise, attempts {} ms apart (RFC 8305)",
-        tcpwise_http::ATTEMPT_DELAY.as_millis()
+        tcpwise_client::ATTEMPT_DELAY.as_millis()
     )
 }
 

@@ -91,7 +91,7 @@ impl Section<'_> {
         let _ = writeln!(
             md,
             "\nRFC 8305 allows the connection-attempt delay ({} ms here) plus the connection itself: the bound is {:.0} ms (delay + 2 RTT + 20 ms). Without racing, a client waits for the IPv6 attempt to time out (here its connect timeout, shortened to {} s; the default is 10 s).\n",
-            tcpwise_http::ATTEMPT_DELAY.as_millis(),
+            tcpwise_client::ATTEMPT_DELAY.as_millis(),
             eyeballs_bound(plan.eyeballs_rtt_ms),
             plan.sequential_timeout_s
         );

@@ -16,10 +16,11 @@ use crate::together::Part;
 use crate::{LabError, LabOptions, Progress};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
+use tcpwise_client::{Client, ClientConfig, Request, Version};
 use tcpwise_emu::Role;
 use tcpwise_emu::netns::Netns;
-use tcpwise_http::server::h3::{QuicBook, QuicTotals};
-use tcpwise_http::{Client, ClientConfig, Request, ServeOptions, Version};
+use tcpwise_server::ServeOptions;
+use tcpwise_server::h3::{QuicBook, QuicTotals};
 use tcpwise_sys::steal_ticks;
 
 /// One page load.

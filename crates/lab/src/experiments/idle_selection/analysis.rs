@@ -2,11 +2,11 @@
 //! runs alone (no I/O).
 
 use super::measure::{Measured, Table};
+use super::scenario::IdleRun;
 use super::{Contender, SWEEP, contenders, sweep_contenders};
 use crate::Summary;
 use crate::common::median_p90;
 use crate::verdict::Verdict;
-use tcpwise_http::scenario::IdleRun;
 
 /// One contender's row of a main table.
 pub struct Row {

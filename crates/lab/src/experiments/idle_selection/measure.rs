@@ -8,14 +8,14 @@
 //! each other; every path's forwarder lateness is in the report to show
 //! it. One after another the experiment would take twice as long.
 
+use super::scenario::{IdleRun, IdleSelection as Scenario, run_idle_selection};
 use super::{Contender, Plan, SWEEP, contenders, sweep_contenders};
 use crate::common::Bed;
 use crate::sequential::driver::{Budget, drive};
 use crate::together::Part;
 use crate::{LabError, LabOptions, PathError, Progress};
 use serde::{Deserialize, Serialize};
-use tcpwise_http::ClientConfig;
-use tcpwise_http::scenario::{IdleRun, IdleSelection as Scenario, run_idle_selection};
+use tcpwise_client::ClientConfig;
 
 /// One testbed's runs and its path.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -226,10 +226,10 @@ fn idle_bed(opts: &LabOptions, ssai: &str) -> Result<(Bed, url::Url), LabError> 
 /// testbed for the HTTP/3 row; its origin's URL.
 fn h3_origin(bed: &mut Bed) -> Result<url::Url, LabError> {
     let tls = crate::common::self_signed()?;
-    let port = bed.serve_with(tcpwise_http::ServeOptions {
+    let port = bed.serve_with(tcpwise_server::ServeOptions {
         tls: Some(tls),
         http3: true,
-        ..tcpwise_http::ServeOptions::new("[::]:0".parse().expect("valid"))
+        ..tcpwise_server::ServeOptions::new("[::]:0".parse().expect("valid"))
     })?;
     Ok(url::Url::parse(&format!("https://{}", bed.peer(port))).expect("valid"))
 }
@@ -353,11 +353,11 @@ async fn rounds(
             }
             let cfg = match *c {
                 Contender::Http2 => ClientConfig {
-                    version: tcpwise_http::Version::Http2PriorKnowledge,
+                    version: tcpwise_client::Version::Http2PriorKnowledge,
                     ..ClientConfig::default()
                 },
                 Contender::Http3 => ClientConfig {
-                    version: tcpwise_http::Version::Http3Only,
+                    version: tcpwise_client::Version::Http3Only,
                     insecure: true,
                     ..ClientConfig::default()
                 },

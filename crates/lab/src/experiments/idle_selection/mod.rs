@@ -11,6 +11,7 @@
 pub mod analysis;
 pub mod measure;
 pub mod render;
+pub mod scenario;
 
 pub use measure::Details;
 

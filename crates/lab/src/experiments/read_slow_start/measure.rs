@@ -8,7 +8,7 @@ use crate::together::Part;
 use crate::{LabError, LabOptions, Progress};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering;
-use tcpwise_http::{Client, ClientConfig, Request};
+use tcpwise_client::{Client, ClientConfig, Request};
 use tcpwise_pool::{Limits, Policy};
 use tcpwise_tcp::ReadSizer;
 

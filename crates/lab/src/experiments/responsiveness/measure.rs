@@ -10,11 +10,12 @@ use crate::common::Bed;
 use crate::sequential::driver::{Budget, drive};
 use crate::{LabError, LabOptions, PathError, Progress};
 use serde::Serialize;
-use tcpwise_http::{ServeOptions, Version};
+use tcpwise_client::Version;
 use tcpwise_rpm::command::{Options, client_config, measure as rpm};
 use tcpwise_rpm::load::Dir;
 use tcpwise_rpm::report::Report;
 use tcpwise_rpm::stats::Round;
+use tcpwise_server::ServeOptions;
 
 /// One second of a test: its end (s into the loaded phase), the median
 /// foreign round trip and the median self probe that began in it (ms).
@@ -222,7 +223,7 @@ impl QueueBed {
                 max_duration: plan.max_duration,
                 ..tcpwise_rpm::Params::default()
             },
-            client: tcpwise_http::ClientConfig {
+            client: tcpwise_client::ClientConfig {
                 insecure: true,
                 ..client_config(Version::Http2)
             },

@@ -19,13 +19,13 @@ use super::sink::Sink;
 use super::transfer::{self, Fail, Output, TransferError};
 use super::write_out;
 use super::{CurlArgs, CurlError, Data, remote_name};
-use crate::client::idempotent;
-use crate::{Client, ClientConfig, Family, Request, Version};
 use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
+use tcpwise_client::idempotent;
+use tcpwise_client::{Client, ClientConfig, Family, Request, Version};
 use tcpwise_pool::Limits;
 use tcpwise_tcp::BufferPolicy;
 
@@ -269,7 +269,7 @@ fn client_of(a: &GetArgs) -> Result<ClientConfig, RunError> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => return Err(usage(format!("cannot read --alt-svc {}: {e}", p.display()))),
         };
-        let entries = crate::client::alt_svc::parse_file(&text)
+        let entries = tcpwise_client::alt_svc::parse_file(&text)
             .map_err(|e| usage(format!("--alt-svc {}: {e}", p.display())))?;
         client.alt_svc = Some(entries);
     }
@@ -451,7 +451,7 @@ fn client_config(a: &GetArgs, extra_ca: Vec<Vec<u8>>) -> ClientConfig {
         fastopen: a.tcp_fastopen,
         happy_eyeballs: (!a.no_happy_eyeballs)
             .then(|| std::time::Duration::from_millis(a.happy_eyeballs_timeout_ms)),
-        sessions: crate::client::TlsSessions::default(),
+        sessions: tcpwise_client::TlsSessions::default(),
         alt_svc: None,
         max_body: a.max_filesize.map(|b| b.0),
         resolve: a.resolve.clone(),
@@ -529,7 +529,7 @@ pub async fn run(r: Run) -> Result<Finished, RunError> {
     }
     // curl's --alt-svc FILE: what is known now, written back.
     if let Some(path) = &r.flags.alt_svc {
-        let text = crate::client::alt_svc::format_file(&client.alt_svc_entries());
+        let text = tcpwise_client::alt_svc::format_file(&client.alt_svc_entries());
         if let Err(e) = std::fs::write(path, text) {
             r.sink.err(&format!(
                 "tcpwise: warning: cannot write the alt-svc cache {}: {e}\n",
@@ -613,7 +613,7 @@ async fn run_all(r: &Run, client: &Client, report: &mut Report) {
     for (job, t) in tasks {
         let t = t.await.unwrap_or_else(|e| transfer::Transferred {
             chain: Vec::new(),
-            error: Some(TransferError::Http(crate::HttpError::Sink(
+            error: Some(TransferError::Http(tcpwise_client::HttpError::Sink(
                 std::io::Error::other(e),
             ))),
             renamed: None,

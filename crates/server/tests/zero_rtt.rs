@@ -8,8 +8,8 @@ use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use tcpwise_client::{Client, ClientConfig, Payload, Request, Response, TlsSessions, Version};
 use tcpwise_http::tls::{Resumption, self_signed, with_resumption};
-use tcpwise_http::{Client, ClientConfig, Payload, Request, Response, TlsSessions, Version};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// An HTTPS origin on `addr` with `r`: (address, stop, its PEM).
@@ -36,11 +36,11 @@ async fn origin_with(
     let tx = tcpwise_outcome::Shutdown::new();
     let rx = tx.clone();
     let (atx, arx) = tokio::sync::oneshot::channel();
-    let opts = tcpwise_http::ServeOptions {
+    let opts = tcpwise_server::ServeOptions {
         tls: Some(cfg),
-        ..tcpwise_http::ServeOptions::new(addr.parse().unwrap())
+        ..tcpwise_server::ServeOptions::new(addr.parse().unwrap())
     };
-    tokio::spawn(tcpwise_http::serve(opts, rx, move |a| {
+    tokio::spawn(tcpwise_server::serve(opts, rx, move |a| {
         let _ = atx.send(a);
     }));
     (arx.await.unwrap(), tx)
@@ -100,7 +100,7 @@ async fn a_resumed_session_carries_safe_requests_as_early_data_and_never_a_post(
         assert!(
             body.iter()
                 .enumerate()
-                .all(|(i, b)| *b == tcpwise_http::pattern::pattern_byte(i as u64)),
+                .all(|(i, b)| *b == tcpwise_server::pattern::pattern_byte(i as u64)),
             "{proto}"
         );
 

@@ -177,9 +177,9 @@ impl TlsSessions {
             return Ok(c.clone());
         }
         let c = if insecure {
-            crate::tls::insecure_client_config()?
+            tcpwise_http::tls::insecure_client_config()?
         } else {
-            crate::tls::client_config(extra_ca)?
+            tcpwise_http::tls::client_config(extra_ca)?
         };
         let mut c = (*c).clone();
         c.resumption = rustls::client::Resumption::store(self.store.clone());

@@ -1,6 +1,6 @@
 //! `tcpwise serve`: an HTTP/1.1 origin with keep-alive and pipelining,
 //! plain or TLS. What it answers is [`routes`]; the framing is
-//! [`crate::h1`]; this module is the I/O glue.
+//! [`tcpwise_http::h1`]; this module is the I/O glue.
 //!
 //! The request path is built like nginx's, because a test origin must not
 //! be the bottleneck of the experiment it serves (see `scripts/bench-serve`):
@@ -18,10 +18,14 @@
 //! for async code on the connection's own buffers. It stops gracefully
 //! (finishing responses in flight) when `shutdown` fires.
 
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
 pub mod command;
 pub mod files;
 pub mod flags;
 pub mod h2;
+pub mod pattern;
 pub mod routes;
 
 /// A line on stderr; a closed stderr (a parent that stopped reading) must
@@ -49,8 +53,6 @@ pub use machine::Core;
 
 pub use routes::{MAX_BYTES, MAX_DELAY_MS};
 
-use crate::h1::{self, BodyLen, FramingError};
-use crate::pattern;
 use routes::{Body, Reply};
 use std::cell::RefCell;
 use std::future::poll_fn;
@@ -61,6 +63,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tcpwise_http::h1::{self, BodyLen, FramingError};
 use tcpwise_outcome::Shutdown;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpListener;
@@ -77,7 +80,7 @@ const TLS_RECORD: usize = 16 * 1024 + 256;
 pub struct ServeOptions {
     /// Where to listen.
     pub bind: SocketAddr,
-    /// TLS config (self-signed from [`crate::tls::self_signed`]).
+    /// TLS config (self-signed from [`tcpwise_http::tls::self_signed`]).
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// Log one line per request to stderr, with connection ids.
     pub access_log: bool,

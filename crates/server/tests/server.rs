@@ -8,8 +8,8 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 use tcpwise_http::h1::{Chunked, MAX_HEAD};
-use tcpwise_http::pattern::pattern_byte;
-use tcpwise_http::server::{Core, Step};
+use tcpwise_server::pattern::pattern_byte;
+use tcpwise_server::{Core, Step};
 
 struct Server {
     addr: SocketAddr,
@@ -19,19 +19,19 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
-        Server::with(tcpwise_http::Limits::default())
+        Server::with(tcpwise_server::Limits::default())
     }
 
-    fn with(limits: tcpwise_http::Limits) -> Server {
+    fn with(limits: tcpwise_server::Limits) -> Server {
         let tx = tcpwise_outcome::Shutdown::new();
         let rx = tx.clone();
         let (atx, arx) = std::sync::mpsc::channel();
-        let opts = tcpwise_http::ServeOptions {
+        let opts = tcpwise_server::ServeOptions {
             limits,
-            ..tcpwise_http::ServeOptions::new("127.0.0.1:0".parse().unwrap())
+            ..tcpwise_server::ServeOptions::new("127.0.0.1:0".parse().unwrap())
         };
         let thread = std::thread::spawn(move || {
-            tcpwise_http::serve_threads(opts, 1, rx, move |a| atx.send(a).unwrap()).unwrap();
+            tcpwise_server::serve_threads(opts, 1, rx, move |a| atx.send(a).unwrap()).unwrap();
         });
         Server {
             addr: arx.recv().unwrap(),
@@ -341,13 +341,13 @@ fn shutdown_finishes_a_response_in_flight_and_closes_idle_connections() {
     srv.thread.take().unwrap().join().unwrap();
 }
 
-fn limits() -> tcpwise_http::Limits {
-    tcpwise_http::Limits::default()
+fn limits() -> tcpwise_server::Limits {
+    tcpwise_server::Limits::default()
 }
 
 #[test]
 fn slowloris_connections_are_closed_after_the_header_timeout_and_do_not_delay_others() {
-    let srv = Server::with(tcpwise_http::Limits {
+    let srv = Server::with(tcpwise_server::Limits {
         header_timeout: Duration::from_millis(1500),
         ..limits()
     });
@@ -402,7 +402,7 @@ fn slowloris_connections_are_closed_after_the_header_timeout_and_do_not_delay_ot
 
 #[test]
 fn idle_keep_alive_connections_are_closed_after_the_idle_timeout() {
-    let srv = Server::with(tcpwise_http::Limits {
+    let srv = Server::with(tcpwise_server::Limits {
         idle_timeout: Duration::from_millis(400),
         ..limits()
     });
@@ -428,7 +428,7 @@ fn idle_keep_alive_connections_are_closed_after_the_idle_timeout() {
 
 #[test]
 fn echo_bodies_over_the_limit_get_413_or_are_cut_off() {
-    let srv = Server::with(tcpwise_http::Limits {
+    let srv = Server::with(tcpwise_server::Limits {
         max_body: 1000,
         max_head: 200,
         ..limits()
@@ -477,7 +477,7 @@ fn echo_bodies_over_the_limit_get_413_or_are_cut_off() {
 
 #[test]
 fn at_the_connection_limit_new_connections_wait_until_one_closes() {
-    let srv = Server::with(tcpwise_http::Limits {
+    let srv = Server::with(tcpwise_server::Limits {
         max_conns: 2,
         ..limits()
     });
@@ -506,7 +506,7 @@ fn at_the_connection_limit_new_connections_wait_until_one_closes() {
 /// Feeds `pieces` to a connection's I/O-free core as successive reads,
 /// as the socket glue does: everything answered on the fast path, up to
 /// where a request would leave it.
-fn answers(pieces: &[&[u8]], limits: tcpwise_http::Limits) -> (Vec<u8>, Step) {
+fn answers(pieces: &[&[u8]], limits: tcpwise_server::Limits) -> (Vec<u8>, Step) {
     let mut core = Core::new(limits);
     let (mut all, mut out) = (Vec::new(), Vec::new());
     let mut feed = pieces.iter();

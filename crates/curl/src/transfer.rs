@@ -19,11 +19,11 @@
 //!   second ([`meter_line`]).
 
 use super::meter::Meter;
-use crate::client::{Head, HeadAction};
-use crate::{Client, HttpError, Request, Response};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use tcpwise_client::{Client, HttpError, Request, Response};
+use tcpwise_client::{Head, HeadAction};
 
 /// `-f` and `--fail-with-body`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -629,7 +629,7 @@ pub async fn transfer(
         }
         if status == 303 || (matches!(status, 301 | 302) && req.method == hyper::Method::POST) {
             req.method = hyper::Method::GET;
-            req.body = crate::client::Payload::default();
+            req.body = tcpwise_client::Payload::default();
             headers.retain(|(k, _)| !k.eq_ignore_ascii_case("content-type"));
         }
         // Credentials go only where they were given (curl's rule since

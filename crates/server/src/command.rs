@@ -17,7 +17,7 @@ pub enum ServeError {
     Usage(String),
     /// The certificate could not be made.
     #[error(transparent)]
-    Tls(#[from] crate::tls::TlsSetupError),
+    Tls(#[from] tcpwise_http::tls::TlsSetupError),
     /// The server could not listen or stopped on an error.
     #[error("cannot serve on {bind}")]
     Serve {
@@ -72,14 +72,14 @@ pub fn serve(
             names.push(a.bind.ip().to_string());
         }
         names.extend(a.tls_names.iter().cloned());
-        let (cfg, pem) = crate::tls::self_signed(&names)?;
+        let (cfg, pem) = tcpwise_http::tls::self_signed(&names)?;
         if let Some(p) = &a.cert_out {
             std::fs::write(p, pem)
                 .map_err(|e| ServeError::Usage(format!("cannot write {}: {e}", p.display())))?;
         }
-        Some(crate::tls::with_resumption(
+        Some(tcpwise_http::tls::with_resumption(
             &cfg,
-            crate::tls::Resumption {
+            tcpwise_http::tls::Resumption {
                 tickets: a.tls_tickets.into(),
                 early_data: if a.tls_earlydata { EARLY_DATA } else { 0 },
             },

@@ -15,8 +15,8 @@
 //! 8.12's `tls_earlydata` (bytes sent as 0-RTT early data, negative when
 //! the server refused them) has curl's meaning.
 
-use crate::Response;
 use serde_json::{Value, json};
+use tcpwise_client::Response;
 
 /// What `-w` reports on: one URL's whole operation.
 #[derive(Debug, Clone, Copy)]

@@ -12,6 +12,9 @@
 //! hyper), so `-i`/`-v` print the server's version, reason phrase and
 //! header case, which hyper normalises.
 
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
 use http_body_util::BodyExt;
 use hyper::client::conn::{http1, http2};
 use hyper_util::rt::TokioIo;

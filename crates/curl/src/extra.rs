@@ -4,9 +4,9 @@
 //! curl 7.88's tool (`tool_operate.c`, `tool_getparam.c`).
 
 use super::CurlError;
-use crate::Header;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tcpwise_client::Header;
 
 /// `-H` arguments as headers: `Name: value`, or `@FILE` with one header a
 /// line (blank lines skipped, CR stripped, as curl reads it; `@-` is

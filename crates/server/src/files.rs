@@ -564,7 +564,11 @@ pub fn put_head(
 ) {
     use std::io::Write as _;
     let status = plan.status();
-    let _ = write!(out, "HTTP/1.1 {status} {}\r\n", crate::h1::reason(status));
+    let _ = write!(
+        out,
+        "HTTP/1.1 {status} {}\r\n",
+        tcpwise_http::h1::reason(status)
+    );
     if gzip {
         out.extend_from_slice(
             b"transfer-encoding: chunked\r\ncontent-encoding: gzip\r\nvary: accept-encoding\r\n",

@@ -4,15 +4,15 @@
 
 use super::CurlError;
 use super::transfer::TransferError;
-use crate::HttpError;
+use tcpwise_client::HttpError;
 
 /// curl's exit code for a client error.
 pub fn http(e: &HttpError) -> i32 {
     match e {
         HttpError::Url { .. } | HttpError::Buffer(_) | HttpError::TlsSetup(_) => 2,
         HttpError::Dns { .. } => 6,
-        HttpError::Upload(crate::client::PayloadError::Open { .. }) => 26,
-        HttpError::Upload(crate::client::PayloadError::Rewind) => 65,
+        HttpError::Upload(tcpwise_client::PayloadError::Open { .. }) => 26,
+        HttpError::Upload(tcpwise_client::PayloadError::Rewind) => 65,
         HttpError::Connect { source, .. } if source.kind() == std::io::ErrorKind::TimedOut => 28,
         HttpError::Connect { .. } => 7,
         HttpError::Protocol { .. } => 8,
@@ -63,14 +63,9 @@ pub fn refused(e: &TransferError) -> bool {
         if source.kind() == std::io::ErrorKind::ConnectionRefused)
 }
 
-// How the binary learns these codes: each error classifies itself as
-// curl's number (bad words as usage, exit 2).
-impl tcpwise_outcome::Classify for crate::HttpError {
-    fn class(&self) -> Option<tcpwise_outcome::Class> {
-        Some(tcpwise_outcome::Class::Tool(http(self)))
-    }
-}
-
+// How the binary learns these codes: each error of `get` classifies
+// itself as curl's number (bad words as usage, exit 2); a client error
+// reaches the binary inside one of them.
 impl tcpwise_outcome::Classify for TransferError {
     fn class(&self) -> Option<tcpwise_outcome::Class> {
         Some(tcpwise_outcome::Class::Tool(transfer(self)))

@@ -322,7 +322,7 @@ pub struct GetArgs {
     pub ipv6: bool,
     /// Connect to ADDRESS for HOST:PORT (repeatable).
     #[arg(long, value_name = "HOST:PORT:ADDRESS")]
-    pub resolve: Vec<crate::Resolve>,
+    pub resolve: Vec<tcpwise_client::Resolve>,
     /// HTTP proxy [http://][USER:PASSWORD@]HOST[:PORT] (CONNECT for https); '' for none. Default: http_proxy, https_proxy, all_proxy.
     #[arg(short = 'x', long = "proxy", value_name = "PROXY")]
     pub proxy: Option<String>,

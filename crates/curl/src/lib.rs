@@ -22,6 +22,9 @@
 //! `--retry` is [`retry`]; the exit codes are [`exit`]'s one table; a
 //! whole command line, every URL, is [`run`], its flags [`flags`].
 
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
 pub mod cookies;
 pub mod exit;
 pub mod extra;
@@ -36,11 +39,11 @@ pub mod trace;
 pub mod transfer;
 pub mod write_out;
 
-use crate::client::{Payload, Proxy};
-use crate::{Header, Request};
 use base64::Engine;
 use bytes::Bytes;
 use std::path::{Path, PathBuf};
+use tcpwise_client::{Header, Request};
+use tcpwise_client::{Payload, Proxy};
 use url::Url;
 
 /// Why the words do not make a request (curl's exit 2 or 3).

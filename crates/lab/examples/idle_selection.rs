@@ -13,8 +13,8 @@
 //! object's load time (request written to last byte), then one JSON line.
 
 use std::time::Duration;
-use tcpwise_http::ClientConfig;
-use tcpwise_http::scenario::{IdleSelection, run_idle_selection};
+use tcpwise_client::ClientConfig;
+use tcpwise_lab::experiments::idle_selection::scenario::{IdleSelection, run_idle_selection};
 use tcpwise_pool::Policy;
 
 fn pct(v: &mut [f64], p: f64) -> f64 {

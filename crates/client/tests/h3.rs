@@ -8,8 +8,8 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
 use std::time::Duration;
+use tcpwise_client::{Client, ClientConfig, HttpError, Payload, Request, Version};
 use tcpwise_http::tls::self_signed;
-use tcpwise_http::{Client, ClientConfig, HttpError, Payload, Request, Version};
 
 /// An HTTPS origin with HTTP/3 on `127.0.0.1`: (address, stop, its PEM).
 async fn origin() -> (SocketAddr, tcpwise_outcome::Shutdown, String) {
@@ -17,12 +17,12 @@ async fn origin() -> (SocketAddr, tcpwise_outcome::Shutdown, String) {
     let (cfg, pem) = self_signed(&names).unwrap();
     let tx = tcpwise_outcome::Shutdown::new();
     let (atx, arx) = tokio::sync::oneshot::channel();
-    let opts = tcpwise_http::ServeOptions {
+    let opts = tcpwise_server::ServeOptions {
         tls: Some(cfg),
         http3: true,
-        ..tcpwise_http::ServeOptions::new("127.0.0.1:0".parse().unwrap())
+        ..tcpwise_server::ServeOptions::new("127.0.0.1:0".parse().unwrap())
     };
-    tokio::spawn(tcpwise_http::serve(opts, tx.clone(), move |a| {
+    tokio::spawn(tcpwise_server::serve(opts, tx.clone(), move |a| {
         let _ = atx.send(a);
     }));
     (arx.await.unwrap(), tx, pem)
@@ -37,7 +37,10 @@ fn client(pem: &str, version: Version) -> Client {
     })
 }
 
-async fn fetch(c: &Client, req: &Request) -> Result<(tcpwise_http::Response, Vec<u8>), HttpError> {
+async fn fetch(
+    c: &Client,
+    req: &Request,
+) -> Result<(tcpwise_client::Response, Vec<u8>), HttpError> {
     let mut body = Vec::new();
     let r = c
         .request(req, |d| {
@@ -55,7 +58,7 @@ fn url(addr: SocketAddr, path: &str) -> url::Url {
 #[tokio::test]
 async fn same_answers_as_http2_on_one_shared_connection() {
     let (addr, _stop, pem) = origin().await;
-    let before = tcpwise_http::server::h3::totals();
+    let before = tcpwise_server::h3::totals();
     let h3 = client(&pem, Version::Http3Only);
     let h2 = client(&pem, Version::Http2);
     for path in ["/bytes/0", "/bytes/1", "/bytes/1000000", "/health", "/nope"] {
@@ -76,7 +79,7 @@ async fn same_answers_as_http2_on_one_shared_connection() {
     assert_eq!(r.conn.history.requests, 6);
     // The server's loss-recovery counters count the live connection: it
     // sent the megabyte's packets (a test beside this one may add its own).
-    let now = tcpwise_http::server::h3::totals();
+    let now = tcpwise_server::h3::totals();
     assert!(now.connections > before.connections, "{now:?}");
     assert!(now.sent_packets >= before.sent_packets + 700, "{now:?}");
     // A body goes up and comes back.

@@ -6,9 +6,9 @@
 //! share the origin's one connection: the comparison a reader asks for
 //! beside the HTTP/1.1 policies.
 
-use crate::{Client, ClientConfig, HttpError, Request};
 use serde::Serialize;
 use std::time::Duration;
+use tcpwise_client::{Client, ClientConfig, HttpError, Request};
 use url::Url;
 
 /// The scenario's shape.
@@ -64,7 +64,7 @@ pub async fn run_idle_selection(
 ) -> Result<IdleRun, HttpError> {
     // With HTTP/2 and HTTP/3 the page shares one connection by
     // construction: there is no choice for a policy to make.
-    use crate::Version;
+    use tcpwise_client::Version;
     let one_conn = cfg.version != Version::Http1;
     let policy = match cfg.version {
         Version::Http1 => cfg.policy.name().to_string(),

@@ -4,7 +4,7 @@
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::time::Duration;
-use tcpwise_http::{Client, ClientConfig, HttpError, Request};
+use tcpwise_client::{Client, ClientConfig, HttpError, Request};
 use tcpwise_pool::Policy;
 
 /// Serves `reply` (then `after`) to every connection on a raw socket.
@@ -31,7 +31,11 @@ fn raw_server(reply: &'static [u8], reset: bool) -> u16 {
 async fn get(
     port: u16,
     path: &str,
-) -> (Client, Result<tcpwise_http::Response, HttpError>, url::Url) {
+) -> (
+    Client,
+    Result<tcpwise_client::Response, HttpError>,
+    url::Url,
+) {
     let c = Client::new(ClientConfig::default());
     let url = url::Url::parse(&format!("http://127.0.0.1:{port}{path}")).unwrap();
     let r = c.request(&Request::get(url.clone()), |_| Ok(())).await;
@@ -81,8 +85,8 @@ async fn reuses_by_policy_and_reports_why() {
     let tx = tcpwise_outcome::Shutdown::new();
     let rx = tx.clone();
     let (atx, arx) = tokio::sync::oneshot::channel();
-    let opts = tcpwise_http::ServeOptions::new("127.0.0.1:0".parse().unwrap());
-    let srv = tokio::spawn(tcpwise_http::serve(opts, rx, move |a| {
+    let opts = tcpwise_server::ServeOptions::new("127.0.0.1:0".parse().unwrap());
+    let srv = tokio::spawn(tcpwise_server::serve(opts, rx, move |a| {
         let _ = atx.send(a);
     }));
     let addr = arx.await.unwrap();
@@ -189,11 +193,11 @@ async fn tls_origin(
     let tx = tcpwise_outcome::Shutdown::new();
     let rx = tx.clone();
     let (atx, arx) = tokio::sync::oneshot::channel();
-    let opts = tcpwise_http::ServeOptions {
+    let opts = tcpwise_server::ServeOptions {
         tls: Some(cfg),
-        ..tcpwise_http::ServeOptions::new("127.0.0.1:0".parse().unwrap())
+        ..tcpwise_server::ServeOptions::new("127.0.0.1:0".parse().unwrap())
     };
-    tokio::spawn(tcpwise_http::serve(opts, rx, move |a| {
+    tokio::spawn(tcpwise_server::serve(opts, rx, move |a| {
         let _ = atx.send(a);
     }));
     (arx.await.unwrap(), tx)
@@ -240,7 +244,7 @@ async fn untrusted_certificates_are_refused_with_the_reason_and_insecure_is_expl
             continue;
         }
         match r {
-            Err(tcpwise_http::HttpError::Certificate { why: w, .. }) => {
+            Err(tcpwise_client::HttpError::Certificate { why: w, .. }) => {
                 assert!(w.contains(why), "{why}: {w}");
                 assert!(!w.contains('{'), "a sentence, not a structure: {w}");
             }
@@ -254,57 +258,4 @@ async fn untrusted_certificates_are_refused_with_the_reason_and_insecure_is_expl
         let r = k.request(&Request::get(url), |_| Ok(())).await.unwrap();
         assert_eq!(r.status, 200, "{why} with -k");
     }
-}
-
-/// `curl::run` writes everything a user sees through its sink: a library
-/// caller reads the bodies, `-w` and the errors back, with curl's exit
-/// code per URL.
-#[tokio::test]
-async fn a_whole_get_command_line_runs_through_one_sink() {
-    use clap::{FromArgMatches, Parser};
-    use tcpwise_http::curl::flags::GetArgs;
-    use tcpwise_http::curl::run::{Run, run};
-    use tcpwise_http::curl::sink::Sink;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        get: GetArgs,
-    }
-    let port = raw_server(
-        b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
-        false,
-    );
-    let dead = {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let argv = [
-        "get".to_string(),
-        "-sS".into(),
-        "-w".into(),
-        " %{http_code}\\n".into(),
-        format!("127.0.0.1:{port}/a"),
-        format!("127.0.0.1:{dead}/b"),
-    ];
-    let m = <Cli as clap::CommandFactory>::command().get_matches_from(argv);
-    let cli = Cli::from_arg_matches(&m).unwrap();
-    let data = cli.get.data_in_order(Some(&m));
-    let (sink, out, err) = Sink::buffers();
-    let r = Run::new(cli.get, data).unwrap().with_sink(sink);
-    let done = run(r).await.unwrap();
-    assert_eq!(
-        done.per_url,
-        vec![0, 7],
-        "the second URL is refused: curl's 7"
-    );
-    assert_eq!(done.code, 7);
-    let out = String::from_utf8(out.lock().unwrap().clone()).unwrap();
-    assert_eq!(out, "hello 200\n 000\n");
-    let err = String::from_utf8(err.lock().unwrap().clone()).unwrap();
-    assert!(
-        err.starts_with("tcpwise: error: http://127.0.0.1:"),
-        "{err}"
-    );
-    assert_eq!(err.lines().count(), 1, "{err}");
 }

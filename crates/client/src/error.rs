@@ -36,7 +36,7 @@ pub enum HttpError {
     },
     /// TLS could not be configured (`--cacert`).
     #[error("TLS set-up failed")]
-    TlsSetup(#[from] crate::tls::TlsSetupError),
+    TlsSetup(#[from] tcpwise_http::tls::TlsSetupError),
     /// The TLS handshake failed.
     #[error("TLS with {target} failed")]
     Tls {
@@ -163,5 +163,21 @@ impl HttpError {
             target: target.to_string(),
             source,
         }
+    }
+}
+
+// Bad input (a URL, a CA file, a buffer size, an upload that cannot be
+// opened) is usage; anything met on the network is a failed operation.
+// `tcpwise get` wraps these errors in its own, which carry curl's numbers.
+impl tcpwise_outcome::Classify for HttpError {
+    fn class(&self) -> Option<tcpwise_outcome::Class> {
+        use tcpwise_outcome::Class;
+        Some(match self {
+            HttpError::Url { .. }
+            | HttpError::TlsSetup(_)
+            | HttpError::Buffer(_)
+            | HttpError::Upload(super::PayloadError::Open { .. }) => Class::Usage,
+            _ => Class::Failed,
+        })
     }
 }
