@@ -3,8 +3,7 @@
 //! input, a filesystem refusing O_DIRECT and a full disk each get one line,
 //! the documented exit code, and no half-written file.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::Command;
 
 fn uring_ok(test: &str) -> bool {

@@ -13,7 +13,11 @@
 //! - **the CLI parses and prints**: `crates/cli/src` stays within its
 //!   line budget, so behaviour cannot quietly move back into it;
 //! - **files of one concern**: no source file over 800 lines outside
-//!   tests, and no import cycle between the top-level modules of a crate.
+//!   tests, and no import cycle between the top-level modules of a crate;
+//! - **one test binary for the CLI**: `crates/cli/tests/tests.rs` with a
+//!   module per file, at most [`CLI_TEST_BINARIES`] binaries in all, and
+//!   no file under `crates/cli/tests` that none of them compiles (with
+//!   `autotests = false` such a file would be silently left out).
 //!
 //! Where the code does not meet a rule yet, the debt is listed here by
 //! name and the test fails both on a new offender and on a listed one
@@ -234,6 +238,72 @@ fn clap_only_in_the_binary_and_flag_modules() {
         wrong.is_empty(),
         "clap outside the binary and the agreed flag modules ({CLAP_FILES:?}):\n{}",
         wrong.join("\n")
+    );
+}
+
+/// Test binaries `crates/cli` may have: `tests`, and two more where a
+/// separate process image is needed.
+const CLI_TEST_BINARIES: usize = 3;
+
+/// The `path`s of a manifest's `[[test]]` sections, and whether it turns
+/// cargo's discovery of `tests/*.rs` off.
+fn test_targets(manifest: &str) -> (Vec<String>, bool) {
+    let mut paths = Vec::new();
+    let mut in_test = false;
+    let mut autotests_off = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_test = line == "[[test]]";
+        } else if line.replace(' ', "") == "autotests=false" {
+            autotests_off = true;
+        } else if in_test && let Some(v) = line.strip_prefix("path") {
+            paths.push(
+                v.trim_start_matches([' ', '='])
+                    .trim_matches('"')
+                    .to_string(),
+            );
+        }
+    }
+    (paths, autotests_off)
+}
+
+#[test]
+fn the_cli_tests_are_one_binary_that_compiles_every_file() {
+    let dir = root().join("crates/cli");
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).expect("manifest");
+    let (targets, autotests_off) = test_targets(&manifest);
+    assert!(
+        autotests_off,
+        "crates/cli/Cargo.toml: autotests = false, so tests/*.rs are modules of tests/tests.rs, not a binary each"
+    );
+    assert!(
+        targets.len() <= CLI_TEST_BINARIES && targets.iter().any(|t| t == "tests/tests.rs"),
+        "crates/cli's test binaries are {targets:?}: tests/tests.rs and at most {} more",
+        CLI_TEST_BINARIES - 1
+    );
+    let mut declared = String::new();
+    for t in &targets {
+        declared += &std::fs::read_to_string(dir.join(t)).unwrap_or_default();
+    }
+    let mut orphans = Vec::new();
+    for e in std::fs::read_dir(dir.join("tests"))
+        .expect("tests/")
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let module = name.strip_suffix(".rs").unwrap_or(&name).to_string();
+        let is_module = name.ends_with(".rs") || e.path().join("mod.rs").exists();
+        let compiled = targets.iter().any(|t| t.ends_with(&format!("/{name}")))
+            || declared
+                .lines()
+                .any(|l| l.trim() == format!("mod {module};"));
+        if is_module && !compiled {
+            orphans.push(name);
+        }
+    }
+    assert!(
+        orphans.is_empty(),
+        "crates/cli/tests: {orphans:?} compiled by no test binary: add `mod NAME;` to tests/tests.rs"
     );
 }
 

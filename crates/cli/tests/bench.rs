@@ -3,8 +3,7 @@
 //! shows a stalled server in its percentiles, and bad input that gets one
 //! line and the documented exit code.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::Child;
 use std::time::Duration;
 

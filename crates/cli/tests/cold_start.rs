@@ -4,8 +4,7 @@
 //! what each connection did (`-v`, `-w`), and on lower bounds the path's
 //! delay guarantees; how fast is the lab's to measure, not a test's.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// `get` flags and a `-w` line for four fetches of one small object, each
 /// on a new connection (`Connection: close`), sessions kept in-process.

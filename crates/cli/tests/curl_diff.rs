@@ -8,8 +8,7 @@
 //! bad gzip). Rows where we differ on purpose say why and are printed, not
 //! compared.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

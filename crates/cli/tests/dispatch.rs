@@ -2,8 +2,7 @@
 //! answers the load, exits 0 on SIGTERM, and bad
 //! input gets one line and the documented exit code.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn port_of(line: &str) -> String {
     line.rsplit(':').next().unwrap().to_string()

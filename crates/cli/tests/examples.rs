@@ -5,8 +5,7 @@
 //! run here is named with the reason: the lab's examples take minutes (CI
 //! runs `tcpwise lab --quick` itself), and the build/test commands.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

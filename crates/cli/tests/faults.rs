@@ -3,11 +3,10 @@
 //! `tcpwise get` of 10 MB and a `tcpwise perf` transfer of 10 MB (run at
 //! once, so both cross the fault) either finish byte-exact or fail with a
 //! clear timeout error; never hang. Timings are printed for the record
-//! (`cargo test --test faults -- --nocapture`); the assertions are
+//! (`cargo test -p tcpwise --test tests faults:: -- --nocapture`); the assertions are
 //! correctness bounds.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::Instant;
 
 const MB10: usize = 10_000_000;

@@ -2,8 +2,7 @@
 //! the regression test of one item, named after it. Timing bounds are
 //! correctness bounds (a command that should stop at 2 s must not run 10).
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::Read;
 use std::net::TcpListener;
 use std::process::{Command, Stdio};

@@ -3,8 +3,7 @@
 //! stay a testbed of its own (its client reaches its own server, its
 //! statistics are its own), and the whole stops as one.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 

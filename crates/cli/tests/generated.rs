@@ -3,8 +3,7 @@
 //! definitions today: a flag added, renamed or documented anew without
 //! regenerating them fails here, with the command that fixes it.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 

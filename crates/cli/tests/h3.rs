@@ -2,8 +2,7 @@
 //! (aioquic 1.7.2's example client and server, from PyPI; `scripts/test`
 //! installs them), and `get --http3` against a path that drops UDP.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -5,8 +5,7 @@
 //! without a panic. Elapsed times are printed (`-- --nocapture`); the
 //! bounds asserted are loose correctness bounds, not speed targets.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::BufRead;
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;

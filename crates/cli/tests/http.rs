@@ -1,8 +1,7 @@
 //! `tcpwise get` and `tcpwise serve` against real peers: curl, wrk,
 //! python3's http.server and nginx.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::process::{Command, Stdio};
 

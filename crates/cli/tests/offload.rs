@@ -4,8 +4,7 @@
 //! datagram for datagram, and `--no-offload` moves the same bytes one
 //! packet at a time.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// The receiver, in the server namespace: counts datagrams on UDP 5400,
 /// checks each one's bytes against its number, writes what it saw.

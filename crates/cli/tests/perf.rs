@@ -2,8 +2,7 @@
 //! emulated path for the buffer diagnosis. Assertions are correctness
 //! bounds; the seed's figures come from runs reported in the issue notes.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::Write;
 use std::process::Child;
 

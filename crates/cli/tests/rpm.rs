@@ -2,8 +2,7 @@
 //! curl (a client that is not ours), and against servers that do not
 //! speak the protocol: one line, a nonzero exit, within a time limit.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

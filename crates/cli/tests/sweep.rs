@@ -5,8 +5,7 @@
 //! one-host Slurm; the Kubernetes Indexed Job manifest validated against
 //! the API's schemas.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
