@@ -14,6 +14,9 @@
 //!   line budget, so behaviour cannot quietly move back into it;
 //! - **files of one concern**: no source file over 800 lines outside
 //!   tests, and no import cycle between the top-level modules of a crate;
+//! - **typed errors**: no public library function returns
+//!   `Result<_, String>` and no `FromStr` has `type Err = String`, except
+//!   in the flag modules, where clap's value parsers live;
 //! - **one test binary for the CLI**: `crates/cli/tests/tests.rs` with a
 //!   module per file, at most [`CLI_TEST_BINARIES`] binaries in all, and
 //!   no file under `crates/cli/tests` that none of them compiles (with
@@ -239,6 +242,72 @@ fn clap_only_in_the_binary_and_flag_modules() {
         "clap outside the binary and the agreed flag modules ({CLAP_FILES:?}):\n{}",
         wrong.join("\n")
     );
+}
+
+/// The signatures of a file's `pub fn`s, whitespace folded, with the
+/// line each starts on.
+fn pub_signatures(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        if !(t.starts_with("pub fn ") || t.starts_with("pub async fn ")) {
+            continue;
+        }
+        let rest: String = text.lines().skip(i).collect::<Vec<_>>().join(" ");
+        let end = rest.find(['{', ';']).unwrap_or(rest.len());
+        out.push((
+            i + 1,
+            rest[..end].split_whitespace().collect::<Vec<_>>().join(" "),
+        ));
+    }
+    out
+}
+
+/// Whether a folded signature returns `Result<_, String>`.
+fn returns_string_error(sig: &str) -> bool {
+    sig.split_once("->").is_some_and(|(_, ret)| {
+        ret.trim().starts_with("Result<") && ret.trim().ends_with(", String>")
+    })
+}
+
+#[test]
+fn public_apis_have_typed_errors() {
+    let mut wrong = Vec::new();
+    for c in crates().into_iter().filter(|c| c != "cli") {
+        let mut files = Vec::new();
+        rust_files(&root().join("crates").join(&c).join("src"), &mut files);
+        for f in files {
+            let r = rel(&f);
+            if is_test_file(&r) || r.ends_with("/flags.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&f).unwrap_or_default();
+            for (line, sig) in pub_signatures(&text) {
+                if returns_string_error(&sig) {
+                    wrong.push(format!("{r}:{line}: {sig}"));
+                }
+            }
+            for (i, l) in text.lines().enumerate() {
+                if l.trim() == "type Err = String;" {
+                    wrong.push(format!("{}:{}: type Err = String", r, i + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "public functions and FromStr impls with String errors (give them a thiserror type that classifies itself):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_typed_error_rule_sees_a_string_error() {
+    let text = "pub fn parse(\n    text: &str,\n) -> Result<Matrix, String> {\n}\npub fn ok() -> Result<(), E> {}";
+    let sigs = pub_signatures(text);
+    assert_eq!(sigs.len(), 2);
+    assert!(returns_string_error(&sigs[0].1), "{sigs:?}");
+    assert!(!returns_string_error(&sigs[1].1));
 }
 
 /// Test binaries `crates/cli` may have: `tests`, and two more where a

@@ -104,16 +104,21 @@ pub enum Threads {
     Two,
 }
 
+/// A `--forwarder-threads` value that is none of auto, 1 and 2.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("'{0}': forwarder threads are auto, 1 or 2")]
+pub struct BadThreads(pub String);
+
 impl std::str::FromStr for Threads {
-    type Err = String;
+    type Err = BadThreads;
 
     /// `auto`, `1` or `2`.
-    fn from_str(s: &str) -> Result<Threads, String> {
+    fn from_str(s: &str) -> Result<Threads, BadThreads> {
         match s {
             "auto" => Ok(Threads::Auto),
             "1" => Ok(Threads::One),
             "2" => Ok(Threads::Two),
-            _ => Err(format!("'{s}': forwarder threads are auto, 1 or 2")),
+            _ => Err(BadThreads(s.to_string())),
         }
     }
 }
@@ -745,7 +750,12 @@ mod tests {
         assert!(!Threads::Two.shared(slow, slow));
         assert_eq!("1".parse(), Ok(Threads::One));
         assert_eq!("auto".parse(), Ok(Threads::Auto));
-        assert!("3".parse::<Threads>().unwrap_err().contains("auto, 1 or 2"));
+        assert!(
+            "3".parse::<Threads>()
+                .unwrap_err()
+                .to_string()
+                .contains("auto, 1 or 2")
+        );
     }
 
     #[test]

@@ -42,9 +42,9 @@ pub fn client_config(version: Version) -> ClientConfig {
 /// The typed test `tcpwise rpm`'s flags ask for, checked.
 pub fn options(a: &RpmArgs) -> Result<Options, RpmError> {
     let params = a.params();
-    params.check().map_err(RpmError::Usage)?;
+    params.check()?;
     let given = a.config_url.as_deref().or(a.url.as_deref()).unwrap_or("");
-    let url = config::config_url(given).map_err(RpmError::Usage)?;
+    let url = config::config_url(given)?;
     let mut extra_ca = Vec::new();
     if let Some(path) = &a.cacert {
         extra_ca.push(
@@ -162,6 +162,6 @@ async fn fetch_config(
             limit.as_secs_f64()
         ))),
         Ok(Err(e)) => Err(bad(tcpwise_outcome::chain_text(&e))),
-        Ok(Ok(_)) => config::parse(&body).map_err(bad),
+        Ok(Ok(_)) => config::parse(&body).map_err(|e| bad(e.to_string())),
     }
 }

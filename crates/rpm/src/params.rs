@@ -53,34 +53,35 @@ impl Default for Params {
 
 impl Params {
     /// Refuses values the method cannot run with, naming the flag.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), crate::RpmError> {
+        let usage = |m: &str| Err(crate::RpmError::Usage(m.into()));
         let pct = |v: f64| v > 0.0 && v <= 100.0;
         if self.mad == 0 {
-            return Err("--mad must be at least 1".into());
+            return usage("--mad must be at least 1");
         }
         if self.interval.is_zero() {
-            return Err("--interval must be longer than 0".into());
+            return usage("--interval must be longer than 0");
         }
         if !pct(self.trimmed_mean_pct) {
-            return Err("--trimmed-mean must be over 0 and at most 100 (%)".into());
+            return usage("--trimmed-mean must be over 0 and at most 100 (%)");
         }
         if !(self.sdt_pct >= 0.0 && self.sdt_pct.is_finite()) {
-            return Err("--sdt must be a percentage of 0 or more".into());
+            return usage("--sdt must be a percentage of 0 or more");
         }
         if self.max_connections == 0 {
-            return Err("--max-connections must be at least 1".into());
+            return usage("--max-connections must be at least 1");
         }
         if !(self.max_probes_per_s > 0.0 && self.max_probes_per_s.is_finite()) {
-            return Err("--max-probes must be over 0 (probe rounds a second)".into());
+            return usage("--max-probes must be over 0 (probe rounds a second)");
         }
         if !pct(self.probe_capacity_pct) {
-            return Err("--probe-capacity must be over 0 and at most 100 (%)".into());
+            return usage("--probe-capacity must be over 0 and at most 100 (%)");
         }
         if self.max_duration < self.interval {
-            return Err("--max-duration must be at least one --interval".into());
+            return usage("--max-duration must be at least one --interval");
         }
         if !(self.percentile > 0.0 && self.percentile < 100.0) {
-            return Err("--percentile must be between 0 and 100".into());
+            return usage("--percentile must be between 0 and 100");
         }
         Ok(())
     }

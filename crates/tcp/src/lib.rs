@@ -32,7 +32,7 @@ pub mod path;
 pub mod read_sizer;
 
 pub use buffer::{AppliedBuffers, BufferError, BufferPolicy};
-pub use lowat::{Lowat, LowatStream};
+pub use lowat::{Lowat, LowatError, LowatStream};
 
 /// The runtime every tcpwise client and server runs on: tokio's
 /// multi-thread runtime, one epoll driver and work-stealing workers, so

@@ -84,18 +84,29 @@ impl Lowat {
     }
 }
 
+/// A `--notsent-lowat` value that is none of off, auto and a size.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum LowatError {
+    /// Not a size.
+    #[error("'{0}' is not off, auto or a size (16KiB, 131072)")]
+    NotASize(String),
+    /// A size the socket option cannot hold.
+    #[error("'{0}' is over 4 GiB")]
+    TooLarge(String),
+}
+
 impl FromStr for Lowat {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Lowat, String> {
+    type Err = LowatError;
+    fn from_str(s: &str) -> Result<Lowat, LowatError> {
         match s.trim() {
             "off" => Ok(Lowat::Off),
             "auto" => Ok(Lowat::Adaptive),
             other => {
                 let n = tcpwise_units::parse_size(other)
-                    .map_err(|_| format!("'{s}' is not off, auto or a size (16KiB, 131072)"))?;
+                    .map_err(|_| LowatError::NotASize(s.to_string()))?;
                 u32::try_from(n)
                     .map(Lowat::Fixed)
-                    .map_err(|_| format!("'{s}' is over 4 GiB"))
+                    .map_err(|_| LowatError::TooLarge(s.to_string()))
             }
         }
     }

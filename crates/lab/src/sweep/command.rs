@@ -71,8 +71,8 @@ impl Summary {
     }
 }
 
-fn usage(m: impl Into<String>) -> LabError {
-    LabError::Usage(m.into())
+fn usage(m: impl ToString) -> LabError {
+    LabError::Usage(m.to_string())
 }
 
 /// Reads and expands the matrix file.

@@ -70,10 +70,16 @@ pub struct MergeArgs {
     pub out: PathBuf,
 }
 
+/// A workload's words that its tool's own parser (or its server's)
+/// refuses: the parser's first line.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct RefusedArgs(pub String);
+
 /// Refuses a workload's flags that the tool's own parser refuses (and its
 /// server's), before anything runs: the tools' clap definitions, so the
 /// words mean in a matrix what they mean on the command line.
-pub fn check_tool_args(tool: Tool, args: &[String], server: &[String]) -> Result<(), String> {
+pub fn check_tool_args(tool: Tool, args: &[String], server: &[String]) -> Result<(), RefusedArgs> {
     use clap::{Args, Command};
     let first_line = |e: clap::Error| {
         e.to_string()
@@ -103,10 +109,10 @@ pub fn check_tool_args(tool: Tool, args: &[String], server: &[String]) -> Result
             match args.first() {
                 Some(p) if p.starts_with('/') => {}
                 _ => {
-                    return Err(
+                    return Err(RefusedArgs(
                         "get's first argument is the path to fetch from serve (/bytes/1000000)"
                             .into(),
-                    );
+                    ));
                 }
             }
             (
@@ -126,12 +132,12 @@ pub fn check_tool_args(tool: Tool, args: &[String], server: &[String]) -> Result
     }
     client
         .try_get_matches_from(client_argv)
-        .map_err(first_line)?;
+        .map_err(|e| RefusedArgs(first_line(e)))?;
     let mut argv: Vec<String> = vec!["x".to_string()];
     argv.extend(serve_argv.into_iter().map(String::from));
     argv.extend(server.iter().cloned());
     serve
         .try_get_matches_from(argv)
-        .map_err(|e| format!("server: {}", first_line(e)))?;
+        .map_err(|e| RefusedArgs(format!("server: {}", first_line(e))))?;
     Ok(())
 }

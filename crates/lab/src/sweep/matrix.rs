@@ -100,60 +100,133 @@ fn line_of(text: &str, at: usize) -> usize {
     text[..at.min(text.len())].matches('\n').count() + 1
 }
 
+/// A matrix file's fault: the file, the line when the fault has one, and
+/// what is wrong, printed as `FILE:LINE: what`.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}{}: {what}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct MatrixError {
+    /// The matrix file as given.
+    pub file: String,
+    /// The line the fault is on.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub what: String,
+}
+
+impl tcpwise_outcome::Classify for MatrixError {
+    fn class(&self) -> Option<tcpwise_outcome::Class> {
+        Some(tcpwise_outcome::Class::Usage)
+    }
+}
+
+/// The text being read, to place an error at a span.
+struct Source<'a> {
+    text: &'a str,
+    file: &'a Path,
+}
+
+impl Source<'_> {
+    fn at(&self, span: std::ops::Range<usize>, what: impl ToString) -> MatrixError {
+        MatrixError {
+            file: self.file.display().to_string(),
+            line: Some(line_of(self.text, span.start)),
+            what: what.to_string(),
+        }
+    }
+
+    fn whole(&self, what: impl ToString) -> MatrixError {
+        MatrixError {
+            file: self.file.display().to_string(),
+            line: None,
+            what: what.to_string(),
+        }
+    }
+
+    /// A link key's flags, each checked by its flag's own parser.
+    fn link_args(
+        &self,
+        key: &Spanned<String>,
+        v: &toml::Value,
+    ) -> Result<Vec<String>, MatrixError> {
+        let mut t = toml::Table::new();
+        t.insert(key.get_ref().clone(), v.clone());
+        tcpwise_emu::config::table_to_args(&t, self.file)
+            .map(|a| a.into_iter().map(os_string).collect())
+            .map_err(|e| {
+                let msg = e.to_string();
+                let prefix = format!("config {}: ", self.file.display());
+                self.at(key.span(), msg.strip_prefix(&prefix).unwrap_or(&msg))
+            })
+    }
+}
+
+/// A path's name and its link flags.
+type PathFlags = (String, Vec<String>);
+
+/// A varied key's values, each as (key, value as shown, flags).
+type Axis = Vec<(String, String, Vec<String>)>;
+
 /// Reads a matrix from its text; `file` names it in errors.
-pub fn parse(text: &str, file: &Path) -> Result<Matrix, String> {
-    let name = file.display();
-    let at = |span: std::ops::Range<usize>, what: String| -> String {
-        format!("{name}:{}: {what}", line_of(text, span.start))
-    };
+pub fn parse(text: &str, file: &Path) -> Result<Matrix, MatrixError> {
+    let src = Source { text, file };
     let de: FileDe = toml::from_str(text).map_err(|e| match e.span() {
-        Some(span) => at(span, e.message().replace('`', "'")),
-        None => format!("{name}: {}", e.message()),
+        Some(span) => src.at(span, e.message().replace('`', "'")),
+        None => src.whole(e.message()),
     })?;
     let reps = match &de.repetitions {
         None => 1,
         Some(r) if (1..=10_000).contains(r.get_ref()) => *r.get_ref() as u32,
-        Some(r) => {
-            return Err(at(r.span(), "'repetitions' must be 1 to 10000".to_string()));
-        }
+        Some(r) => return Err(src.at(r.span(), "'repetitions' must be 1 to 10000")),
     };
-    let base_seed = de.seed.unwrap_or(1);
-    // Link keys, each checked by its flag's own parser.
-    let link_args = |key: &Spanned<String>, v: &toml::Value| -> Result<Vec<String>, String> {
-        let mut t = toml::Table::new();
-        t.insert(key.get_ref().clone(), v.clone());
-        tcpwise_emu::config::table_to_args(&t, file)
-            .map(|a| a.into_iter().map(os_string).collect())
-            .map_err(|e| {
-                let msg = e.to_string();
-                let msg = msg
-                    .strip_prefix(&format!("config {name}: "))
-                    .unwrap_or(&msg)
-                    .to_string();
-                at(key.span(), msg)
-            })
-    };
+    let paths = paths(&src, &de)?;
+    let axes = axes(&src, &de)?;
+    let mut workloads = Vec::new();
+    for (wname, w) in &de.workloads {
+        check_name(wname, "workload").map_err(|m| src.at(wname.span(), m))?;
+        let tool: Tool = w
+            .tool
+            .get_ref()
+            .parse()
+            .map_err(|m| src.at(w.tool.span(), m))?;
+        tool.check_args(&w.args, &w.server)
+            .map_err(|m| src.at(wname.span(), format!("workload '{}': {m}", wname.get_ref())))?;
+        workloads.push((wname.get_ref().clone(), tool, w));
+    }
+    let cells = expand(&paths, &axes, &workloads, reps, de.seed.unwrap_or(1));
+    check_cells(&src, &cells, paths.is_empty())?;
+    let fingerprint = format!(
+        "{:016x}",
+        fnv(&serde_json::to_string(&cells).unwrap_or_default())
+    );
+    Ok(Matrix { cells, fingerprint })
+}
+
+/// The `[paths.NAME]` tables as link flags.
+fn paths(src: &Source, de: &FileDe) -> Result<Vec<PathFlags>, MatrixError> {
     let mut paths = Vec::new();
     for (pname, keys) in &de.paths {
-        check_name(pname, "path").map_err(|m| at(pname.span(), m))?;
+        check_name(pname, "path").map_err(|m| src.at(pname.span(), m))?;
         let mut flags = Vec::new();
         for (k, v) in keys {
             if k.get_ref() == "seed" {
-                return Err(at(
+                return Err(src.at(
                     k.span(),
-                    "'seed' is the matrix's, at the top: each cell's link seed is drawn from it"
-                        .into(),
+                    "'seed' is the matrix's, at the top: each cell's link seed is drawn from it",
                 ));
             }
-            flags.extend(link_args(k, v.get_ref())?);
+            flags.extend(src.link_args(k, v.get_ref())?);
         }
         paths.push((pname.get_ref().clone(), flags));
     }
-    // Each varied key: its values as (label, flags).
-    let mut axes: Vec<Vec<(String, String, Vec<String>)>> = Vec::new();
+    Ok(paths)
+}
+
+/// Each `[vary]` key: its values as (key, label, flags).
+fn axes(src: &Source, de: &FileDe) -> Result<Vec<Axis>, MatrixError> {
+    let mut axes = Vec::new();
     for (k, values) in &de.vary {
         if values.get_ref().is_empty() {
-            return Err(at(
+            return Err(src.at(
                 values.span(),
                 format!("'vary.{}' has no values", k.get_ref()),
             ));
@@ -164,22 +237,26 @@ pub fn parse(text: &str, file: &Path) -> Result<Matrix, String> {
                 toml::Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            axis.push((k.get_ref().clone(), shown, link_args(k, v)?));
+            axis.push((k.get_ref().clone(), shown, src.link_args(k, v)?));
         }
         axes.push(axis);
     }
-    let mut workloads = Vec::new();
-    for (wname, w) in &de.workloads {
-        check_name(wname, "workload").map_err(|m| at(wname.span(), m))?;
-        let tool: Tool = w.tool.get_ref().parse().map_err(|m| at(w.tool.span(), m))?;
-        tool.check_args(&w.args, &w.server)
-            .map_err(|m| at(wname.span(), format!("workload '{}': {m}", wname.get_ref())))?;
-        workloads.push((wname.get_ref().clone(), tool, w));
-    }
+    Ok(axes)
+}
+
+/// Every cell: paths x varied values x workloads x repetitions, each
+/// with its link seed drawn from the matrix's.
+fn expand(
+    paths: &[PathFlags],
+    axes: &[Axis],
+    workloads: &[(String, Tool, &WorkloadDe)],
+    reps: u32,
+    base_seed: u64,
+) -> Vec<Cell> {
     let mut cells = Vec::new();
-    for (pname, pflags) in &paths {
-        for combo in combinations(&axes) {
-            for (wname, tool, w) in &workloads {
+    for (pname, pflags) in paths {
+        for combo in combinations(axes) {
+            for (wname, tool, w) in workloads {
                 for rep in 1..=reps {
                     let mut id = format!("{pname}-{wname}");
                     let mut link = pflags.clone();
@@ -213,30 +290,29 @@ pub fn parse(text: &str, file: &Path) -> Result<Matrix, String> {
             }
         }
     }
+    cells
+}
+
+/// At least one cell, and no two with one id.
+fn check_cells(src: &Source, cells: &[Cell], no_paths: bool) -> Result<(), MatrixError> {
     if cells.is_empty() {
-        let missing = if paths.is_empty() {
+        let missing = if no_paths {
             "no [paths.NAME] table"
         } else {
             "no [workloads.NAME] table"
         };
-        return Err(format!(
-            "{name}: the matrix expands to zero cells ({missing})"
-        ));
+        return Err(src.whole(format!("the matrix expands to zero cells ({missing})")));
     }
     let mut seen = std::collections::BTreeSet::new();
-    for c in &cells {
+    for c in cells {
         if !seen.insert(c.id.as_str()) {
-            return Err(format!(
-                "{name}: two cells have the id '{}' (values that differ only in punctuation); rename one",
+            return Err(src.whole(format!(
+                "two cells have the id '{}' (values that differ only in punctuation); rename one",
                 c.id
-            ));
+            )));
         }
     }
-    let fingerprint = format!(
-        "{:016x}",
-        fnv(&serde_json::to_string(&cells).unwrap_or_default())
-    );
-    Ok(Matrix { cells, fingerprint })
+    Ok(())
 }
 
 fn os_string(s: OsString) -> String {
@@ -390,15 +466,19 @@ args = ["-t", "2", "-C", "cubic"]
             &SMALL.replace("rtt = \"10ms\"", "rtt = \"10ms\"\nrat = 3"),
             Path::new("m.toml"),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.starts_with("m.toml:11: unknown key 'rat'"), "{e}");
-        let e = parse(&format!("repetition = 2\n{SMALL}"), Path::new("m.toml")).unwrap_err();
+        let e = parse(&format!("repetition = 2\n{SMALL}"), Path::new("m.toml"))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("m.toml:1: unknown field 'repetition'"), "{e}");
         let e = parse(
             &SMALL.replace("tool = \"perf\"", "tool = \"perf\"\nflags = []"),
             Path::new("m.toml"),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains(":21: unknown field 'flags'"), "{e}");
     }
 
@@ -408,18 +488,22 @@ args = ["-t", "2", "-C", "cubic"]
             &SMALL.replace("\"40ms\"", "\"40 parsecs\""),
             Path::new("m.toml"),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.starts_with("m.toml:6: 'rtt'"), "{e}");
         let e = parse(
             &SMALL.replace("\"-C\", \"cubic\"", "\"--bogus\""),
             Path::new("m.toml"),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             e.contains("workload 'cubic'") && e.contains("--bogus"),
             "{e}"
         );
-        let e = parse("repetitions = 1\n", Path::new("m.toml")).unwrap_err();
+        let e = parse("repetitions = 1\n", Path::new("m.toml"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("zero cells"), "{e}");
         let e = parse(
             &SMALL.replace(
@@ -428,13 +512,15 @@ args = ["-t", "2", "-C", "cubic"]
             ),
             Path::new("m.toml"),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("has no values"), "{e}");
         let e = parse(
             &SMALL.replace("repetitions = 2", "repetitions = 0"),
             Path::new("m.toml"),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.starts_with("m.toml:2: 'repetitions'"), "{e}");
     }
 
@@ -448,13 +534,17 @@ args = ["-t", "2", "-C", "cubic"]
         };
         let ok = m("tool = \"get\"\nargs = [\"/bytes/100000\", \"-H\", \"X-Try: 1\"]\n").unwrap();
         assert_eq!(ok.cells[0].tool, Tool::Get);
-        let e = m("tool = \"get\"\nargs = [\"-H\", \"X: 1\"]\n").unwrap_err();
+        let e = m("tool = \"get\"\nargs = [\"-H\", \"X: 1\"]\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("first argument is the path"), "{e}");
         m("tool = \"rpm\"\nargs = [\"--direction\", \"down\"]\nserver = [\"-C\", \"bbr\"]\n")
             .unwrap();
-        let e = m("tool = \"rpm\"\nserver = [\"--bogus\"]\n").unwrap_err();
+        let e = m("tool = \"rpm\"\nserver = [\"--bogus\"]\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("server:") && e.contains("--bogus"), "{e}");
-        let e = m("tool = \"iperf3\"\n").unwrap_err();
+        let e = m("tool = \"iperf3\"\n").unwrap_err().to_string();
         assert!(e.starts_with("m.toml:5: unknown tool 'iperf3'"), "{e}");
     }
 }

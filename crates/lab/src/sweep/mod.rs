@@ -45,14 +45,19 @@ pub enum Tool {
     Get,
 }
 
+/// A tool no sweep runs.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown tool '{0}' (tools: perf, rpm, get)")]
+pub struct UnknownTool(pub String);
+
 impl std::str::FromStr for Tool {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Tool, String> {
+    type Err = UnknownTool;
+    fn from_str(s: &str) -> Result<Tool, UnknownTool> {
         match s {
             "perf" => Ok(Tool::Perf),
             "rpm" => Ok(Tool::Rpm),
             "get" => Ok(Tool::Get),
-            _ => Err(format!("unknown tool '{s}' (tools: perf, rpm, get)")),
+            _ => Err(UnknownTool(s.to_string())),
         }
     }
 }
@@ -112,7 +117,7 @@ impl Tool {
     }
 
     /// Refuses flags the tool's own parser refuses, before anything runs.
-    pub fn check_args(self, args: &[String], server: &[String]) -> Result<(), String> {
+    pub fn check_args(self, args: &[String], server: &[String]) -> Result<(), flags::RefusedArgs> {
         flags::check_tool_args(self, args, server)
     }
 

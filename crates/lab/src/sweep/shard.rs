@@ -16,10 +16,15 @@ pub struct Shard {
     pub n: usize,
 }
 
+/// `--shard` not given as K/N.
+#[derive(Debug, thiserror::Error)]
+#[error("'{0}': --shard takes K/N with 1 <= K <= N (1/4 to 4/4)")]
+pub struct BadShard(pub String);
+
 impl std::str::FromStr for Shard {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Shard, String> {
-        let bad = || format!("'{s}': --shard takes K/N with 1 <= K <= N (1/4 to 4/4)");
+    type Err = BadShard;
+    fn from_str(s: &str) -> Result<Shard, BadShard> {
+        let bad = || BadShard(s.to_string());
         let (k, n) = s.split_once('/').ok_or_else(bad)?;
         let (k, n): (usize, usize) = (
             k.trim().parse().map_err(|_| bad())?,

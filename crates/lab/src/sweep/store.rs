@@ -100,14 +100,14 @@ impl SweepDir {
     }
 
     /// The header, if the directory has one.
-    pub fn header(&self) -> Result<Option<Header>, String> {
+    pub fn header(&self) -> Result<Option<Header>, StoreError> {
         let p = self.root.join("sweep.json");
         match std::fs::read_to_string(&p) {
             Ok(t) => serde_json::from_str(&t)
                 .map(Some)
-                .map_err(|e| format!("{}: not a sweep's header: {e}", p.display())),
+                .map_err(|err| StoreError::foreign(&p, "a sweep's header", err)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("cannot read {}: {e}", p.display())),
+            Err(err) => Err(StoreError::read(&p, err)),
         }
     }
 
@@ -146,25 +146,66 @@ impl SweepDir {
 
     /// Every cell file, by id; a file that does not parse is an error
     /// naming it (cells are written whole, so it was not written by us).
-    pub fn cells(&self) -> Result<BTreeMap<String, CellRecord>, String> {
+    pub fn cells(&self) -> Result<BTreeMap<String, CellRecord>, StoreError> {
         let mut out = BTreeMap::new();
         let dir = self.cells_dir();
         let entries = match std::fs::read_dir(&dir) {
             Ok(d) => d,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-            Err(e) => return Err(format!("cannot read {}: {e}", dir.display())),
+            Err(err) => return Err(StoreError::read(&dir, err)),
         };
         for e in entries.flatten() {
             let p = e.path();
             if p.extension().is_none_or(|x| x != "json") {
                 continue;
             }
-            let text = std::fs::read_to_string(&p)
-                .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            let text = std::fs::read_to_string(&p).map_err(|err| StoreError::read(&p, err))?;
             let rec: CellRecord = serde_json::from_str(&text)
-                .map_err(|e| format!("{}: not a cell record: {e}", p.display()))?;
+                .map_err(|err| StoreError::foreign(&p, "a cell record", err))?;
             out.insert(rec.cell.id.clone(), rec);
         }
         Ok(out)
+    }
+}
+
+/// A sweep directory that cannot be read back. The cause is part of the
+/// one line (`cannot read DIR/x: Permission denied`), as before there was
+/// a type; it is not repeated as a source.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A file or directory of it cannot be read.
+    #[error("cannot read {}: {err}", path.display())]
+    Read {
+        /// Which.
+        path: PathBuf,
+        /// Why.
+        err: std::io::Error,
+    },
+    /// A file in it that no sweep wrote.
+    #[error("{}: not {what}: {err}", path.display())]
+    Foreign {
+        /// Which.
+        path: PathBuf,
+        /// What it should have been.
+        what: &'static str,
+        /// Why it is not.
+        err: serde_json::Error,
+    },
+}
+
+impl StoreError {
+    fn read(path: &Path, err: std::io::Error) -> StoreError {
+        StoreError::Read {
+            path: path.to_path_buf(),
+            err,
+        }
+    }
+
+    fn foreign(path: &Path, what: &'static str, err: serde_json::Error) -> StoreError {
+        StoreError::Foreign {
+            path: path.to_path_buf(),
+            what,
+            err,
+        }
     }
 }
