@@ -52,58 +52,9 @@ pub fn serve(
     if let Some(p) = a.port {
         a.bind = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, p));
     }
-    if a.tls_names.len()
-        + usize::from(a.cert_out.is_some() || a.tls_earlydata || a.tls_tickets != 2 || a.http3)
-        > 0
-        && !a.tls
-    {
-        return Err(ServeError::Usage(
-            "--cert-out, --tls-name, --tls-earlydata, --tls-tickets and --http3 need --tls".into(),
-        ));
-    }
-    if a.tls_earlydata && a.tls_tickets == 0 {
-        return Err(ServeError::Usage(
-            "--tls-earlydata needs session tickets (--tls-tickets 0 turns them off)".into(),
-        ));
-    }
-    let tls = if a.tls {
-        let mut names = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
-        if !a.bind.ip().is_unspecified() {
-            names.push(a.bind.ip().to_string());
-        }
-        names.extend(a.tls_names.iter().cloned());
-        let (cfg, pem) = tcpwise_http::tls::self_signed(&names)?;
-        if let Some(p) = &a.cert_out {
-            std::fs::write(p, pem)
-                .map_err(|e| ServeError::Usage(format!("cannot write {}: {e}", p.display())))?;
-        }
-        Some(tcpwise_http::tls::with_resumption(
-            &cfg,
-            tcpwise_http::tls::Resumption {
-                tickets: a.tls_tickets.into(),
-                early_data: if a.tls_earlydata { EARLY_DATA } else { 0 },
-            },
-        ))
-    } else {
-        None
-    };
+    check(&a)?;
+    let tls = if a.tls { Some(tls_config(&a)?) } else { None };
     let scheme = if tls.is_some() { "https" } else { "http" };
-    if let Some(cc) = &a.congestion {
-        tcpwise_tcp::check_congestion(cc).map_err(|e| ServeError::Usage(format!("-C: {e}")))?;
-    }
-    for (d, flag) in [
-        (a.header_timeout, "--header-timeout"),
-        (a.idle_timeout, "--idle-timeout"),
-    ] {
-        if d.0 == 0 {
-            return Err(ServeError::Usage(format!("{flag} must be more than 0")));
-        }
-    }
-    if a.max_conns == 0 || a.max_header_size.0 < 64 {
-        return Err(ServeError::Usage(
-            "--max-conns must be at least 1 and --max-header-size at least 64 bytes".into(),
-        ));
-    }
     let limits = Limits {
         header_timeout: a.header_timeout.std(),
         idle_timeout: a.idle_timeout.std(),
@@ -134,20 +85,7 @@ pub fn serve(
         http3: a.http3,
         quic_book: None,
     };
-    let tfo = if a.tfo {
-        match tcpwise_tcp::fastopen::sysctl_value() {
-            Some(v) if v & 2 != 0 => {
-                format!(", TCP Fast Open on ({}={v})", tcpwise_tcp::fastopen::SYSCTL)
-            }
-            v => format!(
-                ", TCP Fast Open asked for but {}={} here: the kernel takes no data in SYNs until its server bit (2) is set, so clients fall back to a normal handshake",
-                tcpwise_tcp::fastopen::SYSCTL,
-                v.map_or("unreadable".to_string(), |v| v.to_string())
-            ),
-        }
-    } else {
-        String::new()
-    };
+    let tfo = fastopen_note(a.tfo);
     let threads = a.threads.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         usize::from,
@@ -168,4 +106,79 @@ pub fn serve(
         ))
     })
     .map_err(|source| ServeError::Serve { bind, source })
+}
+
+/// What the listening line says of TCP Fast Open: whether the kernel will
+/// take data in SYNs, as asked.
+fn fastopen_note(asked: bool) -> String {
+    if !asked {
+        return String::new();
+    }
+    match tcpwise_tcp::fastopen::sysctl_value() {
+        Some(v) if v & 2 != 0 => {
+            format!(", TCP Fast Open on ({}={v})", tcpwise_tcp::fastopen::SYSCTL)
+        }
+        v => format!(
+            ", TCP Fast Open asked for but {}={} here: the kernel takes no data in SYNs until its server bit (2) is set, so clients fall back to a normal handshake",
+            tcpwise_tcp::fastopen::SYSCTL,
+            v.map_or("unreadable".to_string(), |v| v.to_string())
+        ),
+    }
+}
+
+/// Refuses flags that do not go together, before anything listens.
+fn check(a: &ServeArgs) -> Result<(), ServeError> {
+    if a.tls_names.len()
+        + usize::from(a.cert_out.is_some() || a.tls_earlydata || a.tls_tickets != 2 || a.http3)
+        > 0
+        && !a.tls
+    {
+        return Err(ServeError::Usage(
+            "--cert-out, --tls-name, --tls-earlydata, --tls-tickets and --http3 need --tls".into(),
+        ));
+    }
+    if a.tls_earlydata && a.tls_tickets == 0 {
+        return Err(ServeError::Usage(
+            "--tls-earlydata needs session tickets (--tls-tickets 0 turns them off)".into(),
+        ));
+    }
+    if let Some(cc) = &a.congestion {
+        tcpwise_tcp::check_congestion(cc).map_err(|e| ServeError::Usage(format!("-C: {e}")))?;
+    }
+    for (d, flag) in [
+        (a.header_timeout, "--header-timeout"),
+        (a.idle_timeout, "--idle-timeout"),
+    ] {
+        if d.0 == 0 {
+            return Err(ServeError::Usage(format!("{flag} must be more than 0")));
+        }
+    }
+    if a.max_conns == 0 || a.max_header_size.0 < 64 {
+        return Err(ServeError::Usage(
+            "--max-conns must be at least 1 and --max-header-size at least 64 bytes".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The self-signed certificate for every name the server answers to,
+/// written out for clients when asked, with tickets and early data.
+fn tls_config(a: &ServeArgs) -> Result<Arc<rustls::ServerConfig>, ServeError> {
+    let mut names = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
+    if !a.bind.ip().is_unspecified() {
+        names.push(a.bind.ip().to_string());
+    }
+    names.extend(a.tls_names.iter().cloned());
+    let (cfg, pem) = tcpwise_http::tls::self_signed(&names)?;
+    if let Some(p) = &a.cert_out {
+        std::fs::write(p, pem)
+            .map_err(|e| ServeError::Usage(format!("cannot write {}: {e}", p.display())))?;
+    }
+    Ok(tcpwise_http::tls::with_resumption(
+        &cfg,
+        tcpwise_http::tls::Resumption {
+            tickets: a.tls_tickets.into(),
+            early_data: if a.tls_earlydata { EARLY_DATA } else { 0 },
+        },
+    ))
 }

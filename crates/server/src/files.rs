@@ -323,6 +323,35 @@ fn http_date(t: SystemTime) -> String {
     httpdate::fmt_http_date(t)
 }
 
+/// Seconds since the epoch of an HTTP date, if it is one.
+fn date_secs(text: &str) -> Option<u64> {
+    let d = httpdate::parse_http_date(text).ok()?;
+    Some(d.duration_since(UNIX_EPOCH).ok()?.as_secs())
+}
+
+/// RFC 9110, 13.2.2: If-Match first, else If-Unmodified-Since; either
+/// failing is 412 (nginx's answer too: a PUT or a resumed download must
+/// not mix two versions of the file).
+fn precondition_failed(c: &Conditional, etag: &str, secs: u64) -> bool {
+    match (&c.if_match, &c.if_unmodified_since) {
+        (Some(im), _) => !im.split(',').map(str::trim).any(|t| t == "*" || t == etag),
+        (None, Some(ius)) => date_secs(ius).is_some_and(|d| secs > d),
+        (None, None) => false,
+    }
+}
+
+/// If-None-Match wins over If-Modified-Since (RFC 9110, 13.2.2).
+fn not_modified(c: &Conditional, etag: &str, secs: u64) -> bool {
+    match (&c.if_none_match, &c.if_modified_since) {
+        (Some(inm), _) => inm
+            .split(',')
+            .map(|t| t.trim().trim_start_matches("W/"))
+            .any(|t| t == "*" || t == etag),
+        (None, Some(ims)) => date_secs(ims).is_some_and(|d| secs <= d),
+        (None, None) => false,
+    }
+}
+
 fn file_plan(path: &Path, c: &Conditional) -> Plan {
     let Ok(meta) = fs::metadata(path) else {
         return refuse(404, "not found");
@@ -340,18 +369,7 @@ fn file_plan(path: &Path, c: &Conditional) -> Plan {
         ("etag", etag.clone()),
         ("last-modified", last_modified.clone()),
     ];
-    // RFC 9110, 13.2.2: If-Match first, else If-Unmodified-Since; either
-    // failing is 412 (nginx's answer too: a PUT or a resumed download
-    // must not mix two versions of the file).
-    let precondition_failed = match (&c.if_match, &c.if_unmodified_since) {
-        (Some(im), _) => !im.split(',').map(str::trim).any(|t| t == "*" || t == etag),
-        (None, Some(ius)) => httpdate::parse_http_date(ius)
-            .ok()
-            .and_then(|d| d.duration_since(UNIX_EPOCH).ok())
-            .is_some_and(|d| secs > d.as_secs()),
-        (None, None) => false,
-    };
-    if precondition_failed {
+    if precondition_failed(c, &etag, secs) {
         return Plan::Text {
             status: 412,
             content_type: "text/plain; charset=utf-8",
@@ -359,19 +377,7 @@ fn file_plan(path: &Path, c: &Conditional) -> Plan {
             body: "precondition failed: the file is not the version the request names\n".into(),
         };
     }
-    // If-None-Match wins over If-Modified-Since (RFC 9110, 13.2.2).
-    let not_modified = match (&c.if_none_match, &c.if_modified_since) {
-        (Some(inm), _) => inm
-            .split(',')
-            .map(|t| t.trim().trim_start_matches("W/"))
-            .any(|t| t == "*" || t == etag),
-        (None, Some(ims)) => httpdate::parse_http_date(ims)
-            .ok()
-            .and_then(|d| d.duration_since(UNIX_EPOCH).ok())
-            .is_some_and(|d| secs <= d.as_secs()),
-        (None, None) => false,
-    };
-    if not_modified {
+    if not_modified(c, &etag, secs) {
         return Plan::NotModified { headers };
     }
     headers.push(("accept-ranges", "bytes".into()));

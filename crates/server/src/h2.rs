@@ -155,20 +155,7 @@ where
         ..
     }) = &reply
     {
-        // Read to the end and discard, however long (`/nq/upload`).
-        let mut body = body;
-        let mut read = 0u64;
-        while let Some(frame) = body.frame().await {
-            let frame = frame.map_err(io::Error::other)?;
-            read += frame.data_ref().map_or(0, |d| d.len() as u64);
-        }
-        let text = format!("received {read} bytes\n");
-        return hyper::Response::builder()
-            .status(200)
-            .header("content-type", "text/plain; charset=utf-8")
-            .header("content-length", text.len())
-            .body(full(text))
-            .map_err(io::Error::other);
+        return sink(body).await;
     } else if matches!(&reply, Some(r) if r.body == RouteBody::Echo) {
         Some(body)
     } else {
@@ -177,71 +164,124 @@ where
     };
     let req = hyper::Request::from_parts(parts, ());
     let date = httpdate::fmt_http_date(std::time::SystemTime::now());
-    let mut b = hyper::Response::builder().header("date", date);
+    let b = hyper::Response::builder().header("date", date);
     if let Some(root) = root {
-        let h = |n: &str| {
-            req.headers()
-                .get(n)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string)
-        };
-        let cond = files::Conditional {
-            range: h("range"),
-            if_range: h("if-range"),
-            if_none_match: h("if-none-match"),
-            if_modified_since: h("if-modified-since"),
-            if_match: h("if-match"),
-            if_unmodified_since: h("if-unmodified-since"),
-        };
-        let plan = files::plan(&root, &method, &target, &cond);
-        b = b.status(plan.status());
-        if let Some(n) = plan.body_len() {
-            b = b.header("content-length", n);
-        }
-        let (ct, headers) = plan.type_and_headers();
-        if let Some(ct) = ct {
-            b = b.header("content-type", ct);
-        }
-        for (k, v) in headers {
-            b = b.header(*k, v.as_str());
-        }
-        let body = match (&plan, head) {
-            (_, true) | (Plan::NotModified { .. }, _) => empty(),
-            (Plan::Text { body, .. }, _) => full(body.clone()),
-            (
-                Plan::File {
-                    path,
-                    ranges,
-                    boundary,
-                    ..
-                },
-                _,
-            ) => {
-                let mut parts = std::collections::VecDeque::new();
-                for (i, &(a, z)) in ranges.iter().enumerate() {
-                    if boundary.is_some() {
-                        parts.push_back(Part::Literal(plan.part_head(i).into()));
-                    }
-                    parts.push_back(Part::Range(a, z));
-                    if boundary.is_some() {
-                        parts.push_back(Part::Literal(Bytes::from_static(b"\r\n")));
-                    }
-                }
-                if boundary.is_some() {
-                    parts.push_back(Part::Literal(plan.multipart_end().into()));
-                }
-                FileBody {
-                    file: std::fs::File::open(path)?,
-                    parts,
-                }
-                .boxed()
-            }
-        };
-        return b.body(body).map_err(io::Error::other);
+        return file_answer(b, &root, &req, (&method, &target), head);
     }
     let Some(reply) = reply else {
         return Err(io::Error::other("no route without --root"));
     };
+    routed(b, reply, &req, body, head).await
+}
+
+/// Reads an upload to its end and discards it, however long (`/nq/upload`).
+async fn sink<B>(mut body: B) -> Result<hyper::Response<Body>, io::Error>
+where
+    B: hyper::body::Body<Data = Bytes> + Unpin,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let mut read = 0u64;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(io::Error::other)?;
+        read += frame.data_ref().map_or(0, |d| d.len() as u64);
+    }
+    let text = format!("received {read} bytes\n");
+    hyper::Response::builder()
+        .status(200)
+        .header("content-type", "text/plain; charset=utf-8")
+        .header("content-length", text.len())
+        .body(full(text))
+        .map_err(io::Error::other)
+}
+
+/// The answer from `--root`: the file plan's status, headers and body.
+fn file_answer(
+    mut b: hyper::http::response::Builder,
+    root: &files::Root,
+    req: &hyper::Request<()>,
+    (method, target): (&str, &str),
+    head: bool,
+) -> Result<hyper::Response<Body>, io::Error> {
+    let h = |n: &str| {
+        req.headers()
+            .get(n)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let cond = files::Conditional {
+        range: h("range"),
+        if_range: h("if-range"),
+        if_none_match: h("if-none-match"),
+        if_modified_since: h("if-modified-since"),
+        if_match: h("if-match"),
+        if_unmodified_since: h("if-unmodified-since"),
+    };
+    let plan = files::plan(root, method, target, &cond);
+    b = b.status(plan.status());
+    if let Some(n) = plan.body_len() {
+        b = b.header("content-length", n);
+    }
+    let (ct, headers) = plan.type_and_headers();
+    if let Some(ct) = ct {
+        b = b.header("content-type", ct);
+    }
+    for (k, v) in headers {
+        b = b.header(*k, v.as_str());
+    }
+    let body = file_body(&plan, head)?;
+    b.body(body).map_err(io::Error::other)
+}
+
+/// A file plan's body: its ranges, with a multipart head before each
+/// when there are several.
+fn file_body(plan: &Plan, head: bool) -> io::Result<Body> {
+    Ok(match (plan, head) {
+        (_, true) | (Plan::NotModified { .. }, _) => empty(),
+        (Plan::Text { body, .. }, _) => full(body.clone()),
+        (
+            Plan::File {
+                path,
+                ranges,
+                boundary,
+                ..
+            },
+            _,
+        ) => {
+            let mut parts = std::collections::VecDeque::new();
+            for (i, &(a, z)) in ranges.iter().enumerate() {
+                if boundary.is_some() {
+                    parts.push_back(Part::Literal(plan.part_head(i).into()));
+                }
+                parts.push_back(Part::Range(a, z));
+                if boundary.is_some() {
+                    parts.push_back(Part::Literal(Bytes::from_static(b"\r\n")));
+                }
+            }
+            if boundary.is_some() {
+                parts.push_back(Part::Literal(plan.multipart_end().into()));
+            }
+            FileBody {
+                file: std::fs::File::open(path)?,
+                parts,
+            }
+            .boxed()
+        }
+    })
+}
+
+/// The answer the router chose: its status, headers and body (after its
+/// delay, for `/delay/MS`).
+async fn routed<B>(
+    mut b: hyper::http::response::Builder,
+    reply: routes::Reply,
+    req: &hyper::Request<()>,
+    body: Option<B>,
+    head: bool,
+) -> Result<hyper::Response<Body>, io::Error>
+where
+    B: hyper::body::Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     b = b.status(reply.status);
     if let Some(allow) = reply.allow {
         b = b.header("allow", allow);

@@ -117,6 +117,123 @@ impl Core {
         step
     }
 
+    /// A request head that does not parse: 431 or 400, logged, and the
+    /// connection closed after it.
+    fn refuse_framing(&mut self, e: &FramingError, out: &mut Vec<u8>, date: &[u8]) {
+        let status = if *e == FramingError::HeadTooLarge {
+            431
+        } else {
+            400
+        };
+        let msg = format!("{e}\n");
+        self.answering(&Logged {
+            request: "-",
+            minor: 1,
+            status,
+            bytes: Some(msg.len() as u64),
+            agent: ("-", "-"),
+            started: None,
+        });
+        put_text(out, status, 1, false, None, &msg, false, date);
+    }
+
+    /// What a request gets: the route (every file answer reads the disk,
+    /// so `--root` is the slow path), 425 for an unsafe method in early
+    /// data, 413 for an echo over `--max-body`.
+    fn reply_for(&self, req: &h1::RequestHead<'_>) -> Reply {
+        let mut reply = if self.root.is_some() {
+            Reply {
+                status: 200,
+                body: Body::File,
+                delay_ms: 0,
+                allow: None,
+                identity: false,
+            }
+        } else {
+            routes::route(req.method, req.target, (self.scheme, req.host), &self.lim)
+        };
+        if self.handshake.as_ref().is_some_and(|h| !h.complete())
+            && let Some(r) = routes::too_early(req.method)
+        {
+            reply = r;
+        }
+        if let (Body::Echo, BodyLen::Length(n)) = (&reply.body, req.body)
+            && n > self.lim.max_body
+        {
+            let max = self.lim.max_body;
+            reply = Reply::text(
+                413,
+                format!("/echo takes bodies up to {max} bytes (--max-body)\n"),
+            );
+        }
+        reply
+    }
+
+    /// The request as the async path takes it over, owning its words.
+    fn slow(&self, req: &h1::RequestHead<'_>, reply: Reply, gzip: bool) -> Slow {
+        let head = req.method == "HEAD";
+        Slow {
+            reply,
+            method: req.method.to_string(),
+            target: req.target.to_string(),
+            minor: req.minor,
+            keep_alive: req.keep_alive,
+            head,
+            body: req.body,
+            expect_continue: req.expect_continue,
+            agent: self.log.then(|| {
+                (
+                    req.referer.unwrap_or("-").to_string(),
+                    req.user_agent.unwrap_or("-").to_string(),
+                )
+            }),
+            started: Instant::now(),
+            gzip,
+            cond: {
+                let c = |i: usize| req.cond[i].map(String::from);
+                files::Conditional {
+                    range: c(0),
+                    if_range: c(1),
+                    if_none_match: c(2),
+                    if_modified_since: c(3),
+                    if_match: c(4),
+                    if_unmodified_since: c(5),
+                }
+            },
+        }
+    }
+
+    /// Counts an answer of the fast path, and logs it with `--access-log`.
+    fn count_inline(
+        &mut self,
+        req: &h1::RequestHead<'_>,
+        reply: &Reply,
+        head: bool,
+        body_len: usize,
+    ) {
+        if self.log {
+            let bytes = match &reply.body {
+                _ if head => 0,
+                Body::Text(t) => t.len() as u64,
+                Body::Json(t) => t.len() as u64,
+                Body::Pattern { len, .. } => *len,
+                Body::Echo => body_len as u64,
+                Body::File | Body::Sink => 0,
+            };
+            let request = format!("{} {}", req.method, req.target);
+            self.answering(&Logged {
+                request: &request,
+                minor: req.minor,
+                status: reply.status,
+                bytes: Some(bytes),
+                agent: (req.referer.unwrap_or("-"), req.user_agent.unwrap_or("-")),
+                started: None,
+            });
+        } else {
+            self.answered += 1;
+        }
+    }
+
     /// Answers the complete requests at the front of `input` into `out`:
     /// (bytes consumed, what next). Sets `self.more` when it stopped with
     /// complete requests possibly left.
@@ -132,50 +249,11 @@ impl Core {
                 Ok(Some(r)) => r,
                 Ok(None) => return (at, Step::Again),
                 Err(e) => {
-                    let status = if e == FramingError::HeadTooLarge {
-                        431
-                    } else {
-                        400
-                    };
-                    let msg = format!("{e}\n");
-                    self.answering(&Logged {
-                        request: "-",
-                        minor: 1,
-                        status,
-                        bytes: Some(msg.len() as u64),
-                        agent: ("-", "-"),
-                        started: None,
-                    });
-                    put_text(out, status, 1, false, None, &msg, false, date);
+                    self.refuse_framing(&e, out, date);
                     return (input.len(), Step::Close(true));
                 }
             };
-            let mut reply = if self.root.is_some() {
-                // Every file answer reads the disk: the slow path.
-                Reply {
-                    status: 200,
-                    body: Body::File,
-                    delay_ms: 0,
-                    allow: None,
-                    identity: false,
-                }
-            } else {
-                routes::route(req.method, req.target, (self.scheme, req.host), &self.lim)
-            };
-            if self.handshake.as_ref().is_some_and(|h| !h.complete())
-                && let Some(r) = routes::too_early(req.method)
-            {
-                reply = r;
-            }
-            if let (Body::Echo, BodyLen::Length(n)) = (&reply.body, req.body)
-                && n > self.lim.max_body
-            {
-                let max = self.lim.max_body;
-                reply = Reply::text(
-                    413,
-                    format!("/echo takes bodies up to {max} bytes (--max-body)\n"),
-                );
-            }
+            let reply = self.reply_for(&req);
             let head = req.method == "HEAD";
             let body_in = &input[at + req.len..];
             let body_ready = match req.body {
@@ -198,110 +276,16 @@ impl Core {
                 );
             let inline = reply.delay_ms == 0 && body_ready && reply_small && !gzip;
             if !inline {
-                let slow = Slow {
-                    reply,
-                    method: req.method.to_string(),
-                    target: req.target.to_string(),
-                    minor: req.minor,
-                    keep_alive: req.keep_alive,
-                    head,
-                    body: req.body,
-                    expect_continue: req.expect_continue,
-                    agent: self.log.then(|| {
-                        (
-                            req.referer.unwrap_or("-").to_string(),
-                            req.user_agent.unwrap_or("-").to_string(),
-                        )
-                    }),
-                    started: Instant::now(),
-                    gzip,
-                    cond: {
-                        let c = |i: usize| req.cond[i].map(String::from);
-                        files::Conditional {
-                            range: c(0),
-                            if_range: c(1),
-                            if_none_match: c(2),
-                            if_modified_since: c(3),
-                            if_match: c(4),
-                            if_unmodified_since: c(5),
-                        }
-                    },
-                };
+                let slow = self.slow(&req, reply, gzip);
                 return (at + req.len, Step::Slow(Box::new(slow)));
             }
             let body_len = match req.body {
                 BodyLen::Length(n) => n as usize,
                 BodyLen::Chunked => unreachable!("chunked bodies take the slow path"),
             };
-            if self.log {
-                let bytes = match &reply.body {
-                    _ if head => 0,
-                    Body::Text(t) => t.len() as u64,
-                    Body::Json(t) => t.len() as u64,
-                    Body::Pattern { len, .. } => *len,
-                    Body::Echo => body_len as u64,
-                    Body::File | Body::Sink => 0,
-                };
-                let request = format!("{} {}", req.method, req.target);
-                self.answering(&Logged {
-                    request: &request,
-                    minor: req.minor,
-                    status: reply.status,
-                    bytes: Some(bytes),
-                    agent: (req.referer.unwrap_or("-"), req.user_agent.unwrap_or("-")),
-                    started: None,
-                });
-            } else {
-                self.answered += 1;
-            }
+            self.count_inline(&req, &reply, head, body_len);
             let keep = req.keep_alive;
-            match &reply.body {
-                Body::Text(t) => put_text(
-                    out,
-                    reply.status,
-                    req.minor,
-                    keep,
-                    reply.allow,
-                    t,
-                    head,
-                    date,
-                ),
-                Body::Echo => {
-                    let h = h1::ResponseHead {
-                        status: 200,
-                        minor: req.minor,
-                        keep_alive: keep,
-                        body: BodyLen::Length(body_len as u64),
-                        content_type: Some("application/octet-stream"),
-                        allow: None,
-                    };
-                    h1::put_response_head(out, &h, date);
-                    if !head {
-                        out.extend_from_slice(&body_in[..body_len]);
-                    }
-                }
-                Body::Json(t) => put_typed(
-                    out,
-                    (reply.status, req.minor, keep, None),
-                    "application/json",
-                    t,
-                    head,
-                    date,
-                ),
-                Body::File | Body::Sink => unreachable!("these take the slow path"),
-                Body::Pattern { len, chunked } => {
-                    put_pattern_head(out, reply.status, req.minor, keep, *len, *chunked, date);
-                    if !head {
-                        let data = pattern::slice(0, *len as usize);
-                        if *chunked {
-                            h1::put_chunk(out, data);
-                            out.extend_from_slice(h1::LAST_CHUNK);
-                        } else {
-                            out.extend_from_slice(data);
-                        }
-                    }
-                }
-            }
+            put_inline(out, (&req, &reply, head), &body_in[..body_len], date);
             at += req.len + body_len;
             if !keep {
                 return (input.len(), Step::Close(at < input.len()));
@@ -346,5 +330,64 @@ impl Core {
             agent,
             started: Some(s.started),
         });
+    }
+}
+
+/// Writes an answer of the fast path: a text, an echo of `body`, JSON or
+/// the pattern, whole, after its head.
+fn put_inline(
+    out: &mut Vec<u8>,
+    (req, reply, head): (&h1::RequestHead<'_>, &Reply, bool),
+    body: &[u8],
+    date: &[u8],
+) {
+    let keep = req.keep_alive;
+    let body_len = body.len();
+    match &reply.body {
+        Body::Text(t) => put_text(
+            out,
+            reply.status,
+            req.minor,
+            keep,
+            reply.allow,
+            t,
+            head,
+            date,
+        ),
+        Body::Echo => {
+            let h = h1::ResponseHead {
+                status: 200,
+                minor: req.minor,
+                keep_alive: keep,
+                body: BodyLen::Length(body_len as u64),
+                content_type: Some("application/octet-stream"),
+                allow: None,
+            };
+            h1::put_response_head(out, &h, date);
+            if !head {
+                out.extend_from_slice(body);
+            }
+        }
+        Body::Json(t) => put_typed(
+            out,
+            (reply.status, req.minor, keep, None),
+            "application/json",
+            t,
+            head,
+            date,
+        ),
+        Body::File | Body::Sink => unreachable!("these take the slow path"),
+        Body::Pattern { len, chunked } => {
+            put_pattern_head(out, reply.status, req.minor, keep, *len, *chunked, date);
+            if !head {
+                let data = pattern::slice(0, *len as usize);
+                if *chunked {
+                    h1::put_chunk(out, data);
+                    out.extend_from_slice(h1::LAST_CHUNK);
+                } else {
+                    out.extend_from_slice(data);
+                }
+            }
+        }
     }
 }
