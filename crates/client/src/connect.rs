@@ -249,25 +249,10 @@ impl Client {
                 Some(c) => tokio_rustls::TlsConnector::from(c.clone()).early_data(true),
                 None => tokio_rustls::TlsConnector::from(self.tls_config()?),
             };
-            let tls = connector.connect(name, stream).await.map_err(|source| {
-                let cert = source
-                    .get_ref()
-                    .and_then(|e| e.downcast_ref::<rustls::Error>())
-                    .and_then(|e| match e {
-                        rustls::Error::InvalidCertificate(c) => Some(certificate_reason(c)),
-                        _ => None,
-                    });
-                match cert {
-                    Some(why) => HttpError::Certificate {
-                        target: target.clone(),
-                        why,
-                    },
-                    None => HttpError::Tls {
-                        target: target.clone(),
-                        source,
-                    },
-                }
-            })?;
+            let tls = connector
+                .connect(name, stream)
+                .await
+                .map_err(|source| handshake_error(&target, source))?;
             t.tls_ms = Some(start.elapsed().as_secs_f64() * 1e3);
             let c = tls.get_ref().1;
             facts = TlsFacts::of(c);
@@ -501,5 +486,27 @@ mod tests {
             "it is for other.test, not example.test"
         );
         assert!(!certificate_reason(&C::UnknownIssuer).contains('{'));
+    }
+}
+
+/// A failed TLS handshake: an untrusted certificate (curl's 60, with
+/// rustls's reason) or any other failure (35).
+fn handshake_error(target: &str, source: std::io::Error) -> HttpError {
+    let cert = source
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<rustls::Error>())
+        .and_then(|e| match e {
+            rustls::Error::InvalidCertificate(c) => Some(certificate_reason(c)),
+            _ => None,
+        });
+    match cert {
+        Some(why) => HttpError::Certificate {
+            target: target.to_string(),
+            why,
+        },
+        None => HttpError::Tls {
+            target: target.to_string(),
+            source,
+        },
     }
 }

@@ -191,88 +191,20 @@ impl Client {
         if note.is_some() {
             report.connect_note = note;
         }
-        let mut retried = false;
         let target = origin.target();
-        let (resp, request_head) = loop {
-            let hreq = self.build(req, &origin, conn.sender.h2())?;
-            let head = request_head(&hreq, conn.sender.h2());
-            timings.request_written_ms = start.elapsed().as_secs_f64() * 1e3;
-            report.tcp_info_start = TcpInfo::of(&conn.fd);
-            conn.burst.begin();
-            {
-                let mut tap = conn.tap.lock().expect("lock");
-                tap.armed = !conn.sender.h2();
-                tap.buf.clear();
-            }
-            match conn.sender.send(hreq).await {
-                Ok(r) => {
-                    // With early data the handshake completed only now.
-                    report.tls = conn.tap.lock().expect("lock").tls.facts();
-                    if self.inner.cfg.fastopen {
-                        report.fastopen = tcpwise_tcp::fastopen::syn_data_acked(&*conn.fd);
-                    }
-                    break (r, head);
-                }
-                Err(e) if report.reused && !retried && idempotent(&req.method) => {
-                    // The server may have closed the idle connection as we
-                    // sent: retry once on a fresh one.
-                    let _ = e;
-                    retried = true;
-                    timings = Timings::default();
-                    conn = self
-                        .connect_new(&origin, start, &mut timings, early)
-                        .await?;
-                    report = self.report(&conn, None);
-                }
-                Err(source) => {
-                    // curl's 52 is a fresh connection that closed without
-                    // a byte; a reused one that did was closed while idle
-                    // (curl resends there; we never resend a POST: 8).
-                    let silent = source.is_incomplete_message()
-                        && !report.reused
-                        && !conn.sender.h2()
-                        && conn.tap.lock().is_ok_and(|t| t.buf.is_empty());
-                    return Err(if silent {
-                        HttpError::EmptyReply { target }
-                    } else {
-                        HttpError::Protocol { target, source }
-                    });
-                }
-            }
-        };
+        let sent = (&origin, start, early);
+        let (resp, request_head, retried) = self
+            .send_retrying(req, sent, (&mut conn, &mut report, &mut timings))
+            .await?;
         timings.first_byte_ms = start.elapsed().as_secs_f64() * 1e3;
         let status = resp.status().as_u16();
         let version = match resp.version() {
             hyper::Version::HTTP_10 => "HTTP/1.0",
             hyper::Version::HTTP_2 => "HTTP/2",
             _ => "HTTP/1.1",
-        }
-        .to_string();
-        let raw = {
-            let mut tap = conn.tap.lock().expect("lock");
-            tap.armed = false;
-            final_head(&tap.buf).filter(|h| h.status == status)
         };
-        let (headers, reason, head_bytes) = match raw {
-            Some(h) => (h.headers, h.reason, h.len as u64),
-            None => {
-                let headers: Vec<(String, String)> = resp
-                    .headers()
-                    .iter()
-                    .map(|(k, v)| {
-                        (
-                            k.as_str().to_string(),
-                            String::from_utf8_lossy(v.as_bytes()).to_string(),
-                        )
-                    })
-                    .collect();
-                let len = headers
-                    .iter()
-                    .map(|(k, v)| k.len() + v.len() + 4)
-                    .sum::<usize>();
-                (headers, String::new(), (len + 15) as u64)
-            }
-        };
+        let version = version.to_string();
+        let (headers, reason, head_bytes) = response_head(&conn, &resp, status);
         self.learn_alt_svc(&origin, &headers);
         let action = on_head(&Head {
             url: &req.url,
@@ -291,54 +223,17 @@ impl Client {
             .tcp_info_start
             .as_ref()
             .map_or(0, |i| u64::from(i.rtt_us) * 1000);
-        let mut per_rtt = PerRtt {
-            window: rtt_ns.max(1),
-            samples: VecDeque::new(),
-            max: 0,
+        let (got, per_rtt_max) = if discard {
+            (0, 0)
+        } else {
+            self.read_body(resp.into_body(), &mut conn, (rtt_ns, &target), &mut sink)
+                .await?
         };
-        let mut body = resp.into_body();
-        let mut got = 0u64;
-        while !discard && let Some(frame) = body.frame().await {
-            let frame = frame.map_err(|source| HttpError::Body {
-                target: target.clone(),
-                after: got,
-                source,
-            })?;
-            if let Some(d) = frame.data_ref() {
-                let now = self.now();
-                let before = got;
-                got += d.len() as u64;
-                conn.burst.record(now, d.len() as u64, rtt_ns);
-                per_rtt.record(now, before, got);
-                if let Some(max) = self.inner.cfg.max_body
-                    && got > max
-                {
-                    return Err(HttpError::TooLarge {
-                        target: target.clone(),
-                        max,
-                    });
-                }
-                sink(d).map_err(HttpError::Sink)?;
-            }
-        }
         timings.body_done_ms = start.elapsed().as_secs_f64() * 1e3;
         timings.total_ms = timings.body_done_ms;
-        conn.burst.end();
-        let end_info = TcpInfo::of(&conn.fd);
-        conn.history.requests += 1;
-        conn.history.bytes_read += got;
-        conn.history.max_burst = conn.burst.max_activation;
-        conn.history.max_per_rtt = conn.history.max_per_rtt.max(per_rtt.max);
-        if let Some(i) = &end_info {
-            conn.history.srtt = u64::from(i.rtt_us) * 1000;
-            conn.history.rto = u64::from(i.rto_us) * 1000;
-        }
-        report.tcp_info_end = end_info;
-        report.history = conn.history.clone();
-        report.max_burst = conn.burst.max_activation;
-        report.max_read = conn.peak_read.load(std::sync::atomic::Ordering::Relaxed);
+        record_history(&mut conn, &mut report, got, per_rtt_max);
         if !discard || conn.sender.h2() {
-            self.give_back(origin, conn, got, per_rtt.max);
+            self.give_back(origin, conn, got, per_rtt_max);
         }
         Ok(Response {
             url: req.url.to_string(),
@@ -356,9 +251,168 @@ impl Client {
         })
     }
 
+    /// Sends the request on `conn`; a reused connection the server closed
+    /// as we sent is replaced once by a fresh one for a request safe to
+    /// resend. Returns the response, the request head as sent, and whether
+    /// it was resent.
+    async fn send_retrying(
+        &self,
+        req: &Request,
+        (origin, start, early): (&Origin, Instant, bool),
+        (conn, report, timings): (&mut Conn, &mut ConnReport, &mut Timings),
+    ) -> Result<(hyper::Response<hyper::body::Incoming>, String, bool), HttpError> {
+        let mut retried = false;
+        loop {
+            let hreq = self.build(req, origin, conn.sender.h2())?;
+            let head = request_head(&hreq, conn.sender.h2());
+            timings.request_written_ms = start.elapsed().as_secs_f64() * 1e3;
+            report.tcp_info_start = TcpInfo::of(&conn.fd);
+            conn.burst.begin();
+            {
+                let mut tap = conn.tap.lock().expect("lock");
+                tap.armed = !conn.sender.h2();
+                tap.buf.clear();
+            }
+            match conn.sender.send(hreq).await {
+                Ok(r) => {
+                    // With early data the handshake completed only now.
+                    report.tls = conn.tap.lock().expect("lock").tls.facts();
+                    if self.inner.cfg.fastopen {
+                        report.fastopen = tcpwise_tcp::fastopen::syn_data_acked(&*conn.fd);
+                    }
+                    return Ok((r, head, retried));
+                }
+                Err(e) if report.reused && !retried && idempotent(&req.method) => {
+                    // The server may have closed the idle connection as we
+                    // sent: retry once on a fresh one.
+                    let _ = e;
+                    retried = true;
+                    *timings = Timings::default();
+                    *conn = self.connect_new(origin, start, timings, early).await?;
+                    *report = self.report(conn, None);
+                }
+                Err(source) => {
+                    // curl's 52 is a fresh connection that closed without
+                    // a byte; a reused one that did was closed while idle
+                    // (curl resends there; we never resend a POST: 8).
+                    let silent = source.is_incomplete_message()
+                        && !report.reused
+                        && !conn.sender.h2()
+                        && conn.tap.lock().is_ok_and(|t| t.buf.is_empty());
+                    return Err(if silent {
+                        HttpError::EmptyReply {
+                            target: origin.target(),
+                        }
+                    } else {
+                        HttpError::Protocol {
+                            target: origin.target(),
+                            source,
+                        }
+                    });
+                }
+            }
+        }
+    }
+
+    /// Reads the body into `sink`, recording the connection's bursts;
+    /// returns the bytes read and the most read in one round trip.
+    async fn read_body(
+        &self,
+        mut body: hyper::body::Incoming,
+        conn: &mut Conn,
+        (rtt_ns, target): (u64, &str),
+        sink: &mut impl FnMut(&[u8]) -> std::io::Result<()>,
+    ) -> Result<(u64, u64), HttpError> {
+        let mut per_rtt = PerRtt {
+            window: rtt_ns.max(1),
+            samples: VecDeque::new(),
+            max: 0,
+        };
+        let mut got = 0u64;
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|source| HttpError::Body {
+                target: target.to_string(),
+                after: got,
+                source,
+            })?;
+            if let Some(d) = frame.data_ref() {
+                let now = self.now();
+                let before = got;
+                got += d.len() as u64;
+                conn.burst.record(now, d.len() as u64, rtt_ns);
+                per_rtt.record(now, before, got);
+                if let Some(max) = self.inner.cfg.max_body
+                    && got > max
+                {
+                    return Err(HttpError::TooLarge {
+                        target: target.to_string(),
+                        max,
+                    });
+                }
+                sink(d).map_err(HttpError::Sink)?;
+            }
+        }
+        Ok((got, per_rtt.max))
+    }
+
     /// Idle connections held for `url`'s origin.
     pub fn idle_count(&self, url: &Url) -> usize {
         Self::origin(&Request::get(url.clone()))
             .map_or(0, |o| self.inner.pool.lock().expect("lock").idle_count(&o))
     }
+}
+
+/// The response head as it came off the wire (the tap below hyper), or
+/// rebuilt from hyper's where the tap has none (HTTP/2): the fields, the
+/// reason phrase and the head's size.
+fn response_head(
+    conn: &Conn,
+    resp: &hyper::Response<hyper::body::Incoming>,
+    status: u16,
+) -> (Vec<(String, String)>, String, u64) {
+    let raw = {
+        let mut tap = conn.tap.lock().expect("lock");
+        tap.armed = false;
+        final_head(&tap.buf).filter(|h| h.status == status)
+    };
+    match raw {
+        Some(h) => (h.headers, h.reason, h.len as u64),
+        None => {
+            let headers: Vec<(String, String)> = resp
+                .headers()
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.as_str().to_string(),
+                        String::from_utf8_lossy(v.as_bytes()).to_string(),
+                    )
+                })
+                .collect();
+            let len = headers
+                .iter()
+                .map(|(k, v)| k.len() + v.len() + 4)
+                .sum::<usize>();
+            (headers, String::new(), (len + 15) as u64)
+        }
+    }
+}
+
+/// What the connection did for this request, into its history (which the
+/// pool's policy reads) and the request's report: bytes, the largest
+/// burst and round trip's worth, the kernel's RTT and RTO at the end.
+fn record_history(conn: &mut Conn, report: &mut ConnReport, got: u64, per_rtt_max: u64) {
+    conn.burst.end();
+    let end_info = TcpInfo::of(&conn.fd);
+    conn.history.requests += 1;
+    conn.history.bytes_read += got;
+    conn.history.max_burst = conn.burst.max_activation;
+    conn.history.max_per_rtt = conn.history.max_per_rtt.max(per_rtt_max);
+    if let Some(i) = &end_info {
+        conn.history.srtt = u64::from(i.rtt_us) * 1000;
+        conn.history.rto = u64::from(i.rto_us) * 1000;
+    }
+    report.tcp_info_end = end_info;
+    report.history = conn.history.clone();
+    report.max_burst = conn.burst.max_activation;
+    report.max_read = conn.peak_read.load(std::sync::atomic::Ordering::Relaxed);
 }
