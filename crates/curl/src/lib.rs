@@ -210,18 +210,17 @@ impl CurlArgs {
         Ok(())
     }
 
-    /// The request for `url` as curl would send it. `stdin` is read when
-    /// an argument names `-` (`-d @-`, `-T -`).
-    pub fn request(
+    /// The URL as curl sends it (`-G`'s data in the query, `-T FILE`'s
+    /// name after a trailing `/`, no credentials in it) and the
+    /// credentials: `-u`'s, else the URL's, else `.netrc`'s for its host.
+    fn url_and_user(
         &self,
         url: &str,
-        stdin: &mut dyn FnMut() -> std::io::Result<Vec<u8>>,
-    ) -> Result<Request, CurlError> {
-        self.check()?;
+        data: Option<&[u8]>,
+    ) -> Result<(url::Url, Option<String>), CurlError> {
         let mut parsed = parse_url(url)?;
-        let data = self.data_body(stdin)?;
         if self.get
-            && let Some(d) = &data
+            && let Some(d) = data
         {
             let q = String::from_utf8_lossy(d).to_string();
             let joined = match parsed.query() {
@@ -265,7 +264,19 @@ impl CurlArgs {
             let n = self.netrc.as_ref()?;
             n.credentials(parsed.host_str()?)
         });
+        Ok((parsed, user))
+    }
 
+    /// The request for `url` as curl would send it. `stdin` is read when
+    /// an argument names `-` (`-d @-`, `-T -`).
+    pub fn request(
+        &self,
+        url: &str,
+        stdin: &mut dyn FnMut() -> std::io::Result<Vec<u8>>,
+    ) -> Result<Request, CurlError> {
+        self.check()?;
+        let data = self.data_body(stdin)?;
+        let (parsed, user) = self.url_and_user(url, data.as_deref())?;
         let mut form = None;
         if !self.form.is_empty() {
             form = Some(multipart(&self.form, &boundary())?);

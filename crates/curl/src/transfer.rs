@@ -51,7 +51,7 @@ pub enum Output {
 }
 
 /// Where `-v` lines go.
-pub type Log = Box<dyn FnMut(&str) + Send>;
+pub type Log = Box<dyn FnMut(&str) + Send + Sync>;
 
 /// A transfer's settings.
 #[derive(Default)]
@@ -409,22 +409,16 @@ pub async fn transfer(
         create_dirs: opts.create_dirs,
         renamed: None,
     };
-    let limit = opts.limit_rate.filter(|&r| r > 0);
-    let mut dump = None;
-    if let Some(p) = &opts.dump_header
-        && p.as_os_str() != "-"
-    {
-        match std::fs::File::create(p) {
-            Ok(f) => dump = Some(f),
-            Err(e) => {
-                return Transferred {
-                    chain: Vec::new(),
-                    error: Some(HttpError::Sink(e).into()),
-                    renamed: None,
-                };
-            }
+    let dump = match open_dump(opts) {
+        Ok(d) => d,
+        Err(e) => {
+            return Transferred {
+                chain: Vec::new(),
+                error: Some(HttpError::Sink(e).into()),
+                renamed: None,
+            };
         }
-    }
+    };
     let mut req = req;
     let first = req.url.clone();
     let mut headers = req.headers.clone();
@@ -440,139 +434,23 @@ pub async fn transfer(
     let own_cookie = headers
         .iter()
         .any(|(k, _)| k.eq_ignore_ascii_case("cookie"));
+    let mut verbose = opts.verbose.take();
     let error = loop {
         state.lock().expect("lock").hop = Hop::default();
         if !own_cookie {
-            let engine = opts
-                .jar
-                .as_ref()
-                .and_then(|j| j.lock().ok().and_then(|j| j.header(&req.url)));
-            let line: Vec<String> = engine.into_iter().chain(opts.cookie.clone()).collect();
-            req.headers
-                .retain(|(k, _)| !k.eq_ignore_ascii_case("cookie"));
-            if !line.is_empty() {
-                req.headers.push(("Cookie".into(), line.join("; ")));
-            }
+            set_cookies(&mut req, opts);
         }
-        let jar = opts.jar.clone();
-        let follow = opts.follow;
-        let fail = opts.fail;
-        let include = opts.include;
-        let compressed = opts.compressed;
-        let to_stdout = opts.dump_header.is_some();
-        let sink = opts.sink.clone();
-        let resume = opts.resume_from.is_some_and(|n| n > 0);
-        let verbose = &mut opts.verbose;
-        let header_name = opts.remote_header_name;
-        let trace = opts.trace.clone();
-        let trace_data = opts.trace.clone();
         let sent_body = req.body.bytes().filter(|b| !b.is_empty()).cloned();
         let r = client
             .request_streaming(
                 &req,
-                |h: &Head| {
-                    if let Some(v) = verbose.as_mut() {
-                        v(&verbose_lines(h));
-                    }
-                    if let Some(t) = &trace {
-                        t.block("=> Send header", h.request_head.as_bytes());
-                        if let Some(b) = &sent_body {
-                            t.block("=> Send data", b);
-                        }
-                        t.recv_head(&h.text());
-                    }
-                    if let Some(j) = &jar
-                        && let Ok(mut j) = j.lock()
-                    {
-                        for (k, v) in h.headers {
-                            if k.eq_ignore_ascii_case("set-cookie") {
-                                j.add(v, h.url);
-                            }
-                        }
-                    }
-                    let mut st = state.lock().expect("lock");
-                    let st = &mut *st;
-                    let is_final =
-                        !(follow && redirect(h.status) && h.header("location").is_some());
-                    st.hop.is_final = is_final;
-                    let text = h.text();
-                    if let Some(f) = st.dump.as_mut() {
-                        f.write_all(text.as_bytes())?;
-                    } else if to_stdout {
-                        sink.write_out(text.as_bytes())?;
-                    }
-                    if !is_final {
-                        if include {
-                            st.dest.write(text.as_bytes())?;
-                        }
-                        return Ok(HeadAction::Read);
-                    }
-                    if h.status >= 400 && fail != Fail::Never {
-                        st.hop.failed_status = Some(h.status);
-                        if fail == Fail::Fail {
-                            return Ok(HeadAction::Discard);
-                        }
-                    }
-                    if resume && h.status == 200 {
-                        st.hop.no_resume = true;
-                        return Ok(HeadAction::Discard);
-                    }
-                    if include {
-                        st.dest.write(text.as_bytes())?;
-                    }
-                    if header_name
-                        && let Some(name) =
-                            h.header("content-disposition").and_then(disposition_name)
-                    {
-                        st.dest.rename(&name)?;
-                    }
-                    st.dest.open()?;
-                    st.meter.total = h
-                        .header("content-length")
-                        .and_then(|v| v.trim().parse().ok());
-                    if compressed && let Some(e) = h.header("content-encoding") {
-                        st.hop.encoding = e.to_string();
-                        st.hop.decoder = Decoder::for_encoding(Some(e))?;
-                    }
-                    Ok(HeadAction::Read)
-                },
-                |d| {
-                    if let Some(t) = &trace_data {
-                        t.block("<= Recv data", d);
-                    }
-                    let mut st = state.lock().expect("lock");
-                    let st = &mut *st;
-                    if !st.hop.is_final {
-                        return Ok(());
-                    }
-                    st.meter.add(d.len() as u64);
-                    if let Some(rate) = limit {
-                        // curl's --limit-rate: no faster than RATE on
-                        // average since the start (the socket waits too).
-                        let due = Duration::from_secs_f64(st.meter.got as f64 / rate as f64);
-                        if let Some(wait) = due.checked_sub(start.elapsed()) {
-                            std::thread::sleep(wait);
-                        }
-                    }
-                    if st.hop.decode_error.is_some() {
-                        return Ok(());
-                    }
-                    match st.hop.decoder.feed(d) {
-                        Ok(out) => st.dest.write(&out),
-                        Err(e) => {
-                            st.hop.decode_error = Some(e);
-                            Ok(())
-                        }
-                    }
-                },
+                |h: &Head| on_head(h, opts, &state, &mut verbose, sent_body.as_deref()),
+                |d| on_data(d, opts, &state, start),
             )
             .await;
         let mut st = state.lock().expect("lock");
         let st = &mut *st;
         let hop = std::mem::take(&mut st.hop);
-        let dest = &mut st.dest;
-        let (is_final, no_resume, failed_status) = (hop.is_final, hop.no_resume, hop.failed_status);
-        let (decoder, mut decode_error, encoding) = (hop.decoder, hop.decode_error, hop.encoding);
         let resp = match r {
             Ok(r) => r,
             Err(e) => break Some(TransferError::Http(e)),
@@ -580,83 +458,23 @@ pub async fn transfer(
         let status = resp.status;
         let location = resp.header("location").map(str::to_string);
         chain.push(resp);
-        if no_resume {
+        if hop.no_resume {
             break Some(TransferError::NoResume);
         }
-        if is_final {
-            if decode_error.is_none() {
-                match decoder.finish() {
-                    Ok(rest) => {
-                        if let Err(e) = dest.write(&rest) {
-                            break Some(HttpError::Sink(e).into());
-                        }
-                    }
-                    Err(e) => decode_error = Some(e),
-                }
-            }
-            if let Some(source) = decode_error {
-                break Some(TransferError::Decode { encoding, source });
-            }
-            if let Err(e) = dest.flush() {
-                break Some(HttpError::Sink(e).into());
-            }
-            if let Err(e) = finish_files(opts, dest, chain.last()) {
-                break Some(HttpError::Sink(e).into());
-            }
-            break failed_status.map(TransferError::Status);
+        if hop.is_final {
+            break finish_final(opts, &mut st.dest, hop, chain.last());
         }
-        let loc = location.unwrap_or_default();
-        let next = match req.url.join(&loc) {
-            Ok(u) => u,
-            Err(e) => {
-                break Some(
-                    HttpError::Url {
-                        url: loc,
-                        why: e.to_string(),
-                    }
-                    .into(),
-                );
-            }
-        };
-        if chain.len() > opts.max_redirs {
-            break Some(
-                HttpError::TooManyRedirects {
-                    max: opts.max_redirs,
-                    url: next.to_string(),
-                }
-                .into(),
-            );
+        let hops = chain.len();
+        if let Err(e) = next_hop(
+            &mut req,
+            (&first, &mut headers),
+            (status, location, hops),
+            opts,
+        ) {
+            break Some(e);
         }
-        if status == 303 || (matches!(status, 301 | 302) && req.method == hyper::Method::POST) {
-            req.method = hyper::Method::GET;
-            req.body = tcpwise_client::Payload::default();
-            headers.retain(|(k, _)| !k.eq_ignore_ascii_case("content-type"));
-        }
-        // Credentials go only where they were given (curl's rule since
-        // 7.83.1, CVE-2022-27776): each hop is compared with the first
-        // request's scheme, host and port, so they come back on a return.
-        req.headers = if same_target(&first, &next) {
-            headers.clone()
-        } else {
-            let mut h: Vec<(String, String)> = headers
-                .iter()
-                .filter(|(k, _)| !is_credential(k))
-                .cloned()
-                .collect();
-            if let Some(up) = opts
-                .netrc
-                .as_ref()
-                .and_then(|n| n.credentials(next.host_str()?))
-            {
-                use base64::Engine;
-                let b64 = base64::engine::general_purpose::STANDARD.encode(up);
-                h.push(("Authorization".into(), format!("Basic {b64}")));
-            }
-            h
-        };
-        req.url = next;
-        req.target = None;
     };
+    opts.verbose = verbose;
     state.lock().expect("lock").meter.done();
     let renamed = state.lock().expect("lock").dest.renamed.clone();
     Transferred {
@@ -664,6 +482,228 @@ pub async fn transfer(
         error,
         renamed,
     }
+}
+
+/// `-D FILE`: the file the heads go to (`-` is standard output, no file).
+fn open_dump(opts: &Options) -> std::io::Result<Option<std::fs::File>> {
+    match &opts.dump_header {
+        Some(p) if p.as_os_str() != "-" => std::fs::File::create(p).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// This hop's Cookie header: the engine's cookies for its URL, then `-b`'s.
+fn set_cookies(req: &mut Request, opts: &Options) {
+    let engine = opts
+        .jar
+        .as_ref()
+        .and_then(|j| j.lock().ok().and_then(|j| j.header(&req.url)));
+    let line: Vec<String> = engine.into_iter().chain(opts.cookie.clone()).collect();
+    req.headers
+        .retain(|(k, _)| !k.eq_ignore_ascii_case("cookie"));
+    if !line.is_empty() {
+        req.headers.push(("Cookie".into(), line.join("; ")));
+    }
+}
+
+/// A hop's head: `-v` and `--trace` lines, cookies into the engine, `-D`
+/// and `-i`; then, on the final hop, what becomes of the body (`-f`, a
+/// refused `-C`, `-J`'s name, `--compressed`'s decoder, the meter's total).
+fn on_head(
+    h: &Head,
+    opts: &Options,
+    state: &std::sync::Mutex<Sinks>,
+    verbose: &mut Option<Log>,
+    sent_body: Option<&[u8]>,
+) -> std::io::Result<HeadAction> {
+    if let Some(v) = verbose.as_mut() {
+        v(&verbose_lines(h));
+    }
+    if let Some(t) = &opts.trace {
+        t.block("=> Send header", h.request_head.as_bytes());
+        if let Some(b) = sent_body {
+            t.block("=> Send data", b);
+        }
+        t.recv_head(&h.text());
+    }
+    if let Some(j) = &opts.jar
+        && let Ok(mut j) = j.lock()
+    {
+        for (k, v) in h.headers {
+            if k.eq_ignore_ascii_case("set-cookie") {
+                j.add(v, h.url);
+            }
+        }
+    }
+    let mut st = state.lock().expect("lock");
+    let st = &mut *st;
+    let is_final = !(opts.follow && redirect(h.status) && h.header("location").is_some());
+    st.hop.is_final = is_final;
+    let text = h.text();
+    if let Some(f) = st.dump.as_mut() {
+        f.write_all(text.as_bytes())?;
+    } else if opts.dump_header.is_some() {
+        opts.sink.write_out(text.as_bytes())?;
+    }
+    if !is_final {
+        if opts.include {
+            st.dest.write(text.as_bytes())?;
+        }
+        return Ok(HeadAction::Read);
+    }
+    if h.status >= 400 && opts.fail != Fail::Never {
+        st.hop.failed_status = Some(h.status);
+        if opts.fail == Fail::Fail {
+            return Ok(HeadAction::Discard);
+        }
+    }
+    if opts.resume_from.is_some_and(|n| n > 0) && h.status == 200 {
+        st.hop.no_resume = true;
+        return Ok(HeadAction::Discard);
+    }
+    if opts.include {
+        st.dest.write(text.as_bytes())?;
+    }
+    if opts.remote_header_name
+        && let Some(name) = h.header("content-disposition").and_then(disposition_name)
+    {
+        st.dest.rename(&name)?;
+    }
+    st.dest.open()?;
+    st.meter.total = h
+        .header("content-length")
+        .and_then(|v| v.trim().parse().ok());
+    if opts.compressed
+        && let Some(e) = h.header("content-encoding")
+    {
+        st.hop.encoding = e.to_string();
+        st.hop.decoder = Decoder::for_encoding(Some(e))?;
+    }
+    Ok(HeadAction::Read)
+}
+
+/// A piece of a hop's body: `--trace`, then, on the final hop, the
+/// meter, `--limit-rate`'s wait and the decoder, into the destination.
+fn on_data(
+    d: &[u8],
+    opts: &Options,
+    state: &std::sync::Mutex<Sinks>,
+    start: Instant,
+) -> std::io::Result<()> {
+    if let Some(t) = &opts.trace {
+        t.block("<= Recv data", d);
+    }
+    let mut st = state.lock().expect("lock");
+    let st = &mut *st;
+    if !st.hop.is_final {
+        return Ok(());
+    }
+    st.meter.add(d.len() as u64);
+    if let Some(rate) = opts.limit_rate.filter(|&r| r > 0) {
+        // curl's --limit-rate: no faster than RATE on average since the
+        // start (the socket waits too).
+        let due = Duration::from_secs_f64(st.meter.got as f64 / rate as f64);
+        if let Some(wait) = due.checked_sub(start.elapsed()) {
+            std::thread::sleep(wait);
+        }
+    }
+    if st.hop.decode_error.is_some() {
+        return Ok(());
+    }
+    match st.hop.decoder.feed(d) {
+        Ok(out) => st.dest.write(&out),
+        Err(e) => {
+            st.hop.decode_error = Some(e);
+            Ok(())
+        }
+    }
+}
+
+/// The final hop's end: the decoder's rest, the file flushed and given
+/// its time and ETag; what failed, or `-f`'s status.
+fn finish_final(
+    opts: &Options,
+    dest: &mut Dest,
+    hop: Hop,
+    last: Option<&Response>,
+) -> Option<TransferError> {
+    let mut decode_error = hop.decode_error;
+    if decode_error.is_none() {
+        match hop.decoder.finish() {
+            Ok(rest) => {
+                if let Err(e) = dest.write(&rest) {
+                    return Some(HttpError::Sink(e).into());
+                }
+            }
+            Err(e) => decode_error = Some(e),
+        }
+    }
+    if let Some(source) = decode_error {
+        return Some(TransferError::Decode {
+            encoding: hop.encoding,
+            source,
+        });
+    }
+    if let Err(e) = dest.flush() {
+        return Some(HttpError::Sink(e).into());
+    }
+    if let Err(e) = finish_files(opts, dest, last) {
+        return Some(HttpError::Sink(e).into());
+    }
+    hop.failed_status.map(TransferError::Status)
+}
+
+/// Turns `req` into the redirect's next request: its URL (refused past
+/// `--max-redirs`), a GET after 303 or a POST's 301/302, and the
+/// credentials only where they were given.
+fn next_hop(
+    req: &mut Request,
+    (first, headers): (&url::Url, &mut Vec<(String, String)>),
+    (status, location, hops): (u16, Option<String>, usize),
+    opts: &Options,
+) -> Result<(), TransferError> {
+    let loc = location.unwrap_or_default();
+    let next = req.url.join(&loc).map_err(|e| HttpError::Url {
+        url: loc,
+        why: e.to_string(),
+    })?;
+    if hops > opts.max_redirs {
+        return Err(HttpError::TooManyRedirects {
+            max: opts.max_redirs,
+            url: next.to_string(),
+        }
+        .into());
+    }
+    if status == 303 || (matches!(status, 301 | 302) && req.method == hyper::Method::POST) {
+        req.method = hyper::Method::GET;
+        req.body = tcpwise_client::Payload::default();
+        headers.retain(|(k, _)| !k.eq_ignore_ascii_case("content-type"));
+    }
+    // Credentials go only where they were given (curl's rule since
+    // 7.83.1, CVE-2022-27776): each hop is compared with the first
+    // request's scheme, host and port, so they come back on a return.
+    req.headers = if same_target(first, &next) {
+        headers.clone()
+    } else {
+        let mut h: Vec<(String, String)> = headers
+            .iter()
+            .filter(|(k, _)| !is_credential(k))
+            .cloned()
+            .collect();
+        if let Some(up) = opts
+            .netrc
+            .as_ref()
+            .and_then(|n| n.credentials(next.host_str()?))
+        {
+            use base64::Engine;
+            let b64 = base64::engine::general_purpose::STANDARD.encode(up);
+            h.push(("Authorization".into(), format!("Basic {b64}")));
+        }
+        h
+    };
+    req.url = next;
+    req.target = None;
+    Ok(())
 }
 
 /// What one hop's callbacks share.

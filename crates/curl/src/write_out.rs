@@ -107,19 +107,13 @@ impl V {
 }
 
 fn var(name: &str, d: &Done) -> Option<V> {
+    if let Some(v) = time_var(name, d)
+        .or_else(|| size_var(name, d))
+        .or_else(|| conn_var(name, d))
+    {
+        return Some(v);
+    }
     let last = d.chain.last();
-    // A fold from +0.0: `sum()` of no f64 is -0.0, which prints as
-    // curl never does (`%{time_redirect}` without redirects: 0.000000).
-    let before: f64 = d
-        .chain
-        .iter()
-        .rev()
-        .skip(1)
-        .map(|r| r.timings.total_ms)
-        .fold(0.0, |a, b| a + b);
-    let at = |f: &dyn Fn(&Response) -> Option<f64>| {
-        V::T(last.and_then(f).map_or(0.0, |ms| (before + ms) / 1e3))
-    };
     let s = |v: Option<String>| V::S(v);
     Some(match name {
         "content_type" => s(last.and_then(|r| r.header("content-type").map(str::to_string))),
@@ -145,18 +139,7 @@ fn var(name: &str, d: &Done) -> Option<V> {
             }
             .into(),
         )),
-        "local_ip" => s(last.and_then(|r| r.conn.local).map(|a| a.ip().to_string())),
-        "local_port" => V::I(
-            last.and_then(|r| r.conn.local)
-                .map_or(0, |a| i64::from(a.port())),
-        ),
-        "remote_ip" => s(last.and_then(|r| r.conn.peer).map(|a| a.ip().to_string())),
-        "remote_port" => V::I(
-            last.and_then(|r| r.conn.peer)
-                .map_or(0, |a| i64::from(a.port())),
-        ),
         "method" => s(Some(d.method.to_string())),
-        "num_connects" => V::I(d.chain.iter().filter(|r| !r.conn.reused).count() as i64),
         "num_headers" => V::I(last.map_or(0, |r| r.headers.len() as i64)),
         "num_redirects" => V::I(d.chain.len().saturating_sub(1) as i64),
         "redirect_url" => s(last.and_then(|r| {
@@ -175,6 +158,49 @@ fn var(name: &str, d: &Done) -> Option<V> {
             .or(Some(d.url))
             .and_then(|u| u.split_once("://"))
             .map(|(s, _)| s.to_ascii_uppercase())),
+        "url" => s(Some(d.url.to_string())),
+        "url_effective" => s(Some(last.map_or(d.url.to_string(), |r| r.url.clone()))),
+        "urlnum" => V::I(d.urlnum as i64),
+        // 0: verified, or no TLS; 1 (OpenSSL's "unspecified") when the
+        // certificate was refused (curl prints OpenSSL's own reason code,
+        // 18 for a self-signed one; rustls has no such numbers).
+        "ssl_verify_result" => V::I(i64::from(d.exit_code == 60)),
+        _ => return None,
+    })
+}
+
+/// `time_*`: seconds since the transfer began, the earlier hops' times
+/// added as curl adds them.
+fn time_var(name: &str, d: &Done) -> Option<V> {
+    let last = d.chain.last();
+    // A fold from +0.0: `sum()` of no f64 is -0.0, which prints as
+    // curl never does (`%{time_redirect}` without redirects: 0.000000).
+    let before: f64 = d
+        .chain
+        .iter()
+        .rev()
+        .skip(1)
+        .map(|r| r.timings.total_ms)
+        .fold(0.0, |a, b| a + b);
+    let at = |f: &dyn Fn(&Response) -> Option<f64>| {
+        V::T(last.and_then(f).map_or(0.0, |ms| (before + ms) / 1e3))
+    };
+    Some(match name {
+        "time_appconnect" => at(&|r| r.timings.tls_ms),
+        "time_connect" => at(&|r| r.timings.connect_ms),
+        "time_namelookup" => at(&|r| r.timings.dns_ms),
+        "time_pretransfer" => at(&|r| Some(r.timings.request_written_ms)),
+        "time_starttransfer" => at(&|r| Some(r.timings.first_byte_ms)),
+        "time_total" => at(&|r| Some(r.timings.total_ms)),
+        "time_redirect" => V::T(before / 1e3),
+        _ => return None,
+    })
+}
+
+/// `size_*` and `speed_*`: bytes of the heads, requests and bodies.
+fn size_var(name: &str, d: &Done) -> Option<V> {
+    let last = d.chain.last();
+    Some(match name {
         "size_download" => V::I(last.map_or(0, |r| r.body_bytes as i64)),
         "size_header" => V::I(d.chain.iter().map(|r| r.head_bytes as i64).sum()),
         "size_request" => V::I(
@@ -197,20 +223,26 @@ fn var(name: &str, d: &Done) -> Option<V> {
                 0
             }
         })),
-        "time_appconnect" => at(&|r| r.timings.tls_ms),
-        "time_connect" => at(&|r| r.timings.connect_ms),
-        "time_namelookup" => at(&|r| r.timings.dns_ms),
-        "time_pretransfer" => at(&|r| Some(r.timings.request_written_ms)),
-        "time_starttransfer" => at(&|r| Some(r.timings.first_byte_ms)),
-        "time_total" => at(&|r| Some(r.timings.total_ms)),
-        "time_redirect" => V::T(before / 1e3),
-        "url" => s(Some(d.url.to_string())),
-        "url_effective" => s(Some(last.map_or(d.url.to_string(), |r| r.url.clone()))),
-        "urlnum" => V::I(d.urlnum as i64),
-        // 0: verified, or no TLS; 1 (OpenSSL's "unspecified") when the
-        // certificate was refused (curl prints OpenSSL's own reason code,
-        // 18 for a self-signed one; rustls has no such numbers).
-        "ssl_verify_result" => V::I(i64::from(d.exit_code == 60)),
+        _ => return None,
+    })
+}
+
+/// The connection's: addresses, TLS, the kernel's TCP figures, the pool.
+fn conn_var(name: &str, d: &Done) -> Option<V> {
+    let last = d.chain.last();
+    let s = |v: Option<String>| V::S(v);
+    Some(match name {
+        "local_ip" => s(last.and_then(|r| r.conn.local).map(|a| a.ip().to_string())),
+        "local_port" => V::I(
+            last.and_then(|r| r.conn.local)
+                .map_or(0, |a| i64::from(a.port())),
+        ),
+        "remote_ip" => s(last.and_then(|r| r.conn.peer).map(|a| a.ip().to_string())),
+        "remote_port" => V::I(
+            last.and_then(|r| r.conn.peer)
+                .map_or(0, |a| i64::from(a.port())),
+        ),
+        "num_connects" => V::I(d.chain.iter().filter(|r| !r.conn.reused).count() as i64),
         "tls_earlydata" => V::I(
             last.and_then(|r| r.conn.tls.as_ref())
                 .map_or(0, |t| t.early_data),
