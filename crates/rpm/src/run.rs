@@ -127,6 +127,84 @@ impl Test {
         }
     }
 
+    /// A probe round, its foreign and (when asked) self probes: the
+    /// self probe rides a load connection drawn at random.
+    fn probe_round(
+        &self,
+        lgcs: &[Lgc],
+        rng: &mut SplitMix64,
+        start: Instant,
+    ) -> impl Future<Output = Probed> + Send + 'static {
+        let loads: Vec<_> = if self.self_probes {
+            lgcs.iter().map(|l| l.client.clone()).collect()
+        } else {
+            Vec::new()
+        };
+        let lgc = (!loads.is_empty())
+            .then(|| loads[(rng.next_u64() % loads.len() as u64) as usize].clone());
+        let (cfg, small) = (self.client.clone(), self.endpoints.small.clone());
+        async move { probe::round(&cfg, lgc, &small, start).await }
+    }
+
+    /// The wait before the next round: rounds spaced so their bytes stay
+    /// within the probe capacity's share of the goodput, at most
+    /// `--max-probes` a second and at least one an interval.
+    fn probe_gap(&self, goodput_bytes_s: f64, last_round_bytes: u64) -> Duration {
+        let p = &self.params;
+        let min_gap = Duration::from_secs_f64(1.0 / p.max_probes_per_s);
+        let share = p.probe_capacity_pct / 100.0 * goodput_bytes_s;
+        let gap = if share > 0.0 && last_round_bytes > 0 {
+            min_gap.max(Duration::from_secs_f64(last_round_bytes as f64 / share))
+        } else {
+            min_gap
+        };
+        gap.min(p.interval)
+    }
+
+    /// A flow more in each direction whose goodput is not stable yet, up
+    /// to `--max-connections`.
+    fn add_flows(&self, dirs: &[Dir], t: &Tally, lgcs: &mut Vec<Lgc>) {
+        for (i, d) in dirs.iter().enumerate() {
+            let open = lgcs.iter().filter(|l| l.dir == *d).count();
+            if !t.gp_stab[i].stable() && open < self.params.max_connections {
+                lgcs.push(Lgc::open(&self.client, *d, &self.endpoints));
+            }
+        }
+    }
+
+    /// Each direction's capacity at the phase's end; a direction that
+    /// moved nothing fails the phase.
+    fn capacity(
+        &self,
+        dirs: &[Dir],
+        t: &Tally,
+        lgcs: &[Lgc],
+        start: Instant,
+    ) -> Result<Vec<Capacity>, RpmError> {
+        let capacity: Vec<Capacity> = dirs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| Capacity {
+                dir: *d,
+                bps: t.gp_stab[i].current().unwrap_or(0.0),
+                flows: lgcs.iter().filter(|l| l.dir == *d).count(),
+                bytes: lgcs.iter().filter(|l| l.dir == *d).map(Lgc::moved).sum(),
+            })
+            .collect();
+        if let Some(c) = capacity.iter().find(|c| c.bytes == 0) {
+            return Err(RpmError::NoLoad(format!(
+                "no {} bytes moved in {:.1} s: the server accepted the load but sent or took nothing ({})",
+                c.dir.word(),
+                start.elapsed().as_secs_f64(),
+                match c.dir {
+                    Dir::Down => self.endpoints.large.as_str(),
+                    Dir::Up => self.endpoints.upload.as_str(),
+                }
+            )));
+        }
+        Ok(capacity)
+    }
+
     /// Runs one phase loading `dirs` at once; `each` sees every interval.
     pub async fn phase(
         &self,
@@ -145,42 +223,18 @@ impl Test {
         let mut ticker =
             tokio::time::interval_at(tokio::time::Instant::now() + p.interval, p.interval);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let min_gap = Duration::from_secs_f64(1.0 / p.max_probes_per_s);
         let mut next_probe = tokio::time::Instant::now();
         let max_in_flight = (p.max_probes_per_s as usize).max(8);
-        let (mut last_round_bytes, mut goodput_bytes_s) = (0u64, 0f64);
-        let mut last: Vec<u64> = vec![0; dirs.len()];
-        let mut gp_win: Vec<Window<f64>> = dirs.iter().map(|_| Window::new(p.mad)).collect();
-        let mut gp_stab: Vec<Stability> = dirs
-            .iter()
-            .map(|_| Stability::new(p.mad, p.sdt_pct))
-            .collect();
-        let mut rpm_win: Window<Round> = Window::new(p.mad);
-        let mut all_win: Window<Round> = Window::new(p.mad);
-        let mut rpm_stab = Stability::new(p.mad, p.sdt_pct);
-        let (mut gp_stable, mut rpm_stable) = (false, false);
+        let mut last_round_bytes = 0u64;
+        let mut t = Tally::new(p, dirs.len());
         let mut interval_rounds: Vec<Round> = Vec::new();
         let (mut rounds, mut failures, mut intervals) = (Vec::new(), 0usize, Vec::new());
         loop {
             tokio::select! {
                 _ = tokio::time::sleep_until(next_probe), if probes.len() < max_in_flight => {
-                    let loads: Vec<_> = if self.self_probes {
-                        lgcs.iter().map(|l| l.client.clone()).collect()
-                    } else {
-                        Vec::new()
-                    };
-                    let lgc = (!loads.is_empty())
-                        .then(|| loads[(rng.next_u64() % loads.len() as u64) as usize].clone());
-                    let (cfg, small) = (self.client.clone(), self.endpoints.small.clone());
-                    probes.spawn(async move { probe::round(&cfg, lgc, &small, start).await });
-                    // Space rounds so their bytes stay within PTC of the goodput.
-                    let share = p.probe_capacity_pct / 100.0 * goodput_bytes_s;
-                    let gap = if share > 0.0 && last_round_bytes > 0 {
-                        min_gap.max(Duration::from_secs_f64(last_round_bytes as f64 / share))
-                    } else {
-                        min_gap
-                    };
-                    next_probe = tokio::time::Instant::now() + gap.min(p.interval);
+                    probes.spawn(self.probe_round(&lgcs, &mut rng, start));
+                    let gap = self.probe_gap(t.goodput_bytes_s, last_round_bytes);
+                    next_probe = tokio::time::Instant::now() + gap;
                 }
                 Some(Ok(done)) = probes.join_next() => {
                     last_round_bytes = done.bytes;
@@ -196,62 +250,29 @@ impl Test {
                             return Err(e);
                         }
                     }
-                    let secs = p.interval.as_secs_f64();
-                    let (mut inst, mut moving) = (Vec::new(), Vec::new());
-                    let mut spread: Option<f64> = None;
-                    goodput_bytes_s = 0.0;
-                    for (i, d) in dirs.iter().enumerate() {
-                        let now: u64 = lgcs.iter().filter(|l| l.dir == *d).map(Lgc::moved).sum();
-                        let bps = (now - last[i]) as f64 * 8.0 / secs;
-                        last[i] = now;
-                        goodput_bytes_s += bps / 8.0;
-                        gp_win[i].push(vec![bps]);
-                        let w = gp_win[i].samples();
-                        let avg = w.iter().sum::<f64>() / w.len() as f64;
-                        gp_stab[i].push(avg);
-                        inst.push((*d, bps));
-                        moving.push((*d, avg));
-                        if let Some(r) = gp_stab[i].relative_spread() {
-                            spread = Some(spread.map_or(r, |s: f64| s.max(r)));
-                        }
-                    }
-                    if !gp_stable {
-                        gp_stable = gp_stab.iter().all(Stability::stable);
-                        for (i, d) in dirs.iter().enumerate() {
-                            let open = lgcs.iter().filter(|l| l.dir == *d).count();
-                            if !gp_stab[i].stable() && open < p.max_connections {
-                                lgcs.push(Lgc::open(&self.client, *d, &self.endpoints));
-                            }
-                        }
+                    let (inst, moving, spread) = t.goodput(dirs, &lgcs, p.interval.as_secs_f64());
+                    if !t.gp_stable {
+                        t.gp_stable = t.gp_stab.iter().all(Stability::stable);
+                        self.add_flows(dirs, &t, &mut lgcs);
                     }
                     let this = std::mem::take(&mut interval_rounds);
                     let n = this.len();
-                    all_win.push(this.clone());
-                    let (mut rpm, mut rpm_spread) = (None, None);
-                    if gp_stable {
-                        rpm_win.push(this);
-                        if let Some(s) = stats::score(&rpm_win.samples(), self.tm()) {
-                            rpm_stab.push(s.rpm);
-                            rpm = Some(s.rpm);
-                            rpm_spread = rpm_stab.relative_spread();
-                        }
-                        rpm_stable = rpm_stab.stable() && rpm_win.len() == p.mad;
-                    }
+                    let (rpm, rpm_spread) = t.responsiveness(this, self.tm(), p.mad);
                     let iv = Interval {
                         t_s: start.elapsed().as_secs_f64(),
                         goodput_bps: inst,
                         moving_bps: moving,
                         goodput_spread: spread,
                         flows: lgcs.len(),
-                        goodput_stable: gp_stable,
+                        goodput_stable: t.gp_stable,
                         rounds: n,
                         rpm,
                         rpm_spread,
-                        responsiveness_stable: rpm_stable,
+                        responsiveness_stable: t.rpm_stable,
                     };
                     each(&iv);
                     intervals.push(iv);
-                    if rpm_stable || start.elapsed() + p.interval / 2 >= p.max_duration {
+                    if t.rpm_stable || start.elapsed() + p.interval / 2 >= p.max_duration {
                         break;
                     }
                 }
@@ -260,43 +281,23 @@ impl Test {
         for l in &lgcs {
             l.stop();
         }
-        let capacity: Vec<Capacity> = dirs
-            .iter()
-            .enumerate()
-            .map(|(i, d)| Capacity {
-                dir: *d,
-                bps: gp_stab[i].current().unwrap_or(0.0),
-                flows: lgcs.iter().filter(|l| l.dir == *d).count(),
-                bytes: lgcs.iter().filter(|l| l.dir == *d).map(Lgc::moved).sum(),
-            })
-            .collect();
-        if let Some(c) = capacity.iter().find(|c| c.bytes == 0) {
-            return Err(RpmError::NoLoad(format!(
-                "no {} bytes moved in {:.1} s: the server accepted the load but sent or took nothing ({})",
-                c.dir.word(),
-                start.elapsed().as_secs_f64(),
-                match c.dir {
-                    Dir::Down => self.endpoints.large.as_str(),
-                    Dir::Up => self.endpoints.upload.as_str(),
-                }
-            )));
-        }
+        let capacity = self.capacity(dirs, &t, &lgcs, start)?;
         // The figure is the last MAD intervals' rounds: those it was
         // declared stable over, or, when it never was, the latest ones.
-        let scored = if gp_stable && !rpm_win.is_empty() {
-            rpm_win.samples()
+        let scored = if t.gp_stable && !t.rpm_win.is_empty() {
+            t.rpm_win.samples()
         } else {
-            all_win.samples()
+            t.all_win.samples()
         };
         let pct = p.percentile;
         Ok(Phase {
             dirs: dirs.to_vec(),
             capacity,
-            goodput_stable: gp_stable,
-            responsiveness_stable: rpm_stable,
+            goodput_stable: t.gp_stable,
+            responsiveness_stable: t.rpm_stable,
             score: stats::score(&scored, self.tm()),
             score_percentile: stats::percentile_score(
-                if rpm_stable { &scored } else { &rounds },
+                if t.rpm_stable { &scored } else { &rounds },
                 pct,
             ),
             intervals,
@@ -304,5 +305,86 @@ impl Test {
             probe_failures: failures,
             duration_s: start.elapsed().as_secs_f64(),
         })
+    }
+}
+
+/// A figure for each direction.
+type PerDir = Vec<(Dir, f64)>;
+
+/// What a phase's intervals add up: each direction's goodput windows and
+/// their stability, then the probe rounds' windows and theirs.
+struct Tally {
+    last: Vec<u64>,
+    goodput_bytes_s: f64,
+    gp_win: Vec<Window<f64>>,
+    gp_stab: Vec<Stability>,
+    gp_stable: bool,
+    rpm_win: Window<Round>,
+    all_win: Window<Round>,
+    rpm_stab: Stability,
+    rpm_stable: bool,
+}
+
+impl Tally {
+    fn new(p: &Params, dirs: usize) -> Tally {
+        Tally {
+            last: vec![0; dirs],
+            goodput_bytes_s: 0.0,
+            gp_win: (0..dirs).map(|_| Window::new(p.mad)).collect(),
+            gp_stab: (0..dirs)
+                .map(|_| Stability::new(p.mad, p.sdt_pct))
+                .collect(),
+            gp_stable: false,
+            rpm_win: Window::new(p.mad),
+            all_win: Window::new(p.mad),
+            rpm_stab: Stability::new(p.mad, p.sdt_pct),
+            rpm_stable: false,
+        }
+    }
+
+    /// One interval's goodput per direction: this interval's, the moving
+    /// average's, and the widest relative spread of the averages.
+    fn goodput(&mut self, dirs: &[Dir], lgcs: &[Lgc], secs: f64) -> (PerDir, PerDir, Option<f64>) {
+        let (mut inst, mut moving) = (Vec::new(), Vec::new());
+        let mut spread: Option<f64> = None;
+        self.goodput_bytes_s = 0.0;
+        for (i, d) in dirs.iter().enumerate() {
+            let now: u64 = lgcs.iter().filter(|l| l.dir == *d).map(Lgc::moved).sum();
+            let bps = (now - self.last[i]) as f64 * 8.0 / secs;
+            self.last[i] = now;
+            self.goodput_bytes_s += bps / 8.0;
+            self.gp_win[i].push(vec![bps]);
+            let w = self.gp_win[i].samples();
+            let avg = w.iter().sum::<f64>() / w.len() as f64;
+            self.gp_stab[i].push(avg);
+            inst.push((*d, bps));
+            moving.push((*d, avg));
+            if let Some(r) = self.gp_stab[i].relative_spread() {
+                spread = Some(spread.map_or(r, |s: f64| s.max(r)));
+            }
+        }
+        (inst, moving, spread)
+    }
+
+    /// One interval's probe rounds; once goodput is stable they count
+    /// toward the score: (its value, its relative spread).
+    fn responsiveness(
+        &mut self,
+        rounds: Vec<Round>,
+        tm: impl Fn(&[f64]) -> Option<f64>,
+        mad: usize,
+    ) -> (Option<f64>, Option<f64>) {
+        self.all_win.push(rounds.clone());
+        let (mut rpm, mut spread) = (None, None);
+        if self.gp_stable {
+            self.rpm_win.push(rounds);
+            if let Some(s) = stats::score(&self.rpm_win.samples(), tm) {
+                self.rpm_stab.push(s.rpm);
+                rpm = Some(s.rpm);
+                spread = self.rpm_stab.relative_spread();
+            }
+            self.rpm_stable = self.rpm_stab.stable() && self.rpm_win.len() == mad;
+        }
+        (rpm, spread)
     }
 }
