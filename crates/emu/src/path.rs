@@ -224,15 +224,43 @@ pub struct DirectionSummary {
     pub jitter: Option<String>,
 }
 
+fn conflict(a: &str, b: &str) -> EmuError {
+    EmuError::Config(format!("{a} and {b} both set the same thing: give one"))
+}
+
 /// The longest round trip `emu` emulates, ns.
 pub const MAX_RTT_NS: u64 = 60_000_000_000;
 
 impl PathSpec {
     /// Resolves defaults and conflicts into (up, down).
     pub fn resolve(&self) -> Result<(LinkConfig, LinkConfig), EmuError> {
-        let conflict = |a: &str, b: &str| {
-            EmuError::Config(format!("{a} and {b} both set the same thing: give one"))
-        };
+        self.check_conflicts()?;
+        let (up_delay, down_delay) = self.delays()?;
+        let schedule = self.schedule()?;
+        let up_cap = self.capacity(self.up_rate, &self.up_trace, "up")?;
+        let down_cap = self.capacity(self.down_rate, &self.down_trace, "down")?;
+        let rtt = up_delay + down_delay;
+        let up = self.link(
+            (up_delay, rtt),
+            up_cap,
+            self.up_loss,
+            self.seed.wrapping_mul(2).wrapping_add(1),
+            schedule.up.clone(),
+            true,
+        );
+        let down = self.link(
+            (down_delay, rtt),
+            down_cap,
+            self.down_loss,
+            self.seed.wrapping_mul(2).wrapping_add(2),
+            schedule.down.clone(),
+            false,
+        );
+        Ok((up, down))
+    }
+
+    /// Flags that set one thing twice, or one that needs another.
+    fn check_conflicts(&self) -> Result<(), EmuError> {
         if self.rtt.is_some() && self.delay.is_some() {
             return Err(conflict("--rtt", "--delay"));
         }
@@ -261,6 +289,12 @@ impl PathSpec {
                 "--trace-once needs --up-trace or --down-trace".into(),
             ));
         }
+        Ok(())
+    }
+
+    /// Each direction's one-way delay, ns, from `--rtt`, `--delay` and
+    /// the per-direction delays.
+    fn delays(&self) -> Result<(u64, u64), EmuError> {
         let base = self.delay.or(self.rtt.map(|r| r / 2)).unwrap_or(0);
         let up_delay = self.up_delay.unwrap_or(base);
         let down_delay = self
@@ -280,30 +314,39 @@ impl PathSpec {
                 MAX_RTT_NS / 1_000_000_000
             )));
         }
-        let cap = |rate: Option<u64>,
-                   trace: &Option<PathBuf>,
-                   which: &str|
-         -> Result<Capacity, EmuError> {
-            match (rate.or(self.rate), trace) {
-                (Some(_), Some(_)) if rate.is_some() => Err(conflict(
-                    &format!("--{which}-rate"),
-                    &format!("--{which}-trace"),
-                )),
-                (_, Some(path)) => {
-                    let t = Trace::load(path).map_err(|e| EmuError::Config(e.to_string()))?;
-                    Ok(Capacity::Trace {
-                        trace: Arc::new(t),
-                        once: self.trace_once,
-                    })
-                }
-                (Some(bps), None) => Ok(Capacity::Rate {
-                    bits_per_sec: bps,
-                    overhead: self.overhead,
-                }),
-                (None, None) => Ok(Capacity::Unlimited),
+        Ok((up_delay, down_delay))
+    }
+
+    /// One direction's capacity: its rate, `--rate`, its trace, or none.
+    fn capacity(
+        &self,
+        rate: Option<u64>,
+        trace: &Option<PathBuf>,
+        which: &str,
+    ) -> Result<Capacity, EmuError> {
+        match (rate.or(self.rate), trace) {
+            (Some(_), Some(_)) if rate.is_some() => Err(conflict(
+                &format!("--{which}-rate"),
+                &format!("--{which}-trace"),
+            )),
+            (_, Some(path)) => {
+                let t = Trace::load(path).map_err(|e| EmuError::Config(e.to_string()))?;
+                Ok(Capacity::Trace {
+                    trace: Arc::new(t),
+                    once: self.trace_once,
+                })
             }
-        };
-        let schedule = match &self.schedule {
+            (Some(bps), None) => Ok(Capacity::Rate {
+                bits_per_sec: bps,
+                overhead: self.overhead,
+            }),
+            (None, None) => Ok(Capacity::Unlimited),
+        }
+    }
+
+    /// `--schedule FILE`, read and parsed.
+    fn schedule(&self) -> Result<Schedule, EmuError> {
+        Ok(match &self.schedule {
             None => Schedule::default(),
             Some(p) => {
                 let text = std::fs::read_to_string(p).map_err(|e| {
@@ -317,73 +360,62 @@ impl PathSpec {
                     EmuError::caused(Kind::Config, format!("schedule {}", p.display()), e)
                 })?
             }
+        })
+    }
+
+    /// One direction's link: its delay (and the round trip its queue's
+    /// BDP is of), capacity, loss, seed and schedule, with the shared
+    /// flags where it has none of its own.
+    fn link(
+        &self,
+        (delay, rtt): (u64, u64),
+        capacity: Capacity,
+        loss: Option<LossModel>,
+        seed: u64,
+        schedule: Vec<tcpwise_link::schedule::Step>,
+        up: bool,
+    ) -> LinkConfig {
+        let spec = if up { self.up_queue } else { self.down_queue }
+            .or(self.queue)
+            .unwrap_or_default();
+        let bdp = match &capacity {
+            Capacity::Trace { trace, .. } => QueueLimit::default_for_trace(trace.mean_rate_bps()),
+            c => QueueLimit::default_for(c.mean_bps(), rtt),
         };
-        let up_cap = cap(self.up_rate, &self.up_trace, "up")?;
-        let down_cap = cap(self.down_rate, &self.down_trace, "down")?;
-        let mk = |delay, capacity: Capacity, loss: Option<LossModel>, seed, up: bool| {
-            let spec = if up { self.up_queue } else { self.down_queue }
-                .or(self.queue)
-                .unwrap_or_default();
-            let bdp = match &capacity {
-                Capacity::Trace { trace, .. } => {
-                    QueueLimit::default_for_trace(trace.mean_rate_bps())
-                }
-                c => QueueLimit::default_for(c.mean_bps(), rtt),
-            };
-            let queue = match spec.limit {
-                None => bdp,
-                Some(LimitSpec::Fixed(l)) => l,
-                Some(LimitSpec::Bdp(m)) => {
-                    let b = capacity.mean_bps().map_or(0.0, |r| r * rtt as f64 / 8e9);
-                    QueueLimit::Bytes(((b * m).ceil() as u64).max(1500))
-                }
-            };
-            LinkConfig {
-                delay,
-                jitter: if up { self.up_jitter } else { self.down_jitter }.or(self.jitter),
-                capacity,
-                queue,
-                qdisc: spec,
-                loss: loss.or(self.loss).unwrap_or_default(),
-                seed,
-                outages: Outages::for_direction(&self.outage, up),
-                schedule: if up {
-                    schedule.up.clone()
-                } else {
-                    schedule.down.clone()
-                },
-                impairments: Impairments {
-                    onoff: if up { self.up_onoff } else { self.down_onoff }.or(self.onoff),
-                    police: if up { self.up_police } else { self.down_police }.or(self.police),
-                    netem: {
-                        let pick =
-                            |both: Option<Fraction>, u: Option<Fraction>, d: Option<Fraction>| {
-                                if up { u } else { d }.or(both).map_or(0.0, |f| f.0)
-                            };
-                        NetemParams {
-                            reorder: pick(self.reorder, self.up_reorder, self.down_reorder),
-                            duplicate: pick(self.duplicate, self.up_duplicate, self.down_duplicate),
-                            corrupt: pick(self.corrupt, self.up_corrupt, self.down_corrupt),
-                        }
-                    },
-                },
+        let queue = match spec.limit {
+            None => bdp,
+            Some(LimitSpec::Fixed(l)) => l,
+            Some(LimitSpec::Bdp(m)) => {
+                let b = capacity.mean_bps().map_or(0.0, |r| r * rtt as f64 / 8e9);
+                QueueLimit::Bytes(((b * m).ceil() as u64).max(1500))
             }
         };
-        let up = mk(
-            up_delay,
-            up_cap,
-            self.up_loss,
-            self.seed.wrapping_mul(2).wrapping_add(1),
-            true,
-        );
-        let down = mk(
-            down_delay,
-            down_cap,
-            self.down_loss,
-            self.seed.wrapping_mul(2).wrapping_add(2),
-            false,
-        );
-        Ok((up, down))
+        LinkConfig {
+            delay,
+            jitter: if up { self.up_jitter } else { self.down_jitter }.or(self.jitter),
+            capacity,
+            queue,
+            qdisc: spec,
+            loss: loss.or(self.loss).unwrap_or_default(),
+            seed,
+            outages: Outages::for_direction(&self.outage, up),
+            schedule,
+            impairments: Impairments {
+                onoff: if up { self.up_onoff } else { self.down_onoff }.or(self.onoff),
+                police: if up { self.up_police } else { self.down_police }.or(self.police),
+                netem: {
+                    let pick =
+                        |both: Option<Fraction>, u: Option<Fraction>, d: Option<Fraction>| {
+                            if up { u } else { d }.or(both).map_or(0.0, |f| f.0)
+                        };
+                    NetemParams {
+                        reorder: pick(self.reorder, self.up_reorder, self.down_reorder),
+                        duplicate: pick(self.duplicate, self.up_duplicate, self.down_duplicate),
+                        corrupt: pick(self.corrupt, self.up_corrupt, self.down_corrupt),
+                    }
+                },
+            },
+        }
     }
 }
 

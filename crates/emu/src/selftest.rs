@@ -315,6 +315,63 @@ pub fn binomial_interval(p: f64, n: u64) -> (f64, f64) {
     ((p - 3.29 * sd).max(0.0), (p + 3.29 * sd).min(1.0))
 }
 
+/// Each direction's configured loss against what its link dropped, with
+/// the binomial interval where the model is Bernoulli.
+fn loss_checks(cfg: &TestbedConfig, dirs: &[DirectionStats]) -> Vec<LossCheck> {
+    [(&cfg.up.loss, &dirs[0]), (&cfg.down.loss, &dirs[1])]
+        .into_iter()
+        .filter(|(m, _)| **m != LossModel::None)
+        .map(|(m, d)| {
+            let p = m.mean_loss();
+            let n = d.link.offered_packets;
+            let measured = d.link.dropped_loss as f64 / n.max(1) as f64;
+            let interval =
+                matches!(m, LossModel::Bernoulli { .. }).then(|| binomial_interval(p, n));
+            LossCheck {
+                direction: d.direction.clone(),
+                configured: p,
+                offered: n,
+                lost: d.link.dropped_loss,
+                measured,
+                interval,
+                within: interval.map(|(lo, hi)| measured >= lo && measured <= hi),
+            }
+        })
+        .collect()
+}
+
+/// The idle round trip the model predicts: the delays, and a probe's
+/// serialisation each way.
+fn expected_idle_rtt(path: &PathSummary, cfg: &TestbedConfig) -> f64 {
+    let ser_ms = |c: &tcpwise_link::LinkConfig| match c.capacity {
+        tcpwise_link::Capacity::Rate {
+            bits_per_sec,
+            overhead,
+        } => f64::from(152 + overhead) * 8.0 / bits_per_sec as f64 * 1e3,
+        _ => 0.0,
+    };
+    path.rtt_ms + ser_ms(&cfg.up) + ser_ms(&cfg.down)
+}
+
+/// The buffer maxima in effect: the testbed's defaults unless --sysctl
+/// set them.
+fn tcp_mem(cfg: &TestbedConfig) -> String {
+    let mem = |key: &str, extra: &[(String, String)]| {
+        extra
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .or_else(|| crate::testbed::default_sysctl(key).map(String::from))
+            .unwrap_or_default()
+    };
+    format!(
+        "receiver's tcp_rmem=\"{}\", sender's tcp_wmem=\"{}\"",
+        mem("net.ipv4.tcp_rmem", &cfg.client_sysctls),
+        mem("net.ipv4.tcp_wmem", &cfg.server_sysctls)
+    )
+}
+
 /// Runs the selftest. `progress` receives one line per phase.
 pub fn run(
     opts: &SelftestOptions,
@@ -358,59 +415,19 @@ pub fn run(
         .into_iter()
         .chain(impairment_checks(&cfg.down, &dirs[1]))
         .collect();
-    let loss = [(&cfg.up.loss, &dirs[0]), (&cfg.down.loss, &dirs[1])]
-        .into_iter()
-        .filter(|(m, _)| **m != LossModel::None)
-        .map(|(m, d)| {
-            let p = m.mean_loss();
-            let n = d.link.offered_packets;
-            let measured = d.link.dropped_loss as f64 / n.max(1) as f64;
-            let interval =
-                matches!(m, LossModel::Bernoulli { .. }).then(|| binomial_interval(p, n));
-            LossCheck {
-                direction: d.direction.clone(),
-                configured: p,
-                offered: n,
-                lost: d.link.dropped_loss,
-                measured,
-                interval,
-                within: interval.map(|(lo, hi)| measured >= lo && measured <= hi),
-            }
-        })
-        .collect();
-    let ser_ms = |c: &tcpwise_link::LinkConfig| match c.capacity {
-        tcpwise_link::Capacity::Rate {
-            bits_per_sec,
-            overhead,
-        } => f64::from(152 + overhead) * 8.0 / bits_per_sec as f64 * 1e3,
-        _ => 0.0,
-    };
-    let expected = path.rtt_ms + ser_ms(&cfg.up) + ser_ms(&cfg.down);
+    let loss = loss_checks(&cfg, &dirs);
+    let expected = expected_idle_rtt(&path, &cfg);
     let bulk_lateness: Vec<Lateness> = dirs
         .iter()
         .map(|d| d.phase_lateness.get(2).cloned().unwrap_or_default())
         .collect();
     let mut sender_limits = SenderLimits::of(&infos.lock().map(|v| v.clone()).unwrap_or_default());
-    // The maxima in effect: the testbed's defaults unless --sysctl set them.
-    let mem = |key: &str, extra: &[(String, String)]| {
-        extra
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-            .or_else(|| crate::testbed::default_sysctl(key).map(String::from))
-            .unwrap_or_default()
-    };
     if let Some(l) = &mut sender_limits {
         l.receive_buffer = m.rcvbuf;
     }
     Ok(SelftestReport {
         sender_limits,
-        tcp_mem: format!(
-            "receiver's tcp_rmem=\"{}\", sender's tcp_wmem=\"{}\"",
-            mem("net.ipv4.tcp_rmem", &cfg.client_sysctls),
-            mem("net.ipv4.tcp_wmem", &cfg.server_sysctls)
-        ),
+        tcp_mem: tcp_mem(&cfg),
         expected_idle_rtt_ms: expected,
         rtt_error_ms: m.idle.p50_ms - expected,
         path,
@@ -503,55 +520,39 @@ fn udp_probes(s: UdpSocket, done: Arc<AtomicBool>, drain: Duration) -> (Vec<f64>
     (rtt.into_iter().flatten().collect(), sent.len() as u64)
 }
 
-fn measure(
-    opts: &SelftestOptions,
+/// The idle phase: warm-up round trips, then `n` timed ones at real-time
+/// priority.
+fn idle_round_trips(
+    echo: &mut TcpStream,
+    n: usize,
     tb: &Testbed,
-    path: &PathSummary,
-    progress: &dyn Fn(&str),
-    cancelled: &(dyn Fn() -> bool + Sync),
-) -> Result<Measured, EmuError> {
-    let check = || {
-        if cancelled() {
-            Err(EmuError::Interrupted)
-        } else if tb.failed() {
-            Err(EmuError::Setup(
-                "the forwarder stopped during the selftest".into(),
-            ))
-        } else {
-            Ok(())
-        }
-    };
-    progress(&format!(
-        "idle RTT: {} round trips of {MSG}-byte messages",
-        opts.rtt_samples
-    ));
-    let mut echo = connect(tb, b'E', 0, opts.congestion.as_deref())?;
-
+    check: &dyn Fn() -> Result<(), EmuError>,
+) -> Result<Vec<f64>, EmuError> {
     for _ in 0..3 {
-        round_trip(&mut echo)?; // warm-up: first segments, route caches
+        round_trip(echo)?; // warm-up: first segments, route caches
     }
-    let mut idle = Vec::with_capacity(opts.rtt_samples);
+    let mut idle = Vec::with_capacity(n);
     tb.mark_phase(1);
     crate::sys::set_realtime(5);
     let sampled = (|| {
-        for _ in 0..opts.rtt_samples {
+        for _ in 0..n {
             check()?;
-            idle.push(round_trip(&mut echo)?);
+            idle.push(round_trip(echo)?);
         }
         Ok::<(), EmuError>(())
     })();
     crate::sys::set_normal();
-    sampled?;
-    progress(&format!(
-        "bulk: {:.0} s download with RTT samples every 50 ms",
-        opts.bulk.as_secs_f64()
-    ));
-    let ms = opts.bulk.as_millis() as u64;
-    tb.mark_phase(2);
-    let mut bulk = connect(tb, b'B', ms, opts.congestion.as_deref())?;
-    bulk.set_read_timeout(Some(Duration::from_millis(200)))?;
-    // Further bulk flows count into `others`; the first is read here.
-    let others = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    sampled.map(|()| idle)
+}
+
+/// The bulk flows after the first, each read on a thread of its own,
+/// their bytes counted into `others`.
+fn more_flows(
+    opts: &SelftestOptions,
+    tb: &Testbed,
+    ms: u64,
+    others: &Arc<std::sync::atomic::AtomicU64>,
+) -> Result<Vec<std::thread::JoinHandle<()>>, EmuError> {
     let mut extra = Vec::new();
     for _ in 1..opts.flows.max(1) {
         let mut s = connect(tb, b'B', ms, opts.congestion.as_deref())?;
@@ -566,28 +567,19 @@ fn measure(
             }
         }));
     }
-    let done = Arc::new(AtomicBool::new(false));
-    let done2 = done.clone();
-    let client_ns = tb.netns(crate::Role::Client).expect("client exists");
-    let probe = client_ns.run(|| UdpSocket::bind(("0.0.0.0", 0)))??;
-    probe.connect(SocketAddr::from((tb.peer_v4(), PORT)))?;
-    let drain = Duration::from_millis(1000 + 4 * path.rtt_ms as u64);
-    let done3 = done.clone();
-    let udp_pinger = std::thread::spawn(move || udp_probes(probe, done3, drain));
-    let pinger = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        std::thread::sleep(Duration::from_millis(200));
-        while !done2.load(Ordering::Relaxed) {
-            match round_trip(&mut echo) {
-                Ok(r) => v.push(r),
-                Err(_) => break,
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        v
-    });
-    let start = Instant::now();
-    let steal0 = crate::sys::steal_ticks();
+    Ok(extra)
+}
+
+/// Reads the first bulk flow to its end (or `limit`): its bytes, the
+/// marks (seconds, bytes of every flow) the steady goodput is read from,
+/// and how it ended.
+fn read_bulk(
+    bulk: &mut TcpStream,
+    start: Instant,
+    limit: Duration,
+    others: &std::sync::atomic::AtomicU64,
+    check: &dyn Fn() -> Result<(), EmuError>,
+) -> (u64, Vec<(f64, u64)>, Result<(), EmuError>) {
     let mut buf = vec![0u8; 256 * 1024];
     let mut total = 0u64;
     let mut marks: Vec<(f64, u64)> = Vec::new();
@@ -618,12 +610,72 @@ fn measure(
             start.elapsed().as_secs_f64(),
             total + others.load(Ordering::Relaxed),
         ));
-        if start.elapsed()
-            > opts.bulk + Duration::from_secs(30) + Duration::from_millis(4 * path.rtt_ms as u64)
-        {
+        if start.elapsed() > limit {
             break;
         }
     }
+    (total, marks, outcome)
+}
+
+fn measure(
+    opts: &SelftestOptions,
+    tb: &Testbed,
+    path: &PathSummary,
+    progress: &dyn Fn(&str),
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<Measured, EmuError> {
+    let check = || {
+        if cancelled() {
+            Err(EmuError::Interrupted)
+        } else if tb.failed() {
+            Err(EmuError::Setup(
+                "the forwarder stopped during the selftest".into(),
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    progress(&format!(
+        "idle RTT: {} round trips of {MSG}-byte messages",
+        opts.rtt_samples
+    ));
+    let mut echo = connect(tb, b'E', 0, opts.congestion.as_deref())?;
+    let idle = idle_round_trips(&mut echo, opts.rtt_samples, tb, &check)?;
+    progress(&format!(
+        "bulk: {:.0} s download with RTT samples every 50 ms",
+        opts.bulk.as_secs_f64()
+    ));
+    let ms = opts.bulk.as_millis() as u64;
+    tb.mark_phase(2);
+    let mut bulk = connect(tb, b'B', ms, opts.congestion.as_deref())?;
+    bulk.set_read_timeout(Some(Duration::from_millis(200)))?;
+    // Further bulk flows count into `others`; the first is read here.
+    let others = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let extra = more_flows(opts, tb, ms, &others)?;
+    let done = Arc::new(AtomicBool::new(false));
+    let done2 = done.clone();
+    let client_ns = tb.netns(crate::Role::Client).expect("client exists");
+    let probe = client_ns.run(|| UdpSocket::bind(("0.0.0.0", 0)))??;
+    probe.connect(SocketAddr::from((tb.peer_v4(), PORT)))?;
+    let drain = Duration::from_millis(1000 + 4 * path.rtt_ms as u64);
+    let done3 = done.clone();
+    let udp_pinger = std::thread::spawn(move || udp_probes(probe, done3, drain));
+    let pinger = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::thread::sleep(Duration::from_millis(200));
+        while !done2.load(Ordering::Relaxed) {
+            match round_trip(&mut echo) {
+                Ok(r) => v.push(r),
+                Err(_) => break,
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        v
+    });
+    let start = Instant::now();
+    let steal0 = crate::sys::steal_ticks();
+    let limit = opts.bulk + Duration::from_secs(30) + Duration::from_millis(4 * path.rtt_ms as u64);
+    let (total, marks, outcome) = read_bulk(&mut bulk, start, limit, &others, &check);
     done.store(true, Ordering::Relaxed);
     tb.mark_phase(3);
     // How far autotuning took the receive buffer.

@@ -246,64 +246,16 @@ impl Testbed {
         let want = cfg.forwarder.offload;
         let client_tun = client.run(|| open_tun(TUN_NAME, want))?.map_err(tun_err)?;
 
-        let (server, server_tun, host_tun, addrs, _lock) = match cfg.topology {
-            Topology::Pair => {
-                let server = Netns::create(&format!("tw-{pid}-s{n}"))?;
-                apply_sysctls(&server, &cfg.server_sysctls)?;
-                let tun = server
-                    .run(|| open_tun(TUN_NAME, client_tun.1.is_ok()))?
-                    .map_err(tun_err)?;
-                let addrs = (
-                    Ipv4Addr::new(198, 18, 0, 1),
-                    Ipv4Addr::new(198, 18, 0, 2),
-                    "2001:2::1".parse().expect("valid"),
-                    "2001:2::2".parse().expect("valid"),
-                );
-                configure(
-                    Some(server.name()),
-                    TUN_NAME,
-                    addrs.1,
-                    addrs.0,
-                    addrs.3,
-                    addrs.2,
-                )?;
-                (Some(server), tun, None, addrs, None)
-            }
-            Topology::Shell => {
-                if !cfg.server_sysctls.is_empty() {
-                    return Err(EmuError::Config(
-                        "--server-sysctl applies to 'emu pair' only: in 'emu shell' the server is this host".into(),
-                    ));
-                }
-                let lock = sys::FileLock::acquire(ALLOC_LOCK)
-                    .map_err(|e| EmuError::os(format!("cannot lock {ALLOC_LOCK}"), e))?;
-                let k = free_subnet()?;
-                let addrs = shell_addrs(k);
-                let name = format!("tw-{pid}-{n}");
-                let tun = open_tun(&name, client_tun.1.is_ok()).map_err(tun_err)?;
-                configure(None, &name, addrs.1, addrs.0, addrs.3, addrs.2)?;
-                (None, tun, Some(name), addrs, Some(lock))
-            }
-        };
-        // Both ends offload or neither does (a TUN without the header
-        // cannot take a super-packet); the client's is not configured yet.
+        let ServerEnd {
+            server,
+            tun: server_tun,
+            host_tun,
+            addrs,
+            lock,
+        } = server_end(cfg, &format!("{pid}-{n}"), client_tun.1.is_ok())?;
         let (client_tun, client_mode) = client_tun;
         let (server_tun, server_mode) = server_tun;
-        let (client_tun, mode) = match (client_mode, server_mode) {
-            (Ok(a), Ok(b)) => (
-                client_tun,
-                Ok(sys::TunOffload {
-                    tso: true,
-                    uso: a.uso && b.uso,
-                }),
-            ),
-            (Ok(_), off) => {
-                drop(client_tun);
-                let fd = client.run(|| sys::create_tun(TUN_NAME))?.map_err(tun_err)?;
-                (fd, off)
-            }
-            (off, _) => (client_tun, off),
-        };
+        let (client_tun, mode) = agree_offload(&client, client_tun, client_mode, server_mode)?;
         let (client_tun, server_tun) = (Arc::new(client_tun), Arc::new(server_tun));
         configure(
             Some(client.name()),
@@ -313,7 +265,7 @@ impl Testbed {
             addrs.2,
             addrs.3,
         )?;
-        drop(_lock);
+        drop(lock);
 
         let words = mode_words(&mode);
         let start = sys::mono_ns();
@@ -490,6 +442,99 @@ impl Testbed {
 /// A TUN device with offloads when asked and the kernel agrees; `Err`
 /// says why it has none.
 type TunMode = Result<sys::TunOffload, String>;
+
+/// The testbed's far end: the server's namespace (`emu pair`) or this
+/// host (`emu shell`), with its TUN device, the addresses of both ends,
+/// and the allocation lock a shell holds until its addresses are set.
+struct ServerEnd {
+    server: Option<Netns>,
+    tun: (OwnedFd, TunMode),
+    host_tun: Option<String>,
+    addrs: (Ipv4Addr, Ipv4Addr, Ipv6Addr, Ipv6Addr),
+    lock: Option<sys::FileLock>,
+}
+
+/// Sets up the far end; `id` is `PID-N`, `offload` whether the client's
+/// TUN took offloads (the far end asks for them only then).
+fn server_end(cfg: &TestbedConfig, id: &str, offload: bool) -> Result<ServerEnd, EmuError> {
+    Ok(match cfg.topology {
+        Topology::Pair => {
+            let server = Netns::create(&format!("tw-{}", id.replacen('-', "-s", 1)))?;
+            apply_sysctls(&server, &cfg.server_sysctls)?;
+            let tun = server
+                .run(|| open_tun(TUN_NAME, offload))?
+                .map_err(tun_err)?;
+            let addrs = (
+                Ipv4Addr::new(198, 18, 0, 1),
+                Ipv4Addr::new(198, 18, 0, 2),
+                "2001:2::1".parse().expect("valid"),
+                "2001:2::2".parse().expect("valid"),
+            );
+            configure(
+                Some(server.name()),
+                TUN_NAME,
+                addrs.1,
+                addrs.0,
+                addrs.3,
+                addrs.2,
+            )?;
+            ServerEnd {
+                server: Some(server),
+                tun,
+                host_tun: None,
+                addrs,
+                lock: None,
+            }
+        }
+        Topology::Shell => {
+            if !cfg.server_sysctls.is_empty() {
+                return Err(EmuError::Config(
+                    "--server-sysctl applies to 'emu pair' only: in 'emu shell' the server is this host".into(),
+                ));
+            }
+            let lock = sys::FileLock::acquire(ALLOC_LOCK)
+                .map_err(|e| EmuError::os(format!("cannot lock {ALLOC_LOCK}"), e))?;
+            let k = free_subnet()?;
+            let addrs = shell_addrs(k);
+            let name = format!("tw-{id}");
+            let tun = open_tun(&name, offload).map_err(tun_err)?;
+            configure(None, &name, addrs.1, addrs.0, addrs.3, addrs.2)?;
+            ServerEnd {
+                server: None,
+                tun,
+                host_tun: Some(name),
+                addrs,
+                lock: Some(lock),
+            }
+        }
+    })
+}
+
+/// Both ends offload or neither does (a TUN without the header cannot
+/// take a super-packet): the client's TUN, opened again without offload
+/// when the far end has none (it is not configured yet).
+fn agree_offload(
+    client: &Netns,
+    client_tun: OwnedFd,
+    client_mode: TunMode,
+    server_mode: TunMode,
+) -> Result<(OwnedFd, TunMode), EmuError> {
+    Ok(match (client_mode, server_mode) {
+        (Ok(a), Ok(b)) => (
+            client_tun,
+            Ok(sys::TunOffload {
+                tso: true,
+                uso: a.uso && b.uso,
+            }),
+        ),
+        (Ok(_), off) => {
+            drop(client_tun);
+            let fd = client.run(|| sys::create_tun(TUN_NAME))?.map_err(tun_err)?;
+            (fd, off)
+        }
+        (off, _) => (client_tun, off),
+    })
+}
 
 fn open_tun(name: &str, want: bool) -> std::io::Result<(OwnedFd, TunMode)> {
     if !want {

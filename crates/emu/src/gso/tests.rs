@@ -323,6 +323,24 @@ fn runs_stop_where_linux_gro_would() {
 /// The per-segment equivalence: a link fed the segments split from
 /// super-packets departs, drops and marks exactly as one fed the kernel's
 /// own segments at the same arrival times (same seed).
+/// `body` as the kernel segments it without offload: ECT(0) segments of
+/// `mss`, IP ids from `id`, each with its own header checksum.
+fn kernel_segments(body: &[u8], mss: usize, id: u16, seq: u32) -> Vec<Packet> {
+    body.chunks(mss)
+        .enumerate()
+        .map(|(i, c)| {
+            let mut p = tcp(false, id + i as u16, seq + (i * mss) as u32, 0x10, c);
+            p[1] = 2;
+            let mut q = p.clone();
+            q[10] = 0;
+            q[11] = 0;
+            let c = plain(&[&q[..20]]);
+            p[10..12].copy_from_slice(&c.to_be_bytes());
+            Packet::whole(p)
+        })
+        .collect()
+}
+
 #[test]
 fn the_link_sees_the_same_segments_with_and_without_offload() {
     let cfg = LinkConfig {
@@ -367,20 +385,7 @@ fn the_link_sees_the_same_segments_with_and_without_offload() {
         for s in &mut segs {
             s.finalize_csum();
         }
-        let own: Vec<Packet> = body
-            .chunks(mss)
-            .enumerate()
-            .map(|(i, c)| {
-                let mut p = tcp(false, b as u16 + i as u16, seq + (i * mss) as u32, 0x10, c);
-                p[1] = 2;
-                let mut q = p.clone();
-                q[10] = 0;
-                q[11] = 0;
-                let c = plain(&[&q[..20]]);
-                p[10..12].copy_from_slice(&c.to_be_bytes());
-                Packet::whole(p)
-            })
-            .collect();
+        let own = kernel_segments(&body, mss, b as u16, seq);
         seq = seq.wrapping_add((n * mss) as u32);
         offload.push((b * 5_000_000, segs));
         kernel.push((b * 5_000_000, own));
