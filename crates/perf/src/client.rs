@@ -44,6 +44,71 @@ struct Setup {
     data_deadline: tokio::time::Instant,
 }
 
+/// The test header the server reads: the run's direction, length and
+/// the server side's socket settings.
+fn test_header(opts: &ClientOptions) -> Header {
+    Header {
+        magic: MAGIC.into(),
+        reverse: opts.reverse,
+        duration_ms: opts.duration.as_millis() as u64,
+        bytes: opts.bytes,
+        interval_ms: opts.interval.as_millis().max(1) as u64,
+        server_rcvbuf: if opts.reverse { None } else { opts.rcvbuf },
+        server_sndbuf: if opts.reverse { opts.sndbuf } else { None },
+        server_read_sizing: Some(opts.read_sizing),
+        congestion: opts.congestion.clone(),
+        pacing_bps: if opts.reverse { opts.pacing_bps } else { None },
+        udp: None,
+        server_output: opts.server_output,
+        zerocopy: opts.zerocopy,
+    }
+}
+
+/// Reads the server's answer to the test header, by `deadline`: its
+/// token, or why it is no tcpwise perf server (an iperf3 one says so).
+async fn read_accept(
+    r: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+    addr: std::net::SocketAddr,
+    deadline: tokio::time::Instant,
+    limit: Duration,
+) -> Result<u64, PerfError> {
+    let mut reply = String::new();
+    let wrong = |why: String| PerfError::WrongProtocol(addr.to_string(), why);
+    // An iperf3 server answers a first byte of its own: PARAM_EXCHANGE,
+    // or ACCESS_DENIED / SERVER_ERROR.
+    if let Ok(Ok(first)) =
+        tokio::time::timeout_at(deadline, tokio::io::AsyncBufReadExt::fill_buf(&mut *r)).await
+        && matches!(first.first(), Some(9 | 0xfe | 0xff))
+    {
+        return Err(wrong(
+            "it is an iperf3 server: run again with --iperf3 (tcpwise speaks iperf3's protocol then)"
+                .into(),
+        ));
+    }
+    match tokio::time::timeout_at(deadline, crate::proto::read_line(&mut *r, &mut reply)).await {
+        Err(_) => {
+            return Err(wrong(format!(
+                "no answer to the test header within {:.1} s",
+                limit.as_secs_f64()
+            )));
+        }
+        Ok(Err(e)) => return Err(wrong(format!("the connection failed: {e}"))),
+        Ok(Ok(0)) => return Err(wrong("it closed the connection without answering".into())),
+        Ok(Ok(_)) => {}
+    }
+    let accept: Accept = serde_json::from_str(reply.trim()).map_err(|_| {
+        let shown: String = reply.trim().chars().take(60).collect();
+        wrong(format!("it answered {shown:?}"))
+    })?;
+    if accept.magic != MAGIC {
+        return Err(wrong(format!("it speaks {}", accept.magic)));
+    }
+    if let Some(e) = accept.error {
+        return Err(PerfError::Refusal(e));
+    }
+    accept.token.ok_or_else(|| wrong("no test token".into()))
+}
+
 /// Resolves, connects, sends the header, reads the server's answer and
 /// opens the data connection, within -t + 0.5 s.
 async fn set_up(opts: &ClientOptions) -> Result<Setup, PerfError> {
@@ -68,60 +133,11 @@ async fn set_up(opts: &ClientOptions) -> Result<Setup, PerfError> {
     let (ctl, _) = connect_with(addr, BufferPolicy::Auto, connect_limit, None, ctl_local).await?;
     let (r, mut w) = ctl.into_split();
     let mut r = BufReader::new(r);
-    let header = Header {
-        magic: MAGIC.into(),
-        reverse: opts.reverse,
-        duration_ms: opts.duration.as_millis() as u64,
-        bytes: opts.bytes,
-        interval_ms: opts.interval.as_millis().max(1) as u64,
-        server_rcvbuf: if opts.reverse { None } else { opts.rcvbuf },
-        server_sndbuf: if opts.reverse { opts.sndbuf } else { None },
-        server_read_sizing: Some(opts.read_sizing),
-        congestion: opts.congestion.clone(),
-        pacing_bps: if opts.reverse { opts.pacing_bps } else { None },
-        udp: None,
-        server_output: opts.server_output,
-        zerocopy: opts.zerocopy,
-    };
+    let header = test_header(opts);
     let mut line = serde_json::to_vec(&header).map_err(|e| PerfError::Config(e.to_string()))?;
     line.push(b'\n');
     w.write_all(&line).await?;
-    let mut reply = String::new();
-    let wrong = |why: String| PerfError::WrongProtocol(addr.to_string(), why);
-    // An iperf3 server answers a first byte of its own: PARAM_EXCHANGE,
-    // or ACCESS_DENIED / SERVER_ERROR.
-    if let Ok(Ok(first)) =
-        tokio::time::timeout_at(setup_deadline, tokio::io::AsyncBufReadExt::fill_buf(&mut r)).await
-        && matches!(first.first(), Some(9 | 0xfe | 0xff))
-    {
-        return Err(wrong(
-            "it is an iperf3 server: run again with --iperf3 (tcpwise speaks iperf3's protocol then)"
-                .into(),
-        ));
-    }
-    match tokio::time::timeout_at(setup_deadline, crate::proto::read_line(&mut r, &mut reply)).await
-    {
-        Err(_) => {
-            return Err(wrong(format!(
-                "no answer to the test header within {:.1} s",
-                setup_limit.as_secs_f64()
-            )));
-        }
-        Ok(Err(e)) => return Err(wrong(format!("the connection failed: {e}"))),
-        Ok(Ok(0)) => return Err(wrong("it closed the connection without answering".into())),
-        Ok(Ok(_)) => {}
-    }
-    let accept: Accept = serde_json::from_str(reply.trim()).map_err(|_| {
-        let shown: String = reply.trim().chars().take(60).collect();
-        wrong(format!("it answered {shown:?}"))
-    })?;
-    if accept.magic != MAGIC {
-        return Err(wrong(format!("it speaks {}", accept.magic)));
-    }
-    if let Some(e) = accept.error {
-        return Err(PerfError::Refusal(e));
-    }
-    let token = accept.token.ok_or_else(|| wrong("no test token".into()))?;
+    let token = read_accept(&mut r, addr, setup_deadline, setup_limit).await?;
 
     let policy = if opts.reverse {
         BufferPolicy::Static {
@@ -186,24 +202,36 @@ struct Phase {
     ends: Option<(std::net::SocketAddr, std::net::SocketAddr)>,
 }
 
-/// The transfer and the server's last words.
-async fn data_phase(
-    opts: &ClientOptions,
-    setup: Setup,
-    on_interval: &mut impl FnMut(&Interval),
-) -> Result<Phase, PerfError> {
-    let Setup {
-        addr,
-        mut r,
-        _w,
-        data,
-        data_deadline,
-        ends,
-        ..
-    } = setup;
-    let wrong = |why: String| PerfError::WrongProtocol(addr.to_string(), why);
-    // Server messages arrive on their own task.
-    let (mtx, mut mrx) = tokio::sync::mpsc::unbounded_channel::<ServerMsg>();
+/// What the server says besides its samples: its buffers, its last
+/// sample, its output (`--get-server-output`).
+#[derive(Default)]
+struct Words {
+    buffers: AppliedBuffers,
+    done: Option<Sample>,
+    output: Option<String>,
+}
+
+impl Words {
+    /// Keeps what a message says; a sample is handed back.
+    fn take(&mut self, m: ServerMsg) -> Option<Sample> {
+        match m {
+            ServerMsg::Sample(s) => return Some(s),
+            ServerMsg::Buffers { applied } => self.buffers = applied,
+            ServerMsg::Done(s) => self.done = Some(s),
+            ServerMsg::Output { text } => self.output = Some(text),
+        }
+        None
+    }
+}
+
+/// The server's messages, read on a task of their own.
+fn server_messages(
+    mut r: BufReader<tokio::net::tcp::OwnedReadHalf>,
+) -> (
+    tokio::task::JoinHandle<()>,
+    tokio::sync::mpsc::UnboundedReceiver<ServerMsg>,
+) {
+    let (mtx, mrx) = tokio::sync::mpsc::unbounded_channel::<ServerMsg>();
     let reader = tokio::spawn(async move {
         let mut line = String::new();
         loop {
@@ -218,6 +246,49 @@ async fn data_phase(
             }
         }
     });
+    (reader, mrx)
+}
+
+/// The transfer outlived its deadline.
+fn late(addr: std::net::SocketAddr, drain: &Drain) -> PerfError {
+    PerfError::Unreachable(
+        addr.to_string(),
+        format!(
+            "the transfer did not end in time after -t (1 s, a few set-up times and {:.1} s for what was left to deliver at its rate and two round trips of {:.0} ms): the peer stopped reading or sending",
+            drain.time().as_secs_f64(),
+            drain.rtt.as_secs_f64() * 1e3
+        ),
+    )
+}
+
+/// No byte moved for `--stall-timeout`.
+fn stalled(addr: std::net::SocketAddr, stall: Duration) -> PerfError {
+    PerfError::Unreachable(
+        addr.to_string(),
+        format!(
+            "no data moved for {:.0} s (--stall-timeout): the path is down or the peer stopped",
+            stall.as_secs_f64()
+        ),
+    )
+}
+
+/// The transfer and the server's last words.
+async fn data_phase(
+    opts: &ClientOptions,
+    setup: Setup,
+    on_interval: &mut impl FnMut(&Interval),
+) -> Result<Phase, PerfError> {
+    let Setup {
+        addr,
+        r,
+        _w,
+        data,
+        data_deadline,
+        ends,
+        ..
+    } = setup;
+    let wrong = |why: String| PerfError::WrongProtocol(addr.to_string(), why);
+    let (reader, mut mrx) = server_messages(r);
 
     let (stx, mut srx) = tokio::sync::mpsc::unbounded_channel::<Sample>();
     let limit = opts.bytes.map_or(Limit::Time(opts.duration), Limit::Bytes);
@@ -231,9 +302,7 @@ async fn data_phase(
         r
     };
     let mut st = Joiner::new(opts.reverse);
-    let mut remote_buffers = AppliedBuffers::default();
-    let mut remote_done: Option<Sample> = None;
-    let mut server_output: Option<String> = None;
+    let mut words = Words::default();
     let stall = opts.stall_timeout;
     let mut progress = (0u64, tokio::time::Instant::now());
     // What the path still has to deliver when the sender stops: the end of
@@ -253,35 +322,14 @@ async fn data_phase(
                     }
                     None => break,
                 },
-                _ = tokio::time::sleep_until(deadline) => {
-                    return Err(PerfError::Unreachable(
-                        addr.to_string(),
-                        format!(
-                            "the transfer did not end in time after -t (1 s, a few set-up times and {:.1} s for what was left to deliver at its rate and two round trips of {:.0} ms): the peer stopped reading or sending",
-                            drain.time().as_secs_f64(),
-                            drain.rtt.as_secs_f64() * 1e3
-                        ),
-                    ));
-                }
-                _ = tokio::time::sleep_until(progress.1 + stall) => {
-                    return Err(PerfError::Unreachable(
-                        addr.to_string(),
-                        format!(
-                            "no data moved for {:.0} s (--stall-timeout): the path is down or the peer stopped",
-                            stall.as_secs_f64()
-                        ),
-                    ));
-                }
-                m = mrx.recv() => match m {
-                    Some(ServerMsg::Sample(s)) => {
+                _ = tokio::time::sleep_until(deadline) => return Err(late(addr, &drain)),
+                _ = tokio::time::sleep_until(progress.1 + stall) => return Err(stalled(addr, stall)),
+                Some(m) = mrx.recv() => {
+                    if let Some(s) = words.take(m) {
                         drain.see(&s);
                         st.remote.push(s);
                     }
-                    Some(ServerMsg::Buffers { applied }) => remote_buffers = applied,
-                    Some(ServerMsg::Done(s)) => remote_done = Some(s),
-                    Some(ServerMsg::Output { text }) => server_output = Some(text),
-                    None => {}
-                },
+                }
             }
             st.emit(on_interval);
         }
@@ -295,18 +343,16 @@ async fn data_phase(
     let deadline = (data_deadline + drain.time())
         .min(now + Duration::from_secs(15))
         .max(now + Duration::from_millis(200) + drain.rtt);
-    while remote_done.is_none() {
+    while words.done.is_none() {
         match tokio::time::timeout_at(deadline, mrx.recv()).await {
-            Ok(Some(ServerMsg::Sample(s))) => st.remote.push(s),
-            Ok(Some(ServerMsg::Buffers { applied })) => remote_buffers = applied,
-            Ok(Some(ServerMsg::Done(s))) => remote_done = Some(s),
-            Ok(Some(ServerMsg::Output { text })) => server_output = Some(text),
+            Ok(Some(m)) => st.remote.extend(words.take(m)),
             Ok(None) | Err(_) => break,
         }
     }
     reader.abort();
-    let remote_last =
-        remote_done.ok_or_else(|| wrong("the server did not report the end of the test".into()))?;
+    let remote_last = words
+        .done
+        .ok_or_else(|| wrong("the server did not report the end of the test".into()))?;
     st.emit(on_interval);
     st.local.push(local_last.clone());
     st.remote.push(remote_last.clone());
@@ -315,8 +361,8 @@ async fn data_phase(
         st,
         local_last,
         remote_last,
-        remote_buffers,
-        server_output,
+        remote_buffers: words.buffers,
+        server_output: words.output,
         ends,
     })
 }

@@ -140,6 +140,35 @@ fn refuse(why: &str) -> Accept {
     }
 }
 
+/// The data connection's settings from the header: the buffer the
+/// client asked of our side, its congestion control, its pacing.
+fn data_settings(
+    header: &crate::proto::Header,
+    data: &TcpStream,
+) -> Result<tcpwise_tcp::AppliedBuffers, PerfError> {
+    let policy = if header.reverse {
+        BufferPolicy::Static {
+            rcv: None,
+            snd: header.server_sndbuf,
+        }
+    } else {
+        BufferPolicy::Static {
+            rcv: header.server_rcvbuf,
+            snd: None,
+        }
+    };
+    let applied = policy.apply(&socket2::SockRef::from(data))?;
+    if let Some(algo) = &header.congestion {
+        // The client checked its own side; a server without the algorithm
+        // ends the test with the reason on the control connection.
+        crate::set_congestion(&socket2::SockRef::from(data), algo)?;
+    }
+    if let (Some(bps), true) = (header.pacing_bps, header.reverse) {
+        tcpwise_tcp::set_pacing(data, bps)?;
+    }
+    Ok(applied)
+}
+
 async fn control(sock: TcpStream, pending: Pending) -> Result<String, PerfError> {
     let local_ip = sock.local_addr()?.ip();
     let (r, mut w) = sock.into_split();
@@ -195,26 +224,7 @@ async fn control(sock: TcpStream, pending: Pending) -> Result<String, PerfError>
             ));
         }
     };
-    let policy = if header.reverse {
-        BufferPolicy::Static {
-            rcv: None,
-            snd: header.server_sndbuf,
-        }
-    } else {
-        BufferPolicy::Static {
-            rcv: header.server_rcvbuf,
-            snd: None,
-        }
-    };
-    let applied = policy.apply(&socket2::SockRef::from(&data))?;
-    if let Some(algo) = &header.congestion {
-        // The client checked its own side; a server without the algorithm
-        // ends the test with the reason on the control connection.
-        crate::set_congestion(&socket2::SockRef::from(&data), algo)?;
-    }
-    if let (Some(bps), true) = (header.pacing_bps, header.reverse) {
-        tcpwise_tcp::set_pacing(&data, bps)?;
-    }
+    let applied = data_settings(&header, &data)?;
     send(&mut w, &ServerMsg::Buffers { applied }).await?;
     let (stx, mut srx) = tokio::sync::mpsc::unbounded_channel::<Sample>();
     let interval = Duration::from_millis(header.interval_ms);

@@ -456,6 +456,98 @@ pub async fn serve(
     Ok(format!("received {n} UDP datagrams"))
 }
 
+/// The UDP test's header: rate and datagram length, no TCP settings.
+fn udp_header(opts: &crate::options::ClientOptions, rate: u64, len: usize) -> proto::Header {
+    proto::Header {
+        magic: MAGIC.into(),
+        reverse: opts.reverse,
+        duration_ms: opts.duration.as_millis() as u64,
+        bytes: None,
+        interval_ms: opts.interval.as_millis().max(1) as u64,
+        server_rcvbuf: None,
+        server_sndbuf: None,
+        server_read_sizing: None,
+        congestion: None,
+        pacing_bps: None,
+        udp: Some(UdpSpec {
+            rate_bps: rate,
+            len,
+        }),
+        server_output: false,
+        zerocopy: None,
+    }
+}
+
+/// The data socket: bound where `-B`/`--cport` say (anywhere of the
+/// server's family otherwise), connected to the port the server opened.
+async fn data_socket(
+    addr: SocketAddr,
+    data_local: Option<SocketAddr>,
+    port: u16,
+) -> Result<UdpSocket, PerfError> {
+    let local = data_local.unwrap_or_else(|| {
+        if addr.is_ipv6() {
+            SocketAddr::new(std::net::Ipv6Addr::UNSPECIFIED.into(), 0)
+        } else {
+            SocketAddr::new(std::net::Ipv4Addr::UNSPECIFIED.into(), 0)
+        }
+    });
+    let sock = UdpSocket::bind(local)
+        .await
+        .map_err(|e| PerfError::Config(format!("cannot bind to {local} (-B/--cport): {e}")))?;
+    sock.connect(SocketAddr::new(addr.ip(), port)).await?;
+    Ok(sock)
+}
+
+/// Reads the control connection until the server's `Done`: how many
+/// datagrams it sent (`-R`).
+async fn what_it_sent(
+    r: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+    limit: Duration,
+) -> Option<u64> {
+    let mut line = String::new();
+    let mut sent = None;
+    while let Ok(Ok(n)) = tokio::time::timeout(limit, proto::read_line(&mut *r, &mut line)).await {
+        if n == 0 {
+            break;
+        }
+        if let Ok(UdpMsg::Done { sent: s, .. }) = serde_json::from_str(line.trim()) {
+            sent = Some(s);
+            break;
+        }
+        line.clear();
+    }
+    sent
+}
+
+/// The server's interval lines as they come, each shown; then its
+/// `Done`.
+async fn server_intervals(
+    r: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+    on_interval: &mut impl FnMut(&UdpInterval),
+    intervals: &mut Vec<UdpInterval>,
+    done: &mut Option<UdpMsg>,
+) {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match proto::read_line(&mut *r, &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => match serde_json::from_str::<UdpMsg>(line.trim()) {
+                Ok(UdpMsg::Interval(i)) => {
+                    on_interval(&i);
+                    intervals.push(i);
+                }
+                Ok(m @ UdpMsg::Done { .. }) => {
+                    *done = Some(m);
+                    break;
+                }
+                Err(_) => {}
+            },
+        }
+    }
+}
+
 /// Runs a UDP test against `addr`: the client's side.
 pub async fn run_udp_client(
     opts: &crate::options::ClientOptions,
@@ -476,24 +568,7 @@ pub async fn run_udp_client(
     .await?;
     let (r, mut w) = ctl.into_split();
     let mut r = BufReader::new(r);
-    let header = proto::Header {
-        magic: MAGIC.into(),
-        reverse: opts.reverse,
-        duration_ms: opts.duration.as_millis() as u64,
-        bytes: None,
-        interval_ms: opts.interval.as_millis().max(1) as u64,
-        server_rcvbuf: None,
-        server_sndbuf: None,
-        server_read_sizing: None,
-        congestion: None,
-        pacing_bps: None,
-        udp: Some(UdpSpec {
-            rate_bps: rate,
-            len,
-        }),
-        server_output: false,
-        zerocopy: None,
-    };
+    let header = udp_header(opts, rate, len);
     let mut line = serde_json::to_vec(&header).map_err(|e| PerfError::Config(e.to_string()))?;
     line.push(b'\n');
     w.write_all(&line).await?;
@@ -513,17 +588,7 @@ pub async fn run_udp_client(
     let port = accept
         .udp_port
         .ok_or_else(|| wrong("no UDP port: an older server without -u".into()))?;
-    let local = data_local.unwrap_or_else(|| {
-        if addr.is_ipv6() {
-            SocketAddr::new(std::net::Ipv6Addr::UNSPECIFIED.into(), 0)
-        } else {
-            SocketAddr::new(std::net::Ipv4Addr::UNSPECIFIED.into(), 0)
-        }
-    });
-    let sock = UdpSocket::bind(local)
-        .await
-        .map_err(|e| PerfError::Config(format!("cannot bind to {local} (-B/--cport): {e}")))?;
-    sock.connect(SocketAddr::new(addr.ip(), port)).await?;
+    let sock = data_socket(addr, data_local, port).await?;
     let limit = opts.duration + Duration::from_secs(15);
     if opts.reverse {
         // Tell the server where to send, then receive.
@@ -536,19 +601,7 @@ pub async fn run_udp_client(
             local_intervals.push(i);
         })
         .await?;
-        let mut line = String::new();
-        let mut sent = None;
-        while let Ok(Ok(n)) = tokio::time::timeout(limit, proto::read_line(&mut r, &mut line)).await
-        {
-            if n == 0 {
-                break;
-            }
-            if let Ok(UdpMsg::Done { sent: s, .. }) = serde_json::from_str(line.trim()) {
-                sent = Some(s);
-                break;
-            }
-            line.clear();
-        }
+        let sent = what_it_sent(&mut r, limit).await;
         let sent = sent.ok_or_else(|| wrong("the server did not say what it sent".into()))?;
         return Ok(report(
             "receive",
@@ -562,26 +615,7 @@ pub async fn run_udp_client(
     }
     let mut intervals = Vec::new();
     let mut done_msg = None;
-    let read_msgs = async {
-        let mut line = String::new();
-        loop {
-            line.clear();
-            match proto::read_line(&mut r, &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => match serde_json::from_str::<UdpMsg>(line.trim()) {
-                    Ok(UdpMsg::Interval(i)) => {
-                        on_interval(&i);
-                        intervals.push(i);
-                    }
-                    Ok(m @ UdpMsg::Done { .. }) => {
-                        done_msg = Some(m);
-                        break;
-                    }
-                    Err(_) => {}
-                },
-            }
-        }
-    };
+    let read_msgs = server_intervals(&mut r, &mut on_interval, &mut intervals, &mut done_msg);
     let sender = crate::pace::send_at_rate(
         &sock,
         rate,

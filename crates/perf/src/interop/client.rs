@@ -231,6 +231,98 @@ impl Control {
     }
 }
 
+/// One data connection a stream, each sending the cookie first, with the
+/// window `-w` asked for.
+async fn open_streams(
+    opts: &ClientOptions,
+    params: &Params,
+    (addr, local): (std::net::SocketAddr, Option<std::net::SocketAddr>),
+    cookie: &[u8],
+) -> Result<Vec<(TcpStream, Ours)>, PerfError> {
+    let window = opts.window_flag.then_some(opts.rcvbuf).flatten();
+    let mut conns = Vec::new();
+    for k in 0..params.streams() {
+        let sends = params.client_sends(k);
+        let policy = BufferPolicy::Static {
+            rcv: window,
+            snd: window,
+        };
+        let (mut s, buffers) = connect_with(
+            addr,
+            policy,
+            opts.connect_timeout,
+            opts.congestion.as_deref(),
+            local,
+        )
+        .await?;
+        s.write_all(cookie).await?;
+        let ends = s.local_addr().ok().zip(s.peer_addr().ok());
+        conns.push((
+            s,
+            Ours {
+                sent: sends,
+                buffers,
+                ends,
+                ..Ours::default()
+            },
+        ));
+    }
+    Ok(conns)
+}
+
+/// Each stream's report, ours beside the server's results for it; the
+/// first carries the server's output.
+fn stream_reports(
+    ours: &[Ours],
+    theirs: &Results,
+    (asked, labels): (&Asked, &[String]),
+    ctl: &Control,
+) -> Result<Vec<(String, crate::PerfReport)>, PerfError> {
+    let mut streams = Vec::new();
+    for (k, o) in ours.iter().enumerate() {
+        let id = wire::stream_id(k);
+        let peer = theirs
+            .stream(id)
+            .ok_or_else(|| ctl.wrong(format!("its results lack stream {id}")))?;
+        let mut r = stream_report(o, peer, asked);
+        if k == 0 {
+            r.server_output = theirs.server_output_text.clone();
+        }
+        streams.push((labels[k].clone(), r));
+    }
+    Ok(streams)
+}
+
+/// The data phase's flows, one task each, reporting their samples on
+/// `tx` until `stop`.
+fn spawn_flows(
+    conns: Vec<(TcpStream, Ours)>,
+    interval: Duration,
+    (start, stop): (Instant, watch::Receiver<bool>),
+    tx: tokio::sync::mpsc::UnboundedSender<(usize, Sample)>,
+) -> (tokio::task::JoinSet<(usize, Sample, TcpStream)>, Vec<Ours>) {
+    let mut set = tokio::task::JoinSet::new();
+    let mut ours: Vec<Ours> = Vec::new();
+    for (k, (sock, o)) in conns.into_iter().enumerate() {
+        let flow = Flow {
+            k,
+            sock,
+            report: Some(tx.clone()),
+            interval,
+            start,
+        };
+        let stop = stop.clone();
+        let sends = o.sent;
+        set.spawn(async move {
+            let (last, sock) = flow.run(sends, wire::TCP_BLOCK, stop, None).await;
+            (k, last, sock)
+        });
+        ours.push(o);
+    }
+    drop(tx);
+    (set, ours)
+}
+
 /// Runs one test against an iperf3 server: `n` streams (`-P`), both ways
 /// with `bidir`; `on_line` sees each stream's intervals and the sums as
 /// they complete.
@@ -256,33 +348,7 @@ pub async fn run_client(
     };
     let (mut ctl, cookie) = Control::open(opts, &params).await?;
     let (addr, local, setup) = (ctl.peer, ctl.local, ctl.setup);
-    let mut conns = Vec::new();
-    for k in 0..params.streams() {
-        let sends = params.client_sends(k);
-        let policy = BufferPolicy::Static {
-            rcv: window,
-            snd: window,
-        };
-        let (mut s, buffers) = connect_with(
-            addr,
-            policy,
-            opts.connect_timeout,
-            opts.congestion.as_deref(),
-            local,
-        )
-        .await?;
-        s.write_all(&cookie).await?;
-        let ends = s.local_addr().ok().zip(s.peer_addr().ok());
-        conns.push((
-            s,
-            Ours {
-                sent: sends,
-                buffers,
-                ends,
-                ..Ours::default()
-            },
-        ));
-    }
+    let conns = open_streams(opts, &params, (addr, local), &cookie).await?;
     ctl.expect(State::TestStart, setup).await?;
     ctl.expect(State::TestRunning, setup).await?;
 
@@ -291,25 +357,7 @@ pub async fn run_client(
     let cpu0 = tcpwise_sys::cpu_times();
     let (stop_tx, stop) = watch::channel(false);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, Sample)>();
-    let mut set = tokio::task::JoinSet::new();
-    let mut ours: Vec<Ours> = Vec::new();
-    for (k, (sock, o)) in conns.into_iter().enumerate() {
-        let flow = Flow {
-            k,
-            sock,
-            report: Some(tx.clone()),
-            interval: opts.interval,
-            start,
-        };
-        let stop = stop.clone();
-        let sends = o.sent;
-        set.spawn(async move {
-            let (last, sock) = flow.run(sends, wire::TCP_BLOCK, stop, None).await;
-            (k, last, sock)
-        });
-        ours.push(o);
-    }
-    drop(tx);
+    let (mut set, mut ours) = spawn_flows(conns, opts.interval, (start, stop), tx);
     let labels: Vec<String> = ours
         .iter()
         .enumerate()
@@ -373,18 +421,7 @@ pub async fn run_client(
         path_rate_bps: opts.path_rate_bps,
         window_flag: opts.window_flag,
     };
-    let mut streams = Vec::new();
-    for (k, o) in ours.iter().enumerate() {
-        let id = wire::stream_id(k);
-        let peer = theirs
-            .stream(id)
-            .ok_or_else(|| ctl.wrong(format!("its results lack stream {id}")))?;
-        let mut r = stream_report(o, peer, &asked);
-        if k == 0 {
-            r.server_output = theirs.server_output_text.clone();
-        }
-        streams.push((labels[k].clone(), r));
-    }
+    let streams = stream_reports(&ours, &theirs, (&asked, &labels), &ctl)?;
     let sums = sums(
         &streams
             .iter()

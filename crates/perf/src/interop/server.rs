@@ -61,6 +61,43 @@ async fn read_params(sock: &mut TcpStream) -> Result<Params, PerfError> {
     }
 }
 
+/// The test's data connections, in the order the client opened them,
+/// each with the window and congestion control it asked for.
+async fn data_connections(
+    ctl: &mut TcpStream,
+    streams: &mut mpsc::UnboundedReceiver<Arrived>,
+    params: &Params,
+) -> Result<Vec<TcpStream>, PerfError> {
+    let total = params.streams();
+    let mut socks = Vec::new();
+    while socks.len() < total {
+        match tokio::time::timeout(Duration::from_secs(10), streams.recv()).await {
+            Ok(Some(s)) => socks.push(s),
+            _ => {
+                let _ = ctl.write_all(&ServerErrno::Accept.message()).await;
+                return Err(fail("its data connections did not all come within 10 s"));
+            }
+        }
+    }
+    // Read in parallel, the cookies may arrive out of the accept order.
+    socks.sort_by_key(|(order, _)| *order);
+    let socks: Vec<TcpStream> = socks.into_iter().map(|(_, s)| s).collect();
+    for s in &socks {
+        let r = socket2::SockRef::from(s);
+        if let Some(w) = params.window {
+            BufferPolicy::Static {
+                rcv: Some(w),
+                snd: Some(w),
+            }
+            .apply(&r)?;
+        }
+        if let Some(c) = &params.congestion {
+            crate::set_congestion(&r, c)?;
+        }
+    }
+    Ok(socks)
+}
+
 async fn control(
     mut ctl: TcpStream,
     mut streams: mpsc::UnboundedReceiver<Arrived>,
@@ -89,32 +126,7 @@ async fn control(
         return Err(fail("asked for more than 128 streams"));
     }
     ctl.write_all(&[State::CreateStreams.byte()]).await?;
-    let mut socks = Vec::new();
-    while socks.len() < total {
-        match tokio::time::timeout(Duration::from_secs(10), streams.recv()).await {
-            Ok(Some(s)) => socks.push(s),
-            _ => {
-                let _ = ctl.write_all(&ServerErrno::Accept.message()).await;
-                return Err(fail("its data connections did not all come within 10 s"));
-            }
-        }
-    }
-    // Read in parallel, the cookies may arrive out of the accept order.
-    socks.sort_by_key(|(order, _)| *order);
-    let socks: Vec<TcpStream> = socks.into_iter().map(|(_, s)| s).collect();
-    for s in &socks {
-        let r = socket2::SockRef::from(s);
-        if let Some(w) = params.window {
-            BufferPolicy::Static {
-                rcv: Some(w),
-                snd: Some(w),
-            }
-            .apply(&r)?;
-        }
-        if let Some(c) = &params.congestion {
-            crate::set_congestion(&r, c)?;
-        }
-    }
+    let socks = data_connections(&mut ctl, &mut streams, &params).await?;
     ctl.write_all(&[State::TestStart.byte(), State::TestRunning.byte()])
         .await?;
 

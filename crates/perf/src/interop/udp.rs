@@ -267,29 +267,38 @@ pub async fn run_client(
             &stats,
             s,
         ),
-        None => {
-            let sent = count.load(Ordering::Relaxed);
-            let highest = peer.packets.max(0) as u64;
-            let arrived = highest.saturating_sub(peer.errors.max(0) as u64).min(sent);
-            let lost = sent - arrived;
-            let seconds = (peer.end_time - peer.start_time).max(1e-9);
-            UdpReport {
-                direction: "send".into(),
-                rate_bps: rate,
-                len,
-                intervals: lines,
-                sent,
-                received: arrived,
-                lost,
-                lost_pct: crate::udp::lost_pct(lost, sent),
-                out_of_order: 0,
-                duplicates: 0,
-                jitter_ms: peer.jitter * 1000.0,
-                mbit: peer.bytes as f64 * 8.0 / seconds / 1e6,
-                seconds,
-            }
-        }
+        None => send_report((rate, len), lines, count.load(Ordering::Relaxed), &peer),
     })
+}
+
+/// The sender's report: what it sent, and what the server's results say
+/// arrived (its highest sequence number less its losses), its jitter and
+/// goodput.
+fn send_report(
+    (rate, len): (u64, usize),
+    lines: Vec<UdpInterval>,
+    sent: u64,
+    peer: &StreamResult,
+) -> UdpReport {
+    let highest = peer.packets.max(0) as u64;
+    let arrived = highest.saturating_sub(peer.errors.max(0) as u64).min(sent);
+    let lost = sent - arrived;
+    let seconds = (peer.end_time - peer.start_time).max(1e-9);
+    UdpReport {
+        direction: "send".into(),
+        rate_bps: rate,
+        len,
+        intervals: lines,
+        sent,
+        received: arrived,
+        lost,
+        lost_pct: crate::udp::lost_pct(lost, sent),
+        out_of_order: 0,
+        duplicates: 0,
+        jitter_ms: peer.jitter * 1000.0,
+        mbit: peer.bytes as f64 * 8.0 / seconds / 1e6,
+        seconds,
+    }
 }
 
 /// `iperf3 -c -u` against `perf server`: the stream accepted on the
