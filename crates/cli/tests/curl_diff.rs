@@ -290,6 +290,25 @@ fn file_cases(tls: &[&str]) -> Vec<Case> {
         ]),
         with(&["--max-filesize", "5", "{B}/hello.txt"]),
         with(&["-H", "Range: bytes=0-1", "-i", "{B}/hello.txt"]),
+    ];
+    cases.extend(request_cases(tls));
+    let mut resume = with(&["-C", "-", "-o", "part", "{B}/hello.txt"]);
+    resume.seed = vec![("part", b"hello")];
+    cases.push(resume);
+    let mut resume_stdout = with(&["-C", "4", "{B}/hello.txt"]);
+    resume_stdout.seed = vec![("keep", b"untouched")];
+    cases.push(resume_stdout);
+    cases
+}
+
+/// The request's shape on the same files: `-G`, `-X`, `-d`, `-e`, `-A`.
+fn request_cases(tls: &[&str]) -> Vec<Case> {
+    let with = |a: &[&str]| {
+        let mut v: Vec<&str> = tls.to_vec();
+        v.extend_from_slice(a);
+        case(&v)
+    };
+    vec![
         with(&[
             "-G",
             "-d",
@@ -331,14 +350,7 @@ fn file_cases(tls: &[&str]) -> Vec<Case> {
             "%{http_code} %{scheme}\\n",
             "{B}/hello.txt",
         ]),
-    ];
-    let mut resume = with(&["-C", "-", "-o", "part", "{B}/hello.txt"]);
-    resume.seed = vec![("part", b"hello")];
-    cases.push(resume);
-    let mut resume_stdout = with(&["-C", "4", "{B}/hello.txt"]);
-    resume_stdout.seed = vec![("keep", b"untouched")];
-    cases.push(resume_stdout);
-    cases
+    ]
 }
 
 /// Credential headers across redirects (curl 7.83.1+, CVE-2022-27776):
@@ -540,6 +552,23 @@ fn more_flag_cases() -> Vec<Case> {
             "{B}/echo-req",
             "{B}/teapot",
         ]),
+    ];
+    cases.extend(disposition_cases());
+    cases.extend(config_cases());
+    for c in &mut cases {
+        c.args.insert(0, "--no-progress-meter".into());
+    }
+    cases
+}
+
+/// `-O -J` and the server's file names, `-w` after a failure.
+fn disposition_cases() -> Vec<Case> {
+    let seeded = |args: &[&str], seed: Vec<(&'static str, &'static [u8])>| {
+        let mut c = case(args);
+        c.seed = seed;
+        c
+    };
+    vec![
         // -O -J: the server's file name, without its directories, never
         // over an existing file.
         case(&[
@@ -586,6 +615,18 @@ fn more_flag_cases() -> Vec<Case> {
             "-J",
             "{B}/disposition/x?v=attachment%3B%20filename%3D%22no-O.txt%22",
         ]),
+    ]
+}
+
+/// `-K` config files, `--next` groups, `.netrc` credentials,
+/// `--path-as-is`, and `-w`'s less common variables.
+fn config_cases() -> Vec<Case> {
+    let seeded = |args: &[&str], seed: Vec<(&'static str, &'static [u8])>| {
+        let mut c = case(args);
+        c.seed = seed;
+        c
+    };
+    vec![
         // -K: curl's config syntax, where -K stands.
         seeded(
             &["-K", "c.cfg", "{B}/echo-req"],
@@ -609,6 +650,20 @@ fn more_flag_cases() -> Vec<Case> {
         case(&["-s", "-o", "a.txt", "{B}/echo-req?a", "-:", "-s", "-o", "b.txt", "{B}/echo-req?b"]),
         case(&["-sf", "{B}/teapot", "--next", "-s", "{B}/echo-req"]),
         case(&["-s", "{B}/echo-req", "--next", "-sf", "{B}/teapot"]),
+    ]
+    .into_iter()
+    .chain(netrc_cases())
+    .collect()
+}
+
+/// `.netrc` credentials and `--path-as-is`.
+fn netrc_cases() -> Vec<Case> {
+    let seeded = |args: &[&str], seed: Vec<(&'static str, &'static [u8])>| {
+        let mut c = case(args);
+        c.seed = seed;
+        c
+    };
+    vec![
         // .netrc credentials: a machine, the default, none, -u first.
         seeded(
             &["-s", "--netrc-file", "nrc", "{B}/auth"],
@@ -616,18 +671,32 @@ fn more_flag_cases() -> Vec<Case> {
         ),
         seeded(
             &["-s", "--netrc-file", "nrc", "{B}/auth"],
-            vec![("nrc", b"machine other.test login a password b\ndefault login user password pass\n")],
+            vec![(
+                "nrc",
+                b"machine other.test login a password b\ndefault login user password pass\n",
+            )],
         ),
         seeded(
             &["-s", "--netrc-file", "nrc", "-u", "user:wrong", "{B}/auth"],
             vec![("nrc", b"machine 127.0.0.1 login user password pass\n")],
         ),
         seeded(
-            &["-sL", "--netrc-file", "nrc", "{B}/redirect?to=http://127.0.0.1:{P2}/echo-req"],
+            &[
+                "-sL",
+                "--netrc-file",
+                "nrc",
+                "{B}/redirect?to=http://127.0.0.1:{P2}/echo-req",
+            ],
             vec![("nrc", b"machine 127.0.0.1 login user password pass\n")],
         ),
         case(&["-s", "--netrc-file", "missing", "{B}/auth"]),
-        case(&["-s", "--netrc-optional", "--netrc-file", "missing", "{B}/auth"]),
+        case(&[
+            "-s",
+            "--netrc-optional",
+            "--netrc-file",
+            "missing",
+            "{B}/auth",
+        ]),
         // --path-as-is: dot segments go out as typed (curl squashes them
         // otherwise, as we do).
         case(&["-s", "{B}/x/../echo-req"]),
@@ -635,7 +704,9 @@ fn more_flag_cases() -> Vec<Case> {
         case(&["-s", "--path-as-is", "{B}/echo-req/%2e%2e/z"]),
         {
             let mut c = case(&["-s", "--trace-ascii", "t.txt", "-d", "a=1", "{B}/echo-req"]);
-            c.differs = Some("curl's trace has its own '== Info:' lines and User-Agent; the blocks are curl's format (see http.rs's trace test)");
+            c.differs = Some(
+                "curl's trace has its own '== Info:' lines and User-Agent; the blocks are curl's format (see http.rs's trace test)",
+            );
             c
         },
         {
@@ -688,11 +759,7 @@ fn more_flag_cases() -> Vec<Case> {
             "%{ssl_verify_result} %{onerror}failed %{exitcode}\\n",
             "http://127.0.0.1:{DEAD}/",
         ]),
-    ];
-    for c in &mut cases {
-        c.args.insert(0, "--no-progress-meter".into());
-    }
-    cases
+    ]
 }
 
 /// curl's cookie engine: `-b` strings and files (Netscape's format),
@@ -843,6 +910,43 @@ fn odd_cases() -> Vec<Case> {
             "{}",
             "{B}/echo-req",
         ]),
+    ];
+    cases.extend(odd_server_cases());
+    let mut stdin = case(&["-d", "@-", "{B}/echo-req"]);
+    stdin.stdin = Some(b"from=stdin\nline=2\n");
+    cases.push(stdin);
+    // -T - streams standard input, chunked (its length is unknown).
+    let mut upload_stdin = case(&["-T", "-", "{B}/echo-req"]);
+    upload_stdin.stdin = Some(b"streamed\r\nfrom stdin\n");
+    cases.push(upload_stdin);
+    // A 307 sends the file again; standard input cannot be sent again.
+    cases.push(case(&["-L", "-T", "data.txt", "{B}/temporary"]));
+    let mut again = case(&["-sL", "-T", "-", "{B}/temporary"]);
+    again.stdin = Some(b"once");
+    cases.push(again);
+    cases.push(case(&["-T", "missing.txt", "{B}/echo-req"]));
+    let mut stdin_bin = case(&["--data-binary", "@-", "{B}/echo-req"]);
+    stdin_bin.stdin = Some(b"raw\r\nbytes\n");
+    cases.push(stdin_bin);
+    let mut creds = case(&["http://user:pass@127.0.0.1:{P}/auth"]);
+    creds.differs = None;
+    cases.push(creds);
+    let mut garbage = case(&["{B}/garbage"]);
+    garbage.differs = Some(
+        "curl 7.88 exits 1 (HTTP/0.9 not allowed); we exit 8, curl's own code for a weird server reply",
+    );
+    cases.push(garbage);
+    for c in &mut cases {
+        if c.seed.is_empty() {
+            c.seed = vec![("data.txt", b"x=1\r\ny=2\n")];
+        }
+    }
+    cases
+}
+
+/// Odd servers and paths: HTTP/1.0, redirect chains and loops, truncated and close-delimited bodies, error statuses, gzip, `-4`/`-6`/`--resolve`, `-w`'s variables, a dead port.
+fn odd_server_cases() -> Vec<Case> {
+    vec![
         case(&["-i", "{B}/http10"]),
         case(&["-I", "{B}/http10"]),
         case(&["-L", "{B}/loop"]),
@@ -895,37 +999,7 @@ fn odd_cases() -> Vec<Case> {
             "http://127.0.0.1:{DEAD}/",
         ]),
         case(&["-o", "out", "http://127.0.0.1:{DEAD}/"]),
-    ];
-    let mut stdin = case(&["-d", "@-", "{B}/echo-req"]);
-    stdin.stdin = Some(b"from=stdin\nline=2\n");
-    cases.push(stdin);
-    // -T - streams standard input, chunked (its length is unknown).
-    let mut upload_stdin = case(&["-T", "-", "{B}/echo-req"]);
-    upload_stdin.stdin = Some(b"streamed\r\nfrom stdin\n");
-    cases.push(upload_stdin);
-    // A 307 sends the file again; standard input cannot be sent again.
-    cases.push(case(&["-L", "-T", "data.txt", "{B}/temporary"]));
-    let mut again = case(&["-sL", "-T", "-", "{B}/temporary"]);
-    again.stdin = Some(b"once");
-    cases.push(again);
-    cases.push(case(&["-T", "missing.txt", "{B}/echo-req"]));
-    let mut stdin_bin = case(&["--data-binary", "@-", "{B}/echo-req"]);
-    stdin_bin.stdin = Some(b"raw\r\nbytes\n");
-    cases.push(stdin_bin);
-    let mut creds = case(&["http://user:pass@127.0.0.1:{P}/auth"]);
-    creds.differs = None;
-    cases.push(creds);
-    let mut garbage = case(&["{B}/garbage"]);
-    garbage.differs = Some(
-        "curl 7.88 exits 1 (HTTP/0.9 not allowed); we exit 8, curl's own code for a weird server reply",
-    );
-    cases.push(garbage);
-    for c in &mut cases {
-        if c.seed.is_empty() {
-            c.seed = vec![("data.txt", b"x=1\r\ny=2\n")];
-        }
-    }
-    cases
+    ]
 }
 
 fn serve_cases() -> Vec<Case> {
@@ -956,23 +1030,34 @@ fn serve_cases() -> Vec<Case> {
     .collect()
 }
 
-#[test]
-fn get_matches_curl_flag_for_flag() {
-    if !tool_ok("get_matches_curl", "curl")
-        || !tool_ok("get_matches_curl", "nginx")
-        || !tool_ok("get_matches_curl", "openssl")
-        || !tool_ok("get_matches_curl", "python3")
-    {
-        return;
-    }
-    let t = TempDir::new("curl-diff");
-    let root = t.0.join("www");
-    www(&root);
-    let ng = t.0.join("nginx");
-    std::fs::create_dir_all(&ng).unwrap();
-    www(&ng.join("www"));
-    // A CA and a server certificate it signed (rustls, like browsers,
-    // refuses a CA certificate as the server's own; see the row below).
+/// The peers every combination runs against, and what the cases'
+/// placeholders stand for. Dropping it stops the servers.
+struct Peers {
+    files_http: String,
+    files_https: String,
+    endpoints: String,
+    ours_cert: String,
+    ng_cert: String,
+    one_liner: String,
+    np: u16,
+    ntp: u16,
+    nop: u16,
+    /// The odd origin's URL, and the ports of it and its two others.
+    odd: String,
+    odd_port: String,
+    odd2: String,
+    odd3: String,
+    proxy: String,
+    proxy_log: std::path::PathBuf,
+    dead: String,
+    sock: String,
+    _procs: Vec<Proc>,
+}
+
+/// A CA and a server certificate it signed (rustls, like browsers,
+/// refuses a CA certificate as the server's own; see the row that says
+/// so), and such a one-liner certificate, in `dir`.
+fn make_certs(ng: &Path) {
     let ok = Command::new("sh")
         .arg("-c")
         .arg(
@@ -984,56 +1069,89 @@ fn get_matches_curl_flag_for_flag() {
              openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
                -addext subjectAltName=IP:127.0.0.1 -keyout one.key -out one.pem",
         )
-        .current_dir(&ng)
+        .current_dir(ng)
         .stdout(Stdio::null())
         .status()
         .unwrap();
     assert!(ok.success(), "openssl req");
+}
+
+/// nginx (http, https, a CA as its own certificate, a Unix socket),
+/// `serve` with `--root` plain and TLS and without, the odd origins (one
+/// with TLS), the proxy.
+fn start_peers(dir: &Path) -> Peers {
+    let root = dir.join("www");
+    www(&root);
+    let ng = dir.join("nginx");
+    std::fs::create_dir_all(&ng).unwrap();
+    www(&ng.join("www"));
+    make_certs(&ng);
     let (np, ntp, nop) = (free_port(), free_port(), free_port());
-    let _nginx = nginx(&ng, np, ntp, nop);
+    let nginx = nginx(&ng, np, ntp, nop);
     let root_s = root.display().to_string();
-    let (_s1, files_http) = serve_loopback(&["--root", &root_s, "--gzip"]);
-    let ours_cert = t.0.join("ours.pem");
-    let ours_cert_s = ours_cert.display().to_string();
-    let (_s2, files_https) = serve_loopback(&[
+    let (s1, files_http) = serve_loopback(&["--root", &root_s, "--gzip"]);
+    let ours_cert = dir.join("ours.pem").display().to_string();
+    let tls = [
         "--root",
         &root_s,
         "--gzip",
         "--tls",
         "--cert-out",
-        &ours_cert_s,
-    ]);
-    let (_s3, endpoints) = serve_loopback(&["--gzip"]);
-    let (_odd, port) = python_peer("odd_origin.py", &[]);
-    let (_odd2, port2) = python_peer("odd_origin.py", &[]);
-    let (_odd3, port3) = python_peer(
-        "odd_origin.py",
-        &[
-            std::ffi::OsStr::new("--tls"),
-            ng.join("cert.pem").as_os_str(),
-            ng.join("key.pem").as_os_str(),
-        ],
-    );
-    let dead = free_port().to_string();
-    let sock = ng.join("ng.sock").display().to_string();
-    let ng_cert = ng.join("ca.pem").display().to_string();
-    let one_liner = ng.join("one.pem").display().to_string();
+        &ours_cert,
+    ];
+    let (s2, files_https) = serve_loopback(&tls);
+    let (s3, endpoints) = serve_loopback(&["--gzip"]);
+    let (odd, odd_port) = python_peer("odd_origin.py", &[]);
+    let (odd2, port2) = python_peer("odd_origin.py", &[]);
+    let (cert, key) = (ng.join("cert.pem"), ng.join("key.pem"));
+    let with_tls = [
+        std::ffi::OsStr::new("--tls"),
+        cert.as_os_str(),
+        key.as_os_str(),
+    ];
+    let (odd3, port3) = python_peer("odd_origin.py", &with_tls);
+    let proxy_log = dir.join("proxy.log");
+    let (proxy, proxy_port) = python_peer("proxy.py", &[proxy_log.as_os_str()]);
+    Peers {
+        files_http,
+        files_https,
+        endpoints,
+        ours_cert,
+        ng_cert: ng.join("ca.pem").display().to_string(),
+        one_liner: ng.join("one.pem").display().to_string(),
+        np,
+        ntp,
+        nop,
+        odd: format!("http://127.0.0.1:{odd_port}"),
+        odd_port,
+        odd2: port2,
+        odd3: port3,
+        proxy: proxy_port,
+        proxy_log,
+        dead: free_port().to_string(),
+        sock: ng.join("ng.sock").display().to_string(),
+        _procs: vec![nginx, s1, s2, s3, odd, odd2, odd3, proxy],
+    }
+}
 
-    let mut origins: Vec<(String, String, Vec<Case>)> = vec![
-        ("serve --root, http".into(), files_http.clone(), file_cases(&[])),
+/// Every origin with its base URL and cases: files over each transport
+/// and server, the odd origin's rounds, serve's endpoints.
+fn origins(p: &Peers) -> Vec<(String, String, Vec<Case>)> {
+    vec![
+        ("serve --root, http".into(), p.files_http.clone(), file_cases(&[])),
         (
             "serve --root --tls".into(),
-            files_https.clone(),
-            file_cases(&["--cacert", &ours_cert_s]),
+            p.files_https.clone(),
+            file_cases(&["--cacert", &p.ours_cert]),
         ),
         (
             "serve --root --tls, HTTP/2 by ALPN".into(),
-            files_https.clone(),
-            file_cases(&["--http2", "--cacert", &ours_cert_s]),
+            p.files_https.clone(),
+            file_cases(&["--http2", "--cacert", &p.ours_cert]),
         ),
         (
             "serve --root, h2c prior knowledge".into(),
-            files_http.clone(),
+            p.files_http.clone(),
             file_cases(&["--http2-prior-knowledge"])
                 .into_iter()
                 .map(|mut c| {
@@ -1049,51 +1167,56 @@ fn get_matches_curl_flag_for_flag() {
         ),
         (
             "nginx, https, HTTP/2 by ALPN".into(),
-            format!("https://127.0.0.1:{ntp}"),
-            file_cases(&["--http2", "--cacert", &ng_cert]),
+            format!("https://127.0.0.1:{}", p.ntp),
+            file_cases(&["--http2", "--cacert", &p.ng_cert]),
         ),
         (
             "nginx, http".into(),
-            format!("http://127.0.0.1:{np}"),
+            format!("http://127.0.0.1:{}", p.np),
             file_cases(&[]),
         ),
         (
             "nginx, https".into(),
-            format!("https://127.0.0.1:{ntp}"),
-            file_cases(&["--cacert", &ng_cert]),
+            format!("https://127.0.0.1:{}", p.ntp),
+            file_cases(&["--cacert", &p.ng_cert]),
         ),
         (
             "odd origin".into(),
-            format!("http://127.0.0.1:{port}"),
+            p.odd.clone(),
             odd_cases(),
         ),
         (
             "odd origin, URL globbing".into(),
-            format!("http://127.0.0.1:{port}"),
+            p.odd.clone(),
             glob_cases(),
         ),
         (
             "odd origin, second-round flags".into(),
-            format!("http://127.0.0.1:{port}"),
+            p.odd.clone(),
             more_flag_cases(),
         ),
         (
             "odd origin, cookies".into(),
-            format!("http://127.0.0.1:{port}"),
+            p.odd.clone(),
             cookie_cases(),
         ),
         (
             "odd origin, --json".into(),
-            format!("http://127.0.0.1:{port}"),
+            p.odd.clone(),
             json_cases(),
         ),
         (
             "odd origin, credentials across redirects".into(),
-            format!("http://127.0.0.1:{port}"),
+            p.odd.clone(),
             credential_cases(),
         ),
-        ("serve endpoints".into(), endpoints, serve_cases()),
-    ];
+        ("serve endpoints".into(), p.endpoints.clone(), serve_cases()),
+    ]
+}
+
+/// nginx on a Unix socket, TLS trust, a CA as a server's own certificate.
+fn more_origins(p: &Peers) -> Vec<(String, String, Vec<Case>)> {
+    let mut origins = Vec::new();
     // --unix-socket: nginx on a Unix domain socket; the URL's host names
     // the Host header only.
     origins.push((
@@ -1126,7 +1249,7 @@ fn get_matches_curl_flag_for_flag() {
     // TLS trust: an unknown issuer is 60 for both, -k accepts it.
     origins.push((
         "serve --tls, trust".into(),
-        files_https.clone(),
+        p.files_https.clone(),
         vec![
             case(&["{B}/hello.txt"]),
             case(&["-k", "{B}/hello.txt"]),
@@ -1134,19 +1257,21 @@ fn get_matches_curl_flag_for_flag() {
         ],
     ));
 
-    let mut trust = case(&["--cacert", &one_liner, "{B}/hello.txt"]);
+    let mut trust = case(&["--cacert", &p.one_liner, "{B}/hello.txt"]);
     trust.differs = Some(
         "an `openssl req -x509` one-liner certificate is a CA certificate; rustls (like browsers) refuses it as a server's own certificate (exit 60), OpenSSL's curl accepts it",
     );
     origins.push((
         "nginx, https, CA as its own certificate".into(),
-        format!("https://127.0.0.1:{nop}"),
+        format!("https://127.0.0.1:{}", p.nop),
         vec![trust],
     ));
-    // Through an HTTP proxy: absolute-form for http://, CONNECT for https://.
-    let proxy_log = t.0.join("proxy.log");
-    let (_proxy, proxy_port) = python_peer("proxy.py", &[proxy_log.as_os_str()]);
-    let ca = ["--cacert", ours_cert_s.as_str()];
+    origins
+}
+
+/// Through an HTTP proxy: absolute-form for http://, CONNECT for https://.
+fn proxy_cases(p: &Peers) -> Vec<Case> {
+    let ca = ["--cacert", p.ours_cert.as_str()];
     let with_env = |mut c: Case, env: &[(&'static str, &str)]| {
         c.env = env.iter().map(|(k, v)| (*k, v.to_string())).collect();
         c
@@ -1215,7 +1340,59 @@ fn get_matches_curl_flag_for_flag() {
         "curl -i also prints the proxy's answer to CONNECT before the response; tcpwise prints the response only",
     );
     via.push(connect_head);
-    origins.push(("through an HTTP proxy".into(), files_http.clone(), via));
+    via
+}
+
+/// A case with its placeholders filled in for `base`.
+fn expand(c: &Case, base: &str, p: &Peers) -> Case {
+    let args: Vec<String> = c
+        .args
+        .iter()
+        .map(|a| {
+            a.replace("{B}", base)
+                .replace("{PX}", &p.proxy)
+                .replace("{S}", &p.files_https)
+                .replace("{BP}", p.files_http.rsplit(':').next().unwrap())
+                .replace("{P}", &p.odd_port)
+                .replace("{P2}", &p.odd2)
+                .replace("{P3}", &p.odd3)
+                .replace("{NCA}", &p.ng_cert)
+                .replace("{DEAD}", &p.dead)
+                .replace("{SOCK}", &p.sock)
+        })
+        .collect();
+    let env = c
+        .env
+        .iter()
+        .map(|(k, v)| (*k, v.replace("{PX}", &p.proxy)))
+        .collect();
+    Case {
+        args,
+        stdin: c.stdin,
+        seed: c.seed.clone(),
+        differs: c.differs,
+        env,
+    }
+}
+
+#[test]
+fn get_matches_curl_flag_for_flag() {
+    if !tool_ok("get_matches_curl", "curl")
+        || !tool_ok("get_matches_curl", "nginx")
+        || !tool_ok("get_matches_curl", "openssl")
+        || !tool_ok("get_matches_curl", "python3")
+    {
+        return;
+    }
+    let t = TempDir::new("curl-diff");
+    let p = start_peers(&t.0);
+    let mut origins = origins(&p);
+    origins.extend(more_origins(&p));
+    origins.push((
+        "through an HTTP proxy".into(),
+        p.files_http.clone(),
+        proxy_cases(&p),
+    ));
     let (mut same, mut differ, mut failures) = (0, 0, Vec::new());
     let mut summary: Vec<String> = Vec::new();
     // TCPWISE_DIFF_BEFORE=/path/to/an/older/tcpwise: every combination also
@@ -1225,34 +1402,7 @@ fn get_matches_curl_flag_for_flag() {
     let (mut checked_before, mut changed) = (0, Vec::new());
     for (name, base, cases) in &origins {
         for c in cases {
-            let args: Vec<String> = c
-                .args
-                .iter()
-                .map(|a| {
-                    a.replace("{B}", base)
-                        .replace("{PX}", &proxy_port)
-                        .replace("{S}", &files_https)
-                        .replace("{BP}", files_http.rsplit(':').next().unwrap())
-                        .replace("{P}", &port)
-                        .replace("{P2}", &port2)
-                        .replace("{P3}", &port3)
-                        .replace("{NCA}", &ng_cert)
-                        .replace("{DEAD}", &dead)
-                        .replace("{SOCK}", &sock)
-                })
-                .collect();
-            let env = c
-                .env
-                .iter()
-                .map(|(k, v)| (*k, v.replace("{PX}", &proxy_port)))
-                .collect();
-            let c = Case {
-                args,
-                stdin: c.stdin,
-                seed: c.seed.clone(),
-                differs: c.differs,
-                env,
-            };
+            let c = expand(c, base, &p);
             let theirs = run(&["curl"], &c, &t.0.join("curl"));
             let ours = run(&[BIN, "get"], &c, &t.0.join("ours"));
             let shown = c.args.join(" ");
@@ -1309,7 +1459,7 @@ fn get_matches_curl_flag_for_flag() {
         assert!(changed.is_empty(), "{}", changed.join("\n"));
     }
     assert!(same >= 60, "only {same} combinations");
-    let log = std::fs::read_to_string(&proxy_log).unwrap_or_default();
+    let log = std::fs::read_to_string(&p.proxy_log).unwrap_or_default();
     assert!(
         log.contains("CONNECT 127.0.0.1:") && log.contains("GET http://127.0.0.1:"),
         "the proxy saw: {log}"

@@ -346,10 +346,9 @@ fn clean_removes_namespaces_of_dead_owners() {
     assert_eq!(leftovers(pid), Vec::<String>::new());
 }
 
-#[test]
-fn bad_input_gets_one_line_and_nonzero_exit() {
-    // These fail before any privilege is needed.
-    let cases: &[(&[&str], &str)] = &[
+/// Link flags each refused in one line: (the words, what the line says).
+fn bad_link_flags() -> &'static [(&'static [&'static str], &'static str)] {
+    &[
         (
             &["emu", "shell", "--rate", "20mbps", "--", "true"],
             "ambiguous",
@@ -432,6 +431,12 @@ fn bad_input_gets_one_line_and_nonzero_exit() {
             &["emu", "shell", "--loss", "1%,100%", "--", "true"],
             "correlation",
         ),
+    ]
+}
+
+/// `--pcap`, `--log` and `emu plot` refused, and `--police` without its burst.
+fn bad_record_and_plot_flags() -> &'static [(&'static [&'static str], &'static str)] {
+    &[
         (
             &["emu", "shell", "--pcap", "/proc/tcpwise-no", "--", "true"],
             "cannot create /proc/tcpwise-no",
@@ -453,14 +458,25 @@ fn bad_input_gets_one_line_and_nonzero_exit() {
             &["emu", "shell", "--police", "10mbit", "--", "true"],
             "RATE,BURST",
         ),
-    ];
-    for (args, needle) in cases {
+    ]
+}
+
+#[test]
+fn bad_input_gets_one_line_and_nonzero_exit() {
+    // These fail before any privilege is needed.
+    for (args, needle) in bad_link_flags().iter().chain(bad_record_and_plot_flags()) {
         let o = tcpwise(args);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
+}
+
+/// A trace file with a bad line, a schedule out of order or with an
+/// unknown key: the line (and column) named, in one line, exit 2.
+#[test]
+fn bad_trace_and_schedule_files_name_the_line() {
     let dir = TempDir::new("badtrace");
     let t = dir.0.join("bad.trace");
     std::fs::write(&t, "1\n2\nbanana\n").unwrap();

@@ -78,29 +78,17 @@ fn wait_udp(port: u16) {
 
 const SIZES: [(&str, usize); 3] = [("one", 1), ("mb", 1_000_000), ("hundred", 100_000_000)];
 
-#[test]
-fn aioquic_interop_both_ways_byte_exact_with_ranges() {
-    let Some(ex) = aioquic("aioquic_interop") else {
-        return;
-    };
-    let d = TempDir::new("h3");
-    let root = d.0.join("root");
-    std::fs::create_dir(&root).unwrap();
-    for (i, (name, n)) in SIZES.iter().enumerate() {
-        std::fs::write(root.join(name), blob(*n, 7 + i as u64)).unwrap();
-    }
-    let (c, k) = cert(&d.0);
-
-    // 1. tcpwise get --http3-only from aioquic's http3_server.py (its demo
-    // app serves STATIC_ROOT's files).
+/// `tcpwise get --http3-only` from aioquic's `http3_server.py` (its demo
+/// app serves STATIC_ROOT's files): every size byte-exact.
+fn get_from_aioquic(ex: &Path, dir: &Path, root: &Path, (c, k): (&Path, &Path)) {
     let port = free_port();
     let _server = Proc(
         Command::new("python3")
             .arg("http3_server.py")
             .arg("--certificate")
-            .arg(&c)
+            .arg(c)
             .arg("--private-key")
-            .arg(&k)
+            .arg(k)
             .args([
                 "--host",
                 "127.0.0.1",
@@ -108,8 +96,8 @@ fn aioquic_interop_both_ways_byte_exact_with_ranges() {
                 &port.to_string(),
                 "demo:app",
             ])
-            .current_dir(&ex)
-            .env("STATIC_ROOT", &root)
+            .current_dir(ex)
+            .env("STATIC_ROOT", root)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -117,7 +105,7 @@ fn aioquic_interop_both_ways_byte_exact_with_ranges() {
     );
     wait_udp(port);
     for (name, n) in SIZES {
-        let out = d.0.join(format!("got-{name}"));
+        let out = dir.join(format!("got-{name}"));
         let o = tcpwise(&[
             "get",
             "--http3-only",
@@ -134,6 +122,22 @@ fn aioquic_interop_both_ways_byte_exact_with_ranges() {
         assert_eq!(sha256_of(&out), sha256_of(&root.join(name)), "{name}");
         std::fs::remove_file(&out).unwrap();
     }
+}
+
+#[test]
+fn aioquic_interop_both_ways_byte_exact_with_ranges() {
+    let Some(ex) = aioquic("aioquic_interop") else {
+        return;
+    };
+    let d = TempDir::new("h3");
+    let root = d.0.join("root");
+    std::fs::create_dir(&root).unwrap();
+    for (i, (name, n)) in SIZES.iter().enumerate() {
+        std::fs::write(root.join(name), blob(*n, 7 + i as u64)).unwrap();
+    }
+    let (c, k) = cert(&d.0);
+
+    get_from_aioquic(&ex, &d.0, &root, (&c, &k));
 
     // 2. aioquic's http3_client.py from tcpwise serve --http3 --root.
     let (_tw, base) = serve_loopback(&[

@@ -474,6 +474,14 @@ fn serve_root_is_a_file_origin_for_curl_and_wget_and_never_leaves_its_root() {
     std::fs::write(dir.0.join("secret.txt"), "outside the root\n").unwrap();
     std::os::unix::fs::symlink(&dir.0, www.join("up")).unwrap();
     let (_s, base) = serve_loopback(&["--root", www.to_str().unwrap()]);
+    ranges_and_conditionals(&base);
+    wget_mirrors_as_from_http_server(&base, &www, &dir.0);
+    hostile_paths_refused(&base);
+}
+
+/// curl's ranges (one, several as multipart, past the end) and
+/// conditional requests (ETag, a Last-Modified in the future: 304).
+fn ranges_and_conditionals(base: &str) {
     // curl -r: one range, several (multipart), past the end (416).
     let o = curl(&["-r", "0-4", &format!("{base}/hello.txt")]);
     assert_eq!(o.stdout, b"hello");
@@ -532,8 +540,11 @@ fn serve_root_is_a_file_origin_for_curl_and_wget_and_never_leaves_its_root() {
         "304",
         "If-Modified-Since in the future"
     );
-    // wget -r mirrors the tree byte-identically, through the listings, as
-    // it mirrors the same tree from python3 -m http.server.
+}
+
+/// `wget -r` mirrors the tree byte-identically through the listings, as
+/// it mirrors the same tree from `python3 -m http.server`.
+fn wget_mirrors_as_from_http_server(base: &str, www: &std::path::Path, dir: &std::path::Path) {
     let mirror = |url: &str, into: &std::path::Path| {
         let o = Command::new("wget")
             .args([
@@ -558,11 +569,11 @@ fn serve_root_is_a_file_origin_for_curl_and_wget_and_never_leaves_its_root() {
         );
         files_under(into)
     };
-    let ours = mirror(&format!("{base}/docs/"), &dir.0.join("m1"));
-    let py = python_http(&www);
+    let ours = mirror(&format!("{base}/docs/"), &dir.join("m1"));
+    let py = python_http(www);
     let theirs = mirror(
         &format!("http://127.0.0.1:{}/docs/", py.port),
-        &dir.0.join("m2"),
+        &dir.join("m2"),
     );
     drop(py);
     let want: Vec<(String, Vec<u8>)> = files_under(&www.join("docs"))
@@ -571,8 +582,11 @@ fn serve_root_is_a_file_origin_for_curl_and_wget_and_never_leaves_its_root() {
         .collect();
     assert_eq!(ours, want, "wget -r from tcpwise serve --root");
     assert_eq!(theirs, want, "wget -r from python3 -m http.server");
-    // Hostile paths, sent as they are (curl would clean them up): each one
-    // refused, and nothing from outside the root in any answer.
+}
+
+/// Hostile paths, sent as they are (curl would clean them up): each one
+/// refused, and nothing from outside the root in any answer.
+fn hostile_paths_refused(base: &str) {
     let hostile = [
         "/../secret.txt",
         "/..",
@@ -863,9 +877,14 @@ fn http2_both_ways_curl_and_nghttp_to_serve_and_get_to_nginx() {
             stderr(&o)
         );
     }
-    // tcpwise get --http2 against nginx with http2 over TLS: h2, and one
-    // connection carries every request to the origin.
-    let ng = t.0.join("nginx");
+    get_http2_from_nginx(&t.0);
+}
+
+/// `tcpwise get --http2` against nginx with http2 over TLS: h2, and one
+/// connection carries every request to the origin (`-Z` too); `-v` shows
+/// the exchange as curl does; `--http1.1` stays on HTTP/1.1.
+fn get_http2_from_nginx(dir: &std::path::Path) {
+    let ng = dir.join("nginx");
     std::fs::create_dir_all(ng.join("www")).unwrap();
     std::fs::write(ng.join("www/a.txt"), "nginx over h2\n").unwrap();
     let ok = Command::new("openssl")

@@ -460,6 +460,28 @@ pub fn certificate_reason(c: &rustls::CertificateError) -> String {
     }
 }
 
+/// A failed TLS handshake: an untrusted certificate (curl's 60, with
+/// rustls's reason) or any other failure (35).
+fn handshake_error(target: &str, source: std::io::Error) -> HttpError {
+    let cert = source
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<rustls::Error>())
+        .and_then(|e| match e {
+            rustls::Error::InvalidCertificate(c) => Some(certificate_reason(c)),
+            _ => None,
+        });
+    match cert {
+        Some(why) => HttpError::Certificate {
+            target: target.to_string(),
+            why,
+        },
+        None => HttpError::Tls {
+            target: target.to_string(),
+            source,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::certificate_reason;
@@ -486,27 +508,5 @@ mod tests {
             "it is for other.test, not example.test"
         );
         assert!(!certificate_reason(&C::UnknownIssuer).contains('{'));
-    }
-}
-
-/// A failed TLS handshake: an untrusted certificate (curl's 60, with
-/// rustls's reason) or any other failure (35).
-fn handshake_error(target: &str, source: std::io::Error) -> HttpError {
-    let cert = source
-        .get_ref()
-        .and_then(|e| e.downcast_ref::<rustls::Error>())
-        .and_then(|e| match e {
-            rustls::Error::InvalidCertificate(c) => Some(certificate_reason(c)),
-            _ => None,
-        });
-    match cert {
-        Some(why) => HttpError::Certificate {
-            target: target.to_string(),
-            why,
-        },
-        None => HttpError::Tls {
-            target: target.to_string(),
-            source,
-        },
     }
 }
