@@ -13,7 +13,7 @@
 //!   senders down, so the stall hides from the percentiles (coordinated
 //!   omission).
 //! - **open loop** (`--rate R`, wrk2): request k of connection i is due at
-//!   `start + i/R + k*C/R` ([`schedule`]), sent then or, when the
+//!   `start + i/R + k*C/R` ([`timetable`]), sent then or, when the
 //!   connection was still busy, as soon as it is free; its latency is
 //!   measured **from the time it was due**, so a 1 s stall shows up as up
 //!   to 1 s of latency for every request that should have been sent
@@ -26,8 +26,8 @@ mod h2;
 mod h3;
 pub mod response;
 mod run;
-pub mod schedule;
 mod shared;
+pub mod timetable;
 
 pub use run::run;
 use serde::Serialize;

@@ -1,11 +1,11 @@
 //! The load itself (thin glue: framing is in [`crate::response`], the
-//! timetable in [`crate::schedule`]). Each thread runs a single-threaded
+//! timetable in [`crate::timetable`]). Each thread runs a single-threaded
 //! tokio runtime with a `LocalSet`: its connections are tasks that share
 //! the thread's statistics without locks.
 
 use crate::response::Response;
-use crate::schedule::Schedule;
 use crate::shared::{Io, Opened, Shared, Stats, connect, open};
+use crate::timetable::Timetable;
 use crate::{BenchError, Errors, Options, Percentiles, Report};
 use hdrhistogram::Histogram;
 use std::cell::RefCell;
@@ -202,7 +202,9 @@ async fn exchange(
 }
 
 async fn connection(i: usize, shared: Arc<Shared>, stats: Rc<RefCell<Stats>>) {
-    let mut schedule = shared.rate.map(|r| Schedule::new(i, shared.connections, r));
+    let mut timetable = shared
+        .rate
+        .map(|r| Timetable::new(i, shared.connections, r));
     let mut stream: Option<Box<dyn Io>> = None;
     let mut buf = Vec::with_capacity(16384);
     let far = shared.start + Duration::from_secs(86400 * 365);
@@ -213,7 +215,7 @@ async fn connection(i: usize, shared: Arc<Shared>, stats: Rc<RefCell<Stats>>) {
         if stop.is_triggered() {
             break;
         }
-        let due = match &mut schedule {
+        let due = match &mut timetable {
             Some(s) => {
                 let due = shared.start + Duration::from_nanos(s.next_due());
                 if due >= end {

@@ -143,6 +143,36 @@ fn floor(krate: &str) -> Option<u32> {
     FLOORS.iter().find(|(n, _)| *n == krate).map(|(_, f)| *f)
 }
 
+/// The floors table of ARCHITECTURE.md (`| N | `a`, `b` |` rows), as
+/// (crate, floor) pairs.
+fn code_map_floors() -> BTreeSet<(String, u32)> {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let mut out = BTreeSet::new();
+    for line in text.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let [_, floor, crates, _] = cells[..] else {
+            continue;
+        };
+        let Ok(f) = floor.parse::<u32>() else {
+            continue;
+        };
+        for c in crates.split(',') {
+            out.insert((c.trim().trim_matches('`').to_string(), f));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_code_map_shows_every_crate_on_its_floor() {
+    let want: BTreeSet<(String, u32)> = FLOORS.iter().map(|(c, f)| (c.to_string(), *f)).collect();
+    assert_eq!(
+        code_map_floors(),
+        want,
+        "ARCHITECTURE.md's floors table and FLOORS differ: change both"
+    );
+}
+
 #[test]
 fn every_crate_depends_only_on_lower_floors() {
     let mut wrong = Vec::new();

@@ -4,7 +4,7 @@
 //! sets the testbed up, runs the commands in it under supervision, tears
 //! it down, and turns the outcome into the exit status the user sees
 //! (the command's own, or 128+N after signal N); `pair --testbeds N` does
-//! it for N testbeds at once ([`crate::fleet`]). The binary parses the
+//! it for N testbeds at once ([`crate::testbeds`]). The binary parses the
 //! flags and calls these.
 
 use crate::flags::{Common, PairArgs, PlotArgs, SelftestArgs, ShellArgs};
@@ -347,12 +347,12 @@ fn pair_testbeds(a: PairArgs) -> Result<i32, EmuError> {
     let who = run_as(c)?;
     crate::rootless::enter_if_unprivileged()?;
     let cfg = config(c, Topology::Pair, pairs(&a.server_sysctl))?;
-    let mut fleet = crate::fleet::Fleet::start(&cfg, n, crate::session::watch_signals())?;
-    fleet.run_as(who);
+    let mut testbeds = crate::testbeds::Testbeds::start(&cfg, n, crate::session::watch_signals())?;
+    testbeds.run_as(who);
     if !c.quiet {
         eprintln!(
             "tcpwise emu: {n} testbeds, their packets carried by {} forwarder thread(s)",
-            fleet.threads()
+            testbeds.threads()
         );
     }
     let tag = |k: usize| {
@@ -365,16 +365,16 @@ fn pair_testbeds(a: PairArgs) -> Result<i32, EmuError> {
     // started is stopped as its processes drop.
     let started = (|| {
         let mut servers = Vec::with_capacity(n);
-        for (k, s) in fleet.sessions().iter().enumerate() {
+        for (k, s) in testbeds.sessions().iter().enumerate() {
             servers.push(Some(s.spawn(Role::Server, &argv, false, |cmd| {
                 server_stdio(cmd);
                 tag(k)(cmd);
             })?));
         }
-        for (s, p) in fleet.sessions().iter().zip(servers.iter_mut().flatten()) {
+        for (s, p) in testbeds.sessions().iter().zip(servers.iter_mut().flatten()) {
             s.wait_listening(p, a.wait_port, a.wait_timeout.std())?;
         }
-        let clients = fleet
+        let clients = testbeds
             .sessions()
             .iter()
             .enumerate()
@@ -385,18 +385,18 @@ fn pair_testbeds(a: PairArgs) -> Result<i32, EmuError> {
     let (mut servers, mut clients) = match started {
         Ok(p) => p,
         Err(e) => {
-            let signalled = fleet.signalled();
-            let _ = fleet.finish();
+            let signalled = testbeds.signalled();
+            let _ = testbeds.finish();
             return match signalled {
                 Some(s) => Ok(128 + s),
                 None => Err(e),
             };
         }
     };
-    let (outcome, codes) = fleet.supervise(&mut clients, &mut servers);
+    let (outcome, codes) = testbeds.supervise(&mut clients, &mut servers);
     drop(clients);
     drop(servers);
-    let stats = fleet.finish()?;
+    let stats = testbeds.finish()?;
     report_testbeds(&stats, &codes, &a, &cfg)?;
     Session::exit_status(&outcome, stats.as_flattened())
 }

@@ -5,7 +5,7 @@
 //! fds, and at the rates most paths have that is what runs: a thread's
 //! cost there is its wake-ups, and one thread for both directions reads
 //! the ACKs and data its own writes cause without waking another
-//! ([`pace`] says why). Writing a packet into a TUN device runs the
+//! ([`wake`] says why). Writing a packet into a TUN device runs the
 //! receiving kernel's TCP in the writer's context, so above
 //! [`SHARED_MAX_BPS`] each direction gets its own thread and both cores
 //! work.
@@ -15,7 +15,7 @@
 //! ([`SPIN_LONG_NS`] while a CPU budget lasts and the machine has idle
 //! time, then [`SPIN_SHORT_NS`]), then it spins (still reading input)
 //! until the deadline; timer slack is 1 ns. A thread may carry the
-//! directions of many testbeds ([`crate::fleet`]). How late each
+//! directions of many testbeds ([`crate::testbeds`]). How late each
 //! packet was written relative to its deadline is recorded: that lateness
 //! is the emulator's own error and goes into every report.
 //!
@@ -58,12 +58,12 @@ const READS_OUT: usize = 1_024;
 /// The stop doorbell's epoll token; a direction's input is its index.
 const TOKEN_STOP: u64 = u64::MAX;
 
-mod pace;
 mod stats;
-pub use pace::{
+mod wake;
+pub use stats::*;
+pub use wake::{
     DENSE_GAP_NS, SPIN_BUDGET_NS, SPIN_LONG_NS, SPIN_SHORT_NS, SPIN_WINDOW_NS, spin_share,
 };
-pub use stats::*;
 
 /// Maximum number of phases a run can mark.
 pub const MAX_PHASES: usize = 8;
@@ -713,7 +713,7 @@ fn run(
         .map(|d| Loop::new(d, phase.clone(), opts.faults))
         .collect();
     let mut coalesced_ns = 0;
-    let failure = pace::event_loop(&mut loops, stop, &mut coalesced_ns)
+    let failure = wake::event_loop(&mut loops, stop, &mut coalesced_ns)
         .err()
         .map(|e| e.to_string());
     let cpu_s = (sys::thread_cpu_ns() - cpu0) as f64 / 1e9;

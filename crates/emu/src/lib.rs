@@ -25,7 +25,6 @@ pub mod clean;
 pub mod command;
 pub mod config;
 pub mod flags;
-pub mod fleet;
 pub mod forwarder;
 pub mod gso;
 pub mod ip;
@@ -38,6 +37,7 @@ pub mod rootless;
 pub mod selftest;
 pub mod session;
 pub mod testbed;
+pub mod testbeds;
 
 pub use forwarder::{DirectionStats, Lateness};
 pub use testbed::{Role, Testbed, TestbedConfig, Topology};

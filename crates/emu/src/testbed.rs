@@ -230,7 +230,7 @@ impl Testbed {
 
     /// Builds a testbed and its two directions (up, down), which no
     /// thread carries yet: [`Testbed::start`] gives them threads of their
-    /// own, [`crate::fleet::Fleet`] shares threads among testbeds.
+    /// own, [`crate::testbeds::Testbeds`] shares threads among testbeds.
     pub(crate) fn build(cfg: &TestbedConfig) -> Result<(Testbed, [Direction; 2]), EmuError> {
         check_privileges()?;
         // Files first: an unwritable --log/--pcap is one error, nothing set up.

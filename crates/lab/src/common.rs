@@ -61,7 +61,7 @@ impl Drop for Server {
 
 /// A pair testbed with the servers an experiment started in it. Fields
 /// drop in order: the servers stop before the namespaces go.
-pub struct Bed {
+pub struct ServedTestbed {
     servers: Vec<Server>,
     /// The testbed.
     pub tb: Testbed,
@@ -78,7 +78,7 @@ pub struct Bed {
 /// A multi-thread runtime like the `tcpwise` binary's (one worker per core).
 use tcpwise_tcp::runtime;
 
-impl Bed {
+impl ServedTestbed {
     /// Starts a pair testbed of `rtt` and `rate` (or the `--rtt`/`--rate`
     /// overrides) with `server_sysctls` in the server namespace.
     pub fn start(
@@ -86,7 +86,7 @@ impl Bed {
         rtt: Nanos,
         rate: u64,
         server_sysctls: Vec<(String, String)>,
-    ) -> Result<Bed, LabError> {
+    ) -> Result<ServedTestbed, LabError> {
         let rtt = opts.rtt.unwrap_or(rtt);
         let rate = opts.rate.unwrap_or(rate);
         let spec = PathSpec {
@@ -96,7 +96,7 @@ impl Bed {
             ..PathSpec::default()
         };
         let name = format!("rtt{}ms-{}mbit", rtt as f64 / 1e6, rate as f64 / 1e6);
-        Bed::start_path(opts, &spec, &name, server_sysctls)
+        ServedTestbed::start_path(opts, &spec, &name, server_sysctls)
     }
 
     /// Starts a pair testbed on `spec` as given (the experiment applies
@@ -107,7 +107,7 @@ impl Bed {
         spec: &PathSpec,
         name: &str,
         server_sysctls: Vec<(String, String)>,
-    ) -> Result<Bed, LabError> {
+    ) -> Result<ServedTestbed, LabError> {
         let (up, down) = spec.resolve()?;
         let desc = tcpwise_emu::path::summarize(&up, &down).to_string();
         // Its link's mean rate counts against the slots' budget (a
@@ -134,7 +134,7 @@ impl Bed {
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         let rtt = spec.rtt.unwrap_or(0);
-        Ok(Bed {
+        Ok(ServedTestbed {
             tb,
             servers: Vec::new(),
             slot,
@@ -298,7 +298,7 @@ impl Bed {
     /// Stops the servers and the testbed; reports the emulator's error on
     /// this path (`min_rtt_ms`: the smallest RTT TCP measured on it).
     pub fn finish(self, min_rtt_ms: Option<f64>) -> Result<PathError, LabError> {
-        let Bed {
+        let ServedTestbed {
             servers,
             tb,
             rtt_ms,

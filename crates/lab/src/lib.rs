@@ -151,7 +151,7 @@ pub struct LabOptions {
     /// or each experiment's own).
     pub budget: Option<std::time::Duration>,
     /// This experiment's share of the budget ends here: no round starts
-    /// that would end after it (set by [`Plan::run`] per phase).
+    /// that would end after it (set by [`LabPlan::run`] per phase).
     pub deadline: Option<std::time::Instant>,
 }
 
@@ -219,14 +219,16 @@ impl PathError {
     }
 }
 
-/// The seed's figure beside ours, and whether its claim held.
+/// The field report's figure beside ours, and whether its claim held.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Headline {
-    /// What the field report measured.
-    pub seed: String,
+    /// What the field report measured (`seed` in `results.json`, as
+    /// written before the glossary named field reports).
+    #[serde(rename = "seed")]
+    pub field_report: String,
     /// What this run measured.
     pub ours: String,
-    /// Whether the seed's claim held here, by the experiment's criterion
+    /// Whether the field report's claim held here, by the experiment's criterion
     /// (absent in results written before verdicts).
     #[serde(default)]
     pub verdict: Option<verdict::Verdict>,
@@ -525,7 +527,7 @@ pub fn rebuild_report(dir: &std::path::Path) -> Result<(), LabError> {
 /// A lab run that was checked before anything is set up: the experiments
 /// chosen and valid, the record directories writable, the privileges
 /// there, the output directory made.
-pub struct Plan {
+pub struct LabPlan {
     chosen: Vec<Box<dyn Experiment>>,
 }
 
@@ -533,7 +535,7 @@ pub struct Plan {
 /// bad input first: unknown experiments and bad flags (exit 2), an
 /// unwritable `--log`/`--pcap` (2), missing privileges (3), an
 /// unwritable `--out` (2).
-pub fn plan(opts: &LabOptions, names: &[String]) -> Result<Plan, LabError> {
+pub fn plan(opts: &LabOptions, names: &[String]) -> Result<LabPlan, LabError> {
     let chosen = select(opts, names)?;
     if let Some(b) = opts.budget {
         budget::check(&budget::phases(&chosen, opts), b)?;
@@ -541,10 +543,10 @@ pub fn plan(opts: &LabOptions, names: &[String]) -> Result<Plan, LabError> {
     opts.record.probe()?;
     tcpwise_emu::testbed::check_privileges()?;
     prepare_out(opts)?;
-    Ok(Plan { chosen })
+    Ok(LabPlan { chosen })
 }
 
-impl Plan {
+impl LabPlan {
     /// The experiments in the order they start: those that share the
     /// machine first (at once), then those that need it alone.
     pub fn order(&self) -> (Vec<&'static str>, Vec<&'static str>) {

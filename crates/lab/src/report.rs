@@ -175,7 +175,7 @@ pub fn glance(done: &[Entry]) -> String {
             "| [{}](#{}) | {} | {} | {} |",
             e.name,
             e.name,
-            e.headline.seed,
+            e.headline.field_report,
             e.headline.ours,
             e.headline
                 .verdict

@@ -1,4 +1,4 @@
-//! `Plan::run`'s schedule: shared experiments at once, then the alone
+//! `LabPlan::run`'s schedule: shared experiments at once, then the alone
 //! ones; the report's order; a failure stops the others.
 use super::*;
 use std::sync::Mutex;
@@ -54,7 +54,7 @@ impl Experiment for Fake {
             markdown: format!("## {}\n", self.name),
             plots: vec![],
             headline: Headline {
-                seed: "seed".into(),
+                field_report: "seed".into(),
                 ours: "ours".into(),
                 verdict: None,
             },
@@ -103,7 +103,7 @@ fn run(spec: &[(&'static str, bool, u64, bool)]) -> (Result<Vec<String>, LabErro
         slots: Some(sweep::slots::Slots::for_this_machine()),
         ..LabOptions::for_tests(true, None)
     };
-    let r = Plan { chosen }
+    let r = LabPlan { chosen }
         .run(&opts, &Quiet)
         .map(|v| v.into_iter().map(|e| e.name).collect());
     let order = crate::report::Saved::load(&out).map(|s| s.order.clone());

@@ -1,4 +1,4 @@
-//! Whether a seed's claim held on this machine. Each experiment states
+//! Whether a field report's claim held on this machine. Each experiment states
 //! its criterion in its code, before anything runs, and decides from
 //! the figures it measured; the report shows the outcome, the criterion
 //! and the figures (with their intervals where the samples give one)
@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// What the figures say of the seed's claim.
+/// What the figures say of the field report's claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {

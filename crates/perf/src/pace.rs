@@ -103,14 +103,12 @@ impl Wire {
 /// far (for a caller that stops it early by dropping it).
 ///
 /// The schedule runs on a thread of its own that sleeps until each
-/// datagram is due, with 1 ns timer slack: tokio's timers fire on a 1 ms
-/// wheel, which sent a quarter of the datagrams back to back (gaps under
-/// 0.2 ms, measured by tcpdump at 10 Mbit/s) and made the jitter a
-/// receiver reads depend on the sender's clumping. A full send buffer
-/// (the host's own queue, not the path) waits until it has room and sends
-/// the same datagram, as iperf3 does: a datagram that never left the host
-/// is neither sent nor lost (counting it lost, as this did, reported loss
-/// an iperf3 server never sees and no link caused).
+/// datagram is due, with 1 ns timer slack, because tokio's 1 ms timer
+/// wheel sends datagrams in clumps and the jitter a receiver reads would
+/// measure the sender (`docs/perf.md`, "UDP"). A full send buffer (the
+/// host's own queue, not the path) waits for room and sends the same
+/// datagram, as iperf3 does: a datagram that never left the host is
+/// neither sent nor lost.
 pub async fn send_at_rate(
     sock: &UdpSocket,
     rate_bps: u64,

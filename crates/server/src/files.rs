@@ -4,7 +4,7 @@
 //! ranges (206, 416), and no way out of the root.
 //!
 //! What to answer is decided here ([`plan`]: method, target and the
-//! conditional headers in, a [`Plan`] out); the server glue writes it.
+//! conditional headers in, a [`FileAnswer`] out); the server glue writes it.
 //! Why refuse rather than clean up a path: python's server silently drops
 //! `..` segments, which hides a client's mistake and makes a traversal
 //! attempt look like a normal request. Here a `..` segment (however
@@ -64,7 +64,7 @@ pub struct Conditional {
 
 /// What to answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Plan {
+pub enum FileAnswer {
     /// A generated body: a listing, an error, a redirect.
     Text {
         /// Status.
@@ -100,9 +100,9 @@ pub enum Plan {
     },
 }
 
-impl Plan {
-    fn text(status: u16, body: impl Into<String>) -> Plan {
-        Plan::Text {
+impl FileAnswer {
+    fn text(status: u16, body: impl Into<String>) -> FileAnswer {
+        FileAnswer::Text {
             status,
             content_type: "text/plain; charset=utf-8",
             headers: Vec::new(),
@@ -114,13 +114,13 @@ impl Plan {
     /// HTTP/1.1 and HTTP/2 send them.
     pub fn type_and_headers(&self) -> (Option<String>, &[(&'static str, String)]) {
         match self {
-            Plan::Text {
+            FileAnswer::Text {
                 content_type,
                 headers,
                 ..
             } => (Some(content_type.to_string()), headers),
-            Plan::NotModified { headers } => (None, headers),
-            Plan::File {
+            FileAnswer::NotModified { headers } => (None, headers),
+            FileAnswer::File {
                 content_type,
                 headers,
                 boundary,
@@ -141,8 +141,8 @@ impl Plan {
     /// nginx's `gzip_types` leaves such types out.
     pub fn compressible(&self) -> bool {
         let ty = match self {
-            Plan::Text { status: 200, .. } => return true,
-            Plan::File {
+            FileAnswer::Text { status: 200, .. } => return true,
+            FileAnswer::File {
                 status: 200,
                 content_type,
                 ..
@@ -180,22 +180,22 @@ impl Plan {
     /// The status code.
     pub fn status(&self) -> u16 {
         match self {
-            Plan::Text { status, .. } | Plan::File { status, .. } => *status,
-            Plan::NotModified { .. } => 304,
+            FileAnswer::Text { status, .. } | FileAnswer::File { status, .. } => *status,
+            FileAnswer::NotModified { .. } => 304,
         }
     }
 
     /// The body's length, as `Content-Length` says it (`None` for 304).
     pub fn body_len(&self) -> Option<u64> {
         match self {
-            Plan::Text { body, .. } => Some(body.len() as u64),
-            Plan::NotModified { .. } => None,
-            Plan::File {
+            FileAnswer::Text { body, .. } => Some(body.len() as u64),
+            FileAnswer::NotModified { .. } => None,
+            FileAnswer::File {
                 ranges,
                 boundary: None,
                 ..
             } => Some(ranges.iter().map(|(a, b)| b - a + 1).sum()),
-            Plan::File {
+            FileAnswer::File {
                 ranges,
                 boundary: Some(_),
                 ..
@@ -211,7 +211,7 @@ impl Plan {
     /// Multipart: the head of part `i` (before its bytes).
     pub fn part_head(&self, i: usize) -> String {
         match self {
-            Plan::File {
+            FileAnswer::File {
                 ranges,
                 size,
                 content_type,
@@ -228,7 +228,7 @@ impl Plan {
     /// Multipart: what closes the body.
     pub fn multipart_end(&self) -> String {
         match self {
-            Plan::File {
+            FileAnswer::File {
                 boundary: Some(b), ..
             } => format!("--{b}--\r\n"),
             _ => String::new(),
@@ -237,8 +237,8 @@ impl Plan {
 }
 
 /// Why a path was refused.
-fn refuse(status: u16, why: &str) -> Plan {
-    Plan::text(status, format!("{why}\n"))
+fn refuse(status: u16, why: &str) -> FileAnswer {
+    FileAnswer::text(status, format!("{why}\n"))
 }
 
 /// Percent-decodes a path; `None` for invalid UTF-8 or a NUL.
@@ -249,10 +249,10 @@ fn decode(path: &str) -> Option<String> {
 }
 
 /// The answer to `method target` under `root`.
-pub fn plan(root: &Root, method: &str, target: &str, c: &Conditional) -> Plan {
+pub fn plan(root: &Root, method: &str, target: &str, c: &Conditional) -> FileAnswer {
     if method != "GET" && method != "HEAD" {
         let mut p = refuse(405, "serve --root answers GET and HEAD");
-        if let Plan::Text { headers, .. } = &mut p {
+        if let FileAnswer::Text { headers, .. } = &mut p {
             headers.push(("allow", "GET, HEAD".into()));
         }
         return p;
@@ -300,7 +300,7 @@ pub fn plan(root: &Root, method: &str, target: &str, c: &Conditional) -> Plan {
             if let Some(q) = query {
                 loc = format!("{loc}?{q}");
             }
-            return Plan::Text {
+            return FileAnswer::Text {
                 status: 301,
                 content_type: "text/plain; charset=utf-8",
                 headers: vec![("location", loc)],
@@ -352,7 +352,7 @@ fn not_modified(c: &Conditional, etag: &str, secs: u64) -> bool {
     }
 }
 
-fn file_plan(path: &Path, c: &Conditional) -> Plan {
+fn file_plan(path: &Path, c: &Conditional) -> FileAnswer {
     let Ok(meta) = fs::metadata(path) else {
         return refuse(404, "not found");
     };
@@ -370,7 +370,7 @@ fn file_plan(path: &Path, c: &Conditional) -> Plan {
         ("last-modified", last_modified.clone()),
     ];
     if precondition_failed(c, &etag, secs) {
-        return Plan::Text {
+        return FileAnswer::Text {
             status: 412,
             content_type: "text/plain; charset=utf-8",
             headers,
@@ -378,14 +378,14 @@ fn file_plan(path: &Path, c: &Conditional) -> Plan {
         };
     }
     if not_modified(c, &etag, secs) {
-        return Plan::NotModified { headers };
+        return FileAnswer::NotModified { headers };
     }
     headers.push(("accept-ranges", "bytes".into()));
     let content_type = mime_guess::from_path(path)
         .first_raw()
         .unwrap_or("application/octet-stream")
         .to_string();
-    let whole = Plan::File {
+    let whole = FileAnswer::File {
         status: 200,
         path: path.to_path_buf(),
         size,
@@ -412,7 +412,7 @@ fn file_plan(path: &Path, c: &Conditional) -> Plan {
         Ranges::Ignore => whole,
         Ranges::Unsatisfiable => {
             headers.push(("content-range", format!("bytes */{size}")));
-            Plan::Text {
+            FileAnswer::Text {
                 status: 416,
                 content_type: "text/plain; charset=utf-8",
                 headers,
@@ -428,7 +428,7 @@ fn file_plan(path: &Path, c: &Conditional) -> Plan {
             } else {
                 Some(format!("tcpwise-{secs:x}{size:x}"))
             };
-            Plan::File {
+            FileAnswer::File {
                 status: 206,
                 path: path.to_path_buf(),
                 size,
@@ -519,7 +519,7 @@ const LINK: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
     .remove(b'/');
 
 /// A directory listing in `python3 -m http.server`'s form.
-fn listing(dir: &Path, path: &str) -> Plan {
+fn listing(dir: &Path, path: &str) -> FileAnswer {
     let Ok(rd) = fs::read_dir(dir) else {
         return refuse(403, "the directory cannot be listed");
     };
@@ -550,7 +550,7 @@ fn listing(dir: &Path, path: &str) -> Plan {
         ));
     }
     body.push_str("</ul>\n<hr>\n</body>\n</html>\n");
-    Plan::Text {
+    FileAnswer::Text {
         status: 200,
         content_type: "text/html; charset=utf-8",
         headers: Vec::new(),
@@ -562,7 +562,7 @@ fn listing(dir: &Path, path: &str) -> Plan {
 /// gzip-compressed in chunks (and the ETag becomes weak, as nginx makes it).
 pub fn put_head(
     out: &mut Vec<u8>,
-    plan: &Plan,
+    plan: &FileAnswer,
     minor: u8,
     keep_alive: bool,
     gzip: bool,

@@ -12,7 +12,7 @@
 //! connection in the log line that ends it).
 
 use super::Limits;
-use super::files::{self, Plan};
+use super::files::{self, FileAnswer};
 use super::routes::{self, Body as RouteBody};
 use super::zero_rtt::Handshake;
 use crate::pattern;
@@ -234,12 +234,12 @@ fn file_answer(
 
 /// A file plan's body: its ranges, with a multipart head before each
 /// when there are several.
-fn file_body(plan: &Plan, head: bool) -> io::Result<Body> {
+fn file_body(plan: &FileAnswer, head: bool) -> io::Result<Body> {
     Ok(match (plan, head) {
-        (_, true) | (Plan::NotModified { .. }, _) => empty(),
-        (Plan::Text { body, .. }, _) => full(body.clone()),
+        (_, true) | (FileAnswer::NotModified { .. }, _) => empty(),
+        (FileAnswer::Text { body, .. }, _) => full(body.clone()),
         (
-            Plan::File {
+            FileAnswer::File {
                 path,
                 ranges,
                 boundary,

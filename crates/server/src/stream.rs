@@ -218,7 +218,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
     /// Answers a request under `--root`: a file (or its ranges), a
     /// listing, a redirect, a 304 or a refusal, as [`files::plan`] says.
     pub(super) async fn file(&mut self, s: &Slow) -> io::Result<bool> {
-        use files::Plan;
+        use files::FileAnswer;
         use std::io::{Read, Seek, SeekFrom};
         let Some(root) = self.root.clone() else {
             return Err(io::Error::other("a file answer without --root"));
@@ -235,15 +235,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         self.send(&head).await?;
         if gzip && !s.head {
             match &plan {
-                Plan::Text { body, .. } => self.send_gzipped(body.as_bytes()).await?,
-                Plan::File { path, .. } => self.send_gzipped(std::fs::File::open(path)?).await?,
-                Plan::NotModified { .. } => {}
+                FileAnswer::Text { body, .. } => self.send_gzipped(body.as_bytes()).await?,
+                FileAnswer::File { path, .. } => {
+                    self.send_gzipped(std::fs::File::open(path)?).await?
+                }
+                FileAnswer::NotModified { .. } => {}
             }
         } else if !s.head {
             match &plan {
-                Plan::Text { body, .. } => self.send(body.as_bytes()).await?,
-                Plan::NotModified { .. } => {}
-                Plan::File {
+                FileAnswer::Text { body, .. } => self.send(body.as_bytes()).await?,
+                FileAnswer::NotModified { .. } => {}
+                FileAnswer::File {
                     path,
                     ranges,
                     boundary,

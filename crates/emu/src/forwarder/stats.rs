@@ -111,11 +111,11 @@ pub struct DirectionStats {
     /// CPU is in both, and counted once by [`forwarders_cpu_percent`].
     pub shared_thread: bool,
     /// How many testbeds' directions the thread carried: 1, or more
-    /// under `emu pair --testbeds` ([`crate::fleet`]), where its CPU is
+    /// under `emu pair --testbeds` ([`crate::testbeds`]), where its CPU is
     /// theirs together.
     pub thread_testbeds: usize,
     /// Seconds during which the thread coalesced its wake-ups (one pass
-    /// per [`super::pace::COALESCE_NS`]: many testbeds on a machine with
+    /// per [`super::wake::COALESCE_NS`]: many testbeds on a machine with
     /// no idle time); its packets then left up to that much late.
     pub coalesced_s: f64,
     /// Set when the thread died (panic or I/O error).
@@ -146,7 +146,7 @@ impl DirectionStats {
             let coalesced = if self.coalesced_s > 0.0 {
                 format!(
                     ", one pass per {} µs for {:.1} s: no idle time",
-                    super::pace::COALESCE_NS / 1000,
+                    super::wake::COALESCE_NS / 1000,
                     self.coalesced_s
                 )
             } else {

@@ -55,7 +55,7 @@ pub struct Cell {
     pub repetition: u32,
     /// The link's seed (`--seed`).
     pub seed: u64,
-    /// The link flags of `tcpwise emu pair`, the seed's included.
+    /// The link flags of `tcpwise emu pair`, the field report's included.
     pub link: Vec<String>,
     /// The largest rate the link is given (bit/s), for how many cells
     /// run at once; `None` for unlimited or trace links, which run alone.

@@ -25,15 +25,15 @@ fn tree(tag: &str) -> (Tmp, Root) {
     (Tmp(base), r)
 }
 
-fn get(root: &Root, target: &str) -> Plan {
+fn get(root: &Root, target: &str) -> FileAnswer {
     plan(root, "GET", target, &Conditional::default())
 }
 
-fn header<'a>(p: &'a Plan, name: &str) -> Option<&'a str> {
+fn header<'a>(p: &'a FileAnswer, name: &str) -> Option<&'a str> {
     let h = match p {
-        Plan::Text { headers, .. } | Plan::NotModified { headers } | Plan::File { headers, .. } => {
-            headers
-        }
+        FileAnswer::Text { headers, .. }
+        | FileAnswer::NotModified { headers }
+        | FileAnswer::File { headers, .. } => headers,
     };
     h.iter().find(|(k, _)| *k == name).map(|(_, v)| v.as_str())
 }
@@ -44,11 +44,11 @@ fn files_listings_redirects_and_types() {
     let p = get(&root, "/a.txt");
     assert_eq!(p.status(), 200);
     assert_eq!(p.body_len(), Some(26));
-    assert!(matches!(&p, Plan::File { content_type, .. } if content_type == "text/plain"));
+    assert!(matches!(&p, FileAnswer::File { content_type, .. } if content_type == "text/plain"));
     assert!(header(&p, "etag").unwrap().starts_with('"'));
     assert!(header(&p, "last-modified").unwrap().ends_with("GMT"));
     assert!(
-        matches!(get(&root, "/sub/b.bin"), Plan::File { ref content_type, .. } if content_type == "application/octet-stream")
+        matches!(get(&root, "/sub/b.bin"), FileAnswer::File { ref content_type, .. } if content_type == "application/octet-stream")
     );
     // A directory without its slash is redirected, query kept.
     let p = get(&root, "/sub?x=1");
@@ -58,9 +58,9 @@ fn files_listings_redirects_and_types() {
     );
     // With it: index.html if there is one, else a listing like python's.
     assert!(
-        matches!(get(&root, "/sub/deeper/"), Plan::File { ref path, .. } if path.ends_with("index.html"))
+        matches!(get(&root, "/sub/deeper/"), FileAnswer::File { ref path, .. } if path.ends_with("index.html"))
     );
-    let Plan::Text {
+    let FileAnswer::Text {
         status: 200,
         body,
         content_type,
@@ -195,7 +195,7 @@ fn ranges_single_multiple_and_unsatisfiable() {
     );
     let p = r("bytes=0-1,24-");
     assert_eq!(p.status(), 206);
-    let Plan::File {
+    let FileAnswer::File {
         boundary: Some(b), ..
     } = &p
     else {
@@ -262,10 +262,10 @@ fn no_path_leaves_the_root() {
             "{t}: {} {p:?}",
             p.status()
         );
-        if let Plan::Text { body, .. } = &p {
+        if let FileAnswer::Text { body, .. } = &p {
             assert!(!body.contains("secret"), "{t}");
         }
-        assert!(!matches!(&p, Plan::File { .. }), "{t}");
+        assert!(!matches!(&p, FileAnswer::File { .. }), "{t}");
     }
 }
 
@@ -297,7 +297,7 @@ fn failed_preconditions_are_412() {
 
 #[test]
 fn compressed_types_are_not_gzipped_again() {
-    let file = |ct: &str| Plan::File {
+    let file = |ct: &str| FileAnswer::File {
         status: 200,
         path: "x".into(),
         size: 1,

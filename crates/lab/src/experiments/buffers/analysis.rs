@@ -93,7 +93,7 @@ pub fn analyse(m: &Measured) -> Analysis {
     Analysis { summary, ..a }
 }
 
-/// The seed's claim as this experiment decides it, fixed before the run.
+/// The field report's claim as this experiment decides it, fixed before the run.
 pub const CRITERION: &str = "round by round (a static and an autotuned download back to back), the median of autotuned over static goodput at least 5, and the median steady rate of the autotuned flow (the median second of each download's second half, after slow start) at least 80 % of the path's payload ceiling; each median's confidence sequence clear of its threshold";
 
 /// The criterion's parts, with their planning figures (24 Nov's run:
@@ -217,7 +217,7 @@ mod tests {
         // Corrupted: the static runs as fast as the autotuned ones.
         let flipped = super::verdict(&figures(&[126.0; 7], &[125.0; 7], &[144.0; 7]));
         assert_eq!(flipped.outcome, Outcome::NotReproduced, "{flipped:?}");
-        // Autotuned far below the ceiling: not the seed's line rate.
+        // Autotuned far below the ceiling: not the field report's line rate.
         assert_eq!(
             super::verdict(&figures(&[14.0; 7], &[80.0; 7], &[90.0; 7])).outcome,
             Outcome::NotReproduced

@@ -5,7 +5,7 @@
 //! leaves.
 
 use super::{MAX_ROUNDS, Plan, SEED_BUFFER};
-use crate::common::Bed;
+use crate::common::ServedTestbed;
 use crate::sequential::driver::{Budget, drive};
 use crate::{LabError, LabOptions, Progress};
 use serde::{Deserialize, Serialize};
@@ -18,7 +18,7 @@ use tcpwise_perf::{ClientOptions, PerfReport};
 /// ran, interval by interval.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Details {
-    /// The downloads with the seed's static receive buffer.
+    /// The downloads with the field report's static receive buffer.
     #[serde(rename = "static")]
     pub pinned: Vec<PerfReport>,
     /// The downloads with an autotuned buffer (the testbed's raised
@@ -48,7 +48,7 @@ pub type Values<'a> = &'a dyn Fn(&PerfReport, &PerfReport, f64) -> Vec<f64>;
 
 /// The path with `perf server` on it, and how long each download runs.
 struct Downloads<'a> {
-    bed: Bed,
+    bed: ServedTestbed,
     peer: std::net::SocketAddr,
     secs: u64,
     opts: &'a LabOptions,
@@ -134,7 +134,7 @@ pub fn measure(
     (parts, values): (Vec<crate::sequential::PartSpec>, Values<'_>),
 ) -> Result<Measured, LabError> {
     let id = progress.step("buffers: starting the 177 ms / 151 Mbit/s path", 0);
-    let mut bed = Bed::start(opts, 177_000_000, 151_000_000, Vec::new())?;
+    let mut bed = ServedTestbed::start(opts, 177_000_000, 151_000_000, Vec::new())?;
     let port = bed.serve_perf()?;
     progress.done(id, &format!("buffers: path {}", bed.desc));
     let d = Downloads {

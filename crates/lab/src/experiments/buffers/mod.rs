@@ -21,7 +21,7 @@ use crate::{LabError, LabOptions, Progress, Render};
 /// The experiment.
 pub struct Buffers;
 
-/// The seed's static receive buffer, bytes.
+/// The field report's static receive buffer, bytes.
 pub const SEED_BUFFER: u64 = 278_775;
 
 /// What a run does, decided before anything is measured.
@@ -50,7 +50,7 @@ pub fn round_secs(secs: u64) -> f64 {
 pub const SETUP_SECS: f64 = 5.0;
 
 impl Plan {
-    /// Downloads of 10 s, the seed's length, where the share holds the
+    /// Downloads of 10 s, the field report's length, where the share holds the
     /// decision's rounds of them (or with `--runs`); 5 s in a shorter
     /// share (a 5-minute budget), which still leaves slow start behind
     /// by the second half the steady rate is read from.

@@ -51,7 +51,7 @@ impl Section<'_> {
         )
     }
 
-    /// The goodput table beside the seed's, and the ratio.
+    /// The goodput table beside the field report's, and the ratio.
     fn summary(&self, md: &mut String) {
         let d = &self.measured.details;
         let a = self.analysis;
@@ -221,7 +221,7 @@ impl Section<'_> {
         let a = self.analysis;
         let (ceiling, predicted) = (a.ceiling, a.predicted);
         Headline {
-            seed: "278,775-byte static buffer: 11.3 Mbit/s avg (12.6 max); autotuned 126 avg, 151 max, on 151 Mbit/s / 177 ms".into(),
+            field_report: "278,775-byte static buffer: 11.3 Mbit/s avg (12.6 max); autotuned 126 avg, 151 max, on 151 Mbit/s / 177 ms".into(),
             ours: format!(
                 "static {:.1} Mbit/s (predicted cap {predicted:.1}); autotuned {:.1} Mbit/s = {:.0} % of the {ceiling:.1} ceiling ({secs} s, median of {rounds}; {:.1} with the kernel's default autotuning ceilings)",
                 a.pinned.median,

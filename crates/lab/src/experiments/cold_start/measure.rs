@@ -8,7 +8,7 @@
 //! budget leaves.
 
 use super::{Arm, BLACKHOLE_V6, OBJECT, Plan};
-use crate::common::Bed;
+use crate::common::ServedTestbed;
 use crate::sequential::driver::{Budget, drive};
 use crate::{LabError, LabOptions, PathError, Progress};
 use serde::Serialize;
@@ -407,7 +407,7 @@ fn measure_in(
 
 /// One path's testbed with `serve --tls --tls-earlydata --tfo` on it.
 struct PathBed {
-    bed: Bed,
+    bed: ServedTestbed,
     name: String,
     authority: String,
     url: url::Url,
@@ -420,7 +420,7 @@ impl PathBed {
         kit: &Kit<'_>,
     ) -> Result<PathBed, LabError> {
         let tfo_sysctl = vec![(tcpwise_tcp::fastopen::SYSCTL.to_string(), "3".to_string())];
-        let mut bed = Bed::start_path(opts, &path.spec, &path.stem, tfo_sysctl)?;
+        let mut bed = ServedTestbed::start_path(opts, &path.spec, &path.stem, tfo_sysctl)?;
         let port = bed.serve_with(ServeOptions {
             tls: Some(kit.tls.clone()),
             fastopen: Some(tcpwise_tcp::fastopen::LISTEN_QUEUE),
@@ -490,7 +490,7 @@ impl PathBed {
 /// The Happy Eyeballs testbed: `dual.test` resolves to a blackholed IPv6
 /// address first and the server's IPv4 address second.
 struct EyeBed {
-    bed: Bed,
+    bed: ServedTestbed,
     url: url::Url,
     resolve: tcpwise_client::Resolve,
     resolve_arg: String,
@@ -500,7 +500,7 @@ struct EyeBed {
 impl EyeBed {
     fn start(plan: &Plan, opts: &LabOptions) -> Result<EyeBed, LabError> {
         let rtt = (plan.eyeballs_rtt_ms * 1e6) as u64;
-        let mut bed = Bed::start(opts, rtt, 100_000_000, Vec::new())?;
+        let mut bed = ServedTestbed::start(opts, rtt, 100_000_000, Vec::new())?;
         let ip = |role, args: &[&str]| -> Result<(), LabError> {
             let ns = bed.tb.netns(role).expect("pair has both ends");
             let o = ns.run(|| Command::new("ip").args(args).output())?;

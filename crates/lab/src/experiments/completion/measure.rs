@@ -5,7 +5,7 @@
 
 use super::files::{self, FileRun};
 use super::{Decision, Plan};
-use crate::common::Bed;
+use crate::common::ServedTestbed;
 use crate::sequential::driver::{Budget, Rounds, drive};
 use crate::{LabError, LabOptions, Progress};
 use serde::Serialize;
@@ -49,7 +49,7 @@ pub fn measure(
     progress: &dyn Progress,
     values: Values<'_>,
 ) -> Result<(Measured, (usize, usize)), LabError> {
-    let mut bed = Bed::start(opts, 1_000_000, 1_000_000_000, Vec::new())?;
+    let mut bed = ServedTestbed::start(opts, 1_000_000, 1_000_000_000, Vec::new())?;
     let mut ports = Vec::new();
     let mut left_out = None;
     for m in MODELS {
@@ -125,7 +125,7 @@ pub type DecisionRound = (Vec<Run>, Vec<FileRun>);
 /// segments under skewed file I/O at the top count, back to back.
 fn decide(
     d: &Decision,
-    bed: &Bed,
+    bed: &ServedTestbed,
     ports: &[(String, u16)],
     opened: &files::Opened,
     opts: &LabOptions,
@@ -172,7 +172,7 @@ fn decide(
 /// One load run: `(clients, measured time, warm-up, seed)` against the
 /// model serving on `port`.
 fn load(
-    bed: &Bed,
+    bed: &ServedTestbed,
     model: &str,
     port: u16,
     (clients, duration, warmup, seed): (usize, Duration, Duration, u64),

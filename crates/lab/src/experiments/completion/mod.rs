@@ -80,7 +80,7 @@ impl Details {
     }
 }
 
-/// The seed's sysbench table (transactions/s at 4, 16, 64, 256, 1024 clients).
+/// The field report's sysbench table (transactions/s at 4, 16, 64, 256, 1024 clients).
 pub const SEED: [(&str, [u32; 5]); 3] = [
     ("mariadb-5.2 (segments)", [17812, 22378, 23436, 7882, 6043]),
     (

@@ -118,7 +118,7 @@ impl Section<'_> {
         (series, bands)
     }
 
-    /// p99 latency, the seed's table, the ratios at the top count, and
+    /// p99 latency, the field report's table, the ratios at the top count, and
     /// the models that lose ground.
     fn rest(&self, md: &mut String) {
         let (plan, m, a) = (self.plan, self.measured, self.analysis);
@@ -195,7 +195,7 @@ impl Render for Section<'_> {
             None => a.headline.clone(),
         };
         let headline = Headline {
-            seed: "sysbench, 4 -> 1024 clients: segments 17,812 -> 6,043 tx/s; completion port 19,217 -> 25,925 (flat)".into(),
+            field_report: "sysbench, 4 -> 1024 clients: segments 17,812 -> 6,043 tx/s; completion port 19,217 -> 25,925 (flat)".into(),
             ours,
             verdict: Some(super::analysis::verdict(a, &m.models, self.record)),
         };

@@ -232,7 +232,7 @@ pub fn round_values(worst: &[Load], zero: &[Load]) -> Vec<f64> {
     vec![ratio(worst), ratio(zero)]
 }
 
-/// The seed's claim as this experiment decides it, fixed before the run.
+/// The field report's claim as this experiment decides it, fixed before the run.
 pub const CRITERION: &str = "each round loads the page once over HTTP/2 and once over HTTP/3, back to back, on the path without loss and on the highest-loss path at once; at the highest loss the median of HTTP/3's page-load time over HTTP/2's is below 1 (the claim) and without loss within 10 % of 1 (a detail), each confidence sequence clear of its threshold or band";
 
 /// The verdict: the sequential decision, with the cells' medians beside

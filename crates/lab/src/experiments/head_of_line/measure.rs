@@ -10,7 +10,7 @@
 //! The paths run at once, each on its own thread and testbed.
 
 use super::{CONGESTION, H1_CONNECTIONS, Plan, Proto};
-use crate::common::Bed;
+use crate::common::ServedTestbed;
 use crate::sequential::driver::{Budget, drive};
 use crate::together::Part;
 use crate::{LabError, LabOptions, Progress};
@@ -170,7 +170,7 @@ async fn load_page(
 /// A path's testbed with its origin, ready for loads.
 struct PathBed<'p> {
     path: &'p super::PathPlan,
-    bed: Bed,
+    bed: ServedTestbed,
     base: url::Url,
     book: QuicBook,
 }
@@ -183,7 +183,7 @@ fn start<'p>(
     opts: &LabOptions,
 ) -> Result<PathBed<'p>, LabError> {
     opts.check()?;
-    let mut bed = Bed::start_path(opts, &path.spec, &path.stem, Vec::new())?;
+    let mut bed = ServedTestbed::start_path(opts, &path.spec, &path.stem, Vec::new())?;
     // This server's QUIC connections alone: other paths' servers run in
     // this process at the same time.
     let book = QuicBook::default();

@@ -306,7 +306,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_page_is_the_seeds_and_the_plans_are_the_issues() {
+    fn the_page_follows_the_seed_and_the_plans_the_issue() {
         let p = page(1);
         assert_eq!(p.len(), 1 + OBJECTS);
         assert_eq!(p[0], HTML);

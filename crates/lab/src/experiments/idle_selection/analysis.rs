@@ -115,10 +115,10 @@ fn table(t: &Table<IdleRun>, summary: &mut Summary) -> TableFigures {
     }
 }
 
-/// The seed's claim as this experiment decides it, fixed before the run.
+/// The field report's claim as this experiment decides it, fixed before the run.
 pub const CRITERION: &str = "with the server's tcp_slow_start_after_idle=0 (the seed's conditions), FIFO and the largest burst loading the object back to back each round, the median of FIFO's time minus the largest burst's is at least 0.9 of the RTT (one round trip), its confidence sequence clear of that";
 
-/// The verdict on the seed's claim: the sequential decision, with the
+/// The verdict on the field report's claim: the sequential decision, with the
 /// `=0` table's medians beside it.
 pub fn verdict(a: &Analysis) -> Verdict {
     let row = |name: &str| {

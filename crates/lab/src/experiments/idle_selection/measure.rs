@@ -3,14 +3,14 @@
 //! first alternates) on the testbed with the server's
 //! `tcp_slow_start_after_idle=0`. Then the descriptive extras, with what
 //! the budget leaves, on testbeds at once: every other contender there,
-//! the seed's table with `=1`, and the object-size sweep. Each is its own pair of namespaces and its own forwarders, and
+//! the field report's table with `=1`, and the object-size sweep. Each is its own pair of namespaces and its own forwarders, and
 //! at 8 Mbit/s they use a few percent of a CPU, so they do not disturb
 //! each other; every path's forwarder lateness is in the report to show
 //! it. One after another the experiment would take twice as long.
 
 use super::scenario::{IdleRun, IdleSelection as Scenario, run_idle_selection};
 use super::{Contender, Plan, SWEEP, contenders, sweep_contenders};
-use crate::common::Bed;
+use crate::common::ServedTestbed;
 use crate::sequential::driver::{Budget, drive};
 use crate::together::Part;
 use crate::{LabError, LabOptions, PathError, Progress};
@@ -63,7 +63,7 @@ pub const RUN_SECS: f64 = 5.5;
 
 /// The `=0` testbed: its origin, and the same on `serve --tls --http3`.
 struct Origin {
-    bed: Bed,
+    bed: ServedTestbed,
     scenario: Scenario,
     h3: Scenario,
 }
@@ -211,12 +211,12 @@ fn extras(
 
 /// A 250 ms / 8 Mbit/s testbed whose server runs `tcpwise serve` with
 /// `tcp_slow_start_after_idle=ssai`, and the origin's URL.
-fn idle_bed(opts: &LabOptions, ssai: &str) -> Result<(Bed, url::Url), LabError> {
+fn idle_bed(opts: &LabOptions, ssai: &str) -> Result<(ServedTestbed, url::Url), LabError> {
     let sysctl = vec![(
         "net.ipv4.tcp_slow_start_after_idle".to_string(),
         ssai.to_string(),
     )];
-    let mut bed = Bed::start(opts, 250_000_000, 8_000_000, sysctl)?;
+    let mut bed = ServedTestbed::start(opts, 250_000_000, 8_000_000, sysctl)?;
     let port = bed.serve_http()?;
     let base = url::Url::parse(&format!("http://{}", bed.peer(port))).expect("valid");
     Ok((bed, base))
@@ -224,7 +224,7 @@ fn idle_bed(opts: &LabOptions, ssai: &str) -> Result<(Bed, url::Url), LabError> 
 
 /// Beside the plain origin, `tcpwise serve --tls --http3` on the same
 /// testbed for the HTTP/3 row; its origin's URL.
-fn h3_origin(bed: &mut Bed) -> Result<url::Url, LabError> {
+fn h3_origin(bed: &mut ServedTestbed) -> Result<url::Url, LabError> {
     let tls = crate::common::self_signed()?;
     let port = bed.serve_with(tcpwise_server::ServeOptions {
         tls: Some(tls),
@@ -240,7 +240,7 @@ fn min_rtt<'a>(runs: impl Iterator<Item = &'a IdleRun>) -> Option<f64> {
     m.is_finite().then_some(m)
 }
 
-/// The seed's table: every contender, `runs` times, server `=ssai`.
+/// The field report's table: every contender, `runs` times, server `=ssai`.
 fn main_table(
     opts: &LabOptions,
     progress: &dyn Progress,

@@ -48,7 +48,7 @@ impl Render for Section<'_> {
              The `http2` row loads the page and the object over the origin's one h2c connection; `http3` over one QUIC connection to `tcpwise serve --tls --http3` on the same testbed (quinn's congestion control, CUBIC, in user space: the kernel's `tcp_slow_start_after_idle` does not apply to it, and its handshake is one round trip shorter, outside the timed object)."
         );
         let headline = Headline {
-            seed:
+            field_report:
                 "25 KB on an idle connection, 250 ms RTT: FIFO 793 ms, largest burst first 363 ms"
                     .into(),
             ours: headline_figures(a, runs),

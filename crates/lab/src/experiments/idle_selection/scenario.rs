@@ -25,7 +25,7 @@ pub struct IdleSelection {
 }
 
 impl IdleSelection {
-    /// The seed's page: five small images and one of 2 MB, then a 25 KB
+    /// The field report's page: five small images and one of 2 MB, then a 25 KB
     /// object after a one-second pause.
     pub fn seed(base: Url) -> IdleSelection {
         IdleSelection {

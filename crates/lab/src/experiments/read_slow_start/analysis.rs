@@ -1,4 +1,4 @@
-//! The seed's table from the trials: per cutoff percentile, each arm's
+//! The field report's table from the trials: per cutoff percentile, each arm's
 //! value there and the mean below it with its 95 % confidence interval;
 //! whether the arms differ at the median (no I/O).
 
@@ -8,7 +8,7 @@ use crate::verdict::Verdict;
 use crate::{LabError, Summary};
 use serde::{Deserialize, Serialize};
 
-/// One row of the seed's table for one arm.
+/// One row of the field report's table for one arm.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ArmRow {
     /// Value at the cutoff percentile, ms.
@@ -37,7 +37,7 @@ pub fn row(sorted: &[f64], cutoff: f64) -> ArmRow {
     }
 }
 
-/// One cutoff of the seed's table.
+/// One cutoff of the field report's table.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CutoffRow {
     /// Percentile.
@@ -52,12 +52,12 @@ pub struct CutoffRow {
     pub savings_avg_ms: f64,
 }
 
-/// Cutoff percentiles of the seed's table.
+/// Cutoff percentiles of the field report's table.
 pub const CUTOFFS: [f64; 9] = [50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 98.0, 99.0, 99.5];
 
 /// What the trials show.
 pub struct Analysis {
-    /// The seed's table.
+    /// The field report's table.
     pub table: Vec<CutoffRow>,
     /// Times to first byte per arm, ascending, ms.
     pub ttfb: [Vec<f64>; 2],
@@ -95,7 +95,7 @@ pub fn parts() -> Vec<PartSpec> {
     }]
 }
 
-/// The seed's smallest saving, ms ("a savings of 3-20 ms per request").
+/// The field report's smallest saving, ms ("a savings of 3-20 ms per request").
 pub const SEED_SAVING_MS: f64 = 3.0;
 
 /// A round's value: the median over its pairs (every path's) of the
@@ -122,7 +122,7 @@ pub fn round_value(trials: &[Trial]) -> Vec<f64> {
     }]
 }
 
-/// The seed's table from each arm's ascending times to first byte.
+/// The field report's table from each arm's ascending times to first byte.
 pub fn cutoffs(on_t: &[f64], off_t: &[f64]) -> Vec<CutoffRow> {
     CUTOFFS
         .iter()
@@ -183,10 +183,10 @@ pub fn analyse(trials: &[Trial], record: Record) -> Result<Analysis, LabError> {
     })
 }
 
-/// The seed's claim as this experiment decides it, fixed before the run.
+/// The field report's claim as this experiment decides it, fixed before the run.
 pub const CRITERION: &str = "read slow start saves time to first byte: each round runs pairs of fresh connections, one of each arm, of one response size, back to back on one path; the median of the rounds' median off-minus-on saving is at least the seed's smallest, 3 ms, its confidence sequence clear of that";
 
-/// The verdict on the seed's claim: the sequential decision, with the
+/// The verdict on the field report's claim: the sequential decision, with the
 /// arms' medians beside it.
 pub fn verdict(a: &Analysis) -> Verdict {
     let (on, off) = (&a.table[0].on, &a.table[0].off);
@@ -216,7 +216,7 @@ mod tests {
     use crate::verdict::Outcome;
 
     #[test]
-    fn rows_follow_the_seed_definition() {
+    fn rows_follow_the_field_reports_definition() {
         let v: Vec<f64> = (1..=100).map(f64::from).collect();
         let r = row(&v, 50.0);
         assert_eq!(r.value, 50.0);
@@ -266,7 +266,7 @@ mod tests {
         assert_eq!(a.read_buffer, [4096.0, 32768.0]);
         assert_eq!(a.table.len(), CUTOFFS.len());
         assert!(a.table[0].delta_value_ms > 9.0);
-        // A 10 ms saving is the seed's claim; none is not; three rounds
+        // A 10 ms saving is the field report's claim; none is not; three rounds
         // bound nothing yet.
         assert_eq!(
             verdict(&a).outcome,

@@ -2,7 +2,7 @@
 //! round's trials on fresh connections, timed, until the decision.
 
 use super::Plan;
-use crate::common::Bed;
+use crate::common::ServedTestbed;
 use crate::sequential::driver::{Budget, drive};
 use crate::together::Part;
 use crate::{LabError, LabOptions, Progress};
@@ -60,7 +60,7 @@ pub struct Trial {
 }
 
 /// What [`measure`] returns: every trial, round by round, path by path
-/// (the seed's table is the analysis's, added by the caller).
+/// (the field report's table is the analysis's, added by the caller).
 pub type Measured = crate::stages::Measured<super::Details>;
 
 /// A round's trials in, one value per part of the criterion out.
@@ -83,7 +83,8 @@ pub fn measure(
         .iter()
         .map(|&rtt| Box::new(move |o: &LabOptions| start(rtt, o)) as Part<'_, _>)
         .collect();
-    let beds: Vec<(Bed, u16)> = crate::together::at_once(opts, "read-slow-start", starts)?;
+    let beds: Vec<(ServedTestbed, u16)> =
+        crate::together::at_once(opts, "read-slow-start", starts)?;
     let id = progress.step(
         &format!(
             "read-slow-start: {} pairs a round on each of {}",
@@ -145,16 +146,16 @@ pub fn measure(
 }
 
 /// A path's testbed and its origin.
-fn start(rtt: u64, opts: &LabOptions) -> Result<(Bed, u16), LabError> {
+fn start(rtt: u64, opts: &LabOptions) -> Result<(ServedTestbed, u16), LabError> {
     opts.check()?;
-    let mut bed = Bed::start(opts, rtt, 20_000_000, Vec::new())?;
+    let mut bed = ServedTestbed::start(opts, rtt, 20_000_000, Vec::new())?;
     let port = bed.serve_http()?;
     Ok((bed, port))
 }
 
 /// One round's trials on one path, each on a fresh connection.
 fn one_round(
-    bed: &Bed,
+    bed: &ServedTestbed,
     port: u16,
     trials: &[(Arm, u64)],
     opts: &LabOptions,

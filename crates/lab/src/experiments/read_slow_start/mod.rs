@@ -31,7 +31,7 @@ pub struct ReadSlowStart;
 /// Everything measured.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Details {
-    /// The seed's table (the analysis's, kept beside the trials).
+    /// The field report's table (the analysis's, kept beside the trials).
     #[serde(default)]
     pub table: Vec<CutoffRow>,
     /// Every trial.

@@ -45,7 +45,7 @@ impl Section<'_> {
         )
     }
 
-    /// How the trials ran, and the seed's table.
+    /// How the trials ran, and the field report's table.
     fn table(&self, md: &mut String) {
         let a = self.analysis;
         let (on_t, off_t) = (&a.ttfb[ix(Arm::On)], &a.ttfb[ix(Arm::Off)]);
@@ -137,7 +137,7 @@ impl Section<'_> {
         let mem = |arm: Arm| a.read_buffer[ix(arm)];
         let (off50, on50) = (&a.table[0].off, &a.table[0].on);
         Headline {
-            seed:
+            field_report:
                 "median time to first byte 0.8-6.3 % (3-20 ms) lower with read slow start (Windows)"
                     .into(),
             ours: format!(

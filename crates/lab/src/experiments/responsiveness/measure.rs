@@ -6,7 +6,7 @@
 //! with what the budget leaves.
 
 use super::{Arm, Plan};
-use crate::common::Bed;
+use crate::common::ServedTestbed;
 use crate::sequential::driver::{Budget, drive};
 use crate::{LabError, LabOptions, PathError, Progress};
 use serde::Serialize;
@@ -144,7 +144,7 @@ fn run_of(r: &Report, path: &str, queue: &str, arm: &Arm, round: usize, steal: O
 
 /// One testbed: a path with one queue, a server per arm on it.
 struct QueueBed {
-    bed: Bed,
+    bed: ServedTestbed,
     ports: Vec<u16>,
     desc: String,
     path: String,
@@ -174,7 +174,7 @@ impl QueueBed {
             path.stem,
             queue.spec.split(':').next().unwrap_or("")
         );
-        let mut bed = Bed::start_path(opts, &spec, &stem, Vec::new())?;
+        let mut bed = ServedTestbed::start_path(opts, &spec, &stem, Vec::new())?;
         let tls = crate::common::self_signed()?;
         let mut ports = Vec::new();
         for arm in &plan.arms {
@@ -325,7 +325,7 @@ pub fn measure(
         }
     }
     // The first path's cells come first and share the time left with
-    // the other paths' as one: its table is the seed's comparison, and a
+    // the other paths' as one: its table is the field report's comparison, and a
     // cell without a run leaves its ratios empty.
     let firsts = up
         .iter()

@@ -157,7 +157,7 @@ impl Render for Section<'_> {
     fn render(&self) -> Rendered {
         let (plan, m, a) = (self.plan, self.measured, self.analysis);
         let headline = Headline {
-            seed: String::new(),
+            field_report: String::new(),
             ours: a.headline.clone().unwrap_or_default(),
             // The experiment's verdict weighs this half in.
             verdict: None,
@@ -192,7 +192,7 @@ impl Render for Section<'_> {
                 &bands,
             ));
         }
-        // The seed's table is printed once, with the network half above.
+        // The field report's table is printed once, with the network half above.
         let _ = writeln!(
             md,
             "Compare with the seed's table in the network half above (transactions/s at the same client counts).\n"

@@ -1,52 +1,43 @@
 //! When a forwarder thread sleeps, spins and wakes: one loop for the
 //! one or two directions the thread carries.
 //!
-//! Why two directions can share a thread: at the rates most paths have
-//! (tens of Mbit/s), a forwarder's cost is not its packets but its
-//! wake-ups (on this 2-core VM, 20 testbeds at 16 Mbit/s made 42,000
-//! context switches a second for 30,000 packets, and a forwarder's time
-//! went to switching, `docs/emu.md`). A TUN write runs the receiving
-//! kernel's TCP in the writer's context, so the ACK a data segment
-//! causes, and the data an ACK releases, are queued on the other
-//! direction's input before the write returns: a thread that carries both
-//! reads them on its next pass instead of waking a second thread for
-//! each. Only departures wake it. At high rates the two directions need
-//! both cores, and get a thread each ([`super::Threads`]).
+//! Two directions share a thread because, at the rates most paths have, a
+//! forwarder's cost is its wake-ups, not its packets: a TUN write runs the
+//! receiving kernel's TCP in the writer's context, so the ACK or data it
+//! causes is already queued on the other direction's input when the write
+//! returns, and a thread carrying both reads it without another wake-up.
+//! At high rates the directions need both cores and get a thread each
+//! ([`super::Threads`]). The figures behind these constants are in
+//! `docs/emu.md`, "Why the forwarder wakes when it does".
 
 use super::{Loop, TOKEN_STOP};
 use crate::sys;
 use std::os::fd::AsRawFd;
 
 /// How long before a deadline the timer fires and the thread starts
-/// spinning, while the spin budget lasts. On the VMs we run on, timer
-/// wake-ups reach p99 0.3-0.7 ms even with zero cpu_dma_latency, while a
-/// spinning thread sees p99 under 0.1 ms: sparse traffic (round-trip
-/// probes, TTFB experiments) gets the long margin for free.
+/// spinning, while the spin budget lasts: a timer wake-up is late by far
+/// more than a spinning thread, and sparse traffic (round-trip probes,
+/// TTFB experiments) can afford the spin.
 pub const SPIN_LONG_NS: u64 = 1_000_000;
 /// The margin once the budget is spent: none. Dense traffic would
 /// otherwise keep the thread spinning on every packet and take a core from
-/// the TCP endpoints; its packets then leave one timer wake-up late
-/// (~50 µs here), and the lateness report shows it.
+/// the TCP endpoints; its packets then leave one timer wake-up late, and
+/// the lateness report shows it.
 pub const SPIN_SHORT_NS: u64 = 0;
 /// Spinning allowed per [`SPIN_WINDOW_NS`] before falling back to the short margin.
 pub const SPIN_BUDGET_NS: u64 = 15_000_000;
 /// The budget's accounting window (so spinning takes at most ~15 % of a core).
 pub const SPIN_WINDOW_NS: u64 = 100_000_000;
 /// A deadline this close to the last write belongs to a dense flow and
-/// is not spun for (measured with no rate set: spinning there took 13 %
-/// of the goodput, 6,369 against 7,182 Mbit/s, medians of 3 interleaved).
+/// is not spun for: spinning there costs the endpoints more goodput than
+/// the lateness it saves.
 pub const DENSE_GAP_NS: u64 = 200_000;
 /// With other testbeds running and no idle time on the machine, a thread
 /// that carries several testbeds passes over them at most once per this
-/// long: it sleeps that long after a pass whatever arrives, and then
-/// reads every input and writes every packet due in one wake-up. Each
-/// packet and each deadline woke it before, and a wake-up was the
-/// forwarder's largest single cost (32 testbeds on 2 cores, `perf
-/// record`: a third of the forwarders' time in `epoll_pwait2`, most of it
-/// switching, `docs/emu.md`). A packet is then read up to this much late
-/// and leaves up to this much late again: 200 µs at worst, 1 % of a 40
-/// ms path's 20 ms one-way delay. The lateness report shows the second,
-/// the summary says when it applied.
+/// long, reading every input and writing every packet due in one wake-up,
+/// because on a busy machine wake-ups are the forwarder's largest cost. A
+/// packet may then be read this much late and leave this much late again;
+/// the lateness report shows the second, the summary says when it applied.
 pub const COALESCE_NS: u64 = 100_000;
 /// How often a forwarder recounts the testbeds on the machine.
 const SHARE_EVERY_NS: u64 = 500_000_000;
@@ -138,24 +129,24 @@ impl IdleMeter {
 
 /// How a thread spends its wake-ups for the next [`SHARE_EVERY_NS`].
 #[derive(Debug, PartialEq)]
-struct Plan {
+struct Wakeups {
     /// Spinning allowed per [`SPIN_WINDOW_NS`].
     spin_budget_ns: u64,
     /// One pass per [`COALESCE_NS`] at most.
     coalesce: bool,
 }
 
-impl Plan {
+impl Wakeups {
     /// For a thread carrying `directions`, with `testbeds` running on the
     /// machine and its idle share since the last look (`None`: unknown).
     /// A thread that carries both directions spins for both; with other
     /// testbeds running, nobody spins on a machine with no idle time, and
     /// a thread of several testbeds coalesces its wake-ups (one testbed's
     /// thread has few to share: its packets are sparse).
-    fn of(testbeds: usize, idle: Option<f64>, directions: usize) -> Plan {
+    fn of(testbeds: usize, idle: Option<f64>, directions: usize) -> Wakeups {
         let busy = testbeds > 1 && idle.is_some_and(|i| i < SPIN_IDLE_MIN);
         let share = (share_of(testbeds) * directions as f64).min(1.0);
-        Plan {
+        Wakeups {
             spin_budget_ns: if busy {
                 0
             } else {
@@ -230,7 +221,7 @@ pub(super) fn event_loop(
                 (window, spent) = (now, 0);
             }
             if counted == 0 || now - counted > SHARE_EVERY_NS {
-                let plan = Plan::of(testbeds_running(), idle.share(), lps.len());
+                let plan = Wakeups::of(testbeds_running(), idle.share(), lps.len());
                 tally(coalesce, counted, now);
                 (budget, coalesce) = (plan.spin_budget_ns, plan.coalesce);
                 counted = now;
@@ -293,22 +284,22 @@ pub(super) fn event_loop(
 
 #[cfg(test)]
 mod tests {
-    use super::{IdleMeter, Plan, SPIN_BUDGET_NS};
+    use super::{IdleMeter, SPIN_BUDGET_NS, Wakeups};
 
     #[test]
     fn a_thread_of_many_testbeds_coalesces_only_with_no_idle_time() {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
         // Alone: its budget, whatever the idle time (a saturated 1 Gbit/s
         // testbed needs its spin).
-        let alone = Plan::of(1, Some(0.0), 2);
+        let alone = Wakeups::of(1, Some(0.0), 2);
         assert_eq!(alone.spin_budget_ns, SPIN_BUDGET_NS);
         assert!(!alone.coalesce);
         // 32 testbeds, 32 on this thread, a saturated machine: no spin,
         // one pass per COALESCE_NS.
-        let busy = Plan::of(32, Some(0.05), 32);
+        let busy = Wakeups::of(32, Some(0.05), 32);
         assert_eq!(
             busy,
-            Plan {
+            Wakeups {
                 spin_budget_ns: 0,
                 coalesce: true
             }
@@ -316,15 +307,15 @@ mod tests {
         // The same with idle time, or before the first look: the share
         // of the budget, every wake-up.
         for idle in [Some(0.5), None] {
-            let p = Plan::of(32, idle, 32);
+            let p = Wakeups::of(32, idle, 32);
             assert!(!p.coalesce);
             let share = (cores / 64.0 * 32.0).min(1.0);
             assert_eq!(p.spin_budget_ns, (SPIN_BUDGET_NS as f64 * share) as u64);
         }
         // One testbed's thread among many: no spin, no coalescing.
         assert_eq!(
-            Plan::of(32, Some(0.0), 2),
-            Plan {
+            Wakeups::of(32, Some(0.0), 2),
+            Wakeups {
                 spin_budget_ns: 0,
                 coalesce: false
             }

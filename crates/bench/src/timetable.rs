@@ -5,16 +5,16 @@
 
 /// When each request of one connection is due.
 #[derive(Debug, Clone)]
-pub struct Schedule {
+pub struct Timetable {
     first_ns: f64,
     interval_ns: f64,
     k: u64,
 }
 
-impl Schedule {
+impl Timetable {
     /// Connection `i` of `conns` at `rate` requests/s in total.
-    pub fn new(i: usize, conns: usize, rate: f64) -> Schedule {
-        Schedule {
+    pub fn new(i: usize, conns: usize, rate: f64) -> Timetable {
+        Timetable {
             first_ns: i as f64 * 1e9 / rate,
             interval_ns: conns as f64 * 1e9 / rate,
             k: 0,
@@ -38,7 +38,7 @@ mod tests {
         // 4 connections at 2000/s: every 0.5 ms one of them is due.
         let mut all: Vec<u64> = (0..4)
             .flat_map(|i| {
-                let mut s = Schedule::new(i, 4, 2000.0);
+                let mut s = Timetable::new(i, 4, 2000.0);
                 (0..100).map(move |_| s.next_due())
             })
             .collect();

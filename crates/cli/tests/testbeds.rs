@@ -9,13 +9,13 @@ use std::time::Duration;
 
 #[test]
 fn testbeds_in_one_process_each_reach_their_own_server() {
-    if !netns_ok("fleet_curl")
-        || !tool_ok("fleet_curl", "curl")
-        || !tool_ok("fleet_curl", "python3")
+    if !netns_ok("testbeds_curl")
+        || !tool_ok("testbeds_curl", "curl")
+        || !tool_ok("testbeds_curl", "python3")
     {
         return;
     }
-    let dir = TempDir::new("fleet");
+    let dir = TempDir::new("testbeds");
     let d = dir.0.display();
     let stats = dir.0.join("stats.json");
     // Every server serves a file naming its testbed; every client fetches
@@ -96,7 +96,7 @@ fn testbeds_in_one_process_each_reach_their_own_server() {
 
 #[test]
 fn testbeds_stop_together_on_sigterm_and_leave_nothing() {
-    if !netns_ok("fleet_sigterm") || !tool_ok("fleet_sigterm", "python3") {
+    if !netns_ok("testbeds_sigterm") || !tool_ok("testbeds_sigterm", "python3") {
         return;
     }
     let args = [

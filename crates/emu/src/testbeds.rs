@@ -18,7 +18,7 @@ use crate::{DirectionStats, EmuError, Testbed, TestbedConfig};
 use std::time::Duration;
 
 /// Running testbeds and the threads that carry them.
-pub struct Fleet {
+pub struct Testbeds {
     /// Each thread and, in the order its directions were given (up, down
     /// of each), the testbeds it carries. Stopped before the testbeds go.
     threads: Vec<(Forwarder, Vec<usize>)>,
@@ -31,11 +31,11 @@ pub fn threads_for(n: usize, cores: usize) -> usize {
     n.min(cores).max(1)
 }
 
-impl Fleet {
+impl Testbeds {
     /// Builds `n` testbeds of `cfg` and starts the threads that carry
     /// them (testbed k on thread k mod threads); on any failure everything
     /// made so far is removed.
-    pub fn start(cfg: &TestbedConfig, n: usize, signals: Signals) -> Result<Fleet, EmuError> {
+    pub fn start(cfg: &TestbedConfig, n: usize, signals: Signals) -> Result<Testbeds, EmuError> {
         let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
         let k = threads_for(n, cores);
         let mut groups: Vec<(Vec<Direction>, Vec<usize>)> =
@@ -54,7 +54,7 @@ impl Fleet {
                 .map_err(|e| EmuError::os("cannot start forwarder", e))?;
             threads.push((f, beds));
         }
-        Ok(Fleet { threads, sessions })
+        Ok(Testbeds { threads, sessions })
     }
 
     /// The testbeds' sessions, in order.
