@@ -3,18 +3,13 @@
 //! `tcpwise emu pair` process; each finished cell is written before the
 //! next one starts; a signal stops new starts and ends the running ones.
 //!
-//! Why a rate budget beside a count: what a 2-core machine can hold is
-//! packets and endpoints, not testbeds. Measured with the 48-cell
-//! matrix (`examples/sweep-48.toml`, 10 s `perf -R` downloads, against a
-//! serial run of the same binary; docs/sweep.md): 8 testbeds of 16 or 10
-//! Mbit/s, 4 of 50 Mbit/s and 3 of 100 Mbit/s held every group's median
-//! within 1 to 2 %; 4 of 100 Mbit/s lost 4 % (CUBIC), 8 of them 27 %, and
-//! 14 testbeds within 320 Mbit/s lost 7 to 10 % where CUBIC met CoDel
-//! (the endpoints' TCP, sharing the cores, sends in bursts an AQM
-//! punishes). So the default is 4 testbeds and 100 Mbit/s of link rate a
-//! core; a cell with no rate (unlimited or a trace) runs alone. Each
-//! record keeps the forwarders' lateness and the machine's busy and
-//! stolen time while it ran, so a cell the machine did not hold shows it.
+//! A rate budget stands beside the count because what a machine can hold
+//! is packets and endpoints, not testbeds: the default, 4 testbeds and
+//! 100 Mbit/s of link rate a core, is what held every group's median
+//! against a serial run (docs/sweep.md has the 48-cell measurement); a
+//! cell with no rate runs alone. Each record keeps the forwarders'
+//! lateness and the machine's busy and stolen time, so a cell the machine
+//! did not hold shows it.
 
 use crate::sweep::matrix::Cell;
 use crate::sweep::store::{CellRecord, SweepDir};

@@ -259,11 +259,9 @@ impl Stages for ColdStart {
     }
 
     /// Alone: its figures are milliseconds of CPU as much as of path (TLS
-    /// handshakes, curl's and openssl's process starts, on a 1 ms path).
-    /// Run beside the other experiments (two full runs, 26 Nov 2026) its
-    /// 1 ms path's tcpwise figures moved by -38 to +8 % and openssl's by up
-    /// to +36 %, where a serial rerun stays within its intervals
-    /// (docs/lab.md). Its paths run one after the other, as before.
+    /// handshakes, curl's and openssl's process starts, on a 1 ms path), so
+    /// other experiments beside it move them (docs/lab.md has the runs).
+    /// Its paths run one after the other.
     fn alone(&self) -> bool {
         true
     }

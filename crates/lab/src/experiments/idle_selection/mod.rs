@@ -107,9 +107,8 @@ pub fn min_rounds() -> usize {
 /// Rounds at most.
 pub const MAX_ROUNDS: usize = 40;
 
-/// The criterion's one part, with its planning figure (24 Nov: FIFO 529
-/// ms, the largest burst 277, on a 250 ms RTT; once in a quick run FIFO
-/// took 393 ms).
+/// The criterion's one part, with its planning figure (the 25 KB object's
+/// time under FIFO and the largest burst in earlier runs, docs/lab.md).
 pub fn parts() -> Vec<crate::sequential::PartSpec> {
     vec![crate::sequential::PartSpec {
         name: "FIFO's load time minus the largest burst's, in RTTs".into(),
