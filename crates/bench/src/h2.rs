@@ -6,10 +6,10 @@
 //!
 //! The framing is the `h2` crate's (hyper's own); the latency, status and
 //! error accounting is the HTTP/1.1 path's ([`Stats`]), so the two reports
-//! read the same. What a stream sends is built once, [`Plan`].
+//! read the same. What a stream sends is built once, [`StreamRequests`].
 
 use crate::Errors;
-use crate::shared::{Opened, Plan, Shared, Stats, connect, open};
+use crate::shared::{Opened, Shared, Stats, StreamRequests, connect, open};
 use bytes::Bytes;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -31,17 +31,21 @@ pub(crate) enum Outcome {
 /// [`crate::h3`]; the streams loop and its accounting are the same.
 pub(crate) trait Exchange: Clone + 'static {
     /// One request on a stream: send, then read the whole response.
-    async fn exchange(&mut self, plan: &Plan, k: usize) -> Outcome;
+    async fn exchange(&mut self, plan: &StreamRequests, k: usize) -> Outcome;
 }
 
 impl Exchange for h2::client::SendRequest<Bytes> {
-    async fn exchange(&mut self, plan: &Plan, k: usize) -> Outcome {
+    async fn exchange(&mut self, plan: &StreamRequests, k: usize) -> Outcome {
         exchange(self, plan, k).await
     }
 }
 
 /// One request on a stream: send, then read the whole response.
-async fn exchange(client: &mut h2::client::SendRequest<Bytes>, plan: &Plan, k: usize) -> Outcome {
+async fn exchange(
+    client: &mut h2::client::SendRequest<Bytes>,
+    plan: &StreamRequests,
+    k: usize,
+) -> Outcome {
     // A server without HTTP/2 answers the preface with HTTP/1.1 text,
     // which h2 reads as a bad frame: say which protocol was spoken.
     let fail_write = |e: h2::Error| Outcome::Failed(|e| &mut e.write, format!("HTTP/2 send: {e}"));

@@ -5,7 +5,7 @@
 //! crate do QUIC and HTTP/3, ALPN `h3` alone.
 
 use crate::h2::{Exchange, Outcome, multiplexed};
-use crate::shared::{Plan, Shared, Stats};
+use crate::shared::{Shared, Stats, StreamRequests};
 use bytes::{Buf, Bytes};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -25,7 +25,7 @@ pub(crate) fn client_config(tls: &rustls::ClientConfig) -> Result<quinn::ClientC
 }
 
 impl Exchange for Send {
-    async fn exchange(&mut self, plan: &Plan, k: usize) -> Outcome {
+    async fn exchange(&mut self, plan: &StreamRequests, k: usize) -> Outcome {
         let fail_write = |e: &dyn std::fmt::Display| {
             Outcome::Failed(|e| &mut e.write, format!("HTTP/3 send: {e}"))
         };

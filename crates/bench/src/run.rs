@@ -70,7 +70,7 @@ pub fn run(opts: &Options, done: Arc<AtomicU64>, stop: Shutdown) -> Result<Repor
         done,
         stop,
         h2: (opts.http2 || opts.http3)
-            .then(|| crate::shared::Plan::new(opts))
+            .then(|| crate::shared::StreamRequests::new(opts))
             .transpose()?,
         h3: match (&opts.tls, opts.http3) {
             (Some(t), true) => Some(crate::h3::client_config(t).map_err(BenchError::Usage)?),

@@ -36,7 +36,7 @@ pub(crate) struct Shared {
     pub(crate) timeout: Duration,
     pub(crate) done: Arc<AtomicU64>,
     /// HTTP/2 with this many streams per connection (h2load's -m).
-    pub(crate) h2: Option<Plan>,
+    pub(crate) h2: Option<StreamRequests>,
     /// HTTP/3: the QUIC client config (the streams' plan is `h2`'s).
     pub(crate) h3: Option<quinn::ClientConfig>,
     /// SIGINT or SIGTERM: every connection stops, the report covers the
@@ -156,7 +156,7 @@ pub(crate) async fn connect(shared: &Shared) -> std::io::Result<Box<dyn Io>> {
 }
 
 /// What every HTTP/2 stream sends, built once.
-pub(crate) struct Plan {
+pub(crate) struct StreamRequests {
     /// Streams per connection.
     pub(crate) streams: usize,
     pub(crate) method: http::Method,
@@ -165,8 +165,8 @@ pub(crate) struct Plan {
     pub(crate) body: Option<Bytes>,
 }
 
-impl Plan {
-    pub(crate) fn new(o: &Options) -> Result<Plan, BenchError> {
+impl StreamRequests {
+    pub(crate) fn new(o: &Options) -> Result<StreamRequests, BenchError> {
         let bad = |m: String| BenchError::Usage(m);
         let method = http::Method::from_bytes(o.method.as_bytes())
             .map_err(|_| bad(format!("'{}' is not an HTTP method", o.method)))?;
@@ -205,7 +205,7 @@ impl Plan {
                 http::HeaderValue::from_static("tcpwise-bench"),
             );
         }
-        Ok(Plan {
+        Ok(StreamRequests {
             streams: o.streams,
             method,
             uris,

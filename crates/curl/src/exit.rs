@@ -81,12 +81,6 @@ impl tcpwise_outcome::Classify for CurlError {
     }
 }
 
-impl tcpwise_outcome::Classify for super::run::RunError {
-    fn class(&self) -> Option<tcpwise_outcome::Class> {
-        Some(tcpwise_outcome::Class::Tool(self.curl_code()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

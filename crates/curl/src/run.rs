@@ -752,3 +752,11 @@ impl Report {
             .push(serde_json::json!({ "url": url, "responses": chain, "error": error, "tcpwise_version": tcpwise_outcome::version() }));
     }
 }
+
+// A whole command line ends with curl's number for it (the exit table
+// is `exit`'s; the run knows which failure counts).
+impl tcpwise_outcome::Classify for RunError {
+    fn class(&self) -> Option<tcpwise_outcome::Class> {
+        Some(tcpwise_outcome::Class::Tool(self.curl_code()))
+    }
+}

@@ -21,7 +21,11 @@ use tcpwise_units::SplitMix64;
 /// test --release`, the figures in docs/lab.md), a quarter of that in a
 /// debug build (CI's), where a run costs ten times as much; the bounds
 /// are then wider and still within the stated rate.
-const RUNS: usize = if cfg!(debug_assertions) { 2_500 } else { 10_000 };
+const RUNS: usize = if cfg!(debug_assertions) {
+    2_500
+} else {
+    10_000
+};
 /// Rounds a run may last: more than a 15-minute budget holds of any
 /// experiment's rounds, so the test covers the longest run.
 const MAX_ROUNDS: usize = 60;

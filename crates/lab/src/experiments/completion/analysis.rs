@@ -9,7 +9,7 @@ use super::measure::Run;
 use super::{Decision, Plan};
 use crate::Summary;
 use crate::common::{median_p90, ratio_by_round};
-use crate::sequential::{Combine, PartSpec, Record, Target};
+use crate::sequential::{Combine, Record};
 use crate::verdict::{Estimate, Verdict};
 use tcpwise_dispatch::load::LoadReport;
 
@@ -74,30 +74,6 @@ fn tps(r: &LoadReport) -> f64 {
 
 fn p99(r: &LoadReport) -> f64 {
     r.p99_us as f64
-}
-
-/// The criterion's parts: the claim (shared keeps its peak over the
-/// network) and its detail (shared at least as fast as segments under
-/// skewed file I/O), with their planning figures (27 Nov's 64-minute
-/// run: 0.81 [0.79, 0.83]; earlier full runs 0.88 to 0.93; file I/O
-/// skewed 0.88 [0.75, 0.91]).
-pub fn parts() -> Vec<PartSpec> {
-    vec![
-        PartSpec {
-            name: "shared's requests/s at 1,024 clients over its best count".into(),
-            target: Target::AtLeast { threshold: 0.9 },
-            unit: "",
-            prec: 3,
-            planning: (0.85, 0.05),
-        },
-        PartSpec {
-            name: "file I/O, skewed keys, 1,024 clients: shared over segments".into(),
-            target: Target::AtLeast { threshold: 1.0 },
-            unit: "x",
-            prec: 2,
-            planning: (0.88, 0.08),
-        },
-    ]
 }
 
 /// A decision round's values: `shared`'s requests/s at the top count
@@ -245,7 +221,7 @@ mod tests {
 
     fn record(rounds: &[[f64; 2]]) -> Record {
         let v: Vec<Vec<f64>> = rounds.iter().map(|r| r.to_vec()).collect();
-        Record::of_rounds(parts(), &v, Stop::Decided)
+        Record::of_rounds(super::super::parts(), &v, Stop::Decided)
     }
 
     #[test]

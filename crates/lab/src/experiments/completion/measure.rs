@@ -137,7 +137,7 @@ fn decide(
         .find(|p| p.0 == Model::Shared.name())
         .map(|p| p.1)
         .expect("the shared model always serves");
-    let mut specs = super::analysis::parts();
+    let mut specs = super::parts();
     if opened.is_err() {
         specs.truncate(1);
     }

@@ -6,7 +6,7 @@
 
 use super::measure::{Details, Load};
 use super::{Plan, Proto};
-use crate::sequential::{PartSpec, Record, Target};
+use crate::sequential::Record;
 use crate::verdict::{Estimate, Verdict};
 use crate::{Figure, Summary};
 
@@ -61,9 +61,6 @@ pub struct Analysis {
     /// The verdict.
     pub verdict: Verdict,
 }
-
-/// How close HTTP/3 and HTTP/2 must be without loss (the 10 %).
-pub const NO_LOSS_TOLERANCE: f64 = 0.10;
 
 fn mean(v: impl Iterator<Item = f64>) -> f64 {
     let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
@@ -190,32 +187,6 @@ pub fn analyse(plan: &Plan, d: &Details, record: &Record) -> Analysis {
     }
 }
 
-/// The criterion's parts: the claim (HTTP/3 faster than HTTP/2 at the
-/// highest loss) and its detail (the two within 10 % without loss), each
-/// a paired ratio of page-load times, with their planning figures (27
-/// Nov's fixed run: x0.81 at 5 % loss, x0.97 [0.94, 1.04] without).
-pub fn parts() -> Vec<PartSpec> {
-    vec![
-        PartSpec {
-            name: "HTTP/3 over HTTP/2 page-load time at the highest loss, paired".into(),
-            target: Target::AtMost { threshold: 1.0 },
-            unit: "x",
-            prec: 2,
-            planning: (0.81, 0.3),
-        },
-        PartSpec {
-            name: "HTTP/3 over HTTP/2 page-load time without loss, paired".into(),
-            target: Target::Within {
-                lo: 1.0 - NO_LOSS_TOLERANCE,
-                hi: 1.0 + NO_LOSS_TOLERANCE,
-            },
-            unit: "x",
-            prec: 2,
-            planning: (0.97, 0.05),
-        },
-    ]
-}
-
 /// A decision round's values from its loads: HTTP/3's page-load time
 /// over HTTP/2's on the highest-loss path, then on the path without
 /// loss (NaN, counted for nothing, where a load failed).
@@ -324,7 +295,7 @@ mod tests {
         let v: Vec<Vec<f64>> = (1..=rounds)
             .map(|t| round_values(&on(worst, t), &on(zero, t)))
             .collect();
-        Record::of_rounds(parts(), &v, crate::sequential::Stop::Decided)
+        Record::of_rounds(super::super::parts(), &v, crate::sequential::Stop::Decided)
     }
 
     #[test]

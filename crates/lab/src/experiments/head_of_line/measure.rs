@@ -316,7 +316,7 @@ pub fn measure(
     let budget = Budget::of(opts, super::min_rounds(), super::MAX_ROUNDS);
     let done = drive(
         "head-of-line",
-        super::analysis::parts(),
+        super::parts(),
         &budget,
         opts,
         progress,

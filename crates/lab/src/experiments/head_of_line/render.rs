@@ -1,7 +1,8 @@
 //! The report's section, plot and headline for the head-of-line
 //! experiment (no I/O).
 
-use super::analysis::{Analysis, Cell, NO_LOSS_TOLERANCE};
+use super::NO_LOSS_TOLERANCE;
+use super::analysis::{Analysis, Cell};
 use super::measure::Details;
 use super::{CONGESTION, H1_CONNECTIONS, Plan};
 use crate::html::{Bar, bars};
@@ -221,7 +222,7 @@ mod tests {
             congestion: CONGESTION.into(),
         };
         let record = crate::sequential::Record::of_rounds(
-            super::super::analysis::parts(),
+            super::super::parts(),
             &vec![vec![1.0, 1.0]; 7],
             crate::sequential::Stop::Decided,
         );

@@ -3,7 +3,7 @@
 //! whether the arms differ at the median (no I/O).
 
 use super::measure::{Arm, Trial};
-use crate::sequential::{PartSpec, Record, Target};
+use crate::sequential::Record;
 use crate::verdict::Verdict;
 use crate::{LabError, Summary};
 use serde::{Deserialize, Serialize};
@@ -80,23 +80,6 @@ pub fn ix(a: Arm) -> usize {
         Arm::Off => 1,
     }
 }
-
-/// The criterion's one part, with its planning figure (27 Nov, 2,000
-/// trials: the arms' median TTFBs within 0.3 ms of each other).
-pub fn parts() -> Vec<PartSpec> {
-    vec![PartSpec {
-        name: "time to first byte saved, off minus on, the round's median pair".into(),
-        target: Target::AtLeast {
-            threshold: SEED_SAVING_MS,
-        },
-        unit: " ms",
-        prec: 2,
-        planning: (0.0, 0.5),
-    }]
-}
-
-/// The field report's smallest saving, ms ("a savings of 3-20 ms per request").
-pub const SEED_SAVING_MS: f64 = 3.0;
 
 /// A round's value: the median over its pairs (every path's) of the
 /// pair's off minus on time to first byte, ms. The plan puts a pair's
@@ -249,7 +232,11 @@ mod tests {
     fn analysed(rounds: usize, saving: f64) -> Analysis {
         let per_round: Vec<Vec<Trial>> = (0..rounds).map(|_| pairs(16, saving)).collect();
         let values: Vec<Vec<f64>> = per_round.iter().map(|r| round_value(r)).collect();
-        let record = Record::of_rounds(parts(), &values, crate::sequential::Stop::Decided);
+        let record = Record::of_rounds(
+            super::super::parts(),
+            &values,
+            crate::sequential::Stop::Decided,
+        );
         analyse(&per_round.concat(), record).expect("enough trials")
     }
 

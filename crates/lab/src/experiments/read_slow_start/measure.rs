@@ -99,7 +99,7 @@ pub fn measure(
     let budget = Budget::of(opts, super::min_rounds(), super::MAX_ROUNDS);
     let done = drive(
         "read-slow-start",
-        super::analysis::parts(),
+        super::parts(),
         &budget,
         opts,
         progress,
