@@ -192,15 +192,7 @@ impl Client {
         if let Some(path) = self.inner.cfg.unix_socket.clone() {
             return self.connect_unix(origin, &path, start, t).await;
         }
-        let (dial_host, dial_port) = match &origin.via {
-            Some(p) => (p.host.clone(), p.port),
-            None => (origin.host.clone(), origin.port),
-        };
-        let dial = if dial_host.contains(':') {
-            format!("[{dial_host}]:{dial_port}")
-        } else {
-            format!("{dial_host}:{dial_port}")
-        };
+        let (dial_host, dial_port, dial) = dial_of(origin);
         let addrs = self.addresses(&dial_host, dial_port).await?;
         t.dns_ms = Some(start.elapsed().as_secs_f64() * 1e3);
         let race::Won {
@@ -458,6 +450,22 @@ pub fn certificate_reason(c: &rustls::CertificateError) -> String {
         }
         other => format!("{other:?}"),
     }
+}
+
+/// Where the TCP connection goes: the proxy's host and port when there is
+/// one, else the origin's; with `host:port` (an IPv6 host bracketed) for
+/// messages.
+fn dial_of(origin: &Origin) -> (String, u16, String) {
+    let (host, port) = match &origin.via {
+        Some(p) => (p.host.clone(), p.port),
+        None => (origin.host.clone(), origin.port),
+    };
+    let dial = if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    (host, port, dial)
 }
 
 /// A failed TLS handshake: an untrusted certificate (curl's 60, with

@@ -198,12 +198,7 @@ impl Client {
             .await?;
         timings.first_byte_ms = start.elapsed().as_secs_f64() * 1e3;
         let status = resp.status().as_u16();
-        let version = match resp.version() {
-            hyper::Version::HTTP_10 => "HTTP/1.0",
-            hyper::Version::HTTP_2 => "HTTP/2",
-            _ => "HTTP/1.1",
-        };
-        let version = version.to_string();
+        let version = version_text(resp.version());
         let (headers, reason, head_bytes) = response_head(&conn, &resp, status);
         self.learn_alt_svc(&origin, &headers);
         let action = on_head(&Head {
@@ -415,4 +410,14 @@ fn record_history(conn: &mut Conn, report: &mut ConnReport, got: u64, per_rtt_ma
     report.history = conn.history.clone();
     report.max_burst = conn.burst.max_activation;
     report.max_read = conn.peak_read.load(std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The response's version as `-w '%{http_version}'` and `-i` show it.
+fn version_text(v: hyper::Version) -> String {
+    match v {
+        hyper::Version::HTTP_10 => "HTTP/1.0",
+        hyper::Version::HTTP_2 => "HTTP/2",
+        _ => "HTTP/1.1",
+    }
+    .to_string()
 }

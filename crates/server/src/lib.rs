@@ -341,6 +341,30 @@ pub fn serve_threads(
     })
 }
 
+/// A connection slot: at the limit, new connections wait in the listen
+/// backlog (nginx's `worker_connections`), said once per episode; `None`
+/// when the server stops while waiting.
+async fn slot(
+    shared: &Shared,
+    max_conns: usize,
+    shutdown: &Shutdown,
+    at_limit: &mut bool,
+) -> io::Result<Option<tokio::sync::OwnedSemaphorePermit>> {
+    if let Ok(p) = shared.conns.clone().try_acquire_owned() {
+        *at_limit = false;
+        return Ok(Some(p));
+    }
+    if !std::mem::replace(at_limit, true) {
+        log!(
+            "tcpwise serve: connection limit reached ({max_conns} open, --max-conns); new connections wait in the listen backlog until one closes"
+        );
+    }
+    tokio::select! {
+        p = shared.conns.clone().acquire_owned() => p.map(Some).map_err(io::Error::other),
+        _ = shutdown.wait() => Ok(None),
+    }
+}
+
 async fn serve_listener(
     listener: TcpListener,
     opts: ServeOptions,
@@ -355,25 +379,8 @@ async fn serve_listener(
     let mut tasks = tokio::task::JoinSet::new();
     let mut at_limit = false;
     loop {
-        // A connection slot first: at the limit, new connections wait in
-        // the listen backlog (nginx's `worker_connections`), said once per episode.
-        let permit = match shared.conns.clone().try_acquire_owned() {
-            Ok(p) => {
-                at_limit = false;
-                p
-            }
-            Err(_) => {
-                if !std::mem::replace(&mut at_limit, true) {
-                    log!(
-                        "tcpwise serve: connection limit reached ({} open, --max-conns); new connections wait in the listen backlog until one closes",
-                        lim.max_conns
-                    );
-                }
-                tokio::select! {
-                    p = shared.conns.clone().acquire_owned() => p.map_err(io::Error::other)?,
-                    _ = shutdown.wait() => break,
-                }
-            }
+        let Some(permit) = slot(&shared, lim.max_conns, &shutdown, &mut at_limit).await? else {
+            break;
         };
         tokio::select! {
             acc = listener.accept() => {

@@ -166,6 +166,49 @@ impl Wakeups {
 /// holds packets. Per timer wake-up that is one system call where a
 /// timerfd and a read per input until EAGAIN took four (a saturated run's
 /// forwarders spent 3.4 % of their time in `timerfd_settime` alone).
+/// What epoll said, marked on the loops: `true` on the stop doorbell.
+fn note(ready: &[u64], lps: &mut [Loop]) -> bool {
+    for &t in ready {
+        match lps.get_mut(t as usize) {
+            Some(lp) => lp.readable = true,
+            None => return t == TOKEN_STOP,
+        }
+    }
+    false
+}
+
+/// Close enough to a deadline: spin to it, still taking input; `true` when
+/// told to stop. Yielding on each turn lets another forwarder of equal
+/// SCHED_FIFO priority on this core (another testbed's) run instead of
+/// waiting up to a whole margin behind the spinner; alone on a core, it
+/// returns at once.
+fn spin_until(
+    deadline: u64,
+    ep: &sys::Epoll,
+    ready: &mut Vec<u64>,
+    lps: &mut [Loop],
+) -> std::io::Result<bool> {
+    while sys::mono_ns() < deadline {
+        ep.wait_until(Some(0), ready)?;
+        if note(ready, lps) {
+            return Ok(true);
+        }
+        for lp in lps.iter_mut() {
+            lp.read_batch()?;
+        }
+        // A packet just read can be due first: the other direction's, on
+        // a path whose one-way delay is under the spin margin (a 1 ms RTT).
+        if lps
+            .iter()
+            .any(|lp| lp.wake_at().is_some_and(|w| w < deadline))
+        {
+            break;
+        }
+        std::thread::yield_now();
+    }
+    Ok(false)
+}
+
 pub(super) fn event_loop(
     lps: &mut [Loop],
     stop: i32,
@@ -187,16 +230,6 @@ pub(super) fn event_loop(
         if coalesce {
             *coalesced_ns += now.saturating_sub(since);
         }
-    };
-    // What epoll said: `true` on the stop doorbell.
-    let note = |ready: &[u64], lps: &mut [Loop]| {
-        for &t in ready {
-            match lps.get_mut(t as usize) {
-                Some(lp) => lp.readable = true,
-                None => return t == TOKEN_STOP,
-            }
-        }
-        false
     };
     loop {
         // In order: what one direction writes (an ACK, the data it
@@ -236,30 +269,9 @@ pub(super) fn event_loop(
                 SPIN_SHORT_NS
             };
             if deadline <= now + margin {
-                // Close enough: spin to the deadline, still taking input.
-                // Yielding on each turn lets another forwarder of equal
-                // SCHED_FIFO priority on this core (another testbed's) run
-                // instead of waiting up to a whole margin behind the
-                // spinner; alone on a core, it returns at once.
-                while sys::mono_ns() < deadline {
-                    ep.wait_until(Some(0), &mut ready)?;
-                    if note(&ready, lps) {
-                        tally(coalesce, counted, sys::mono_ns());
-                        return Ok(());
-                    }
-                    for lp in lps.iter_mut() {
-                        lp.read_batch()?;
-                    }
-                    // A packet just read can be due first: the other
-                    // direction's, on a path whose one-way delay is under
-                    // the spin margin (a 1 ms RTT).
-                    if lps
-                        .iter()
-                        .any(|lp| lp.wake_at().is_some_and(|w| w < deadline))
-                    {
-                        break;
-                    }
-                    std::thread::yield_now();
+                if spin_until(deadline, &ep, &mut ready, lps)? {
+                    tally(coalesce, counted, sys::mono_ns());
+                    return Ok(());
                 }
                 spent += sys::mono_ns() - now;
                 continue;

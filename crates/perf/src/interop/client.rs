@@ -323,6 +323,31 @@ fn spawn_flows(
     (set, ours)
 }
 
+/// Each flow's end into our results (and its last sample into `ours`);
+/// what the server still sends after our end is not counted (as iperf3
+/// does not), but read, so its writes never block: the readers returned.
+async fn end_flows(
+    mut set: tokio::task::JoinSet<(usize, Sample, TcpStream)>,
+    ours: &mut [Ours],
+    results: &mut Results,
+) -> Result<tokio::task::JoinSet<TcpStream>, PerfError> {
+    let mut drains = tokio::task::JoinSet::new();
+    while let Some(done) = set.join_next().await {
+        let (k, last, mut sock) = done.map_err(std::io::Error::other)?;
+        let sent = ours[k].sent;
+        results.streams.push(stream_result(k, sent, &last));
+        if results.congestion_used.is_none() && sent {
+            results.congestion_used = tcpwise_tcp::congestion_of(&socket2::SockRef::from(&sock));
+        }
+        ours[k].samples.push(last);
+        drains.spawn(async move {
+            drain(&mut sock, Duration::from_secs(5)).await;
+            sock
+        });
+    }
+    Ok(drains)
+}
+
 /// Runs one test against an iperf3 server: `n` streams (`-P`), both ways
 /// with `bidir`; `on_line` sees each stream's intervals and the sums as
 /// they complete.
@@ -357,7 +382,7 @@ pub async fn run_client(
     let cpu0 = tcpwise_sys::cpu_times();
     let (stop_tx, stop) = watch::channel(false);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, Sample)>();
-    let (mut set, mut ours) = spawn_flows(conns, opts.interval, (start, stop), tx);
+    let (set, mut ours) = spawn_flows(conns, opts.interval, (start, stop), tx);
     let labels: Vec<String> = ours
         .iter()
         .enumerate()
@@ -395,22 +420,7 @@ pub async fn run_client(
     if ours.iter().any(|o| o.sent) {
         results.sender_has_retransmits = 1;
     }
-    let mut drains = tokio::task::JoinSet::new();
-    while let Some(done) = set.join_next().await {
-        let (k, last, mut sock) = done.map_err(std::io::Error::other)?;
-        let sent = ours[k].sent;
-        results.streams.push(stream_result(k, sent, &last));
-        if results.congestion_used.is_none() && sent {
-            results.congestion_used = tcpwise_tcp::congestion_of(&socket2::SockRef::from(&sock));
-        }
-        ours[k].samples.push(last);
-        // What the server still sends after our end is not counted (as
-        // iperf3 does not), but read, so its writes never block.
-        drains.spawn(async move {
-            drain(&mut sock, Duration::from_secs(5)).await;
-            sock
-        });
-    }
+    let mut drains = end_flows(set, &mut ours, &mut results).await?;
     results.streams.sort_by_key(|s| s.id);
     let theirs = ctl.finish(&results).await?;
     drains.abort_all();
