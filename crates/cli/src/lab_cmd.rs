@@ -92,7 +92,7 @@ pub fn run(a: LabArgs) -> Result<i32> {
         Some(LabSub::Merge(m)) => {
             let merged = tcpwise_lab::sweep::command::merge(m)?;
             println!("{}", merged.merged_line(&m.out));
-            return Ok(0);
+            return Ok(merged.merge_exit_code());
         }
         Some(LabSub::Sweep(s)) => {
             let exe = std::env::current_exe()?;

@@ -1282,3 +1282,60 @@ fn trace_ascii_logs_both_ways_in_curls_blocks() {
         "{text}"
     );
 }
+
+/// Against nginx, the same requests from curl: 64 ordinary small headers
+/// (0.7 KB; nginx limits a head's size, not its line count) get the same
+/// status from both, and `$remote_user` is Basic's user name in both
+/// access logs (`-` without one).
+#[test]
+fn serve_takes_many_headers_and_logs_the_user_as_nginx_does() {
+    if !tool_ok("serve_headers_user", "nginx") || !tool_ok("serve_headers_user", "curl") {
+        return;
+    }
+    let dir = TempDir::new("headers-user");
+    let www = dir.0.join("www");
+    std::fs::create_dir_all(&www).unwrap();
+    std::fs::write(www.join("f.txt"), "hello\n").unwrap();
+    let port = free_port();
+    let d = dir.0.display();
+    let conf = format!(
+        "daemon off; worker_processes 1; pid {d}/nginx.pid; error_log {d}/error.log;\n\
+         events {{}}\n\
+         http {{ log_format u '$remote_user $status'; access_log {d}/access.log u;\n\
+           client_body_temp_path {d};\n\
+           server {{ listen 127.0.0.1:{port}; root {d}/www; }} }}\n"
+    );
+    let _ng = nginx_with(&dir.0, &conf, port);
+    let (_srv, base, log) = serve_logging(&www);
+    let headers: Vec<String> = (0..64).map(|i| format!("X-Header-{i}: v{i}")).collect();
+    let cases: [&[&str]; 3] = [&[], &["-u", "alice:secret"], &["-u", "b\"ob:x"]];
+    let mut theirs = Vec::new();
+    for extra in cases {
+        let status = |url: String| {
+            let mut c = Command::new("curl");
+            c.args(["-s", "-o", "/dev/null", "-w", "%{http_code}"]);
+            for h in &headers {
+                c.args(["-H", h]);
+            }
+            let o = c.args(extra).arg(url).output().unwrap();
+            String::from_utf8_lossy(&o.stdout).to_string()
+        };
+        let ng = status(format!("http://127.0.0.1:{port}/f.txt"));
+        let ours = status(format!("{base}/f.txt"));
+        assert_eq!(ours, ng, "status with {extra:?}");
+        assert_eq!(ours, "200");
+        let line = log
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("an access-log line");
+        // `IP - USER [time] "..."`: the third word is $remote_user.
+        theirs.push(line.split(' ').nth(2).unwrap_or("").to_string());
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let nginx_log = std::fs::read_to_string(dir.0.join("access.log")).unwrap();
+    let nginx_users: Vec<String> = nginx_log
+        .lines()
+        .map(|l| l.rsplit_once(' ').unwrap().0.to_string())
+        .collect();
+    assert_eq!(theirs, nginx_users, "serve's $remote_user vs nginx's");
+    assert_eq!(theirs[1], "alice");
+}

@@ -338,6 +338,21 @@ fn two_shards_merge_into_the_whole_matrix() {
     eprintln!("{}", stdout(&o));
     assert!(stdout(&o).contains("merged 8 of 8 cells (shards: 1/2, 2/2); 0 missing"));
     assert_eq!(merged_ids(&out), want);
+    // One shard of two is an incomplete merge: it says which, exits 1.
+    let half = dir.0.join("half");
+    let o = tcpwise(&[
+        "lab",
+        "merge",
+        shard_dirs[0].to_str().unwrap(),
+        "--out",
+        half.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("merged 4 of 8 cells (shards: 1/2); 4 missing (shard 2/2 not given)"),
+        "{}",
+        stdout(&o)
+    );
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
         report.contains("8 of 8 cells, shards 1/2, 2/2 merged"),

@@ -192,12 +192,60 @@ pub fn expand(argv: Vec<OsString>) -> Result<Vec<OsString>, EmuError> {
     if files.is_empty() {
         return Ok(rest);
     }
+    // The user's own flags override the file's: a key given on the
+    // command line drops the file's value of it (and of what it covers),
+    // rather than clap refusing it twice or a file's `[down]` winning.
+    let cut = rest.iter().position(|a| a == "--").unwrap_or(rest.len());
+    let given: Vec<String> = rest[3..cut]
+        .iter()
+        .filter_map(|a| a.to_str()?.strip_prefix("--"))
+        .map(|a| a.split('=').next().unwrap_or(a).to_string())
+        .collect();
+    let kinds: BTreeMap<String, Kind> = keys().into_iter().map(|(l, _, k)| (l, k)).collect();
     let mut out: Vec<OsString> = rest[..3].to_vec();
     for f in &files {
-        out.extend(load(Path::new(f))?);
+        for (key, flag) in by_key(load(Path::new(f))?, &kinds) {
+            if !given.iter().any(|g| covers(g, &key)) {
+                out.extend(flag);
+            }
+        }
     }
     out.extend_from_slice(&rest[3..]);
     Ok(out)
+}
+
+/// A config's flags, each with its value, by key.
+fn by_key(flat: Vec<OsString>, kinds: &BTreeMap<String, Kind>) -> Vec<(String, Vec<OsString>)> {
+    let mut out: Vec<(String, Vec<OsString>)> = Vec::new();
+    let mut it = flat.into_iter();
+    while let Some(flag) = it.next() {
+        let key = flag.to_string_lossy().trim_start_matches("--").to_string();
+        let mut words = vec![flag];
+        if kinds.get(&key) != Some(&Kind::Switch) {
+            words.extend(it.next());
+        }
+        out.push((key, words));
+    }
+    out
+}
+
+/// Whether the user's `--given` sets what a config's `key` sets: the same
+/// key, its one-direction forms (`rate` covers `down-rate`), every delay
+/// for `--rtt`/`--delay`, and a direction's rate and trace each other's.
+fn covers(given: &str, key: &str) -> bool {
+    let delays = ["rtt", "delay", "up-delay", "down-delay"];
+    given == key
+        || key == format!("up-{given}")
+        || key == format!("down-{given}")
+        || (matches!(given, "rtt" | "delay") && delays.contains(&key))
+        || (given == "rate" && matches!(key, "up-trace" | "down-trace"))
+        || matches!(
+            (given, key),
+            ("up-rate", "up-trace")
+                | ("up-trace", "up-rate")
+                | ("down-rate", "down-trace")
+                | ("down-trace", "down-rate")
+        )
 }
 
 /// The effective link and record flags of a parsed command as a config
@@ -308,6 +356,43 @@ mod tests {
             argv(&[
                 "tcpwise", "emu", "pair", "--rtt", "40ms", "--rate", "1mbit", "--server", "x",
                 "--", "prog", "--config", "kept"
+            ])
+        );
+        // The command line's flags override the file's, and what they cover.
+        std::fs::write(
+            &f,
+            "rtt = \"40ms\"\nup-delay = \"5ms\"\nloss = \"1%\"\ntrace-once = true\n[down]\nrate = \"10mbit\"\n",
+        )
+        .unwrap();
+        let out = expand(argv(&[
+            "tcpwise",
+            "emu",
+            "shell",
+            "--config",
+            f.to_str().unwrap(),
+            "--delay=20ms",
+            "--rate",
+            "20mbit",
+            "--",
+            "sh",
+            "--loss",
+        ]))
+        .unwrap();
+        assert_eq!(
+            out,
+            argv(&[
+                "tcpwise",
+                "emu",
+                "shell",
+                "--loss",
+                "1%",
+                "--trace-once",
+                "--delay=20ms",
+                "--rate",
+                "20mbit",
+                "--",
+                "sh",
+                "--loss"
             ])
         );
         let same = argv(&["tcpwise", "get", "--config", "x"]);

@@ -57,11 +57,14 @@ pub struct PathSpec {
     /// Bytes of framing added to each packet when serialising at --rate.
     #[arg(long, default_value_t = 0, value_name = "BYTES")]
     pub overhead: u32,
-    /// Queue per direction: a size (drop-tail: 256KB, 64KiB, 1000pkt) or
+    /// Queue per direction: a size with its unit (drop-tail: 256KB, 64KiB,
+    /// 1500B, 1000pkt; a bare number is refused: bytes to tc, packets to a
+    /// Mahimahi user) or
     /// KIND[:key=value,...] with KIND droptail, drophead, codel (target=5ms,
     /// interval=100ms), pie (target=15ms, tupdate=15ms) or fq-codel (target,
     /// interval, flows=1024, quantum=1514); every kind takes limit= (400KB,
-    /// 1000pkt, 2bdp), the AQMs ecn (mark CE instead of dropping).
+    /// 1000pkt, 2bdp; Mahimahi's packets=100 and bytes=30000 too), the AQMs
+    /// ecn (mark CE instead of dropping).
     /// [default: droptail, limit one BDP, at least 64KB; on a trace link,
     /// 2 s of the trace's mean rate, at least 1MB: cellular networks are
     /// over-buffered, a loss-based TCP adds seconds to the RTT before a
@@ -75,9 +78,10 @@ pub struct PathSpec {
     /// Queue of the server-to-client direction only (as --queue).
     #[arg(long, value_name = "QUEUE")]
     pub down_queue: Option<QueueSpec>,
-    /// Random loss in both directions: 1%, 0.01, 1%,25% (correlated with the
+    /// Random loss in both directions: 1%, 1%,25% (correlated with the
     /// last packet's fate, mean kept), or ge:P,R[,H,K] (Gilbert-Elliott,
-    /// netem's gemodel order).
+    /// netem's gemodel order). Percent signs are required: netem reads
+    /// `loss 1` as 1 %, Mahimahi's `mm-loss uplink 1` as 100 %.
     #[arg(long, value_name = "LOSS")]
     pub loss: Option<LossModel>,
     /// Loss client to server.

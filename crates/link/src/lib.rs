@@ -135,7 +135,7 @@ pub const TRACE_MIN_DEFAULT_QUEUE_BYTES: u64 = 1_000_000;
 impl std::str::FromStr for QueueLimit {
     type Err = units::UnitError;
 
-    /// Parses `256KB`, `64KiB`, `1000pkt`.
+    /// Parses `256KB`, `64KiB`, `1500B`, `1000pkt`; a bare number is refused.
     fn from_str(s: &str) -> Result<QueueLimit, units::UnitError> {
         let t = s.trim();
         for suffix in ["packets", "pkts", "pkt", "p"] {
@@ -152,6 +152,14 @@ impl std::str::FromStr for QueueLimit {
                 }
                 return Ok(QueueLimit::Packets(n));
             }
+        }
+        // A bare number is bytes to tc's bfifo and packets to a Mahimahi
+        // user (`--downlink-queue-args=packets=100`): refuse, say both.
+        if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '_') {
+            return Err(units::UnitError::Range {
+                input: s.to_string(),
+                why: "a bare number is bytes to tc and packets to Mahimahi: write its unit, B or pkt (1500B, 100pkt)",
+            });
         }
         let b = units::parse_size(t)?;
         if b < 1500 {

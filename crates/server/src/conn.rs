@@ -18,7 +18,7 @@ pub struct Slow {
     /// The headers a file answer depends on (`--root`).
     pub(super) cond: files::Conditional,
     /// `Referer` and `User-Agent`, kept only for the access log.
-    pub(super) agent: Option<(String, String)>,
+    pub(super) agent: Option<(String, String, Option<String>)>,
     /// When its head was complete.
     pub(super) started: Instant,
     /// Compress the answer (`--gzip`, and the client accepts it).

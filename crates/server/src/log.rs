@@ -8,8 +8,36 @@ pub(super) struct Logged<'a> {
     pub(super) minor: u8,
     pub(super) status: u16,
     pub(super) bytes: Option<u64>,
-    pub(super) agent: (&'a str, &'a str),
+    /// `Referer`, `User-Agent`, `Authorization`.
+    pub(super) agent: (&'a str, &'a str, Option<&'a str>),
     pub(super) started: Option<Instant>,
+}
+
+/// nginx's `$remote_user`: the user name of `Authorization: Basic`, as
+/// sent (not checked), escaped as nginx escapes log fields; `-` without.
+pub(super) fn remote_user(authorization: Option<&str>) -> String {
+    use base64::Engine;
+    let user = authorization
+        .and_then(|a| {
+            let (scheme, token) = a.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("basic").then_some(token.trim())
+        })
+        .and_then(|t| base64::engine::general_purpose::STANDARD.decode(t).ok())
+        .map(|raw| {
+            let end = raw.iter().position(|&b| b == b':').unwrap_or(raw.len());
+            raw[..end].to_vec()
+        })
+        .filter(|u| !u.is_empty());
+    match user {
+        None => "-".into(),
+        Some(u) => u
+            .iter()
+            .map(|&b| match b {
+                b'"' | b'\\' | 0..0x20 | 0x7f.. => format!("\\x{b:02X}"),
+                _ => (b as char).to_string(),
+            })
+            .collect(),
+    }
 }
 
 /// nginx's `$time_local` in UTC: `23/Nov/2026:04:34:06 +0000`.
@@ -36,4 +64,20 @@ pub(super) fn access_time(t: SystemTime) -> String {
         rem / 60 % 60,
         rem % 60
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::remote_user;
+
+    /// nginx's `$remote_user`: Basic's user, unchecked; `-` otherwise.
+    #[test]
+    fn remote_user_is_basics_user_name() {
+        assert_eq!(remote_user(Some("Basic dTpw")), "u"); // u:p
+        assert_eq!(remote_user(Some("basic YWxpY2U6c2VjcmV0")), "alice");
+        assert_eq!(remote_user(Some("Bearer abc")), "-");
+        assert_eq!(remote_user(Some("Basic !!!")), "-");
+        assert_eq!(remote_user(None), "-");
+        assert_eq!(remote_user(Some("Basic YSJiOng=")), "a\\x22b"); // a"b:x
+    }
 }

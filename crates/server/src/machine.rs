@@ -131,7 +131,7 @@ impl Core {
             minor: 1,
             status,
             bytes: Some(msg.len() as u64),
-            agent: ("-", "-"),
+            agent: ("-", "-", None),
             started: None,
         });
         put_text(out, status, 1, false, None, &msg, false, date);
@@ -185,6 +185,7 @@ impl Core {
                 (
                     req.referer.unwrap_or("-").to_string(),
                     req.user_agent.unwrap_or("-").to_string(),
+                    req.authorization.map(String::from),
                 )
             }),
             started: Instant::now(),
@@ -226,7 +227,11 @@ impl Core {
                 minor: req.minor,
                 status: reply.status,
                 bytes: Some(bytes),
-                agent: (req.referer.unwrap_or("-"), req.user_agent.unwrap_or("-")),
+                agent: (
+                    req.referer.unwrap_or("-"),
+                    req.user_agent.unwrap_or("-"),
+                    req.authorization,
+                ),
                 started: None,
             });
         } else {
@@ -302,8 +307,9 @@ impl Core {
             let q = |s: &str| s.replace('"', "\\x22");
             let secs = l.started.map_or(0.0, |t| t.elapsed().as_secs_f64());
             log!(
-                "{} - - [{}] \"{} HTTP/1.{}\" {} {} \"{}\" \"{}\" {secs:.3}",
+                "{} - {} [{}] \"{} HTTP/1.{}\" {} {} \"{}\" \"{}\" {secs:.3}",
                 self.peer.ip(),
+                super::log::remote_user(l.agent.2),
                 access_time(SystemTime::now()),
                 q(l.request),
                 l.minor,
@@ -318,10 +324,9 @@ impl Core {
     /// `answering` for a request off the fast path.
     pub(super) fn answering_slow(&mut self, s: &Slow, status: u16, bytes: Option<u64>) {
         let request = format!("{} {}", s.method, s.target);
-        let agent = s
-            .agent
-            .as_ref()
-            .map_or(("-", "-"), |(r, u)| (r.as_str(), u.as_str()));
+        let agent = s.agent.as_ref().map_or(("-", "-", None), |(r, u, a)| {
+            (r.as_str(), u.as_str(), a.as_deref())
+        });
         self.answering(&Logged {
             request: &request,
             minor: s.minor,

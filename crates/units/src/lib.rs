@@ -18,7 +18,8 @@
 //! - sizes are bytes; `KB`/`MB`/`GB` decimal, `KiB`/`MiB`/`GiB` binary;
 //! - rates are bits per second, `kbit`/`mbit`/`gbit` decimal, or bytes per
 //!   second as `KB/s`/`MB/s`; `mbps` is refused as ambiguous;
-//! - probabilities are `1%` or `0.01`.
+//! - probabilities are `1%`; a bare number other than `0` is refused
+//!   (netem reads `loss 1` as 1 %, Mahimahi's `mm-loss` as 100 %).
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -220,14 +221,22 @@ pub fn parse_size(input: &str) -> Result<u64, UnitError> {
     Ok(bytes.round() as u64)
 }
 
-const FRACTION: &str = "a probability such as 1%, 0.5% or 0.01";
+const FRACTION: &str = "a probability such as 1%, 0.5% or 100%";
 
-/// Parses a probability: `1%` or `0.01`.
+/// Parses a probability: `1%`, or a bare `0`.
 pub fn parse_fraction(input: &str) -> Result<f64, UnitError> {
     let (v, unit) = split(input, FRACTION)?;
     let p = match unit.as_str() {
         "%" => v / 100.0,
-        "" => v,
+        "" if v == 0.0 => 0.0,
+        // netem reads `loss 1` as 1 %, Mahimahi's `mm-loss uplink 1` as
+        // 100 %: a bare number would mean one peer's reading silently.
+        "" => {
+            return Err(UnitError::Range {
+                input: input.to_string(),
+                why: "a bare number is a percentage to netem (loss 1 = 1%) and a fraction to Mahimahi (mm-loss 1 = 100%): write the percent sign, 1% or 100%",
+            });
+        }
         _ => {
             return Err(UnitError::BadUnit {
                 unit,
@@ -522,7 +531,12 @@ mod tests {
         assert_eq!(parse_size("1_000").unwrap(), 1000);
         assert!(parse_size("12 furlongs").is_err());
         assert_eq!(parse_fraction("1%").unwrap(), 0.01);
-        assert_eq!(parse_fraction("0.25").unwrap(), 0.25);
+        assert_eq!(parse_fraction("25%").unwrap(), 0.25);
+        assert_eq!(parse_fraction("0").unwrap(), 0.0);
+        // netem's 1 % and Mahimahi's 100 %: refused, with both spellings.
+        let e = parse_fraction("1").unwrap_err().to_string();
+        assert!(e.contains("1%") && e.contains("100%"), "{e}");
+        assert!(parse_fraction("0.25").is_err());
         assert!(parse_fraction("150%").is_err());
         assert!(parse_fraction("-1%").is_err());
     }

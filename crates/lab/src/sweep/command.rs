@@ -53,11 +53,17 @@ impl Swept {
 }
 
 impl Summary {
-    /// What `lab merge` says.
+    /// What `lab merge` says. Missing counts every cell of the matrix
+    /// without a record, the cells of shards not given included.
     pub fn merged_line(&self, out: &Path) -> String {
         let out = out.display();
+        let not_given = match self.shards_missing.as_slice() {
+            [] => String::new(),
+            [one] => format!(" (shard {one} not given)"),
+            many => format!(" (shards {} not given)", many.join(", ")),
+        };
         format!(
-            "merged {} of {} cells (shards: {}); {} missing, {} failed; report: {out}/report.md, {out}/index.html, {out}/results.json",
+            "merged {} of {} cells (shards: {}); {} missing{not_given}, {} failed; report: {out}/report.md, {out}/index.html, {out}/results.json",
             self.cells_present,
             self.cells_total,
             if self.shards.is_empty() {
@@ -65,9 +71,15 @@ impl Summary {
             } else {
                 self.shards.join(", ")
             },
-            self.missing.len(),
+            self.cells_total.saturating_sub(self.cells_present),
             self.failed.len()
         )
+    }
+
+    /// `lab merge`'s exit status: 0 only when every cell of the matrix is
+    /// there and measured; 1 for a partial merge (its report is written).
+    pub fn merge_exit_code(&self) -> i32 {
+        i32::from(self.cells_present < self.cells_total || !self.failed.is_empty())
     }
 }
 

@@ -61,6 +61,9 @@ pub struct Summary {
     pub missing: Vec<String>,
     /// The shards merged (`K/N`), or empty for a whole run.
     pub shards: Vec<String>,
+    /// The shards of the same split not given to `lab merge` (`2/2`).
+    #[serde(default)]
+    pub shards_missing: Vec<String>,
     /// The groups, in matrix order.
     pub groups: Vec<Group>,
 }
@@ -157,6 +160,7 @@ pub fn summarize(headers: &[Header], records: &BTreeMap<String, CellRecord>) -> 
         .collect();
     let mut shards: Vec<String> = headers.iter().filter_map(|h| h.shard.clone()).collect();
     shards.sort();
+    let shards_missing = shards_not_given(&shards);
     Summary {
         version: first.version.clone(),
         fingerprint: first.fingerprint.clone(),
@@ -170,8 +174,25 @@ pub fn summarize(headers: &[Header], records: &BTreeMap<String, CellRecord>) -> 
             .collect(),
         missing,
         shards,
+        shards_missing,
         groups,
     }
+}
+
+/// The `K/N` of a split that are not among `given` (all of them `K/N`
+/// with one N: `lab merge` refuses shards of different matrices).
+fn shards_not_given(given: &[String]) -> Vec<String> {
+    let Some(n) = given
+        .iter()
+        .filter_map(|s| s.split_once('/')?.1.parse::<usize>().ok())
+        .max()
+    else {
+        return Vec::new();
+    };
+    (1..=n)
+        .map(|k| format!("{k}/{n}"))
+        .filter(|s| !given.contains(s))
+        .collect()
 }
 
 /// `report.md`.
@@ -202,6 +223,14 @@ pub fn markdown(s: &Summary) -> String {
             "Missing ({}): {}.\n",
             s.missing.len(),
             s.missing.join(", ")
+        );
+    }
+    if !s.shards_missing.is_empty() {
+        let _ = writeln!(
+            m,
+            "Not merged: shard {} ({} cells): an incomplete report.\n",
+            s.shards_missing.join(", "),
+            s.cells_total - s.cells_present - s.missing.len().min(s.cells_total - s.cells_present)
         );
     }
     let vary_keys: Vec<String> = s

@@ -330,6 +330,10 @@ impl std::str::FromStr for QueueSpec {
             let dur = || parse_duration(v);
             match (&mut spec.kind, k) {
                 (_, "limit") => spec.limit = Some(limit_spec(s, v)?),
+                // Mahimahi's queue arguments (`--downlink-queue-args`):
+                // `packets=N` and `bytes=N`, bare numbers in their unit.
+                (_, "packets") => spec.limit = Some(mahimahi_limit(s, v, "pkt")?),
+                (_, "bytes") => spec.limit = Some(mahimahi_limit(s, v, "B")?),
                 (Kind::Codel(_) | Kind::Pie(_) | Kind::FqCodel(_), "ecn") if v.is_empty() => {
                     spec.ecn = true
                 }
@@ -355,13 +359,24 @@ impl std::str::FromStr for QueueSpec {
                 _ => {
                     return Err(bad(
                         s,
-                        "a key this queue kind does not take (codel: target, interval; pie: target, tupdate; fq-codel: target, interval, flows, quantum; all: limit; AQMs: ecn)",
+                        "a key this queue kind does not take (codel: target, interval; pie: target, tupdate; fq-codel: target, interval, flows, quantum; all: limit=400KB|100pkt|2bdp, or Mahimahi's packets=100, bytes=30000; AQMs: ecn)",
                     ));
                 }
             }
         }
         Ok(spec)
     }
+}
+
+/// Mahimahi's `packets=N` / `bytes=N`: a bare count in that unit.
+fn mahimahi_limit(s: &str, v: &str, unit: &str) -> Result<LimitSpec, UnitError> {
+    if v.is_empty() || !v.chars().all(|c| c.is_ascii_digit()) {
+        return Err(bad(
+            s,
+            "Mahimahi's packets= and bytes= take a bare count (packets=100, bytes=30000)",
+        ));
+    }
+    limit_spec(s, &format!("{v}{unit}"))
 }
 
 fn positive(s: &str, d: Nanos) -> Result<Nanos, UnitError> {

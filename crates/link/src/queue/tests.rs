@@ -93,9 +93,28 @@ fn parses_kinds_options_and_refuses_what_a_kind_does_not_take() {
         "fq-codel:flows=0",
         "codel:limit=-1bdp",
         "codel:limit=10",
+        "1500",
+        "droptail:limit=1500",
+        "droptail:packets=100pkt",
+        "droptail:bytes=",
     ] {
         assert!(bad.parse::<QueueSpec>().is_err(), "{bad}");
     }
+}
+
+/// Mahimahi's spellings mean what they mean to `mm-link`
+/// (`--downlink-queue=droptail --downlink-queue-args=packets=100`), and a
+/// bare number, bytes to tc and packets to Mahimahi, says both readings.
+#[test]
+fn mahimahi_queue_arguments_and_bare_numbers() {
+    let p: QueueSpec = "droptail:packets=100".parse().unwrap();
+    assert_eq!(p.limit, Some(LimitSpec::Fixed(QueueLimit::Packets(100))));
+    let b: QueueSpec = "drophead:bytes=30000".parse().unwrap();
+    assert_eq!(b.limit, Some(LimitSpec::Fixed(QueueLimit::Bytes(30_000))));
+    let e = "1500".parse::<QueueSpec>().unwrap_err().to_string();
+    assert!(e.contains("1500B") && e.contains("pkt"), "{e}");
+    let ok: QueueSpec = "1500B".parse().unwrap();
+    assert_eq!(ok.limit, Some(LimitSpec::Fixed(QueueLimit::Bytes(1500))));
 }
 
 #[test]
