@@ -401,6 +401,51 @@ pub struct Report {
     pub interrupted: bool,
 }
 
+impl Report {
+    /// The report as text; with `wrk_latency` (`--latency`) followed by
+    /// wrk's own "Latency Distribution" table, laid out as wrk lays it.
+    pub fn text(&self, wrk_latency: bool) -> String {
+        if !wrk_latency {
+            return self.to_string();
+        }
+        let l = &self.latency;
+        let mut t = format!("{self}\n  Latency Distribution");
+        for (p, ms) in [
+            (50, l.p50_ms),
+            (75, l.p75_ms),
+            (90, l.p90_ms),
+            (99, l.p99_ms),
+        ] {
+            t.push_str(&format!("\n{p:>7}%{}", wrk_units(ms * 1000.0)));
+        }
+        t
+    }
+}
+
+/// A time in microseconds as wrk prints it in a column of 10: two
+/// decimals and its unit (`85.00us`, `1.00ms`, `2.09s`), right-aligned,
+/// a one-letter unit followed by a space.
+fn wrk_units(us: f64) -> String {
+    let us = us.round();
+    let (v, unit) = if us < 1e3 {
+        (us, "us")
+    } else if us < 1e6 {
+        (us / 1e3, "ms")
+    } else if us < 60e6 {
+        (us / 1e6, "s")
+    } else if us < 3600e6 {
+        (us / 60e6, "m")
+    } else {
+        (us / 3600e6, "h")
+    };
+    let text = format!("{v:.2}{unit}");
+    if unit.len() == 2 {
+        format!("{text:>10}")
+    } else {
+        format!("{text:>9} ")
+    }
+}
+
 impl std::fmt::Display for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
@@ -478,5 +523,19 @@ impl tcpwise_outcome::Classify for BenchError {
             BenchError::Tls(_) => Class::Usage,
             _ => Class::Failed,
         })
+    }
+}
+
+#[cfg(test)]
+mod wrk_tests {
+    /// wrk's column: `%.2f` and a unit, right-aligned in 10 (one-letter
+    /// units leave a space after them).
+    #[test]
+    fn times_as_wrk_prints_them() {
+        assert_eq!(super::wrk_units(85.0), "   85.00us");
+        assert_eq!(super::wrk_units(1000.0), "    1.00ms");
+        assert_eq!(super::wrk_units(511.4), "  511.00us");
+        assert_eq!(super::wrk_units(2_090_000.0), "    2.09s ");
+        assert_eq!(super::wrk_units(90e6), "    1.50m ");
     }
 }

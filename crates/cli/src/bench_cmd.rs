@@ -45,8 +45,8 @@ pub struct BenchArgs {
     /// A request with no complete response after this long counts as a timeout error.
     #[arg(long, default_value = "10s")]
     pub timeout: Seconds,
-    /// Accepted for wrk's sake: the latency percentiles (p50 to p99.99
-    /// and max) are always printed.
+    /// Also print wrk's "Latency Distribution" table (50, 75, 90, 99 %),
+    /// as wrk lays it out (the p50 to p99.99 line is always printed).
     #[arg(long)]
     pub latency: bool,
     /// https: accept any server certificate.
@@ -174,7 +174,7 @@ fn bench(a: BenchArgs) -> Result<i32> {
             crate::versioned(serde_json::json!({ "summary": report }))
         );
     } else {
-        println!("{report}");
+        println!("{}", report.text(a.latency));
     }
     Ok(0)
 }

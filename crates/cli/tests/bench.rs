@@ -365,3 +365,46 @@ fn several_urls_are_taken_in_turn() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("scheme, host and port"), "{err}");
 }
+
+/// `--latency` prints wrk's "Latency Distribution" table: against the
+/// same origin, wrk's block and ours have the same lines (50, 75, 90,
+/// 99 %), each the same width with a time in wrk's units.
+#[test]
+fn latency_prints_wrks_distribution_table() {
+    if !tool_ok("bench_latency_table", "wrk") {
+        return;
+    }
+    let (_srv, base) = serve(&[]);
+    let url = format!("{base}/bytes/10");
+    let block = |out: &str| -> Vec<String> {
+        out.lines()
+            .skip_while(|l| *l != "  Latency Distribution")
+            .take(5)
+            .map(String::from)
+            .collect()
+    };
+    let wrk = std::process::Command::new("wrk")
+        .args(["-t1", "-c2", "-d1", "--latency", &url])
+        .output()
+        .unwrap();
+    let ours = tcpwise(&["bench", "-t", "1", "-c", "2", "-d", "1", "--latency", &url]);
+    assert!(ours.status.success(), "{}", stderr(&ours));
+    let (theirs, ours) = (block(&stdout(&wrk)), block(&stdout(&ours)));
+    assert_eq!(theirs.len(), 5, "wrk: {theirs:?}");
+    assert_eq!(ours.len(), 5, "tcpwise: {ours:?}");
+    let shape = |l: &str| -> (String, usize, bool) {
+        let pct = l.split('%').next().unwrap_or("").to_string();
+        let time = l.split('%').nth(1).unwrap_or("").trim();
+        let unit = time.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+        let number = &time[..time.len() - unit.len()];
+        let two_decimals = number.split('.').nth(1).is_some_and(|d| d.len() == 2);
+        (
+            pct,
+            l.len(),
+            two_decimals && ["us", "ms", "s"].contains(&unit),
+        )
+    };
+    for (t, o) in theirs.iter().zip(&ours).skip(1) {
+        assert_eq!(shape(t), shape(o), "wrk {t:?} vs tcpwise {o:?}");
+    }
+}
