@@ -269,7 +269,12 @@ impl Options {
         if !has("user-agent") {
             r.push_str("User-Agent: tcpwise-bench\r\n");
         }
-        for (k, v) in &self.headers {
+        // `-H 'Name:'` removes a header (curl's spelling): not written.
+        for (k, v) in self
+            .headers
+            .iter()
+            .filter(|(_, v)| v != tcpwise_client::REMOVE)
+        {
             r.push_str(&format!("{k}: {v}\r\n"));
         }
         if let Some(b) = &self.body

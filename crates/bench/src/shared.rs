@@ -179,7 +179,11 @@ impl StreamRequests {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let mut headers = http::HeaderMap::new();
-        for (k, v) in &o.headers {
+        for (k, v) in o
+            .headers
+            .iter()
+            .filter(|(_, v)| v != tcpwise_client::REMOVE)
+        {
             // Connection-specific headers are not HTTP/2's (RFC 9113 8.2.2).
             if [
                 "host",

@@ -12,6 +12,7 @@ mod architecture;
 mod bench;
 mod cold_start;
 mod curl_diff;
+mod curl_options;
 mod dispatch;
 mod emu;
 mod examples;

@@ -47,6 +47,11 @@ pub struct ClientConfig {
     pub max_body: Option<u64>,
     /// Fixed addresses for host:port pairs (curl's `--resolve`).
     pub resolve: Vec<Resolve>,
+    /// The TLS versions offered (curl's `--tlsv1.x`, `--tls-max`).
+    pub tls_versions: TlsVersions,
+    /// Other hosts to connect to for host:port pairs (curl's
+    /// `--connect-to`), the first match winning.
+    pub connect_to: Vec<ConnectTo>,
     /// Address family to connect with (curl's `-4`/`-6`).
     pub family: Family,
     /// HTTP version to speak.
@@ -144,6 +149,90 @@ impl std::str::FromStr for Resolve {
     }
 }
 
+pub use tcpwise_http::tls::TlsVersions;
+
+/// `HOST1:PORT1:HOST2:PORT2`: for a request to HOST1:PORT1, connect to
+/// HOST2:PORT2 (curl's `--connect-to`). An empty HOST1 or PORT1 matches
+/// any; an empty HOST2 or PORT2 keeps the request's; IPv6 in brackets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectTo {
+    /// The request's host it applies to; `None` for any.
+    pub host: Option<String>,
+    /// The request's port it applies to; `None` for any.
+    pub port: Option<u16>,
+    /// The host to connect to; `None` keeps the request's.
+    pub to_host: Option<String>,
+    /// The port to connect to; `None` keeps the request's.
+    pub to_port: Option<u16>,
+}
+
+impl ConnectTo {
+    /// Where a request to `host:port` connects: `Some` when this applies.
+    pub fn apply(&self, host: &str, port: u16) -> Option<(String, u16)> {
+        let host_ok = self
+            .host
+            .as_ref()
+            .is_none_or(|h| h.eq_ignore_ascii_case(host));
+        let port_ok = self.port.is_none_or(|p| p == port);
+        (host_ok && port_ok).then(|| {
+            (
+                self.to_host.clone().unwrap_or_else(|| host.to_string()),
+                self.to_port.unwrap_or(port),
+            )
+        })
+    }
+}
+
+/// Splits `s` at its next `:` outside brackets: (field, rest).
+fn field(s: &str) -> (&str, Option<&str>) {
+    let mut depth = 0;
+    for (i, c) in s.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ':' if depth == 0 => return (&s[..i], Some(&s[i + 1..])),
+            _ => {}
+        }
+    }
+    (s, None)
+}
+
+/// A `--connect-to` entry that is not `HOST1:PORT1:HOST2:PORT2`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not HOST1:PORT1:HOST2:PORT2 (an empty part: any, or the URL's)")]
+pub struct BadConnectTo(pub String);
+
+impl std::str::FromStr for ConnectTo {
+    type Err = BadConnectTo;
+
+    fn from_str(s: &str) -> Result<ConnectTo, BadConnectTo> {
+        let bad = || BadConnectTo(s.to_string());
+        let (h1, rest) = field(s);
+        let (p1, rest) = field(rest.ok_or_else(bad)?);
+        let (h2, rest) = field(rest.ok_or_else(bad)?);
+        let (p2, extra) = field(rest.ok_or_else(bad)?);
+        if extra.is_some() {
+            return Err(bad());
+        }
+        let host = |h: &str| {
+            (!h.is_empty()).then(|| h.trim_start_matches('[').trim_end_matches(']').to_string())
+        };
+        let port = |p: &str| -> Result<Option<u16>, BadConnectTo> {
+            if p.is_empty() {
+                Ok(None)
+            } else {
+                p.parse().map(Some).map_err(|_| bad())
+            }
+        };
+        Ok(ConnectTo {
+            host: host(h1),
+            port: port(p1)?,
+            to_host: host(h2),
+            to_port: port(p2)?,
+        })
+    }
+}
+
 /// A TLS session cache (tickets, per server name) and the protocol each
 /// origin chose at its last full handshake, the one its tickets are bound
 /// to and so the one early data is written in. Cheap to clone; clones
@@ -161,7 +250,7 @@ pub struct TlsSessions {
 }
 
 /// A trust setting: `-k`, and the `--cacert` certificates.
-type TrustKey = (bool, Vec<Vec<u8>>);
+type TrustKey = (bool, Vec<Vec<u8>>, TlsVersions);
 
 impl TlsSessions {
     /// The config for `-k` (`insecure`) or these extra CAs, keeping its
@@ -170,16 +259,17 @@ impl TlsSessions {
         &self,
         insecure: bool,
         extra_ca: &[Vec<u8>],
+        versions: TlsVersions,
     ) -> Result<Arc<rustls::ClientConfig>, HttpError> {
         let mut g = self.configs.lock().expect("lock");
-        let key = (insecure, extra_ca.to_vec());
+        let key = (insecure, extra_ca.to_vec(), versions);
         if let Some(c) = g.get(&key) {
             return Ok(c.clone());
         }
         let c = if insecure {
-            tcpwise_http::tls::insecure_client_config()?
+            tcpwise_http::tls::insecure_client_config_with(versions)?
         } else {
-            tcpwise_http::tls::client_config(extra_ca)?
+            tcpwise_http::tls::client_config_with(extra_ca, versions)?
         };
         let mut c = (*c).clone();
         c.resumption = rustls::client::Resumption::store(self.store.clone());
@@ -238,6 +328,8 @@ impl Default for ClientConfig {
             alt_svc: None,
             max_body: None,
             resolve: Vec::new(),
+            connect_to: Vec::new(),
+            tls_versions: TlsVersions::Both,
             family: Family::Any,
             version: Version::Http1,
             tcp_keepalive: Some(Duration::from_secs(60)),

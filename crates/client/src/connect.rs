@@ -82,7 +82,9 @@ impl Client {
             return Ok(c.clone());
         }
         let cfg = &self.inner.cfg;
-        let base = cfg.sessions.base(cfg.insecure, &cfg.extra_ca)?;
+        let base = cfg
+            .sessions
+            .base(cfg.insecure, &cfg.extra_ca, cfg.tls_versions)?;
         let mut own = (*base).clone();
         if cfg.version != Version::Http1 {
             own.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
@@ -131,7 +133,7 @@ impl Client {
             .cfg
             .resolve
             .iter()
-            .find(|r| r.port == port && r.host.eq_ignore_ascii_case(host));
+            .find(|r| r.port == port && (r.host == "*" || r.host.eq_ignore_ascii_case(host)));
         let local = host.eq_ignore_ascii_case("localhost")
             || host.to_ascii_lowercase().ends_with(".localhost");
         let all: Vec<SocketAddr> = match fixed {
@@ -168,6 +170,20 @@ impl Client {
             .collect();
         if kept.is_empty() {
             let which = if family == Family::V4 { "IPv4" } else { "IPv6" };
+            // An address of the other family in the URL: nothing to
+            // connect to (curl's 7), not a name that did not resolve.
+            if host.parse::<IpAddr>().is_ok() {
+                return Err(HttpError::Connect {
+                    target: format!("{host}:{port}"),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::AddrNotAvailable,
+                        format!(
+                            "{}: the URL's address is not {which}",
+                            if family == Family::V4 { "-4" } else { "-6" }
+                        ),
+                    ),
+                });
+            }
             return Err(HttpError::Dns {
                 host: host.to_string(),
                 source: std::io::Error::new(
@@ -192,7 +208,7 @@ impl Client {
         if let Some(path) = self.inner.cfg.unix_socket.clone() {
             return self.connect_unix(origin, &path, start, t).await;
         }
-        let (dial_host, dial_port, dial) = dial_of(origin);
+        let (dial_host, dial_port, dial) = dial_of(origin, &self.inner.cfg.connect_to);
         let addrs = self.addresses(&dial_host, dial_port).await?;
         t.dns_ms = Some(start.elapsed().as_secs_f64() * 1e3);
         let race::Won {
@@ -455,10 +471,13 @@ pub fn certificate_reason(c: &rustls::CertificateError) -> String {
 /// Where the TCP connection goes: the proxy's host and port when there is
 /// one, else the origin's; with `host:port` (an IPv6 host bracketed) for
 /// messages.
-fn dial_of(origin: &Origin) -> (String, u16, String) {
+fn dial_of(origin: &Origin, connect_to: &[crate::ConnectTo]) -> (String, u16, String) {
     let (host, port) = match &origin.via {
         Some(p) => (p.host.clone(), p.port),
-        None => (origin.host.clone(), origin.port),
+        None => connect_to
+            .iter()
+            .find_map(|c| c.apply(&origin.host, origin.port))
+            .unwrap_or_else(|| (origin.host.clone(), origin.port)),
     };
     let dial = if host.contains(':') {
         format!("[{host}]:{port}")

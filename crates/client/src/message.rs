@@ -228,6 +228,10 @@ pub struct Response {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Header(pub String, pub String);
 
+/// A header value that removes the header instead of sending it (curl's
+/// `-H 'Name:'`); an empty value is sent empty (curl's `-H 'Name;'`).
+pub const REMOVE: &str = "\u{0}";
+
 /// A header argument that is not `Name: value`.
 #[derive(Debug, thiserror::Error)]
 #[error("'{0}' is not a header 'Name: value' with a valid name")]
@@ -236,14 +240,25 @@ pub struct BadHeader(String);
 impl std::str::FromStr for Header {
     type Err = BadHeader;
 
+    /// `Name: value`; curl's `Name:` (no value: removes the header, a
+    /// default one included) and `Name;` (sends it empty).
     fn from_str(s: &str) -> Result<Header, BadHeader> {
+        let token = |b: u8| b.is_ascii_alphanumeric() || b"-_!#$%&'*+.^`|~".contains(&b);
+        let name_ok = |k: &str| !k.is_empty() && k.bytes().all(token);
+        if let Some(k) = s.trim_end().strip_suffix(';')
+            && !k.contains(':')
+            && name_ok(k.trim())
+        {
+            return Ok(Header(k.trim().to_string(), String::new()));
+        }
         let (k, v) = s.split_once(':').ok_or_else(|| BadHeader(s.to_string()))?;
         let k = k.trim();
-        let token = |b: u8| b.is_ascii_alphanumeric() || b"-_!#$%&'*+.^`|~".contains(&b);
-        if k.is_empty() || !k.bytes().all(token) {
+        if !name_ok(k) {
             return Err(BadHeader(s.to_string()));
         }
-        Ok(Header(k.to_string(), v.trim().to_string()))
+        let v = v.trim();
+        let v = if v.is_empty() { REMOVE } else { v };
+        Ok(Header(k.to_string(), v.to_string()))
     }
 }
 

@@ -254,11 +254,11 @@ impl Client {
         t.dns_ms = Some(start.elapsed().as_secs_f64() * 1e3);
         let addr = addrs[0];
         let io = |e: std::io::Error| HttpError::connect(&target, e);
-        let mut tls = (*self
-            .inner
-            .cfg
-            .sessions
-            .base(self.inner.cfg.insecure, &self.inner.cfg.extra_ca)?)
+        let mut tls = (*self.inner.cfg.sessions.base(
+            self.inner.cfg.insecure,
+            &self.inner.cfg.extra_ca,
+            TlsVersions::Both,
+        )?)
         .clone();
         tls.alpn_protocols = vec![b"h3".to_vec()];
         tls.enable_early_data = false;

@@ -131,8 +131,8 @@ impl Client {
             b = b.header("accept", "*/*");
         }
         for (k, v) in &req.headers {
-            // An empty value removes the header, as curl's `-H 'Name:'`.
-            if !v.is_empty() {
+            // REMOVE removes the header, as curl's `-H 'Name:'`.
+            if v != crate::REMOVE {
                 b = b.header(k.as_str(), v.as_str());
             }
         }

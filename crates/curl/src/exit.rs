@@ -15,6 +15,9 @@ pub fn http(e: &HttpError) -> i32 {
         HttpError::Upload(tcpwise_client::PayloadError::Rewind) => 65,
         HttpError::Connect { source, .. } if source.kind() == std::io::ErrorKind::TimedOut => 28,
         HttpError::Connect { .. } => 7,
+        // Not HTTP at all: curl 7.88 takes it for HTTP/0.9, which it
+        // refuses as an unsupported protocol (1).
+        HttpError::Protocol { source, .. } if source.to_string().contains("HTTP version") => 1,
         HttpError::Protocol { .. } => 8,
         HttpError::Quic {
             connecting: true, ..
@@ -36,6 +39,7 @@ pub fn http(e: &HttpError) -> i32 {
 pub fn transfer(e: &TransferError) -> i32 {
     match e {
         TransferError::Http(h) => http(h),
+        TransferError::BadUrl { code, .. } => *code,
         TransferError::Status(_) => 22,
         TransferError::NoResume => 33,
         TransferError::Decode { .. } => 61,
@@ -45,8 +49,9 @@ pub fn transfer(e: &TransferError) -> i32 {
 /// curl's exit code for words that make no request (bad flags or URL).
 pub fn words(e: &CurlError) -> i32 {
     match e {
-        CurlError::Glob { .. } => URL_MALFORMAT,
-        CurlError::Upload { .. } | CurlError::Config { .. } => 26,
+        CurlError::Glob { .. } | CurlError::Url { .. } => URL_MALFORMAT,
+        CurlError::Scheme { .. } => 1,
+        CurlError::Upload { .. } | CurlError::Config { .. } | CurlError::FormFile { .. } => 26,
         _ => 2,
     }
 }

@@ -124,9 +124,15 @@ pub fn etag_compare(file: &Path, saving: bool) -> Result<Header, CurlError> {
 /// `--limit-rate`'s bytes per second: a number with an optional K, M, G
 /// (powers of 1024, either case), as curl reads it.
 pub fn rate(s: &str) -> Result<u64, CurlError> {
+    size("--limit-rate", s)
+}
+
+/// A size as curl reads its numbers with units (`--limit-rate`,
+/// `--max-filesize`): K, M, G are powers of 1024, either case.
+pub fn size(flag: &str, s: &str) -> Result<u64, CurlError> {
     let bad = || {
         CurlError::Usage(format!(
-            "--limit-rate '{s}' is not a rate (1000, 100K, 2M, 1G)"
+            "{flag} '{s}' is not a number of bytes (1000, 100K, 2M, 1G: powers of 1024)"
         ))
     };
     let t = s.trim();

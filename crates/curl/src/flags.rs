@@ -80,9 +80,14 @@ pub struct GetArgs {
     /// standard output; repeatable).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Vec<PathBuf>,
-    /// Write each body to a file named like the URL's last path segment.
-    #[arg(short = 'O', long = "remote-name")]
-    pub remote_name: bool,
+    /// Write the body of the URL in the same position to a file named
+    /// like its last path segment (as -o, one URL each: give it once per
+    /// URL, or --remote-name-all).
+    #[arg(short = 'O', long = "remote-name", action = clap::ArgAction::Count)]
+    pub remote_name: u8,
+    /// -O for every URL that has no -o or -O of its own.
+    #[arg(long = "remote-name-all")]
+    pub remote_name_all: bool,
     /// Extra request header 'Name: value' (repeatable; 'Name:' removes a
     /// default one); @FILE reads one header a line.
     #[arg(short = 'H', long = "header", value_name = "HEADER")]
@@ -195,9 +200,14 @@ pub struct GetArgs {
     /// Send the -d data in the URL's query with a GET.
     #[arg(short = 'G', long = "get")]
     pub get: bool,
-    /// Multipart form part: name=value, name=@file (an upload), name=<file (its content); ;type=T sets the part's type.
+    /// Multipart form part: name=value, name=@file (an upload, @- from
+    /// standard input), name=<file (its content as the value); then
+    /// ;type=T, ;filename=F, ;headers=H; "quoted" words may hold ;.
     #[arg(short = 'F', long = "form", value_name = "NAME=CONTENT")]
     pub form: Vec<String>,
+    /// As -F, CONTENT taken as it is (no @, < or ; meanings).
+    #[arg(long = "form-string", value_name = "NAME=STRING")]
+    pub form_string: Vec<String>,
     /// PUT FILE ('-' for standard input, sent chunked), streamed: memory
     /// stays bounded whatever its size; a URL ending in / gets the file's name.
     #[arg(short = 'T', long = "upload-file", value_name = "FILE")]
@@ -211,9 +221,18 @@ pub struct GetArgs {
     /// Referer header.
     #[arg(short = 'e', long = "referer", value_name = "URL")]
     pub referer: Option<String>,
-    /// Byte range(s): 0-499, 500-, -500, 0-0,-1.
-    #[arg(short = 'r', long = "range", value_name = "RANGE")]
+    /// Byte range(s): 0-499, 500-, -500 (the last 500), 0-0,-1.
+    #[arg(
+        short = 'r',
+        long = "range",
+        value_name = "RANGE",
+        allow_hyphen_values = true
+    )]
     pub range: Option<String>,
+    /// Send PATH as the request target instead of the URL's path and
+    /// query (`*` for OPTIONS *).
+    #[arg(long = "request-target", value_name = "PATH")]
+    pub request_target: Option<String>,
     /// Resume at OFFSET, or '-' for the size of the output file so far (appends to it).
     #[arg(short = 'C', long = "continue-at", value_name = "OFFSET")]
     pub continue_at: Option<String>,
@@ -246,9 +265,20 @@ pub struct GetArgs {
     /// No progress meter.
     #[arg(long = "no-progress-meter")]
     pub no_progress_meter: bool,
-    /// Follow redirects.
+    /// Follow redirects. A -X method is kept on every hop, as curl keeps
+    /// it; a POST's body is dropped after 301 and 302 (unless --post301,
+    /// --post302), any body after 303 (unless a POST with --post303).
     #[arg(short = 'L', long = "location")]
     pub location: bool,
+    /// With -L: a POST stays a POST after a 301.
+    #[arg(long = "post301")]
+    pub post301: bool,
+    /// With -L: a POST stays a POST after a 302.
+    #[arg(long = "post302")]
+    pub post302: bool,
+    /// With -L: a POST stays a POST after a 303.
+    #[arg(long = "post303")]
+    pub post303: bool,
     /// At most this many redirects with -L (curl's default 50; -1 for no limit).
     #[arg(
         long = "max-redirs",
@@ -308,9 +338,12 @@ pub struct GetArgs {
     /// a client without Happy Eyeballs).
     #[arg(long, conflicts_with = "happy_eyeballs_timeout_ms")]
     pub no_happy_eyeballs: bool,
-    /// Fail (curl's exit 63) when a body grows past SIZE, e.g. an endless chunked body.
+    /// Fail (curl's exit 63) when a body is larger than SIZE: bytes, or
+    /// K, M, G as curl reads them (powers of 1024: 10K is 10240). A body
+    /// whose length says so is not written at all; one that grows past
+    /// it (chunked) stops there.
     #[arg(long, value_name = "SIZE")]
-    pub max_filesize: Option<Bytes>,
+    pub max_filesize: Option<String>,
     /// Give up after this long (whole run): 10, 2.5, 500ms.
     #[arg(short = 'm', long = "max-time", value_name = "SECONDS")]
     pub max_time: Option<Seconds>,
@@ -320,9 +353,14 @@ pub struct GetArgs {
     /// IPv6 addresses only.
     #[arg(short = '6', long = "ipv6")]
     pub ipv6: bool,
-    /// Connect to ADDRESS for HOST:PORT (repeatable).
+    /// Connect to ADDRESS for HOST:PORT (repeatable; HOST * for any).
     #[arg(long, value_name = "HOST:PORT:ADDRESS")]
     pub resolve: Vec<tcpwise_client::Resolve>,
+    /// For requests to HOST1:PORT1, connect to HOST2:PORT2 instead (the
+    /// Host header and TLS name stay the URL's); an empty part matches
+    /// any, or keeps the URL's (repeatable; the first match wins).
+    #[arg(long = "connect-to", value_name = "HOST1:PORT1:HOST2:PORT2")]
+    pub connect_to: Vec<tcpwise_client::ConnectTo>,
     /// HTTP proxy [http://][USER:PASSWORD@]HOST[:PORT] (CONNECT for https); '' for none. Default: http_proxy, https_proxy, all_proxy.
     #[arg(short = 'x', long = "proxy", value_name = "PROXY")]
     pub proxy: Option<String>,
@@ -384,22 +422,68 @@ pub struct GetArgs {
     /// Also trust the CA certificates in this PEM file.
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<PathBuf>,
+    /// TLS 1.0 or later (rustls speaks 1.2 and 1.3, so: the default).
+    #[arg(short = '1', long = "tlsv1")]
+    pub tlsv1: bool,
+    /// TLS 1.0 or later (as --tlsv1).
+    #[arg(long = "tlsv1.0")]
+    pub tlsv1_0: bool,
+    /// TLS 1.1 or later (as --tlsv1).
+    #[arg(long = "tlsv1.1")]
+    pub tlsv1_1: bool,
+    /// TLS 1.2 or later.
+    #[arg(long = "tlsv1.2")]
+    pub tlsv1_2: bool,
+    /// TLS 1.3 only.
+    #[arg(long = "tlsv1.3")]
+    pub tlsv1_3: bool,
+    /// The newest TLS version to use: 1.2, 1.3 or default (1.0 and 1.1
+    /// are refused: rustls does not speak them).
+    #[arg(long = "tls-max", value_name = "VERSION")]
+    pub tls_max: Option<String>,
+}
+
+/// What goes where, in the order curl takes it: each URL's -o or -O.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputArg {
+    /// `-o FILE`.
+    File(PathBuf),
+    /// `-O`: the URL's file name.
+    Remote,
+}
+
+/// The flags whose order matters, in command-line order.
+#[derive(Debug, Clone, Default)]
+pub struct InOrder {
+    /// The `-d` family.
+    pub data: Vec<Data>,
+    /// `-o` and `-O`: the Nth goes with the Nth URL.
+    pub outputs: Vec<OutputArg>,
+    /// `-F` and `--form-string`.
+    pub form: Vec<super::form::FormArg>,
 }
 
 impl GetArgs {
-    /// The `-d` family in command-line order (clap keeps each flag apart;
-    /// `m`, the `get` subcommand's matches, gives their positions; without
-    /// it they join flag by flag).
-    pub fn data_in_order(&self, m: Option<&clap::ArgMatches>) -> Vec<Data> {
+    /// The `-d` family, `-o`/`-O` and `-F`/`--form-string` in
+    /// command-line order (clap keeps each flag apart; `m`, the `get`
+    /// subcommand's matches, gives their positions; without it they
+    /// join flag by flag).
+    pub fn data_in_order(&self, m: Option<&clap::ArgMatches>) -> InOrder {
         let a = self;
-        let mut all: Vec<(usize, Data)> = Vec::new();
-        let mut add = |id: &str, vals: &[String], f: fn(String) -> Data| {
-            let idx: Vec<usize> = m
-                .and_then(|m| m.indices_of(id))
+        let idx = |id: &str| -> Vec<usize> {
+            m.and_then(|m| m.indices_of(id))
                 .map(|i| i.collect())
-                .unwrap_or_default();
+                .unwrap_or_default()
+        };
+        fn sorted<T>(mut all: Vec<(usize, T)>) -> Vec<T> {
+            all.sort_by_key(|(i, _)| *i);
+            all.into_iter().map(|(_, d)| d).collect()
+        }
+        let mut data: Vec<(usize, Data)> = Vec::new();
+        let mut add = |id: &str, vals: &[String], f: fn(String) -> Data| {
+            let at = idx(id);
             for (n, v) in vals.iter().enumerate() {
-                all.push((idx.get(n).copied().unwrap_or(usize::MAX), f(v.clone())));
+                data.push((at.get(n).copied().unwrap_or(usize::MAX), f(v.clone())));
             }
         };
         add("data", &a.data, Data::Ascii);
@@ -407,8 +491,39 @@ impl GetArgs {
         add("data_raw", &a.data_raw, Data::Raw);
         add("data_urlencode", &a.data_urlencode, Data::UrlEncode);
         add("json", &a.json, Data::Json);
-        all.sort_by_key(|(i, _)| *i);
-        all.into_iter().map(|(_, d)| d).collect()
+        let mut outputs: Vec<(usize, OutputArg)> = Vec::new();
+        let (o_at, r_at) = (idx("output"), idx("remote_name"));
+        for (n, f) in a.output.iter().enumerate() {
+            outputs.push((
+                o_at.get(n).copied().unwrap_or(n),
+                OutputArg::File(f.clone()),
+            ));
+        }
+        for n in 0..usize::from(a.remote_name) {
+            outputs.push((
+                r_at.get(n).copied().unwrap_or(usize::MAX),
+                OutputArg::Remote,
+            ));
+        }
+        let mut form = Vec::new();
+        for (id, vals, literal) in [
+            ("form", &a.form, false),
+            ("form_string", &a.form_string, true),
+        ] {
+            let at = idx(id);
+            for (n, text) in vals.iter().enumerate() {
+                let arg = super::form::FormArg {
+                    text: text.clone(),
+                    literal,
+                };
+                form.push((at.get(n).copied().unwrap_or(usize::MAX), arg));
+            }
+        }
+        InOrder {
+            data: sorted(data),
+            outputs: sorted(outputs),
+            form: sorted(form),
+        }
     }
 }
 
@@ -591,7 +706,7 @@ pub fn split_next(
 
 /// One `--next` group's words as flags (clap's error, as for the first
 /// group, when they do not parse) and its `-d` family in order.
-pub fn parse_group(words: &[std::ffi::OsString]) -> Result<(GetArgs, Vec<Data>), clap::Error> {
+pub fn parse_group(words: &[std::ffi::OsString]) -> Result<(GetArgs, InOrder), clap::Error> {
     let m = get_command().try_get_matches_from(words)?;
     let a = <GetArgs as clap::FromArgMatches>::from_arg_matches(&m)?;
     let data = a.data_in_order(Some(&m));

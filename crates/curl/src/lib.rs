@@ -29,6 +29,7 @@ pub mod cookies;
 pub mod exit;
 pub mod extra;
 pub mod flags;
+pub mod form;
 pub mod glob;
 pub mod meter;
 pub mod netrc;
@@ -49,8 +50,8 @@ use url::Url;
 /// Why the words do not make a request (curl's exit 2 or 3).
 #[derive(Debug, thiserror::Error)]
 pub enum CurlError {
-    /// Not a URL, or not http/https.
-    #[error("'{url}' is not an http:// or https:// URL{why}")]
+    /// Not a URL (curl's exit 3).
+    #[error("'{url}' is not a valid URL{why}")]
     Url {
         /// As given.
         url: String,
@@ -66,12 +67,30 @@ pub enum CurlError {
         /// curl's complaint, with the position.
         why: String,
     },
+    /// A scheme other than http and https (curl's exit 1: "Protocol not
+    /// supported").
+    #[error("'{url}': tcpwise get speaks http:// and https:// only, not {scheme}://")]
+    Scheme {
+        /// As given.
+        url: String,
+        /// Its scheme.
+        scheme: String,
+    },
     /// `-X` with something that is not a method.
     #[error("'{0}' is not an HTTP method")]
     Method(String),
     /// A file named by `@FILE`, `-T` or `-F` cannot be read.
     #[error("cannot read {path}")]
     Data {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file `-F` names cannot be read (curl's 26).
+    #[error("cannot read {path} for -F")]
+    FormFile {
         /// The file.
         path: String,
         /// Why.
@@ -135,8 +154,8 @@ pub struct CurlArgs {
     pub data: Vec<Data>,
     /// `-G`: the data goes into the query of a GET.
     pub get: bool,
-    /// `-F name=value`, `name=@file[;type=T]`, `name=<file`.
-    pub form: Vec<String>,
+    /// `-F` and `--form-string`, in order ([`form`]).
+    pub form: Vec<form::FormArg>,
     /// `-T FILE` (`-` for standard input): PUT the file.
     pub upload: Option<PathBuf>,
     /// `-H`, in order.
@@ -162,6 +181,8 @@ pub struct CurlArgs {
     pub netrc: Option<netrc::Netrc>,
     /// `--path-as-is`: the path goes out as typed, dot segments and all.
     pub path_as_is: bool,
+    /// `--request-target`: sent instead of the URL's path and query.
+    pub request_target: Option<String>,
 }
 
 /// What `--compressed` asks for, curl's order.
@@ -279,7 +300,8 @@ impl CurlArgs {
         let (parsed, user) = self.url_and_user(url, data.as_deref())?;
         let mut form = None;
         if !self.form.is_empty() {
-            form = Some(multipart(&self.form, &boundary())?);
+            let (ty, body, _) = form::multipart(&self.form, &boundary(), stdin)?;
+            form = Some((ty, body));
         }
         let method = match &self.method {
             Some(m) => {
@@ -320,6 +342,7 @@ impl CurlArgs {
             add("Content-Type", "application/json".into());
             add("Accept", "application/json".into());
         }
+        let posts = data.is_some() && !self.get;
         let body = match (&form, &data, &self.upload) {
             (Some((ty, body)), _, _) => {
                 add("Content-Type", ty.clone());
@@ -337,6 +360,11 @@ impl CurlArgs {
             },
             _ => Payload::default(),
         };
+        // A -X method without a body goes without Content-Length, as
+        // curl sends it (not the 0 a POST would get).
+        if self.method.is_some() && form.is_none() && self.upload.is_none() && !posts {
+            add("Content-Length", tcpwise_client::REMOVE.into());
+        }
         headers.extend(self.headers.iter().map(|h| (h.0.clone(), h.1.clone())));
         let proxy = proxy_for(
             &parsed,
@@ -344,9 +372,11 @@ impl CurlArgs {
             self.noproxy.as_deref(),
             &|k| std::env::var(k).ok(),
         )?;
-        let target = self.path_as_is.then(|| {
-            let q = parsed.query().map(|q| format!("?{q}")).unwrap_or_default();
-            format!("{}{q}", raw_path(url))
+        let target = self.request_target.clone().or_else(|| {
+            self.path_as_is.then(|| {
+                let q = parsed.query().map(|q| format!("?{q}")).unwrap_or_default();
+                format!("{}{q}", raw_path(url))
+            })
         });
         Ok(Request {
             method,
@@ -435,6 +465,26 @@ fn raw_path(url: &str) -> String {
     if p.is_empty() { "/".into() } else { p.into() }
 }
 
+/// Non-ASCII bytes after the authority as curl 7.88 sends them:
+/// percent-encoded in lower-case hex (`/été` is `/%c3%a9t%c3%a9`); the
+/// host is left to IDNA.
+fn encode_non_ascii(url: &str) -> String {
+    let after = url.find("://").map_or(0, |i| i + 3);
+    let path_at = url[after..].find('/').map_or(url.len(), |i| after + i);
+    let mut out = url[..path_at].to_string();
+    for c in url[path_at..].chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02x}"));
+            }
+        }
+    }
+    out
+}
+
 /// A URL as curl takes it: `http://` when there is no scheme.
 pub fn parse_url(url: &str) -> Result<Url, CurlError> {
     let with_scheme = if url.contains("://") {
@@ -446,8 +496,22 @@ pub fn parse_url(url: &str) -> Result<Url, CurlError> {
         url: url.to_string(),
         why,
     };
-    let parsed = Url::parse(&with_scheme).map_err(|e| bad(format!(": {e}")))?;
-    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+    // curl 7.88 refuses a space or a backslash in a URL given to it
+    // (its exit 3); the url crate would encode the one, turn the other.
+    if let Some(c) = url
+        .chars()
+        .find(|c| *c == ' ' || *c == '\\' || c.is_control())
+    {
+        return Err(bad(format!(": {c:?} is not allowed in a URL (encode it)")));
+    }
+    let parsed = Url::parse(&encode_non_ascii(&with_scheme)).map_err(|e| bad(format!(": {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(CurlError::Scheme {
+            url: url.to_string(),
+            scheme: parsed.scheme().to_string(),
+        });
+    }
+    if parsed.host_str().is_none() {
         return Err(bad(String::new()));
     }
     Ok(parsed)
@@ -492,74 +556,6 @@ fn boundary() -> String {
             .map_or(0, |d| d.as_nanos()),
     );
     format!("------------------------{:016x}", h.finish())
-}
-
-/// The content type curl gives a `-F name=@file` part: by extension for
-/// the types curl knows, `application/octet-stream` otherwise.
-fn part_type(file: &str) -> &'static str {
-    let ext = file.rsplit_once('.').map_or("", |(_, e)| e);
-    match ext.to_ascii_lowercase().as_str() {
-        "gif" => "image/gif",
-        "jpg" | "jpeg" => "image/jpeg",
-        "png" => "image/png",
-        "svg" => "image/svg+xml",
-        "txt" => "text/plain",
-        "htm" | "html" => "text/html",
-        "pdf" => "application/pdf",
-        "xml" => "application/xml",
-        _ => "application/octet-stream",
-    }
-}
-
-/// `-F` parts as a `multipart/form-data` body: (Content-Type, body).
-pub fn multipart(parts: &[String], boundary: &str) -> Result<(String, Vec<u8>), CurlError> {
-    let mut body = Vec::new();
-    for p in parts {
-        let (name, value) = p
-            .split_once('=')
-            .ok_or_else(|| CurlError::Usage(format!("-F '{p}' is not NAME=CONTENT")))?;
-        let (value, ty) = match value.split_once(";type=") {
-            Some((v, t)) => (v, Some(t)),
-            None => (value, None),
-        };
-        body.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
-        if let Some(file) = value.strip_prefix('@') {
-            let data = std::fs::read(file).map_err(|source| CurlError::Data {
-                path: file.to_string(),
-                source,
-            })?;
-            let base = Path::new(file)
-                .file_name()
-                .map_or(file.into(), |f| f.to_string_lossy());
-            body.extend_from_slice(
-                format!(
-                    "Content-Disposition: form-data; name=\"{name}\"; filename=\"{base}\"\r\nContent-Type: {}\r\n\r\n",
-                    ty.unwrap_or(part_type(file))
-                )
-                .as_bytes(),
-            );
-            body.extend(data);
-        } else {
-            let data = match value.strip_prefix('<') {
-                Some(file) => std::fs::read(file).map_err(|source| CurlError::Data {
-                    path: file.to_string(),
-                    source,
-                })?,
-                None => value.as_bytes().to_vec(),
-            };
-            body.extend_from_slice(
-                format!("Content-Disposition: form-data; name=\"{name}\"\r\n").as_bytes(),
-            );
-            if let Some(t) = ty {
-                body.extend_from_slice(format!("Content-Type: {t}\r\n").as_bytes());
-            }
-            body.extend_from_slice(b"\r\n");
-            body.extend(data);
-        }
-        body.extend_from_slice(b"\r\n");
-    }
-    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-    Ok((format!("multipart/form-data; boundary={boundary}"), body))
 }
 
 /// A proxy URL as curl takes it: `[http://][user:pw@]host[:port]`, port

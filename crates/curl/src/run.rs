@@ -12,13 +12,13 @@
 //! parses and calls them.
 
 use super::exit;
-use super::flags::GetArgs;
+use super::flags::{GetArgs, InOrder, OutputArg};
 use super::glob;
 use super::retry::{Outcome, RetryPolicy};
 use super::sink::Sink;
 use super::transfer::{self, Fail, Output, TransferError};
 use super::write_out;
-use super::{CurlArgs, CurlError, Data, remote_name};
+use super::{CurlArgs, CurlError, remote_name};
 use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -45,6 +45,15 @@ pub enum RunError {
         #[source]
         source: std::io::Error,
     },
+    /// The `--cacert` file cannot be read for an https:// URL (curl's 77).
+    #[error("cannot read --cacert {path}")]
+    CaFile {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// `--max-time` ran out (curl's exit 28).
     #[error("--max-time {0:.1} s elapsed")]
     MaxTime(f64),
@@ -56,6 +65,7 @@ impl RunError {
         match self {
             RunError::Words(e) => exit::words(e),
             RunError::Io { .. } => 1,
+            RunError::CaFile { .. } => 77,
             RunError::MaxTime(_) => exit::MAX_TIME,
         }
     }
@@ -79,7 +89,11 @@ impl Stdin {
 /// One URL of the command line, its request built.
 struct Planned {
     index: usize,
-    request: Request,
+    /// The request, or why its URL cannot be sent (curl goes on to the
+    /// next URL, and `-w` reports on the failed one).
+    request: Result<Request, (String, CurlError)>,
+    /// The URL as given (globs expanded): curl's `%{url}`.
+    given: String,
     out: Option<PathBuf>,
     resume_from: Option<u64>,
 }
@@ -101,6 +115,8 @@ pub struct Run {
     jar: Option<Arc<Mutex<super::cookies::Jar>>>,
     cookie: Option<String>,
     limit_rate: Option<u64>,
+    /// `-d`-family data sent as a POST body (not `-G`'s query).
+    posts: bool,
     /// `.netrc`, when -u gives no credentials.
     netrc: Option<super::netrc::Netrc>,
     trace: Option<super::trace::Trace>,
@@ -208,6 +224,7 @@ fn cookies(
 /// offset.
 fn plan(
     a: &GetArgs,
+    outputs: &[OutputArg],
     urls: &[String],
     words: &mut CurlArgs,
     stdin: &mut Stdin,
@@ -216,12 +233,29 @@ fn plan(
     // `index` is the URL argument's (curl's %{urlnum}: a glob's URLs share it).
     for (index, given) in urls.iter().enumerate() {
         for (u, values) in expand(given, a.globoff)? {
-            let url = super::parse_url(&u)?;
-            let out = a.output.get(index).map(|t| match t.to_str() {
-                Some(t) if !values.is_empty() => PathBuf::from(glob::output_name(t, &values)),
-                _ => t.clone(),
-            });
-            let out = out.or_else(|| a.remote_name.then(|| remote_name(&url)));
+            let url = match super::parse_url(&u) {
+                Ok(url) => url,
+                Err(e) => {
+                    planned.push(Planned {
+                        index,
+                        given: u.clone(),
+                        request: Err((u, e)),
+                        out: None,
+                        resume_from: None,
+                    });
+                    continue;
+                }
+            };
+            // The Nth -o or -O is the Nth URL's (curl's rule); the rest
+            // go to standard output, or get -O with --remote-name-all.
+            let out = match outputs.get(index) {
+                Some(OutputArg::File(t)) => Some(match t.to_str() {
+                    Some(t) if !values.is_empty() => PathBuf::from(glob::output_name(t, &values)),
+                    _ => t.clone(),
+                }),
+                Some(OutputArg::Remote) => Some(remote_name(&url)),
+                None => a.remote_name_all.then(|| remote_name(&url)),
+            };
             let out = out.filter(|p| p.as_os_str() != "-");
             let out = match (&a.output_dir, out) {
                 (Some(d), Some(o)) => Some(d.join(o)),
@@ -242,7 +276,8 @@ fn plan(
             let request = words.request(&u, &mut || stdin.read())?;
             planned.push(Planned {
                 index,
-                request,
+                given: u,
+                request: Ok(request),
                 out,
                 resume_from: words.resume_from,
             });
@@ -253,12 +288,23 @@ fn plan(
 
 /// The client's configuration with `--cacert`'s certificates and
 /// `--alt-svc`'s cache.
-fn client_of(a: &GetArgs) -> Result<ClientConfig, RunError> {
+fn client_of(a: &GetArgs, planned: &[Planned]) -> Result<ClientConfig, RunError> {
+    // curl reads --cacert when a TLS connection needs it: an unreadable
+    // file fails an https:// transfer (its 77) and is no matter otherwise.
+    let https = planned
+        .iter()
+        .any(|p| p.request.as_ref().is_ok_and(|r| r.url.scheme() == "https"));
     let extra_ca = match &a.cacert {
-        Some(p) => vec![
-            std::fs::read(p)
-                .map_err(|e| usage(format!("cannot read --cacert {}: {e}", p.display())))?,
-        ],
+        Some(p) => match std::fs::read(p) {
+            Ok(pem) => vec![pem],
+            Err(source) if https => {
+                return Err(RunError::CaFile {
+                    path: p.display().to_string(),
+                    source,
+                });
+            }
+            Err(_) => Vec::new(),
+        },
         None => Vec::new(),
     };
     let mut client = client_config(a, extra_ca);
@@ -283,7 +329,12 @@ fn usage(msg: String) -> RunError {
 impl Run {
     /// Checks the flags and builds every URL's request; `data` is the
     /// `-d` family in command-line order ([`GetArgs::data_in_order`]).
-    pub fn new(a: GetArgs, data: Vec<Data>) -> Result<Run, RunError> {
+    pub fn new(a: GetArgs, ordered: InOrder) -> Result<Run, RunError> {
+        let InOrder {
+            data,
+            outputs,
+            form,
+        } = ordered;
         if a.parallel_max == 0 || a.max_conns == 0 {
             return Err(usage(
                 "--parallel-max and --max-conns must be at least 1".into(),
@@ -294,16 +345,19 @@ impl Run {
             let msg = format!("{} -o files for {} URLs", a.output.len(), urls.len());
             return Err(usage(msg));
         }
+
         if a.rcvbuf.is_some_and(|b| b.0 == 0) || a.sndbuf.is_some_and(|b| b.0 == 0) {
             return Err(usage("--rcvbuf and --sndbuf must be positive".into()));
         }
+        let posts = !data.is_empty() && !a.get;
+        let mut warnings = super::form::warnings(&form);
+        tls_versions(&a)?;
         let mut stdin = Stdin::default();
         let format = write_out_format(&a, &mut stdin)?;
         // Read once: the first request's credentials and each redirect's.
         let netrc_file = netrc_of(&a);
         let netrc = netrc_file.clone().filter(|_| a.user.is_none());
         let trace = trace_of(&a)?;
-        let mut warnings = Vec::new();
         let mut headers = super::extra::headers(&a.headers, &mut || stdin.read())?;
         if let Some(z) = &a.time_cond {
             let (h, w) = super::extra::time_condition(z);
@@ -312,6 +366,9 @@ impl Run {
         }
         if let Some(f) = &a.etag_compare {
             headers.push(super::extra::etag_compare(f, a.etag_save.is_some())?);
+        }
+        if let Some(m) = &a.max_filesize {
+            super::extra::size("--max-filesize", m)?;
         }
         let limit_rate = a
             .limit_rate
@@ -324,12 +381,18 @@ impl Run {
             head: a.head,
             data,
             get: a.get,
-            form: a.form.clone(),
+            form,
             upload: a.upload.clone(),
             headers,
             user: a.user.clone(),
             user_agent: a.user_agent.clone(),
-            referer: a.referer.clone(),
+            // `-e 'URL;auto'`: URL for the first request, and each
+            // redirect's Referer the URL it came from.
+            referer: a
+                .referer
+                .as_deref()
+                .map(|r| r.strip_suffix(";auto").unwrap_or(r).to_string())
+                .filter(|r| !r.is_empty()),
             range: a.range.clone(),
             resume_from: None,
             compressed: a.compressed,
@@ -337,10 +400,11 @@ impl Run {
             noproxy: a.noproxy.clone(),
             netrc: netrc_file,
             path_as_is: a.path_as_is,
+            request_target: a.request_target.clone(),
         };
         words.check()?;
-        let planned = plan(&a, &urls, &mut words, &mut stdin)?;
-        let client = client_of(&a)?;
+        let planned = plan(&a, &outputs, &urls, &mut words, &mut stdin)?;
+        let client = client_of(&a, &planned)?;
         let retry = RetryPolicy {
             max: a.retry,
             delay: a.retry_delay.map(|d| d.std()),
@@ -372,6 +436,7 @@ impl Run {
             flags: a,
             warnings,
             limit_rate,
+            posts,
             jar,
             cookie,
             netrc,
@@ -416,13 +481,62 @@ impl Run {
             etag_save: a.etag_save.clone(),
             limit_rate: self.limit_rate,
             progress_bar: a.progress_bar,
-            remote_header_name: a.remote_header_name && a.remote_name,
+            remote_header_name: a.remote_header_name && (a.remote_name > 0 || a.remote_name_all),
             netrc: self.netrc.clone(),
             trace: self.trace.clone(),
             jar: self.jar.clone(),
             cookie: self.cookie.clone(),
+            max_filesize: self.client.max_body,
+            redirect: transfer::Redirects {
+                kind: if a.head {
+                    transfer::Kind::Head
+                } else if a.upload.is_some() {
+                    transfer::Kind::Put
+                } else if !a.form.is_empty() || !a.form_string.is_empty() || self.posts {
+                    transfer::Kind::Post
+                } else {
+                    transfer::Kind::Get
+                },
+                custom: a
+                    .method
+                    .as_deref()
+                    .and_then(|m| hyper::Method::from_bytes(m.as_bytes()).ok()),
+                keep_post: [a.post301, a.post302, a.post303],
+                auto_referer: a.referer.as_deref().is_some_and(|r| r.ends_with(";auto")),
+            },
         }
     }
+}
+
+/// The TLS versions `--tlsv1.x` and `--tls-max` leave (rustls speaks
+/// 1.2 and 1.3: a minimum of 1.0 or 1.1 is 1.2, a maximum below 1.2 or
+/// above the minimum's reach is refused).
+fn tls_versions(a: &GetArgs) -> Result<tcpwise_client::TlsVersions, RunError> {
+    use tcpwise_client::TlsVersions as V;
+    let max13 = match a.tls_max.as_deref() {
+        None | Some("default") | Some("1.3") => true,
+        Some("1.2") => false,
+        Some("1.0" | "1.1") => {
+            return Err(usage(
+                "--tls-max 1.0 and 1.1: rustls speaks TLS 1.2 and 1.3 only".into(),
+            ));
+        }
+        Some(v) => {
+            return Err(usage(format!(
+                "--tls-max '{v}' is not a TLS version (1.2, 1.3, default)"
+            )));
+        }
+    };
+    Ok(match (a.tlsv1_3, max13) {
+        (true, true) => V::Only13,
+        (true, false) => {
+            return Err(usage(
+                "--tlsv1.3 with --tls-max 1.2 leaves no TLS version to use".into(),
+            ));
+        }
+        (false, true) => V::Both,
+        (false, false) => V::Only12,
+    })
 }
 
 /// The client the flags describe.
@@ -453,8 +567,13 @@ fn client_config(a: &GetArgs, extra_ca: Vec<Vec<u8>>) -> ClientConfig {
             .then(|| std::time::Duration::from_millis(a.happy_eyeballs_timeout_ms)),
         sessions: tcpwise_client::TlsSessions::default(),
         alt_svc: None,
-        max_body: a.max_filesize.map(|b| b.0),
+        max_body: a
+            .max_filesize
+            .as_deref()
+            .and_then(|m| super::extra::size("--max-filesize", m).ok()),
         resolve: a.resolve.clone(),
+        connect_to: a.connect_to.clone(),
+        tls_versions: tls_versions(a).unwrap_or_default(),
         family: if a.ipv4 {
             Family::V4
         } else if a.ipv6 {
@@ -498,7 +617,8 @@ pub struct Finished {
 /// warnings and errors to standard output and error as curl prints
 /// them, `--report-json`'s array at the end.
 pub async fn run(r: Run) -> Result<Finished, RunError> {
-    let max_time = r.flags.max_time.map(|d| d.std());
+    // curl's -m 0: no limit.
+    let max_time = r.flags.max_time.map(|d| d.std()).filter(|d| !d.is_zero());
     if !r.flags.silent {
         for w in &r.warnings {
             r.sink.err(&format!("tcpwise: warning: {w}\n"));
@@ -574,16 +694,43 @@ async fn run_all(r: &Run, client: &Client, report: &mut Report) {
             (None, _, true) => Output::Buffer(buffer.clone()),
             (None, _, false) => Output::Stdout,
         };
+        let request = match &p.request {
+            Ok(req) => req.clone(),
+            Err((url, e)) => {
+                let job = Job {
+                    index: p.index,
+                    url: url.clone(),
+                    given: url.clone(),
+                    method: "GET".into(),
+                    out: None,
+                    buffer,
+                };
+                let failed = transfer::Transferred {
+                    chain: Vec::new(),
+                    error: Some(TransferError::BadUrl {
+                        message: e.to_string(),
+                        code: exit::words(e),
+                    }),
+                    renamed: None,
+                };
+                report.add(r, job, failed);
+                if r.flags.fail_early {
+                    break;
+                }
+                continue;
+            }
+        };
         let job = Job {
             index: p.index,
-            url: p.request.url.to_string(),
-            method: p.request.method.to_string(),
+            url: request.url.to_string(),
+            given: p.given.clone(),
+            method: request.method.to_string(),
             out: p.out.clone(),
             buffer,
         };
         let attempt = with_retries(
             client.clone(),
-            p.request.clone(),
+            request,
             output,
             opts,
             r.retry,
@@ -626,6 +773,8 @@ async fn run_all(r: &Run, client: &Client, report: &mut Report) {
 struct Job {
     index: usize,
     url: String,
+    /// The URL as given: `-w`'s `%{url}`.
+    given: String,
     method: String,
     out: Option<PathBuf>,
     buffer: Arc<Mutex<Vec<u8>>>,
@@ -729,7 +878,7 @@ impl Report {
             let w = write_out::render(
                 f,
                 &write_out::Done {
-                    url,
+                    url: &job.given,
                     chain: &chain,
                     exit_code: code,
                     error: message.as_deref(),

@@ -77,7 +77,10 @@ fn two_methods_are_refused_with_curls_reason() {
     assert!(matches!(e, CurlError::Methods(a, b) if a.contains("HEAD") && b.contains("POST")));
     let df = CurlArgs {
         data: vec![Data::Ascii("x".into())],
-        form: vec!["a=b".into()],
+        form: vec![form::FormArg {
+            text: "a=b".into(),
+            literal: false,
+        }],
         ..CurlArgs::default()
     };
     assert!(matches!(
@@ -150,12 +153,18 @@ fn multipart_in_curls_form() {
     std::fs::create_dir_all(&dir).unwrap();
     let f = dir.join("a.txt");
     std::fs::write(&f, "file body").unwrap();
-    let parts = vec![
+    let parts: Vec<form::FormArg> = [
         "k=v".to_string(),
         format!("up=@{}", f.display()),
         format!("t=<{};type=text/x", f.display()),
-    ];
-    let (ty, body) = multipart(&parts, "B").unwrap();
+    ]
+    .into_iter()
+    .map(|text| form::FormArg {
+        text,
+        literal: false,
+    })
+    .collect();
+    let (ty, body, _) = form::multipart(&parts, "B", &mut no_stdin).unwrap();
     assert_eq!(ty, "multipart/form-data; boundary=B");
     assert_eq!(
         String::from_utf8(body).unwrap(),

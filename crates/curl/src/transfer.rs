@@ -97,6 +97,55 @@ pub struct Options {
     pub jar: Option<std::sync::Arc<std::sync::Mutex<super::cookies::Jar>>>,
     /// `-b 'NAME=VALUE'`: sent as it is after the engine's cookies.
     pub cookie: Option<String>,
+    /// How redirects change the request (`-X`, `--post30x`, `-e ';auto'`).
+    pub redirect: Redirects,
+    /// `--max-filesize`, in bytes.
+    pub max_filesize: Option<u64>,
+}
+
+/// What kind of request curl thinks it sends (its `httpreq`), which
+/// decides what a redirect keeps; `-X` only renames the method.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Kind {
+    /// No body.
+    #[default]
+    Get,
+    /// `-d`, `-F`, `--json`: a POST's body.
+    Post,
+    /// `-T`: an upload.
+    Put,
+    /// `-I`.
+    Head,
+}
+
+/// curl's redirect rules for one transfer.
+#[derive(Debug, Clone, Default)]
+pub struct Redirects {
+    /// The request's kind at the start.
+    pub kind: Kind,
+    /// `-X`: the method every hop is sent with.
+    pub custom: Option<hyper::Method>,
+    /// `--post301`, `--post302`, `--post303`.
+    pub keep_post: [bool; 3],
+    /// `-e ';auto'`: each hop's Referer is the URL it came from.
+    pub auto_referer: bool,
+}
+
+impl Redirects {
+    /// Whether a `status` redirect turns a request of `kind` into a GET
+    /// (curl's `Curl_follow`): a POST after 301 and 302, anything but a
+    /// GET or HEAD after 303, unless `--post30x` keeps the POST.
+    fn switches(&self, status: u16, kind: Kind) -> bool {
+        match status {
+            301 => kind == Kind::Post && !self.keep_post[0],
+            302 => kind == Kind::Post && !self.keep_post[1],
+            303 => {
+                !matches!(kind, Kind::Get | Kind::Head)
+                    && !(kind == Kind::Post && self.keep_post[2])
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Why a transfer failed, beside the client's errors.
@@ -105,6 +154,15 @@ pub enum TransferError {
     /// The client's error.
     #[error(transparent)]
     Http(#[from] HttpError),
+    /// A URL that cannot be sent: its message and curl's code (3, or 1
+    /// for another scheme).
+    #[error("{message}")]
+    BadUrl {
+        /// What is wrong with it.
+        message: String,
+        /// curl's exit code.
+        code: i32,
+    },
     /// `-f`/`--fail-with-body` and a status of 400 or more (curl's 22).
     #[error("the requested URL returned error: {0}")]
     Status(u16),
@@ -435,6 +493,7 @@ pub async fn transfer(
         .iter()
         .any(|(k, _)| k.eq_ignore_ascii_case("cookie"));
     let mut verbose = opts.verbose.take();
+    let mut kind = opts.redirect.kind;
     let error = loop {
         state.lock().expect("lock").hop = Hop::default();
         if !own_cookie {
@@ -461,12 +520,17 @@ pub async fn transfer(
         if hop.no_resume {
             break Some(TransferError::NoResume);
         }
+        if let Some(max) = hop.too_large {
+            let target = chain.last().map_or(String::new(), |r| r.url.clone());
+            break Some(TransferError::Http(HttpError::TooLarge { target, max }));
+        }
         if hop.is_final {
             break finish_final(opts, &mut st.dest, hop, chain.last());
         }
         let hops = chain.len();
         if let Err(e) = next_hop(
             &mut req,
+            &mut kind,
             (&first, &mut headers),
             (status, location, hops),
             opts,
@@ -564,6 +628,16 @@ fn on_head(
     if opts.include {
         st.dest.write(text.as_bytes())?;
     }
+    // A body announced larger than --max-filesize is not written at all
+    // (curl checks the length before it creates the file).
+    if let Some(max) = opts.max_filesize
+        && h.header("content-length")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .is_some_and(|n| n > max)
+    {
+        st.hop.too_large = Some(max);
+        return Ok(HeadAction::Discard);
+    }
     if opts.remote_header_name
         && let Some(name) = h.header("content-disposition").and_then(disposition_name)
     {
@@ -658,6 +732,7 @@ fn finish_final(
 /// credentials only where they were given.
 fn next_hop(
     req: &mut Request,
+    kind: &mut Kind,
     (first, headers): (&url::Url, &mut Vec<(String, String)>),
     (status, location, hops): (u16, Option<String>, usize),
     opts: &Options,
@@ -674,10 +749,23 @@ fn next_hop(
         }
         .into());
     }
-    if status == 303 || (matches!(status, 301 | 302) && req.method == hyper::Method::POST) {
-        req.method = hyper::Method::GET;
+    if opts.redirect.switches(status, *kind) {
+        *kind = Kind::Get;
+        req.method = opts.redirect.custom.clone().unwrap_or(hyper::Method::GET);
         req.body = tcpwise_client::Payload::default();
-        headers.retain(|(k, _)| !k.eq_ignore_ascii_case("content-type"));
+        headers.retain(|(k, _)| {
+            !k.eq_ignore_ascii_case("content-type") && !k.eq_ignore_ascii_case("content-length")
+        });
+        // No body: no Content-Length, even for a -X POST (curl sends none).
+        headers.push(("Content-Length".into(), tcpwise_client::REMOVE.into()));
+    }
+    if opts.redirect.auto_referer {
+        let mut from = req.url.clone();
+        from.set_fragment(None);
+        let _ = from.set_username("");
+        let _ = from.set_password(None);
+        headers.retain(|(k, _)| !k.eq_ignore_ascii_case("referer"));
+        headers.push(("Referer".into(), from.to_string()));
     }
     // Credentials go only where they were given (curl's rule since
     // 7.83.1, CVE-2022-27776): each hop is compared with the first
@@ -720,6 +808,8 @@ struct Hop {
     decoder: Decoder,
     failed_status: Option<u16>,
     no_resume: bool,
+    /// `--max-filesize` and a larger Content-Length: no file, curl's 63.
+    too_large: Option<u64>,
     decode_error: Option<std::io::Error>,
     encoding: String,
 }
@@ -731,6 +821,7 @@ impl Default for Hop {
             decoder: Decoder::Identity,
             failed_status: None,
             no_resume: false,
+            too_large: None,
             decode_error: None,
             encoding: String::new(),
         }

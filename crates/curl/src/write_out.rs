@@ -15,7 +15,6 @@
 //! 8.12's `tls_earlydata` (bytes sent as 0-RTT early data, negative when
 //! the server refused them) has curl's meaning.
 
-use serde_json::{Value, json};
 use tcpwise_client::Response;
 
 /// What `-w` reports on: one URL's whole operation.
@@ -73,6 +72,7 @@ pub const VARIABLES: &[&str] = &[
     "url",
     "url_effective",
     "urlnum",
+    "referer",
     "tcp_rtt_ms",
     "tcp_cwnd",
     "pool_reason",
@@ -95,13 +95,6 @@ impl V {
             V::S(s) => s.clone().unwrap_or_default(),
             V::I(i) => i.to_string(),
             V::T(t) => format!("{t:.6}"),
-        }
-    }
-    fn json(&self) -> Value {
-        match self {
-            V::S(s) => s.clone().map_or(Value::Null, Value::String),
-            V::I(i) => json!(i),
-            V::T(t) => serde_json::from_str(&format!("{t:.6}")).unwrap_or(Value::Null),
         }
     }
 }
@@ -153,14 +146,27 @@ fn var(name: &str, d: &Done) -> Option<V> {
                 .ok()
                 .map(|u| u.to_string())
         })),
+        // curl knows the scheme once a connection is made: none before.
         "scheme" => s(last
             .map(|r| r.url.as_str())
-            .or(Some(d.url))
             .and_then(|u| u.split_once("://"))
             .map(|(s, _)| s.to_ascii_uppercase())),
         "url" => s(Some(d.url.to_string())),
-        "url_effective" => s(Some(last.map_or(d.url.to_string(), |r| r.url.clone()))),
+        // curl 7.88 shows a URL given with non-ASCII characters as given
+        // until a redirect replaces it.
+        "url_effective" => s(Some(match last {
+            Some(r) if d.chain.len() > 1 || d.url.is_ascii() => r.url.clone(),
+            _ => d.url.to_string(),
+        })),
         "urlnum" => V::I(d.urlnum as i64),
+        // The Referer the last request sent (`-e`, or `;auto`'s).
+        "referer" => s(last.and_then(|r| {
+            r.request_head.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case("referer")
+                    .then(|| v.trim().to_string())
+            })
+        })),
         // 0: verified, or no TLS; 1 (OpenSSL's "unspecified") when the
         // certificate was refused (curl prints OpenSSL's own reason code,
         // 18 for a self-signed one; rustls has no such numbers).
@@ -269,25 +275,148 @@ fn conn_var(name: &str, d: &Done) -> Option<V> {
     })
 }
 
-/// Every variable as one JSON object (`%{json}`).
-pub fn json(d: &Done) -> Value {
-    let mut m = serde_json::Map::new();
-    for name in VARIABLES {
-        // In JSON the code is a number, as curl writes it.
-        let as_var = if *name == "http_code" {
-            "response_code"
-        } else {
-            name
-        };
-        if let Some(v) = var(as_var, d) {
-            m.insert((*name).to_string(), v.json());
+/// curl 7.88's `%{json}` keys, in its order (its variables sorted, then
+/// `curl_version`), with what each holds when we have no figure: ours
+/// (`%{tcp_rtt_ms}`, ...) are not among them, so the object is curl's.
+const CURL_JSON: &[(&str, Fill)] = &[
+    ("certs", Fill::Empty),
+    ("content_type", Fill::Var),
+    ("errormsg", Fill::Var),
+    ("exitcode", Fill::Var),
+    ("filename_effective", Fill::Var),
+    ("ftp_entry_path", Fill::Null),
+    ("http_code", Fill::Var),
+    ("http_connect", Fill::Zero),
+    ("http_version", Fill::Var),
+    ("local_ip", Fill::Var),
+    ("local_port", Fill::Var),
+    ("method", Fill::Var),
+    ("num_certs", Fill::Zero),
+    ("num_connects", Fill::Var),
+    ("num_headers", Fill::Var),
+    ("num_redirects", Fill::Var),
+    ("proxy_ssl_verify_result", Fill::Zero),
+    ("redirect_url", Fill::Var),
+    ("referer", Fill::Var),
+    ("remote_ip", Fill::Var),
+    ("remote_port", Fill::Var),
+    ("response_code", Fill::Var),
+    ("scheme", Fill::Var),
+    ("size_download", Fill::Var),
+    ("size_header", Fill::Var),
+    ("size_request", Fill::Var),
+    ("size_upload", Fill::Var),
+    ("speed_download", Fill::Var),
+    ("speed_upload", Fill::Var),
+    ("ssl_verify_result", Fill::Var),
+    ("time_appconnect", Fill::Var),
+    ("time_connect", Fill::Var),
+    ("time_namelookup", Fill::Var),
+    ("time_pretransfer", Fill::Var),
+    ("time_redirect", Fill::Var),
+    ("time_starttransfer", Fill::Var),
+    ("time_total", Fill::Var),
+    ("url", Fill::Var),
+    ("url_effective", Fill::Var),
+    ("urlnum", Fill::Var),
+];
+
+/// Where a `%{json}` key's value comes from.
+#[derive(Clone, Copy)]
+enum Fill {
+    /// The variable of that name.
+    Var,
+    /// An empty string (curl's `certs` without `-w` certificate info).
+    Empty,
+    /// `null` (FTP's).
+    Null,
+    /// `0` (proxy TLS and HTTP CONNECT figures, certificates).
+    Zero,
+}
+
+/// A JSON string as curl's `jsonWriteString` writes it.
+fn json_string(s: &str, lower: bool) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if lower => out.push(c.to_ascii_lowercase()),
+            c => out.push(c),
         }
     }
-    m.insert(
-        "curl_version".into(),
-        json!(concat!("tcpwise/", env!("CARGO_PKG_VERSION"))),
-    );
-    Value::Object(m)
+    out.push('"');
+    out
+}
+
+/// A value as curl writes it in `%{json}`: a missing string is `null`
+/// (the connection's addresses: an empty string), times with six
+/// decimals, `http_code` a number.
+fn json_value(name: &str, d: &Done) -> String {
+    let name = if name == "http_code" {
+        "response_code"
+    } else {
+        name
+    };
+    match var(name, d) {
+        Some(V::S(Some(s))) => json_string(&s, false),
+        Some(V::S(None)) if matches!(name, "local_ip" | "remote_ip") => "\"\"".into(),
+        Some(V::S(None)) | None => "null".into(),
+        Some(V::I(i)) => i.to_string(),
+        Some(V::T(t)) => format!("{t:.6}"),
+    }
+}
+
+/// Every curl variable as one JSON object (`%{json}`), keys, types and
+/// order as curl 7.88 writes them.
+pub fn json(d: &Done) -> String {
+    let mut out = String::from("{");
+    for (name, fill) in CURL_JSON {
+        out.push_str(&json_string(name, false));
+        out.push(':');
+        out.push_str(&match fill {
+            Fill::Var => json_value(name, d),
+            Fill::Empty => "\"\"".into(),
+            Fill::Null => "null".into(),
+            Fill::Zero => "0".into(),
+        });
+        out.push(',');
+    }
+    out.push_str("\"curl_version\":");
+    out.push_str(&json_string(
+        concat!("tcpwise/", env!("CARGO_PKG_VERSION")),
+        false,
+    ));
+    out.push('}');
+    out
+}
+
+/// The last response's headers as curl's `%{header_json}`: names
+/// lowercased in the order they first came, each with the list of its
+/// values, one name a line.
+fn header_json(d: &Done) -> String {
+    let mut names: Vec<(String, Vec<&str>)> = Vec::new();
+    for (k, v) in d.chain.last().map_or(&[][..], |l| &l.headers[..]) {
+        let k = k.to_ascii_lowercase();
+        match names.iter_mut().find(|(n, _)| *n == k) {
+            Some((_, vs)) => vs.push(v),
+            None => names.push((k, vec![v])),
+        }
+    }
+    let entries: Vec<String> = names
+        .iter()
+        .map(|(k, vs)| {
+            let vals: Vec<String> = vs.iter().map(|v| json_string(v, false)).collect();
+            format!("{}:[{}]", json_string(k, true), vals.join(","))
+        })
+        .collect();
+    format!("{{{}\n}}", entries.join(",\n"))
 }
 
 /// The rendered format: what goes to standard output and to standard
@@ -329,17 +458,8 @@ pub fn render(fmt: &str, d: &Done) -> Rendered {
                 "onerror" => {}
                 "stdout" => to_err = false,
                 "stderr" => to_err = true,
-                "json" => push(&mut r, to_err, &json(d).to_string()),
-                "header_json" => {
-                    let mut m = serde_json::Map::<String, Value>::new();
-                    for (k, v) in d.chain.last().map_or(&[][..], |l| &l.headers[..]) {
-                        let e = m.entry(k.to_ascii_lowercase()).or_insert(json!([]));
-                        if let Value::Array(a) = e {
-                            a.push(json!(v));
-                        }
-                    }
-                    push(&mut r, to_err, &Value::Object(m).to_string());
-                }
+                "json" => push(&mut r, to_err, &json(d)),
+                "header_json" => push(&mut r, to_err, &header_json(d)),
                 _ => match var(name, d) {
                     Some(v) => push(&mut r, to_err, &v.text()),
                     None => r
@@ -403,14 +523,32 @@ mod tests {
         );
         assert_eq!(
             r.stdout,
-            "000 7 cannot connect \n\\x\\\\n % %z |HTTP 0.000000\t0 0.000000\n"
+            "000 7 cannot connect \n\\x\\\\n % %z | 0.000000\t0 0.000000\n"
         );
         assert_eq!(r.stderr, "[e]");
         assert_eq!(r.warnings, vec!["unknown --write-out variable: 'nope'"]);
+        // curl's keys in curl's order, times with six decimals, and
+        // none of ours (they are variables of their own).
         let j = json(&d);
-        assert_eq!(j["http_code"], json!(0));
-        assert_eq!(j["exitcode"], json!(7));
-        assert_eq!(j["redirect_url"], Value::Null);
-        assert!(j["pool_reason"].is_null() && j.get("tcp_rtt_ms").is_some());
+        assert!(
+            j.starts_with("{\"certs\":\"\",\"content_type\":null,\"errormsg\":\"cannot connect\",\"exitcode\":7,"),
+            "{j}"
+        );
+        assert!(
+            j.contains(",\"http_code\":0,") && j.contains(",\"local_ip\":\"\","),
+            "{j}"
+        );
+        assert!(j.contains(",\"time_total\":0.000000,"), "{j}");
+        assert!(
+            j.contains(",\"urlnum\":0,\"curl_version\":\"tcpwise/"),
+            "{j}"
+        );
+        assert!(
+            !j.contains("tcp_rtt_ms") && !j.contains("pool_reason"),
+            "{j}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+        assert_eq!(v.as_object().unwrap().len(), CURL_JSON.len() + 1);
+        assert_eq!(header_json(&d), "{\n}");
     }
 }

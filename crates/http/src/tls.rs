@@ -21,8 +21,41 @@ pub enum TlsSetupError {
     Certificate(#[from] rcgen::Error),
 }
 
+/// The TLS versions a client offers (rustls speaks 1.2 and 1.3; curl's
+/// `--tlsv1.x` and `--tls-max` narrow them to one of these).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TlsVersions {
+    /// 1.2 and 1.3.
+    #[default]
+    Both,
+    /// 1.2 only.
+    Only12,
+    /// 1.3 only.
+    Only13,
+}
+
+impl TlsVersions {
+    fn list(self) -> &'static [&'static rustls::SupportedProtocolVersion] {
+        static ONLY12: [&rustls::SupportedProtocolVersion; 1] = [&rustls::version::TLS12];
+        static ONLY13: [&rustls::SupportedProtocolVersion; 1] = [&rustls::version::TLS13];
+        match self {
+            TlsVersions::Both => rustls::DEFAULT_VERSIONS,
+            TlsVersions::Only12 => &ONLY12,
+            TlsVersions::Only13 => &ONLY13,
+        }
+    }
+}
+
 /// A client config trusting the webpki roots and the PEM certificates in `extra`.
 pub fn client_config(extra: &[Vec<u8>]) -> Result<Arc<rustls::ClientConfig>, TlsSetupError> {
+    client_config_with(extra, TlsVersions::Both)
+}
+
+/// [`client_config`] offering only `versions`.
+pub fn client_config_with(
+    extra: &[Vec<u8>],
+    versions: TlsVersions,
+) -> Result<Arc<rustls::ClientConfig>, TlsSetupError> {
     let mut roots = rustls::RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     for pem in extra {
@@ -38,7 +71,7 @@ pub fn client_config(extra: &[Vec<u8>]) -> Result<Arc<rustls::ClientConfig>, Tls
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut cfg = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(versions.list())
         .map_err(TlsSetupError::Rustls)?
         .with_root_certificates(roots)
         .with_no_client_auth();
@@ -128,9 +161,16 @@ pub fn with_resumption(cfg: &rustls::ServerConfig, r: Resumption) -> Arc<rustls:
 /// Signatures are still checked with the provider's algorithms, so a
 /// broken handshake is still an error.
 pub fn insecure_client_config() -> Result<Arc<rustls::ClientConfig>, TlsSetupError> {
+    insecure_client_config_with(TlsVersions::Both)
+}
+
+/// [`insecure_client_config`] offering only `versions`.
+pub fn insecure_client_config_with(
+    versions: TlsVersions,
+) -> Result<Arc<rustls::ClientConfig>, TlsSetupError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut cfg = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(versions.list())
         .map_err(TlsSetupError::Rustls)?
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(AnyCert(provider)))

@@ -89,6 +89,8 @@ class H(http.server.BaseHTTPRequestHandler):
             if n == 0:
                 return self.send(200, b"end of chain\n")
             return self.send(302, b"moved\n", extra=[("Location", f"/chain/{n - 1}")])
+        if p == "/moved":
+            return self.send(301, b"", extra=[("Location", "/echo-req")])
         if p == "/see-other":
             return self.send(303, b"", extra=[("Location", "/echo-req")])
         if p == "/temporary":
@@ -126,7 +128,7 @@ class H(http.server.BaseHTTPRequestHandler):
             return self.send(200, b"")
         return self.send(404, b"no such thing\n")
 
-    do_GET = do_POST = do_PUT = do_HEAD = do_DELETE = do_PATCH = route
+    do_GET = do_POST = do_PUT = do_HEAD = do_DELETE = do_PATCH = do_OPTIONS = do_PROPFIND = route
 
 
 class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
