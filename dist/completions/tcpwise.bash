@@ -1314,7 +1314,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__get)
-            opts="-g -K -o -O -H -b -c -j -J -n -R -z -0 -# -X -d -G -F -T -u -A -e -r -C -i -I -D -v -w -s -S -L -f -k -m -4 -6 -x -Z -h -V --globoff --config --url --output --remote-name --header --cookie --cookie-jar --junk-session-cookies --remote-header-name --netrc --netrc-file --netrc-optional --unix-socket --path-as-is --trace --trace-ascii --output-dir --create-dirs --fail-early --stderr --remote-time --etag-save --etag-compare --time-cond --limit-rate --http1.0 --no-keepalive --keepalive-time --tcp-nodelay --progress-bar --request --data --data-binary --json --data-raw --data-urlencode --get --form --upload-file --user --user-agent --referer --range --continue-at --compressed --include --head --dump-header --verbose --write-out --silent --show-error --no-progress-meter --location --max-redirs --fail --fail-with-body --retry --retry-delay --retry-max-time --retry-connrefused --retry-all-errors --connect-timeout --insecure --tls-earlydata --tcp-fastopen --happy-eyeballs-timeout-ms --no-happy-eyeballs --max-filesize --max-time --ipv4 --ipv6 --resolve --proxy --noproxy --parallel --parallel-max --http1.1 --http2 --http2-prior-knowledge --http3 --alt-svc --http3-only --timing --report-json --pool-policy --max-conns --read-sizing --rcvbuf --sndbuf --cacert --help --version"
+            opts="-g -K -o -O -H -b -c -j -J -n -R -z -0 -# -X -d -G -F -T -u -A -e -r -C -i -I -D -v -w -s -S -L -f -k -m -4 -6 -x -Z -1 -h -V --globoff --config --url --output --remote-name --remote-name-all --header --cookie --cookie-jar --junk-session-cookies --remote-header-name --netrc --netrc-file --netrc-optional --unix-socket --path-as-is --trace --trace-ascii --output-dir --create-dirs --fail-early --stderr --remote-time --etag-save --etag-compare --time-cond --limit-rate --http1.0 --no-keepalive --keepalive-time --tcp-nodelay --progress-bar --request --data --data-binary --json --data-raw --data-urlencode --get --form --form-string --upload-file --user --user-agent --referer --range --request-target --continue-at --compressed --include --head --dump-header --verbose --write-out --silent --show-error --no-progress-meter --location --post301 --post302 --post303 --max-redirs --fail --fail-with-body --retry --retry-delay --retry-max-time --retry-connrefused --retry-all-errors --connect-timeout --insecure --tls-earlydata --tcp-fastopen --happy-eyeballs-timeout-ms --no-happy-eyeballs --max-filesize --max-time --ipv4 --ipv6 --resolve --connect-to --proxy --noproxy --parallel --parallel-max --http1.1 --http2 --http2-prior-knowledge --http3 --alt-svc --http3-only --timing --report-json --pool-policy --max-conns --read-sizing --rcvbuf --sndbuf --cacert --tlsv1 --tlsv1.0 --tlsv1.1 --tlsv1.2 --tlsv1.3 --tls-max --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1452,6 +1452,10 @@ _tcpwise() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --form-string)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --upload-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1489,6 +1493,10 @@ _tcpwise() {
                     return 0
                     ;;
                 -r)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-target)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1556,6 +1564,10 @@ _tcpwise() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --connect-to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --proxy)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1597,6 +1609,10 @@ _tcpwise() {
                     return 0
                     ;;
                 --cacert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-max)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -227,6 +227,7 @@ fn listed_option_cases() -> Vec<Case> {
         case(&["-#", "-o", "out", "{B}/echo-req"]),
         case(&["--progress-bar", "{B}/echo-req"]),
         case(&["-s", "--http1.1", "{B}/echo-req"]),
+        case(&["-s", "--alt-svc", "cache.txt", "{B}/echo-req"]),
         case(&["-s", "-R", "-o", "out", "{B}/echo-req"]),
         case(&[
             "-s",

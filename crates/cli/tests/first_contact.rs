@@ -212,7 +212,7 @@ fn short_static_buffer_runs_are_diagnosed() {
     let o = perf_testbed(
         "100ms",
         "50mbit",
-        &format!("{BIN} perf client $TCPWISE_PEER -R -t 3 --rcvbuf 64KB --json"),
+        &format!("{BIN} perf client $TCPWISE_PEER -R -t 3 --rcvbuf 64KB --json=tcpwise"),
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

@@ -149,7 +149,7 @@ fn tcp_moves_super_packets_and_the_summary_names_the_mode() {
         if !offload {
             link.push("--no-offload");
         }
-        let script = format!("{BIN} perf client {peer} -t 2 -R -J");
+        let script = format!("{BIN} perf client {peer} -t 2 -R --json=tcpwise");
         let o = perf_testbed_with(&link, &script);
         assert!(o.status.success(), "{}", stderr(&o));
         let r: serde_json::Value = serde_json::from_slice(&o.stdout).expect("perf json");
@@ -203,7 +203,7 @@ fn udp_at_a_gigabit_loses_only_what_the_link_or_the_receiver_dropped() {
         // global).
         let snap = "awk 'BEGIN{split(\"Ip:InDelivers Tcp:InSegs Icmp:InMsgs Udp:InDatagrams Udp:NoPorts Udp:InErrors Udp:RcvbufErrors\", want)} /^(Ip|Tcp|Icmp|Udp):/{if(h[$1]){for(i=2;i<=NF;i++) v[$1 n[$1,i]]=$i}else{h[$1]=1; for(i=2;i<=NF;i++) n[$1,i]=$i}} END{for(k=1;k<=7;k++) print v[want[k]]}' /proc/net/snmp; t=0; while read a b r; do t=$((t + 0x$b)); done < /proc/net/softnet_stat; echo $t";
         let script = format!(
-            "a=$({snap}); {BIN} perf client $TCPWISE_PEER -u -R -b 1gbit -t 2 -J > {}; sleep 0.3; b=$({snap}); echo $a $b > {}",
+            "a=$({snap}); {BIN} perf client $TCPWISE_PEER -u -R -b 1gbit -t 2 --json=tcpwise > {}; sleep 0.3; b=$({snap}); echo $a $b > {}",
             perf.display(),
             snmp.display()
         );

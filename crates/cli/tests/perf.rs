@@ -53,7 +53,7 @@ fn loopback_run_has_intervals_summary_and_no_diagnosis() {
         "2",
         "--interval",
         "0.5",
-        "--json",
+        "--json=tcpwise",
     ]));
     let iv = v["intervals"].as_array().unwrap();
     assert!(iv.len() >= 4, "{iv:?}");
@@ -85,7 +85,7 @@ fn loopback_run_has_intervals_summary_and_no_diagnosis() {
         "-R",
         "-n",
         "10MB",
-        "--json",
+        "--json=tcpwise",
     ]));
     assert_eq!(v["summary"]["bytes"], 10_000_000);
     assert_eq!(v["reverse"], true);
@@ -222,7 +222,7 @@ fn static_receive_buffer_is_diagnosed_on_an_emulated_path() {
         return;
     }
     let script = format!(
-        "{BIN} perf client $TCPWISE_PEER -R -t 3 --rcvbuf 32KB --path-rate 50mbit --json; echo; {BIN} perf client $TCPWISE_PEER -R -t 3 --json"
+        "{BIN} perf client $TCPWISE_PEER -R -t 3 --rcvbuf 32KB --path-rate 50mbit --json=tcpwise; echo; {BIN} perf client $TCPWISE_PEER -R -t 3 --json=tcpwise"
     );
     let o = perf_testbed("60ms", "50mbit", &script);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -265,7 +265,7 @@ fn a_slow_bloated_path_ends_after_its_drain_not_as_unreachable() {
         return;
     }
     let script = format!(
-        "{BIN} perf client $TCPWISE_PEER -R -t 4 -C cubic --json; echo '=='; \
+        "{BIN} perf client $TCPWISE_PEER -R -t 4 -C cubic --json=tcpwise; echo '=='; \
          iperf3 -c $TCPWISE_PEER -p 5201 -R -t 4 -C cubic -J"
     );
     let server = format!("iperf3 -s -p 5201 >/dev/null 2>&1 & exec {BIN} perf server");
@@ -356,7 +356,16 @@ fn reported_buffers_match_ss_on_loopback() {
     let srv = perf_server();
     let p = srv.port.to_string();
     let child = std::process::Command::new(BIN)
-        .args(["perf", "client", "127.0.0.1", "-p", &p, "-t", "4", "--json"])
+        .args([
+            "perf",
+            "client",
+            "127.0.0.1",
+            "-p",
+            &p,
+            "-t",
+            "4",
+            "--json=tcpwise",
+        ])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -400,7 +409,7 @@ fn reported_buffers_match_ss_on_an_emulated_path() {
     // The receiver is the client (-R); the sender's socket is in the server
     // namespace, whose name is the client's with -c replaced by -s.
     let script = format!(
-        "{BIN} perf client $TCPWISE_PEER -R -t 4 --json > {d}/out.json & \
+        "{BIN} perf client $TCPWISE_PEER -R -t 4 --json=tcpwise > {d}/out.json & \
          sleep 2.5; ss -tmi > {d}/rx.txt; \
          ip netns exec $(echo $TCPWISE_NETNS | sed 's/-c\\([0-9]*\\)$/-s\\1/') ss -tmi > {d}/tx.txt; wait"
     );
@@ -417,7 +426,7 @@ fn bitrate_is_the_kernels_pacing_and_omit_leaves_the_start_out() {
     let srv = perf_server();
     let p = srv.port.to_string();
     for reverse in [false, true] {
-        let mut args = vec!["-t", "3", "-b", "20mbit", "-O", "1", "-J"];
+        let mut args = vec!["-t", "3", "-b", "20mbit", "-O", "1", "--json=tcpwise"];
         if reverse {
             args.push("-R");
         }
@@ -473,7 +482,7 @@ fn address_family_local_address_and_window_flags() {
         "127.0.0.1",
         "--cport",
         &cport,
-        "-J",
+        "--json=tcpwise",
     ]));
     assert!(v["summary"]["bytes"].as_u64().unwrap() > 0);
     // -6 against an IPv4 address: one line, no test.
@@ -485,7 +494,7 @@ fn address_family_local_address_and_window_flags() {
         stderr(&o)
     );
     // -w pins both buffers, as iperf3's does.
-    let v = json(&client(&["-t", "1", "-w", "256KiB", "-J"]));
+    let v = json(&client(&["-t", "1", "-w", "256KiB", "--json=tcpwise"]));
     assert_eq!(v["receiver_buffers"]["rcv_asked"], 262144);
     assert_eq!(v["sender_buffers"]["snd_asked"], 262144);
     // -w with --rcvbuf is refused.
@@ -499,7 +508,15 @@ fn parallel_streams_and_both_directions_are_joined_with_sums_and_fairness() {
     let p = srv.port.to_string();
     let client =
         |extra: &[&str]| tcpwise(&[&["perf", "client", "127.0.0.1", "-p", &p][..], extra].concat());
-    let v = json(&client(&["-t", "2", "-P", "3", "-b", "40mbit", "-J"]));
+    let v = json(&client(&[
+        "-t",
+        "2",
+        "-P",
+        "3",
+        "-b",
+        "40mbit",
+        "--json=tcpwise",
+    ]));
     let streams = v["streams"].as_array().unwrap();
     assert_eq!(streams.len(), 3);
     for s in streams {
@@ -521,7 +538,14 @@ fn parallel_streams_and_both_directions_are_joined_with_sums_and_fairness() {
     assert!((sums[0]["goodput_mbit"].as_f64().unwrap() - total).abs() < 1e-6);
     assert!(!v["sum_intervals"].as_array().unwrap().is_empty());
     // --bidir: one stream each way, a sum per direction; text with [SUM] tags.
-    let v = json(&client(&["-t", "1", "--bidir", "-b", "20mbit", "-J"]));
+    let v = json(&client(&[
+        "-t",
+        "1",
+        "--bidir",
+        "-b",
+        "20mbit",
+        "--json=tcpwise",
+    ]));
     let dirs: Vec<&str> = v["sums"]
         .as_array()
         .unwrap()
@@ -548,7 +572,7 @@ fn udp_at_a_rate_with_loss_reordering_and_jitter_both_ways() {
     let client =
         |extra: &[&str]| tcpwise(&[&["perf", "client", "127.0.0.1", "-p", &p][..], extra].concat());
     for reverse in [false, true] {
-        let mut args = vec!["-u", "-b", "4mbit", "-t", "2", "-J"];
+        let mut args = vec!["-u", "-b", "4mbit", "-t", "2", "--json=tcpwise"];
         if reverse {
             args.push("-R");
         }
@@ -590,7 +614,7 @@ fn json_schema_ours_and_iperf3s() {
     let p = srv.port.to_string();
     let client = |extra: &[&str]| client(&p, &[&["-t", "1", "-i", "0.5"][..], extra].concat());
     // Ours: every field the README and scripts use.
-    let v = json(&client(&["-J"]));
+    let v = json(&client(&["--json=tcpwise"]));
     for k in [
         "intervals",
         "summary",
@@ -725,7 +749,12 @@ fn interrupted(port: &str, extra: &[&str]) -> (std::process::Output, std::time::
 fn bbrs_own_estimates_appear_with_c_bbr_only() {
     let srv = perf_server();
     let p = srv.port.to_string();
-    let run = |cc: &str| json(&client(&p, &["-t", "1", "-i", "0.5", "-C", cc, "-J"]));
+    let run = |cc: &str| {
+        json(&client(
+            &p,
+            &["-t", "1", "-i", "0.5", "-C", cc, "--json=tcpwise"],
+        ))
+    };
     let bbr = run("bbr");
     let iv = &bbr["intervals"][0];
     assert!(iv["bbr_bw_mbit"].as_f64().unwrap() > 0.0, "{iv}");
@@ -770,7 +799,7 @@ fn zerocopy_sends_the_same_bytes_from_either_end() {
         ("msg", Some("-R")),
     ] {
         let z = format!("-Z={how}");
-        let mut args = vec!["-t", "1", &z, "-b", "200mbit", "-J"];
+        let mut args = vec!["-t", "1", &z, "-b", "200mbit", "--json=tcpwise"];
         args.extend(extra);
         let v = json(&client(&p, &args));
         let s = &v["summary"];
@@ -898,7 +927,7 @@ fn udp_duplicates_do_not_hide_loss() {
             "--down-duplicate",
             "10%",
         ],
-        &format!("{BIN} perf client $TCPWISE_PEER -u -R -b 8mbit -t 2 -J"),
+        &format!("{BIN} perf client $TCPWISE_PEER -u -R -b 8mbit -t 2 --json=tcpwise"),
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -1020,10 +1049,10 @@ fn iperf3_spellings_mean_what_they_mean_in_iperf3() {
     let run = |extra: &[&str]| client(&p, extra);
     // -b 20M and 20m are 20 Mbit/s (bits, powers of 1000); -l 8K is 8192 B.
     for b in ["20M", "20m"] {
-        let v = json(&run(&["-u", "-b", b, "-t", "1", "-J"]));
+        let v = json(&run(&["-u", "-b", b, "-t", "1", "--json=tcpwise"]));
         assert_eq!(v["rate_bps"], 20_000_000, "-b {b}: {v}");
     }
-    let v = json(&run(&["-u", "-l", "8K", "-t", "1", "-J"]));
+    let v = json(&run(&["-u", "-l", "8K", "-t", "1", "--json=tcpwise"]));
     assert_eq!(v["len"], 8192, "{v}");
     // -t 0: until stopped (a byte count ends it here); --rcv-timeout and
     // --connect-timeout in milliseconds, -V accepted.
@@ -1269,7 +1298,7 @@ fn iperf3_protocol_on_loopback_and_its_one_line_errors() {
     let port = s.port.to_string();
     let v = json(&client(
         &port,
-        &["--iperf3", "-t", "1", "-P", "2", "--json"],
+        &["--iperf3", "-t", "1", "-P", "2", "--json=tcpwise"],
     ));
     let streams = v["streams"].as_array().unwrap();
     assert_eq!(streams.len(), 2, "{v}");

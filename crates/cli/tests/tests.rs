@@ -24,6 +24,7 @@ mod hostile;
 mod http;
 mod lab;
 mod offload;
+mod options;
 mod perf;
 mod rpm;
 mod sweep;

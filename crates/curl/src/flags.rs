@@ -47,6 +47,10 @@ with -Z, a failure's):
   63  the body grew past --max-filesize
   65  -T -: a retry or redirect would send standard input a second time
 
+-:, --next starts the next group of URLs and flags, as in curl. curl's
+options that tcpwise get does not take are refused in one line; every one,
+with why, is in docs/options-curl.md.
+
 Where tcpwise differs from curl 7.88 on purpose: error messages name the URL
 and the cause chain (`tcpwise: error: URL: ...`); -O on a URL without a file
 name writes index.html (curl refuses); -Z prints bodies in URL order; -w
@@ -623,6 +627,78 @@ pub fn config_words(
     Ok((words, warnings))
 }
 
+/// curl 7.88's options, each with what `tcpwise get` does with it: the
+/// table in `docs/options-curl.md` (a test keeps it true).
+const OPTIONS_TABLE: &str = include_str!("../../../docs/options-curl.md");
+
+/// The refused rows of [`OPTIONS_TABLE`]: (short, long, why).
+fn refused_options() -> Vec<(Option<char>, String, String)> {
+    OPTIONS_TABLE
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.strip_prefix("| `")?.split(" | ").collect();
+            if cells.get(1) != Some(&"refused") {
+                return None;
+            }
+            let spelled = cells[0].trim_end_matches('`');
+            let names: Vec<&str> = spelled
+                .split([',', ' '])
+                .filter(|w| w.starts_with('-'))
+                .collect();
+            let long = names.iter().find(|n| n.starts_with("--"))?.to_string();
+            let short = names
+                .iter()
+                .find(|n| n.len() == 2)
+                .and_then(|n| n.chars().nth(1));
+            let why = cells.get(3).map_or("", |w| w.trim_end_matches(" |").trim());
+            Some((short, long, why.to_string()))
+        })
+        .collect()
+}
+
+/// The first of curl's options that `tcpwise get` refuses, as the one
+/// line that says so (values of options that take one are skipped; a
+/// bare `--` ends the options).
+pub fn refusal(words: &[String]) -> Option<String> {
+    let cmd = get_command();
+    let refused = refused_options();
+    let mut it = words.iter();
+    while let Some(w) = it.next() {
+        if w == "--" {
+            return None;
+        }
+        let found = if let Some(long) = w.strip_prefix("--") {
+            let name = format!("--{}", long.split('=').next().unwrap_or(long));
+            refused.iter().find(|(_, l, _)| *l == name)
+        } else if let Some(shorts) = w.strip_prefix('-').filter(|s| !s.is_empty()) {
+            // `-sS`, `-o file`, `-ofile`: each letter until one takes a value.
+            let mut hit = None;
+            for c in shorts.chars() {
+                if let Some(r) = refused.iter().find(|(s, _, _)| *s == Some(c)) {
+                    hit = Some(r);
+                    break;
+                }
+                if takes_value(&cmd, &format!("-{c}")) == Some(true) {
+                    break;
+                }
+            }
+            hit
+        } else {
+            None
+        };
+        if let Some((short, long, why)) = found {
+            let spelled = short.map_or(long.clone(), |s| format!("-{s}, {long}"));
+            return Some(format!(
+                "curl's {spelled} is not in tcpwise get: {why} (docs/options-curl.md)"
+            ));
+        }
+        if takes_value(&cmd, w.split('=').next().unwrap_or(w)) == Some(true) && !w.contains('=') {
+            it.next();
+        }
+    }
+    None
+}
+
 /// `tcpwise get`'s command line with every `-K FILE`/`--config FILE`
 /// replaced by the file's words where it stood (`-` is standard input;
 /// a config file may name another, up to 10 deep). Other commands'
@@ -677,9 +753,15 @@ pub fn expand_config(
     let mut it = argv.into_iter();
     let head: Vec<std::ffi::OsString> = it.by_ref().take(2).collect();
     let rest: Vec<String> = it.map(|a| a.to_string_lossy().into_owned()).collect();
+    let words = expand(rest, 0)?;
+    // One line for an option of curl's that is not built, not clap's
+    // "unexpected argument" and usage.
+    if let Some(line) = refusal(&words) {
+        return Err(super::CurlError::Usage(line));
+    }
     Ok(head
         .into_iter()
-        .chain(expand(rest, 0)?.into_iter().map(Into::into))
+        .chain(words.into_iter().map(Into::into))
         .collect())
 }
 

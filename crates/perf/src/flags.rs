@@ -101,11 +101,12 @@ pub struct ClientArgs {
     /// retransmit for about 15 minutes). iperf3's --rcv-timeout.
     #[arg(long, value_name = "SECONDS", default_value = "30")]
     pub stall_timeout: Seconds,
-    /// Print one JSON object instead of text: ours (intervals, summary,
-    /// diagnosis), or with --json=iperf3 iperf3's -J shape (start,
-    /// intervals, end), which iperf3's parsers and plotters read.
+    /// Print one JSON object instead of text: -J and --json give iperf3's
+    /// -J layout (start, intervals, end), which iperf3's parsers and
+    /// plotters read; --json=tcpwise gives ours (intervals, summary,
+    /// diagnosis).
     #[arg(short = 'J', long, value_name = "STYLE", num_args = 0..=1, require_equals = true,
-          default_missing_value = "tcpwise", value_enum)]
+          default_missing_value = "iperf3", value_enum)]
     pub json: Option<JsonStyle>,
     /// Pace the sender at RATE (20mbit): SO_MAX_PACING_RATE, so the
     /// kernel holds the rate and the send loop never sleeps (iperf3's -b

@@ -103,7 +103,7 @@ impl Tool {
     /// `--json` last.
     pub fn client_argv(self, exe: &str, args: &[String]) -> Vec<String> {
         let script = match self {
-            Tool::Perf => r#"exec "$0" perf client "$TCPWISE_PEER" "$@" --json"#,
+            Tool::Perf => r#"exec "$0" perf client "$TCPWISE_PEER" "$@" --json=tcpwise"#,
             Tool::Rpm => r#"exec "$0" rpm -k "https://$TCPWISE_PEER:8443" "$@" --json"#,
             // The path first, then curl's flags; the body is dropped and
             // curl's `-w '%{json}'` is the record.
