@@ -22,6 +22,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod flags;
 mod h2;
 mod h3;
 pub mod response;

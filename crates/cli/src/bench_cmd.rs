@@ -2,74 +2,12 @@
 //! and `tcpwise rpm`, the load that measures responsiveness.
 
 use anyhow::Result;
-use clap::Args;
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
-use tcpwise_client::Header;
 use tcpwise_units::Seconds;
 
-#[derive(Debug, Args)]
-pub struct BenchArgs {
-    /// URLs to load (http:// or https://; without a scheme, http); several
-    /// share one origin and are taken in turn, as h2load takes its URIs.
-    #[arg(required = true)]
-    pub urls: Vec<String>,
-    /// Open connections.
-    #[arg(short = 'c', long, default_value_t = 64)]
-    pub connections: usize,
-    /// Threads, each with its own connections and event loop (default: one per CPU).
-    #[arg(short = 't', long)]
-    pub threads: Option<usize>,
-    /// How long to load (wrk's -d: 10, 10s, 2m, 500ms). Default 10 s
-    /// unless -n is given. Ctrl-C or SIGTERM ends the run early and prints
-    /// the report of the time so far (exit 0, as wrk).
-    #[arg(short = 'd', long, conflicts_with = "requests")]
-    pub duration: Option<Seconds>,
-    /// Stop after this many responses instead (hey's -n).
-    #[arg(short = 'n', long)]
-    pub requests: Option<u64>,
-    /// Open loop at R requests/s in total, latency measured from when each
-    /// request was due (wrk2's -R: coordinated-omission correction).
-    #[arg(short = 'R', long, value_name = "R")]
-    pub rate: Option<f64>,
-    /// Extra header, 'Name: value' (repeatable).
-    #[arg(short = 'H', long = "header", value_name = "HEADER")]
-    pub headers: Vec<Header>,
-    /// Method (default GET, POST with --data).
-    #[arg(short = 'X', long)]
-    pub method: Option<String>,
-    /// Request body, or @FILE (no short form: -d is the duration, as in wrk).
-    #[arg(long, value_name = "DATA")]
-    pub data: Option<String>,
-    /// A request with no complete response after this long counts as a timeout error.
-    #[arg(long, default_value = "10s")]
-    pub timeout: Seconds,
-    /// Also print wrk's "Latency Distribution" table (50, 75, 90, 99 %),
-    /// as wrk lays it out (the p50 to p99.99 line is always printed).
-    #[arg(long)]
-    pub latency: bool,
-    /// https: accept any server certificate.
-    #[arg(short = 'k', long)]
-    pub insecure: bool,
-    /// https: trust the PEM certificates in FILE too.
-    #[arg(long, value_name = "FILE")]
-    pub cacert: Option<std::path::PathBuf>,
-    /// HTTP/2, as h2load loads: h2c with prior knowledge on http://, ALPN
-    /// h2 on https://.
-    #[arg(long)]
-    pub http2: bool,
-    /// HTTP/3 over QUIC (https:// only, ALPN h3): each connection a QUIC
-    /// connection with its own UDP socket.
-    #[arg(long, conflicts_with = "http2")]
-    pub http3: bool,
-    /// HTTP/2 or HTTP/3 streams in flight per connection (h2load's -m; needs --http2 or --http3).
-    #[arg(short = 'm', long = "max-concurrent-streams", default_value_t = 1)]
-    pub streams: usize,
-    /// Print the report as JSON ({"summary": ...}).
-    #[arg(long)]
-    pub json: bool,
-}
+pub use tcpwise_bench::flags::BenchArgs;
 
 /// `tcpwise rpm`: the text as it runs, or the JSON report at the end.
 pub fn rpm(a: tcpwise_rpm::flags::RpmArgs) -> Result<i32> {

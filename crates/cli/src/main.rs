@@ -179,7 +179,9 @@ fn main() {
     use tcpwise_curl::{exit::words, flags};
     let argv = tcpwise_emu::config::expand(std::env::args_os().collect())
         .map_err(|e| (e.to_string(), 2))
-        .and_then(|a| flags::expand_config(a).map_err(|e| (e.to_string(), words(&e))));
+        .and_then(|a| flags::expand_config(a).map_err(|e| (e.to_string(), words(&e))))
+        .and_then(|a| tcpwise_perf::flags::refusal(&a).map_or(Ok(a), |e| Err((e, 2))))
+        .and_then(|a| tcpwise_bench::flags::refusal(&a).map_or(Ok(a), |e| Err((e, 2))));
     let (argv, next) = match argv {
         Ok(a) => flags::split_next(a),
         Err((e, code)) => {

@@ -44,9 +44,6 @@ pub fn run(cmd: PerfCommand) -> Result<i32> {
 }
 
 fn server(a: ServerArgs) -> Result<i32> {
-    if let Some(no) = a.refused() {
-        return Err(crate::Usage(no).into());
-    }
     let _pid = a.pidfile()?;
     let opts = a.options();
     let stop = crate::shutdown_on_signals()?;
@@ -57,9 +54,6 @@ fn server(a: ServerArgs) -> Result<i32> {
 }
 
 fn client(a: ClientArgs) -> Result<i32> {
-    if let Some(no) = a.refused() {
-        return Err(crate::Usage(no).into());
-    }
     let opts = a.options();
     opts.validate()?;
     let style = a.json;

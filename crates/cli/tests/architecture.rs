@@ -64,6 +64,7 @@ const CLAP_FILES: &[&str] = &[
     "crates/server/src/flags.rs",
     "crates/perf/src/flags.rs",
     "crates/rpm/src/flags.rs",
+    "crates/bench/src/flags.rs",
 ];
 
 /// Lines `crates/cli/src` may hold.

@@ -383,11 +383,26 @@ fn latency_prints_wrks_distribution_table() {
             .map(String::from)
             .collect()
     };
+    // The same words through both: wrk's -t -c -d -H --timeout --latency.
+    let words = [
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "-d",
+        "1",
+        "-H",
+        "X-A: 1",
+        "--timeout",
+        "2s",
+        "--latency",
+    ];
     let wrk = std::process::Command::new("wrk")
-        .args(["-t1", "-c2", "-d1", "--latency", &url])
+        .args(words)
+        .arg(&url)
         .output()
         .unwrap();
-    let ours = tcpwise(&["bench", "-t", "1", "-c", "2", "-d", "1", "--latency", &url]);
+    let ours = tcpwise(&[&["bench"][..], &words[..], &[url.as_str()]].concat());
     assert!(ours.status.success(), "{}", stderr(&ours));
     let (theirs, ours) = (block(&stdout(&wrk)), block(&stdout(&ours)));
     assert_eq!(theirs.len(), 5, "wrk: {theirs:?}");

@@ -113,7 +113,7 @@ fn mask_json(s: &str) -> String {
     ];
     let mut out = String::new();
     let mut rest = s;
-    while let Some((i, key)) = VOLATILE
+    while let Some((i, _)) = VOLATILE
         .iter()
         .filter_map(|k| rest.find(k).map(|i| (i, *k)))
         .min()

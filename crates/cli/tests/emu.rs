@@ -369,6 +369,20 @@ fn bad_link_flags() -> &'static [(&'static [&'static str], &'static str)] {
             &["emu", "shell", "--loss", "150%", "--", "true"],
             "out of range",
         ),
+        // A bare number: netem's 1 % or Mahimahi's 100 %? Both named.
+        (
+            &["emu", "shell", "--loss", "1", "--", "true"],
+            "mm-loss 1 = 100%",
+        ),
+        (
+            &["emu", "shell", "--reorder", "5", "--", "true"],
+            "netem (loss 1 = 1%)",
+        ),
+        // Bytes to tc, packets to Mahimahi: both named.
+        (
+            &["emu", "shell", "--queue", "1500", "--", "true"],
+            "packets to Mahimahi",
+        ),
         (
             &[
                 "emu", "shell", "--rtt", "10ms", "--delay", "5ms", "--", "true",
@@ -873,7 +887,7 @@ fn log_and_pcap_record_what_the_stats_count_and_plot_draws_them() {
         "--",
         "sh",
         "-c",
-        &format!("{bin} perf client -R -n 3MB -C cubic $TCPWISE_PEER"),
+        &format!("{bin} perf client -R -n 3000000 -C cubic $TCPWISE_PEER"),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let s: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();

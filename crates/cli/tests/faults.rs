@@ -17,7 +17,7 @@ fn across(name: &str, rtt: &str, rate: &str, fault: &[&str]) {
     let body = dir.0.join("body");
     let perf_json = dir.0.join("perf.json");
     let script = format!(
-        "{BIN} perf client $TCPWISE_PEER -n 10MB --json=tcpwise > {pj} 2>{pe}; echo perf=$? > {d}/perf.rc & \
+        "{BIN} perf client $TCPWISE_PEER -n 10000000 --json=tcpwise > {pj} 2>{pe}; echo perf=$? > {d}/perf.rc & \
          {BIN} get -s -m 120 -o {b} http://$TCPWISE_PEER:8080/bytes/{MB10} 2>{ge}; echo get=$? > {d}/get.rc; wait",
         pj = perf_json.display(),
         pe = dir.0.join("perf.err").display(),

@@ -195,7 +195,7 @@ fn perf_summary_lasts_as_long_as_asked_on_loopback() {
     let secs = v["summary"]["seconds"].as_f64().unwrap();
     assert!((secs - 3.0).abs() <= 0.1, "summary seconds {secs} for -t 3");
     // Loopback: microseconds, never a zero RTT or a zero duration.
-    let o = tcpwise(&["perf", "client", "127.0.0.1", "-p", &p, "-n", "10MB"]);
+    let o = tcpwise(&["perf", "client", "127.0.0.1", "-p", &p, "-n", "10000000"]);
     let out = stdout(&o);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!out.contains(" 0.0 ms") && !out.contains("0.00 s"), "{out}");

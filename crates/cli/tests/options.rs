@@ -95,10 +95,15 @@ fn help_options(args: &[&str]) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for l in text.lines() {
         let t = l.trim_start();
-        if !t.starts_with('-') {
+        if !t.starts_with('-') || t.starts_with("-- ") {
             continue;
         }
-        for w in t.split([',', ' ']).filter(|w| w.starts_with('-')) {
+        // The option's own names, up to its value or description.
+        for w in t
+            .split([',', ' '])
+            .take_while(|w| w.is_empty() || w.starts_with('-'))
+            .filter(|w| w.starts_with('-'))
+        {
             let w = w.split(['=', '[', '<']).next().unwrap_or(w);
             out.insert(w.trim_end_matches('.').to_string());
         }
@@ -186,7 +191,7 @@ fn peer_options(cmd: &str, args: &[&str]) -> Option<BTreeSet<String>> {
             .collect();
         let long = names.iter().find(|n| n.starts_with("--"));
         if let Some(n) = long.or(names.first()) {
-            out.insert(n.split(['=', '[']).next().unwrap_or(n).to_string());
+            out.insert(n.split(['=', '[', '<']).next().unwrap_or(n).to_string());
         }
     }
     Some(out)
@@ -196,7 +201,7 @@ fn peer_options(cmd: &str, args: &[&str]) -> Option<BTreeSet<String>> {
 fn check(
     table: &str,
     peer: Option<BTreeSet<String>>,
-    ours: &[&str],
+    ours: &[&[&str]],
     diff_files: &[&str],
     refuse: &dyn Fn(&Row) -> Vec<String>,
 ) {
@@ -214,7 +219,8 @@ fn check(
             ));
         }
     }
-    let help = help_options(ours);
+    let help: BTreeSet<String> = ours.iter().flat_map(|o| help_options(o)).collect();
+    let ours: Vec<String> = ours.iter().map(|o| o.join(" ")).collect();
     let cases = spelled_in(diff_files);
     for r in &rows {
         let names: Vec<&String> = [&r.long, &r.short].into_iter().flatten().collect();
@@ -228,18 +234,18 @@ fn check(
                 "{}: marked {} but `{}` does not show it",
                 r.spelled,
                 r.status,
-                ours.join(" ")
+                ours.join("`, `")
             )),
             "refused" if shown => wrong.push(format!(
                 "{}: marked refused but `{}` shows it",
                 r.spelled,
-                ours.join(" ")
+                ours.join("`, `")
             )),
             "same" | "differs" | "refused" => {}
             other => wrong.push(format!("{}: status '{other}'", r.spelled)),
         }
         if r.status == "same" {
-            if r.case == "curl_diff" || r.case == "diff" {
+            if r.case == "curl_diff" || r.case == "perf" {
                 if !names.iter().any(|n| cases.contains(n.as_str())) {
                     wrong.push(format!("{}: no differential case spells it", r.spelled));
                 }
@@ -258,7 +264,13 @@ fn check(
 fn refused_in_one_line(args: &[&str], name: &str) -> Option<String> {
     let o = tcpwise(args);
     let err = stderr(&o);
-    let one = err.trim().lines().count() == 1;
+    // clap's own pointer to --help after a bad value is not a second line
+    // of the refusal.
+    let lines = err
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("For more information"))
+        .count();
+    let one = lines == 1;
     (o.status.code() != Some(2) || !one || !err.contains(name)).then(|| {
         format!(
             "{args:?}: exit {:?}, want 2 and one line naming {name}: {err}",
@@ -275,7 +287,7 @@ fn curls_options_table() {
     check(
         "options-curl.md",
         peer,
-        &["get", "--help"],
+        &[&["get", "--help"]],
         &["curl_diff.rs", "curl_options.rs"],
         &|r| {
             let name = r.long.clone().or(r.short.clone()).unwrap();
@@ -296,4 +308,152 @@ fn which(tool: &str) -> bool {
         .args(["-c", &format!("command -v {tool}")])
         .output()
         .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn iperf3s_options_table() {
+    let peer = which("iperf3")
+        .then(|| peer_options("iperf3", &["--help"]))
+        .flatten();
+    // Client and server options together: iperf3 has one command.
+    check(
+        "options-iperf3.md",
+        peer,
+        &[&["perf", "client", "--help"], &["perf", "server", "--help"]],
+        &["perf.rs"],
+        &|r| {
+            let name = r.long.clone().or(r.short.clone()).unwrap();
+            let mut out = Vec::new();
+            for sub in ["client", "server"] {
+                let mut args = vec!["perf", sub, name.as_str()];
+                if r.takes_value {
+                    args.push("1");
+                }
+                args.push("127.0.0.1");
+                out.extend(refused_in_one_line(&args, &name));
+            }
+            out
+        },
+    );
+    counts_agree(
+        "options-iperf3.md",
+        &rows("options-iperf3.md"),
+        "iperf3 3.12 (`perf`)",
+    );
+}
+
+#[test]
+fn wrks_options_table() {
+    let peer = which("wrk").then(|| peer_options("wrk", &[])).flatten();
+    check(
+        "options-wrk.md",
+        peer,
+        &[&["bench", "--help"]],
+        &["bench.rs"],
+        &|r| {
+            let name = r.long.clone().or(r.short.clone()).unwrap();
+            let mut args = vec!["bench", name.as_str()];
+            if r.takes_value {
+                args.push("x");
+            }
+            args.push("http://127.0.0.1:9/");
+            refused_in_one_line(&args, &name).into_iter().collect()
+        },
+    );
+    counts_agree(
+        "options-wrk.md",
+        &rows("options-wrk.md"),
+        "wrk 4.1 (`bench`)",
+    );
+}
+
+/// netem's and Mahimahi's words: no peer runs here (no `sch_netem`, no
+/// Mahimahi package), so each row's case is a test of the documented
+/// meaning; the emu flags of taken rows are in `emu shell --help`, a
+/// refused spelling is refused in one line.
+#[test]
+fn netem_and_mahimahi_words_table() {
+    let text = std::fs::read_to_string(root().join("docs/options-emu.md")).unwrap();
+    let help = help_options(&["emu", "shell", "--help"]);
+    let mut wrong = Vec::new();
+    let mut n = std::collections::BTreeMap::<String, usize>::new();
+    let mut total = 0;
+    for l in text.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = l.split(" | ").collect();
+        let (words, emu, status, case) = (cells[0], cells[1], cells[2], cells[3]);
+        total += 1;
+        *n.entry(status.to_string()).or_default() += 1;
+        let flags: Vec<&str> = emu
+            .split(['`', ' ', ','])
+            .filter(|w| w.starts_with("--"))
+            .collect();
+        match status {
+            "same" | "differs" => {
+                for f in &flags {
+                    if !help.contains(*f) {
+                        wrong.push(format!("{words}: {f} is not in emu shell --help"));
+                    }
+                }
+                let row = Row {
+                    spelled: words.to_string(),
+                    short: None,
+                    long: flags.first().map(|f| f.to_string()),
+                    takes_value: true,
+                    status: status.to_string(),
+                    case: case.to_string(),
+                };
+                if let Err(e) = case_exists(case, &row) {
+                    wrong.push(e);
+                }
+            }
+            "refused" => {
+                let spelled: Vec<&str> = emu.trim_matches('`').split(' ').collect();
+                if spelled.len() == 2 && spelled[0].starts_with("--") {
+                    let args = ["emu", "shell", spelled[0], spelled[1], "--", "true"];
+                    wrong.extend(refused_in_one_line(&args, spelled[1]));
+                }
+            }
+            other => wrong.push(format!("{words}: status '{other}'")),
+        }
+    }
+    let count = |k: &str| n.get(k).copied().unwrap_or(0);
+    let line = format!(
+        "{} same, {} differ on purpose, {} refused (of {total})",
+        count("same"),
+        count("differs"),
+        count("refused")
+    );
+    assert!(
+        text.contains(&format!("Counts: {line}.")),
+        "docs/options-emu.md: 'Counts: {line}.'"
+    );
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&format!("netem and Mahimahi words (`emu`): {line}")),
+        "README: 'netem and Mahimahi words (`emu`): {line}'"
+    );
+    assert!(
+        wrong.is_empty(),
+        "docs/options-emu.md:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// A named case's test exists (its file holds `fn NAME(`).
+fn case_exists(case: &str, row: &Row) -> Result<(), String> {
+    let (module, test) = case
+        .split_once("::")
+        .ok_or_else(|| format!("{}: case '{case}' is not module::test", row.spelled))?;
+    let path = root().join("crates").join(module_path(module));
+    let text = std::fs::read_to_string(&path)
+        .map_err(|_| format!("{}: no file {}", row.spelled, path.display()))?;
+    if text.contains(&format!("fn {test}(")) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}: no test {test} in {}",
+            row.spelled,
+            path.display()
+        ))
+    }
 }

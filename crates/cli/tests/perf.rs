@@ -84,7 +84,7 @@ fn loopback_run_has_intervals_summary_and_no_diagnosis() {
         &p,
         "-R",
         "-n",
-        "10MB",
+        "10000000",
         "--json=tcpwise",
     ]));
     assert_eq!(v["summary"]["bytes"], 10_000_000);
@@ -498,7 +498,7 @@ fn address_family_local_address_and_window_flags() {
     assert_eq!(v["receiver_buffers"]["rcv_asked"], 262144);
     assert_eq!(v["sender_buffers"]["snd_asked"], 262144);
     // -w with --rcvbuf is refused.
-    let o = client(&["-w", "1MB", "--rcvbuf", "1MB"]);
+    let o = client(&["-w", "1M", "--rcvbuf", "1MB"]);
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -1060,7 +1060,7 @@ fn iperf3_spellings_mean_what_they_mean_in_iperf3() {
         "-t",
         "0",
         "-n",
-        "2MB",
+        "2000000",
         "--rcv-timeout",
         "5000",
         "--connect-timeout",

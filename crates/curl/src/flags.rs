@@ -631,72 +631,18 @@ pub fn config_words(
 /// table in `docs/options-curl.md` (a test keeps it true).
 const OPTIONS_TABLE: &str = include_str!("../../../docs/options-curl.md");
 
-/// The refused rows of [`OPTIONS_TABLE`]: (short, long, why).
-fn refused_options() -> Vec<(Option<char>, String, String)> {
-    OPTIONS_TABLE
-        .lines()
-        .filter_map(|l| {
-            let cells: Vec<&str> = l.strip_prefix("| `")?.split(" | ").collect();
-            if cells.get(1) != Some(&"refused") {
-                return None;
-            }
-            let spelled = cells[0].trim_end_matches('`');
-            let names: Vec<&str> = spelled
-                .split([',', ' '])
-                .filter(|w| w.starts_with('-'))
-                .collect();
-            let long = names.iter().find(|n| n.starts_with("--"))?.to_string();
-            let short = names
-                .iter()
-                .find(|n| n.len() == 2)
-                .and_then(|n| n.chars().nth(1));
-            let why = cells.get(3).map_or("", |w| w.trim_end_matches(" |").trim());
-            Some((short, long, why.to_string()))
-        })
-        .collect()
-}
-
 /// The first of curl's options that `tcpwise get` refuses, as the one
 /// line that says so (values of options that take one are skipped; a
 /// bare `--` ends the options).
 pub fn refusal(words: &[String]) -> Option<String> {
+    use tcpwise_outcome::peer_options;
     let cmd = get_command();
-    let refused = refused_options();
-    let mut it = words.iter();
-    while let Some(w) = it.next() {
-        if w == "--" {
-            return None;
-        }
-        let found = if let Some(long) = w.strip_prefix("--") {
-            let name = format!("--{}", long.split('=').next().unwrap_or(long));
-            refused.iter().find(|(_, l, _)| *l == name)
-        } else if let Some(shorts) = w.strip_prefix('-').filter(|s| !s.is_empty()) {
-            // `-sS`, `-o file`, `-ofile`: each letter until one takes a value.
-            let mut hit = None;
-            for c in shorts.chars() {
-                if let Some(r) = refused.iter().find(|(s, _, _)| *s == Some(c)) {
-                    hit = Some(r);
-                    break;
-                }
-                if takes_value(&cmd, &format!("-{c}")) == Some(true) {
-                    break;
-                }
-            }
-            hit
-        } else {
-            None
-        };
-        if let Some((short, long, why)) = found {
-            let spelled = short.map_or(long.clone(), |s| format!("-{s}, {long}"));
-            return Some(format!(
-                "curl's {spelled} is not in tcpwise get: {why} (docs/options-curl.md)"
-            ));
-        }
-        if takes_value(&cmd, w.split('=').next().unwrap_or(w)) == Some(true) && !w.contains('=') {
-            it.next();
-        }
-    }
-    None
+    peer_options::refusal(
+        words,
+        &peer_options::refused(OPTIONS_TABLE),
+        &|o| takes_value(&cmd, o) == Some(true),
+        ("curl", "tcpwise get", "docs/options-curl.md"),
+    )
 }
 
 /// `tcpwise get`'s command line with every `-K FILE`/`--config FILE`

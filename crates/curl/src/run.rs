@@ -326,6 +326,27 @@ fn usage(msg: String) -> RunError {
     RunError::Words(CurlError::Usage(msg))
 }
 
+/// The URLs, after the flags' counts and sizes are checked.
+fn check_counts(a: &GetArgs) -> Result<Vec<String>, RunError> {
+    if a.parallel_max == 0 || a.max_conns == 0 {
+        return Err(usage(
+            "--parallel-max and --max-conns must be at least 1".into(),
+        ));
+    }
+    let urls: Vec<String> = a.urls.iter().chain(a.url.iter()).cloned().collect();
+    if a.output.len() > urls.len() {
+        let msg = format!("{} -o files for {} URLs", a.output.len(), urls.len());
+        return Err(usage(msg));
+    }
+    if a.rcvbuf.is_some_and(|b| b.0 == 0) || a.sndbuf.is_some_and(|b| b.0 == 0) {
+        return Err(usage("--rcvbuf and --sndbuf must be positive".into()));
+    }
+    if let Some(m) = &a.max_filesize {
+        super::extra::size("--max-filesize", m)?;
+    }
+    Ok(urls)
+}
+
 impl Run {
     /// Checks the flags and builds every URL's request; `data` is the
     /// `-d` family in command-line order ([`GetArgs::data_in_order`]).
@@ -335,20 +356,7 @@ impl Run {
             outputs,
             form,
         } = ordered;
-        if a.parallel_max == 0 || a.max_conns == 0 {
-            return Err(usage(
-                "--parallel-max and --max-conns must be at least 1".into(),
-            ));
-        }
-        let urls: Vec<String> = a.urls.iter().chain(a.url.iter()).cloned().collect();
-        if a.output.len() > urls.len() {
-            let msg = format!("{} -o files for {} URLs", a.output.len(), urls.len());
-            return Err(usage(msg));
-        }
-
-        if a.rcvbuf.is_some_and(|b| b.0 == 0) || a.sndbuf.is_some_and(|b| b.0 == 0) {
-            return Err(usage("--rcvbuf and --sndbuf must be positive".into()));
-        }
+        let urls = check_counts(&a)?;
         let posts = !data.is_empty() && !a.get;
         let mut warnings = super::form::warnings(&form);
         tls_versions(&a)?;
@@ -366,9 +374,6 @@ impl Run {
         }
         if let Some(f) = &a.etag_compare {
             headers.push(super::extra::etag_compare(f, a.etag_save.is_some())?);
-        }
-        if let Some(m) = &a.max_filesize {
-            super::extra::size("--max-filesize", m)?;
         }
         let limit_rate = a
             .limit_rate

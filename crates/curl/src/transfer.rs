@@ -140,8 +140,7 @@ impl Redirects {
             301 => kind == Kind::Post && !self.keep_post[0],
             302 => kind == Kind::Post && !self.keep_post[1],
             303 => {
-                !matches!(kind, Kind::Get | Kind::Head)
-                    && !(kind == Kind::Post && self.keep_post[2])
+                !(matches!(kind, Kind::Get | Kind::Head) || kind == Kind::Post && self.keep_post[2])
             }
             _ => false,
         }

@@ -21,6 +21,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod peer_options;
 pub mod shutdown;
 pub mod version;
 

@@ -34,9 +34,6 @@ pub struct ServerArgs {
     /// Write the server's process id to FILE while it runs (iperf3's -I).
     #[arg(short = 'I', long = "pidfile", value_name = "FILE")]
     pub pidfile: Option<std::path::PathBuf>,
-    /// iperf3's -D (daemon): refused; run it under systemd, or with &.
-    #[arg(short = 'D', long = "daemon", hide = true)]
-    pub daemon: bool,
 }
 
 /// `--json` styles.
@@ -73,9 +70,10 @@ pub struct ClientArgs {
         value_name = "SECONDS"
     )]
     pub time: Seconds,
-    /// Send this many bytes instead of running for a time (10MB, 1GiB).
-    #[arg(short = 'n', long = "bytes", value_name = "BYTES")]
-    pub bytes: Option<Bytes>,
+    /// Send this many bytes instead of running for a time: bytes, or K,
+    /// M, G as iperf3 reads them (powers of 1024: 10M, 1G; 10MiB too).
+    #[arg(short = 'n', long = "bytes", value_name = "BYTES", value_parser = iperf3_size)]
+    pub bytes: Option<usize>,
     /// Reverse: the server sends, this client receives.
     #[arg(short = 'R', long)]
     pub reverse: bool,
@@ -124,9 +122,11 @@ pub struct ClientArgs {
     )]
     pub omit: Seconds,
     /// Both socket buffers: SO_RCVBUF of the receiver and SO_SNDBUF of the
-    /// sender (iperf3's -w; the diagnosis says what a pinned buffer costs).
-    #[arg(short = 'w', long = "window", value_name = "SIZE", conflicts_with_all = ["rcvbuf", "sndbuf"])]
-    pub window: Option<Bytes>,
+    /// sender (iperf3's -w: 64K is 65536; the diagnosis says what a
+    /// pinned buffer costs).
+    #[arg(short = 'w', long = "window", value_name = "SIZE", conflicts_with_all = ["rcvbuf", "sndbuf"],
+          value_parser = iperf3_size)]
+    pub window: Option<usize>,
     /// IPv4 only.
     #[arg(short = '4', long = "version4", conflicts_with = "version6")]
     pub version4: bool,
@@ -175,31 +175,6 @@ pub struct ClientArgs {
     /// Print the version (iperf3's -v).
     #[arg(short = 'v', long = "version", action = clap::ArgAction::Version)]
     pub version: Option<bool>,
-    /// iperf3 flags tcpwise does not have: refused in one line that says
-    /// what to use instead.
-    #[arg(short = 'T', long = "title", hide = true, value_name = "STR")]
-    pub title: Option<String>,
-    #[allow(missing_docs)]
-    #[arg(short = 'f', long = "format", hide = true)]
-    pub format: Option<String>,
-    #[allow(missing_docs)]
-    #[arg(long = "logfile", hide = true)]
-    pub logfile: Option<String>,
-    #[allow(missing_docs)]
-    #[arg(long = "timestamps", hide = true, num_args = 0..=1, default_missing_value = "")]
-    pub timestamps: Option<String>,
-    #[allow(missing_docs)]
-    #[arg(short = 'k', long = "blockcount", hide = true)]
-    pub blockcount: Option<String>,
-    #[allow(missing_docs)]
-    #[arg(short = 'F', long = "file", hide = true)]
-    pub file: Option<String>,
-    #[allow(missing_docs)]
-    #[arg(short = 'd', long = "debug", hide = true)]
-    pub debug: bool,
-    #[allow(missing_docs)]
-    #[arg(long = "forceflush", hide = true)]
-    pub forceflush: bool,
     /// Print the server's own lines after the summary (iperf3's --get-server-output).
     #[arg(long)]
     pub get_server_output: bool,
@@ -235,13 +210,6 @@ impl Drop for PidFile {
 }
 
 impl ServerArgs {
-    /// `-D` refused in one line (what to do instead); `None` otherwise.
-    pub fn refused(&self) -> Option<String> {
-        self.daemon.then(|| {
-            "tcpwise perf has no iperf3 -D (daemon): run it under systemd, or with & and -I FILE for its pid".to_string()
-        })
-    }
-
     /// Writes `-I FILE` (this process's id), removed when the guard goes.
     pub fn pidfile(&self) -> std::io::Result<Option<PidFile>> {
         let Some(p) = &self.pidfile else {
@@ -266,9 +234,67 @@ impl ServerArgs {
     }
 }
 
+/// iperf3 3.12's options, each with what `tcpwise perf` does with it:
+/// the table in `docs/options-iperf3.md` (a test keeps it true).
+const OPTIONS_TABLE: &str = include_str!("../../../docs/options-iperf3.md");
+
+/// The first of iperf3's options that `tcpwise perf client|server`
+/// refuses in `argv` (the whole command line), as the one line that says
+/// so; `None` for any other command line.
+pub fn refusal(argv: &[std::ffi::OsString]) -> Option<String> {
+    use clap::Args;
+    use tcpwise_outcome::peer_options;
+    if argv.get(1)? != "perf" {
+        return None;
+    }
+    let sub = argv.get(2)?.to_str()?;
+    let cmd = match sub {
+        "client" => ClientArgs::augment_args(clap::Command::new("client")),
+        "server" => ServerArgs::augment_args(clap::Command::new("server")),
+        _ => return None,
+    };
+    let takes = |o: &str| {
+        cmd.get_arguments().any(|a| {
+            let named = match o.strip_prefix("--") {
+                Some(l) => a.get_long() == Some(l),
+                None => o.len() == 2 && a.get_short() == o.chars().nth(1),
+            };
+            named
+                && a.get_action().takes_values()
+                && a.get_num_args().is_none_or(|n| n.min_values() > 0)
+        })
+    };
+    let words: Vec<String> = argv[3..]
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    peer_options::refusal(
+        &words,
+        &peer_options::refused(OPTIONS_TABLE),
+        &takes,
+        (
+            "iperf3",
+            &format!("tcpwise perf {sub}"),
+            "docs/options-iperf3.md",
+        ),
+    )
+}
+
 /// `-b` as iperf3 reads it: `20M`, `20m` (bits, powers of 1000), a bare
-/// number of bits/s, or ours (`20mbit`).
+/// number of bits/s, or ours (`20mbit`). A rate in bytes (`2.5MB/s`) is
+/// refused: iperf3 reads it as 2.5 Mbit/s.
 pub fn iperf3_rate(s: &str) -> Result<Rate, String> {
+    let lower = s.to_ascii_lowercase();
+    if lower.contains("b/s")
+        || lower.ends_with("kb")
+        || lower.ends_with("mb")
+        || lower.ends_with("gb")
+    {
+        return Err(format!(
+            "'{s}': iperf3 reads a rate in bytes as bits ({s} is {} bit/s to iperf3): give bits, 20M or 20mbit",
+            s.trim_end_matches(['/', 's', 'S', 'B', 'b'])
+        ));
+    }
     if let Ok(r) = s.parse::<Rate>() {
         return Ok(r);
     }
@@ -288,12 +314,24 @@ pub fn iperf3_rate(s: &str) -> Result<Rate, String> {
     }
 }
 
-/// `-l` as iperf3 reads it: `8K`, `1M` (powers of 1024) or bytes.
+/// `-l`, `-w`, `-n` as iperf3 reads them: `8K`, `1M`, `1G` (powers of
+/// 1024) or bytes; `64KiB` too. `64KB` is refused: 64,000 bytes in
+/// tcpwise's units, 65,536 to iperf3.
 pub fn iperf3_size(s: &str) -> Result<usize, String> {
     let t = s.trim();
-    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+    let upper = t.to_ascii_uppercase();
+    if ["KB", "MB", "GB", "TB"].iter().any(|u| upper.ends_with(u)) {
+        return Err(format!(
+            "'{s}' is {} to iperf3 (K is 1024) and not that to tcpwise (KB is 1000): give {}, or a number of bytes",
+            t.trim_end_matches(['B', 'b']),
+            t.trim_end_matches(['B', 'b']),
+        ));
+    }
+    let (num, mult) = match upper.chars().last() {
         Some('K') => (&t[..t.len() - 1], 1024.0),
         Some('M') => (&t[..t.len() - 1], 1024.0 * 1024.0),
+        Some('G') => (&t[..t.len() - 1], 1024.0 * 1024.0 * 1024.0),
+        Some('T') => (&t[..t.len() - 1], 1024.0_f64.powi(4)),
         _ => (t, 1.0),
     };
     match num.parse::<f64>() {
@@ -306,32 +344,6 @@ pub fn iperf3_size(s: &str) -> Result<usize, String> {
 }
 
 impl ClientArgs {
-    /// An iperf3 flag that tcpwise does not have, as the line that says
-    /// what to use instead; `None` when there is none.
-    pub fn refused(&self) -> Option<String> {
-        let a = self;
-        let what = if a.title.is_some() {
-            "-T (title): prefix the lines yourself, e.g. | sed 's/^/TITLE: /'"
-        } else if a.format.is_some() {
-            "-f (units): rates are in Mbit/s; --json has bits_per_second"
-        } else if a.logfile.is_some() {
-            "--logfile: redirect the output (> FILE), or --json > FILE"
-        } else if a.timestamps.is_some() {
-            "--timestamps: pipe through ts (moreutils), or use --json's interval times"
-        } else if a.blockcount.is_some() {
-            "-k (blocks): give -n BYTES"
-        } else if a.file.is_some() {
-            "-F (file): tcpwise sends from memory; time a file transfer with tcpwise get -T"
-        } else if a.debug {
-            "-d (debug): -J prints every figure there is"
-        } else if a.forceflush {
-            "--forceflush: lines are flushed as they are printed already"
-        } else {
-            return None;
-        };
-        Some(format!("tcpwise perf has no iperf3 {what}"))
-    }
-
     /// The test the flags describe.
     pub fn options(&self) -> ClientOptions {
         let a = self;
@@ -349,10 +361,10 @@ impl ClientArgs {
             } else {
                 a.time.std()
             },
-            bytes: a.bytes.map(|b| b.0),
+            bytes: a.bytes.map(|b| b as u64),
             interval: a.interval.std(),
-            rcvbuf: a.window.or(a.rcvbuf).map(|b| b.0),
-            sndbuf: a.window.or(a.sndbuf).map(|b| b.0),
+            rcvbuf: a.window.map(|w| w as u64).or(a.rcvbuf.map(|b| b.0)),
+            sndbuf: a.window.map(|w| w as u64).or(a.sndbuf.map(|b| b.0)),
             window_flag: a.window.is_some(),
             read_sizing: a.read_sizing,
             path_rate_bps: a.path_rate.map(|r| r.0 as f64),
