@@ -158,11 +158,17 @@ fn mask_json(s: &str) -> String {
 
 /// A run short enough to read in a failure message.
 fn brief(r: &Run) -> String {
+    // TCPWISE_DIFF_FULL=1: whole outputs in a mismatch's report.
+    let limit = if std::env::var_os("TCPWISE_DIFF_FULL").is_some() {
+        usize::MAX
+    } else {
+        300
+    };
     let cut = |s: &str| {
-        if s.len() > 300 {
+        if s.len() > limit {
             format!(
                 "{:?}... ({} bytes)",
-                &s[..s.floor_char_boundary(300)],
+                &s[..s.floor_char_boundary(limit)],
                 s.len()
             )
         } else {

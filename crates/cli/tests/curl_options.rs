@@ -156,6 +156,8 @@ fn url_and_exit_cases() -> Vec<Case> {
         ]),
         case(&[
             "-s",
+            "-A",
+            "a",
             "-o",
             "/dev/null",
             "-e",
