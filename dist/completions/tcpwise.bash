@@ -2156,7 +2156,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__perf__subcmd__client)
-            opts="-p -t -n -R -i -C -J -b -O -w -4 -6 -B -P -u -l -V -v -T -f -k -F -d -Z -h --port --iperf3 --time --bytes --reverse --rcvbuf --sndbuf --read-sizing --interval --congestion --path-rate --stall-timeout --json --bitrate --omit --window --version4 --version6 --bind --cport --parallel --bidir --udp --length --rcv-timeout --connect-timeout --verbose --version --title --format --logfile --timestamps --blockcount --file --debug --forceflush --get-server-output --zerocopy --help"
+            opts="-p -t -n -R -i -C -J -b -O -w -4 -6 -B -P -u -l -V -v -Z -h --port --iperf3 --time --bytes --reverse --rcvbuf --sndbuf --read-sizing --interval --congestion --path-rate --stall-timeout --json --bitrate --omit --window --version4 --version6 --bind --cport --parallel --bidir --udp --length --rcv-timeout --connect-timeout --verbose --version --get-server-output --zerocopy --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2290,46 +2290,6 @@ _tcpwise() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --title)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -T)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --format)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -f)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --logfile)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --timestamps)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --blockcount)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -k)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -F)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --zerocopy)
                     COMPREPLY=($(compgen -W "sendfile msg" -- "${cur}"))
                     return 0
@@ -2402,7 +2362,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__perf__subcmd__server)
-            opts="-p -1 -V -v -s -I -D -h --bind --port --one-off --verbose --version --server --pidfile --daemon --help"
+            opts="-p -1 -V -v -s -I -h --bind --port --one-off --verbose --version --server --pidfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -177,8 +177,8 @@ fn bad_input_is_one_line_and_the_right_exit_code() {
     };
     let refused_url = format!("http://127.0.0.1:{refused}/");
     for (args, code, needle) in [
-        (vec!["http://[::1"], 2, "is not an http:// or https:// URL"),
-        (vec!["ftp://x/"], 2, "is not an http:// or https:// URL"),
+        (vec!["http://[::1"], 2, "is not a valid URL"),
+        (vec!["ftp://x/"], 2, "only http:// and https://"),
         (
             vec!["http://127.0.0.1:1/", "-c", "0"],
             2,

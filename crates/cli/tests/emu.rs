@@ -369,20 +369,6 @@ fn bad_link_flags() -> &'static [(&'static [&'static str], &'static str)] {
             &["emu", "shell", "--loss", "150%", "--", "true"],
             "out of range",
         ),
-        // A bare number: netem's 1 % or Mahimahi's 100 %? Both named.
-        (
-            &["emu", "shell", "--loss", "1", "--", "true"],
-            "mm-loss 1 = 100%",
-        ),
-        (
-            &["emu", "shell", "--reorder", "5", "--", "true"],
-            "netem (loss 1 = 1%)",
-        ),
-        // Bytes to tc, packets to Mahimahi: both named.
-        (
-            &["emu", "shell", "--queue", "1500", "--", "true"],
-            "packets to Mahimahi",
-        ),
         (
             &[
                 "emu", "shell", "--rtt", "10ms", "--delay", "5ms", "--", "true",
@@ -475,10 +461,34 @@ fn bad_record_and_plot_flags() -> &'static [(&'static [&'static str], &'static s
     ]
 }
 
+/// Words netem and Mahimahi read differently: both readings named.
+fn ambiguous_link_flags() -> &'static [(&'static [&'static str], &'static str)] {
+    &[
+        // A bare number: netem's 1 % or Mahimahi's 100 %?
+        (
+            &["emu", "shell", "--loss", "1", "--", "true"],
+            "mm-loss 1 = 100%",
+        ),
+        (
+            &["emu", "shell", "--reorder", "5", "--", "true"],
+            "netem (loss 1 = 1%)",
+        ),
+        // Bytes to tc, packets to Mahimahi.
+        (
+            &["emu", "shell", "--queue", "1500", "--", "true"],
+            "packets to Mahimahi",
+        ),
+    ]
+}
+
 #[test]
 fn bad_input_gets_one_line_and_nonzero_exit() {
     // These fail before any privilege is needed.
-    for (args, needle) in bad_link_flags().iter().chain(bad_record_and_plot_flags()) {
+    for (args, needle) in bad_link_flags()
+        .iter()
+        .chain(bad_record_and_plot_flags())
+        .chain(ambiguous_link_flags())
+    {
         let o = tcpwise(args);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");

@@ -138,10 +138,15 @@ fn get_json_has_one_entry_per_url_with_errors() {
 
 #[test]
 fn json_modes_print_an_error_object_on_failure() {
-    let (o, _) = timed(&["perf", "client", "127.0.0.1", "-p", "1", "--json"]);
+    let (o, _) = timed(&["perf", "client", "127.0.0.1", "-p", "1", "--json=tcpwise"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["error"]["exit_code"], 1, "{v}");
+    // iperf3's -J: its error is a string, as iperf3 writes it.
+    let (o, _) = timed(&["perf", "client", "127.0.0.1", "-p", "1", "-J"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["error"].is_string(), "{v}");
     let (o, _) = timed(&["dispatch", "load", "127.0.0.1:1", "-t", "100ms", "--json"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -189,7 +194,16 @@ fn perf_summary_lasts_as_long_as_asked_on_loopback() {
     let (child, line) = spawn_announcing(&["perf", "server", "--bind", "127.0.0.1:0"]);
     let _srv = Killed(child);
     let p = line.rsplit(':').next().unwrap().to_string();
-    let o = tcpwise(&["perf", "client", "127.0.0.1", "-p", &p, "-t", "3", "--json"]);
+    let o = tcpwise(&[
+        "perf",
+        "client",
+        "127.0.0.1",
+        "-p",
+        &p,
+        "-t",
+        "3",
+        "--json=tcpwise",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let secs = v["summary"]["seconds"].as_f64().unwrap();

@@ -63,7 +63,7 @@ fn hostile_servers_end_with_curls_exit_codes_in_time() {
         ("endless-header", vec!["-m", "20"], 8, 10.0),
         (
             "endless-chunked",
-            vec!["-m", "20", "--max-filesize", "5MB", "-o", &out],
+            vec!["-m", "20", "--max-filesize", "5M", "-o", &out],
             63,
             10.0,
         ),

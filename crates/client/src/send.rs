@@ -124,13 +124,24 @@ impl Client {
         if proxied && let Some(auth) = origin.via.as_ref().and_then(|p| p.auth.as_deref()) {
             b = b.header("proxy-authorization", auth);
         }
-        if !has("user-agent") {
-            b = b.header("user-agent", concat!("tcpwise/", env!("CARGO_PKG_VERSION")));
+        // curl's order: Host, User-Agent (ours or the one given), Accept,
+        // then the rest as given.
+        let ua = req
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("user-agent"));
+        match ua {
+            None => b = b.header("user-agent", concat!("tcpwise/", env!("CARGO_PKG_VERSION"))),
+            Some((k, v)) if v != crate::REMOVE => b = b.header(k.as_str(), v.as_str()),
+            Some(_) => {}
         }
         if !has("accept") {
             b = b.header("accept", "*/*");
         }
         for (k, v) in &req.headers {
+            if k.eq_ignore_ascii_case("user-agent") {
+                continue;
+            }
             // REMOVE removes the header, as curl's `-H 'Name:'`.
             if v != crate::REMOVE {
                 b = b.header(k.as_str(), v.as_str());

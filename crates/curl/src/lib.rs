@@ -69,7 +69,7 @@ pub enum CurlError {
     },
     /// A scheme other than http and https (curl's exit 1: "Protocol not
     /// supported").
-    #[error("'{url}': tcpwise get speaks http:// and https:// only, not {scheme}://")]
+    #[error("'{url}': only http:// and https:// are spoken here, not {scheme}://")]
     Scheme {
         /// As given.
         url: String,

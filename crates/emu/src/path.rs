@@ -14,7 +14,7 @@ use tcpwise_link::outage::{Outage, Outages};
 use tcpwise_link::queue::{LimitSpec, QueueSpec};
 use tcpwise_link::schedule::Schedule;
 use tcpwise_link::{Capacity, Jitter, LinkConfig, LossModel, Nanos, QueueLimit, Trace};
-use tcpwise_units::Fraction;
+use tcpwise_units::Percent;
 
 use tcpwise_units::{parse_duration, parse_rate};
 
@@ -130,32 +130,32 @@ pub struct PathSpec {
     /// Share of packets that skip the delay line and overtake earlier ones
     /// (netem's reorder), both directions: 5%.
     #[arg(long, value_name = "P")]
-    pub reorder: Option<Fraction>,
+    pub reorder: Option<Percent>,
     /// As --reorder, client to server only.
     #[arg(long, value_name = "P")]
-    pub up_reorder: Option<Fraction>,
+    pub up_reorder: Option<Percent>,
     /// As --reorder, server to client only.
     #[arg(long, value_name = "P")]
-    pub down_reorder: Option<Fraction>,
+    pub down_reorder: Option<Percent>,
     /// Share of packets delivered twice (netem's duplicate), both directions.
     #[arg(long, value_name = "P")]
-    pub duplicate: Option<Fraction>,
+    pub duplicate: Option<Percent>,
     /// As --duplicate, client to server only.
     #[arg(long, value_name = "P")]
-    pub up_duplicate: Option<Fraction>,
+    pub up_duplicate: Option<Percent>,
     /// As --duplicate, server to client only.
     #[arg(long, value_name = "P")]
-    pub down_duplicate: Option<Fraction>,
+    pub down_duplicate: Option<Percent>,
     /// Share of packets with one bit flipped after the IP header (netem's
     /// corrupt; the receiver's checksum drops them), both directions.
     #[arg(long, value_name = "P")]
-    pub corrupt: Option<Fraction>,
+    pub corrupt: Option<Percent>,
     /// As --corrupt, client to server only.
     #[arg(long, value_name = "P")]
-    pub up_corrupt: Option<Fraction>,
+    pub up_corrupt: Option<Percent>,
     /// As --corrupt, server to client only.
     #[arg(long, value_name = "P")]
-    pub down_corrupt: Option<Fraction>,
+    pub down_corrupt: Option<Percent>,
     /// Parameters over time: a file of lines `AT key=value...` (rate, delay
     /// one-way, loss; each also up-KEY/down-KEY), e.g. `0s rate=50mbit`,
     /// `5s rate=5mbit delay=80ms loss=1%`, applied at those offsets from the
@@ -408,10 +408,9 @@ impl PathSpec {
                 onoff: if up { self.up_onoff } else { self.down_onoff }.or(self.onoff),
                 police: if up { self.up_police } else { self.down_police }.or(self.police),
                 netem: {
-                    let pick =
-                        |both: Option<Fraction>, u: Option<Fraction>, d: Option<Fraction>| {
-                            if up { u } else { d }.or(both).map_or(0.0, |f| f.0)
-                        };
+                    let pick = |both: Option<Percent>, u: Option<Percent>, d: Option<Percent>| {
+                        if up { u } else { d }.or(both).map_or(0.0, |f| f.0)
+                    };
                     NetemParams {
                         reorder: pick(self.reorder, self.up_reorder, self.down_reorder),
                         duplicate: pick(self.duplicate, self.up_duplicate, self.down_duplicate),

@@ -108,7 +108,7 @@ impl std::str::FromStr for Jitter {
             }
         };
         let amount = units::parse_duration(amount)?;
-        let correlation = corr.map(units::parse_fraction).transpose()?.unwrap_or(0.0);
+        let correlation = corr.map(units::parse_percent).transpose()?.unwrap_or(0.0);
         if correlation >= 1.0 {
             return Err(units::UnitError::Range {
                 input: s.to_string(),

@@ -45,7 +45,7 @@ impl std::str::FromStr for LossModel {
     /// Parses `1%`, `0.01`, `0`, `1%,25%` (correlated) or `ge:P,R[,H[,K]]` (netem's gemodel order:
     /// Good→Bad, Bad→Good, loss in Bad (default 100%), loss in Good (default 0%)).
     fn from_str(s: &str) -> Result<LossModel, tcpwise_units::UnitError> {
-        use tcpwise_units::parse_fraction;
+        use tcpwise_units::parse_percent;
         if let Some(rest) = s.strip_prefix("ge:") {
             let parts: Vec<&str> = rest.split(',').collect();
             if parts.len() < 2 || parts.len() > 4 {
@@ -54,16 +54,16 @@ impl std::str::FromStr for LossModel {
                     why: "Gilbert-Elliott takes ge:P,R[,H[,K]] (P good->bad, R bad->good, H loss in bad, K loss in good)",
                 });
             }
-            let p = parse_fraction(parts[0])?;
-            let r = parse_fraction(parts[1])?;
+            let p = parse_percent(parts[0])?;
+            let r = parse_percent(parts[1])?;
             let loss_bad = parts
                 .get(2)
-                .map(|x| parse_fraction(x))
+                .map(|x| parse_percent(x))
                 .transpose()?
                 .unwrap_or(1.0);
             let loss_good = parts
                 .get(3)
-                .map(|x| parse_fraction(x))
+                .map(|x| parse_percent(x))
                 .transpose()?
                 .unwrap_or(0.0);
             return Ok(LossModel::GilbertElliott {
@@ -74,7 +74,7 @@ impl std::str::FromStr for LossModel {
             });
         }
         if let Some((p, rho)) = s.split_once(',') {
-            let (p, rho) = (parse_fraction(p)?, parse_fraction(rho)?);
+            let (p, rho) = (parse_percent(p)?, parse_percent(rho)?);
             if rho >= 1.0 {
                 return Err(tcpwise_units::UnitError::Range {
                     input: s.to_string(),
@@ -89,7 +89,7 @@ impl std::str::FromStr for LossModel {
                 LossModel::Correlated { p, rho }
             });
         }
-        let p = parse_fraction(s)?;
+        let p = parse_percent(s)?;
         Ok(if p == 0.0 {
             LossModel::None
         } else {

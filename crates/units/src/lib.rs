@@ -18,7 +18,8 @@
 //! - sizes are bytes; `KB`/`MB`/`GB` decimal, `KiB`/`MiB`/`GiB` binary;
 //! - rates are bits per second, `kbit`/`mbit`/`gbit` decimal, or bytes per
 //!   second as `KB/s`/`MB/s`; `mbps` is refused as ambiguous;
-//! - probabilities are `1%`; a bare number other than `0` is refused
+//! - probabilities are `1%` or `0.01`; where netem's and Mahimahi's words
+//!   are taken (`emu`), [`Percent`] refuses a bare number other than `0`
 //!   (netem reads `loss 1` as 1 %, Mahimahi's `mm-loss` as 100 %).
 
 #![deny(missing_docs)]
@@ -221,22 +222,14 @@ pub fn parse_size(input: &str) -> Result<u64, UnitError> {
     Ok(bytes.round() as u64)
 }
 
-const FRACTION: &str = "a probability such as 1%, 0.5% or 100%";
+const FRACTION: &str = "a probability such as 1%, 0.5% or 0.01";
 
-/// Parses a probability: `1%`, or a bare `0`.
+/// Parses a probability: `1%` or `0.01`.
 pub fn parse_fraction(input: &str) -> Result<f64, UnitError> {
     let (v, unit) = split(input, FRACTION)?;
     let p = match unit.as_str() {
         "%" => v / 100.0,
-        "" if v == 0.0 => 0.0,
-        // netem reads `loss 1` as 1 %, Mahimahi's `mm-loss uplink 1` as
-        // 100 %: a bare number would mean one peer's reading silently.
-        "" => {
-            return Err(UnitError::Range {
-                input: input.to_string(),
-                why: "a bare number is a percentage to netem (loss 1 = 1%) and a fraction to Mahimahi (mm-loss 1 = 100%): write the percent sign, 1% or 100%",
-            });
-        }
+        "" => v,
         _ => {
             return Err(UnitError::BadUnit {
                 unit,
@@ -253,6 +246,30 @@ pub fn parse_fraction(input: &str) -> Result<f64, UnitError> {
     }
     Ok(p)
 }
+
+/// Parses a probability as `emu` takes it, where netem's and Mahimahi's
+/// readings of a bare number differ (netem's `loss 1` is 1 %, Mahimahi's
+/// `mm-loss uplink 1` is 100 %): `1%`, or a bare `0`; any other bare
+/// number is refused with both readings.
+pub fn parse_percent(input: &str) -> Result<f64, UnitError> {
+    let (v, unit) = split(input, PERCENT)?;
+    if unit.is_empty() && v != 0.0 {
+        return Err(UnitError::Range {
+            input: input.to_string(),
+            why: "a bare number is a percentage to netem (loss 1 = 1%) and a fraction to Mahimahi (mm-loss 1 = 100%): write the percent sign, 1% or 100%",
+        });
+    }
+    parse_fraction(input).map_err(|e| match e {
+        UnitError::BadUnit { unit, input, .. } => UnitError::BadUnit {
+            unit,
+            input,
+            expected: PERCENT,
+        },
+        other => other,
+    })
+}
+
+const PERCENT: &str = "a percentage such as 1%, 0.5% or 100%";
 
 macro_rules! newtype {
     ($(#[$m:meta])* $name:ident($inner:ty), $parse:expr) => {
@@ -295,6 +312,12 @@ newtype!(
     /// A probability (`1%`, `0.01`).
     Fraction(f64),
     parse_fraction
+);
+newtype!(
+    /// A probability with its percent sign (`1%`; a bare `0`): netem's
+    /// and Mahimahi's words, which read a bare number differently.
+    Percent(f64),
+    parse_percent
 );
 
 impl Dur {
@@ -531,12 +554,13 @@ mod tests {
         assert_eq!(parse_size("1_000").unwrap(), 1000);
         assert!(parse_size("12 furlongs").is_err());
         assert_eq!(parse_fraction("1%").unwrap(), 0.01);
-        assert_eq!(parse_fraction("25%").unwrap(), 0.25);
-        assert_eq!(parse_fraction("0").unwrap(), 0.0);
+        assert_eq!(parse_fraction("0.25").unwrap(), 0.25);
+        assert_eq!(parse_percent("25%").unwrap(), 0.25);
+        assert_eq!(parse_percent("0").unwrap(), 0.0);
         // netem's 1 % and Mahimahi's 100 %: refused, with both spellings.
-        let e = parse_fraction("1").unwrap_err().to_string();
+        let e = parse_percent("1").unwrap_err().to_string();
         assert!(e.contains("1%") && e.contains("100%"), "{e}");
-        assert!(parse_fraction("0.25").is_err());
+        assert!(parse_percent("0.25").is_err());
         assert!(parse_fraction("150%").is_err());
         assert!(parse_fraction("-1%").is_err());
     }

@@ -348,6 +348,21 @@ async fn end_flows(
     Ok(drains)
 }
 
+/// The test's parameters as the client sends them, with its `-w`.
+fn tcp_params(opts: &ClientOptions, n: usize, bidir: bool) -> (Option<u64>, Params) {
+    let window = opts.window_flag.then_some(opts.rcvbuf).flatten();
+    let params = Params {
+        tcp: Some(true),
+        parallel: n as u32,
+        bidirectional: bidir.then_some(true),
+        window,
+        len: Some(wire::TCP_BLOCK as u64),
+        congestion: opts.congestion.clone(),
+        ..Params::asked(opts)
+    };
+    (window, params)
+}
+
 /// Runs one test against an iperf3 server: `n` streams (`-P`), both ways
 /// with `bidir`; `on_line` sees each stream's intervals and the sums as
 /// they complete.
@@ -361,16 +376,7 @@ pub async fn run_client(
     if let Some(why) = unsupported(opts, false) {
         return Err(PerfError::Config(why));
     }
-    let window = opts.window_flag.then_some(opts.rcvbuf).flatten();
-    let params = Params {
-        tcp: Some(true),
-        parallel: n as u32,
-        bidirectional: bidir.then_some(true),
-        window,
-        len: Some(wire::TCP_BLOCK as u64),
-        congestion: opts.congestion.clone(),
-        ..Params::asked(opts)
-    };
+    let (window, params) = tcp_params(opts, n, bidir);
     let (mut ctl, cookie) = Control::open(opts, &params).await?;
     let (addr, local, setup) = (ctl.peer, ctl.local, ctl.setup);
     let conns = open_streams(opts, &params, (addr, local), &cookie).await?;
@@ -390,7 +396,13 @@ pub async fn run_client(
         .collect();
     let mut joined = Joined::new(ours.iter().map(|o| !o.sent).collect());
     let mut prev: Vec<Sample> = vec![Sample::default(); ours.len()];
-    let mut show = |k: usize, s: Sample, ours: &mut Vec<Ours>, joined: &mut Joined| {
+    // `keep`: the sample joins the stream's own (the flows' last ones are
+    // added by `end_flows`).
+    let mut show = |k: usize,
+                    s: Sample,
+                    (ours, prev): (&mut Vec<Ours>, &mut Vec<Sample>),
+                    joined: &mut Joined,
+                    keep: bool| {
         let o = &mut ours[k];
         let tx = o.sent.then_some((&prev[k], &s));
         let line: Interval =
@@ -400,14 +412,16 @@ pub async fn run_client(
             on_line(Line::Sum(&sum));
         }
         prev[k] = s.clone();
-        o.samples.push(s);
+        if keep {
+            o.samples.push(s);
+        }
     };
     let timer = tokio::time::sleep(opts.duration);
     tokio::pin!(timer);
     loop {
         tokio::select! {
             _ = &mut timer => break,
-            Some((k, s)) = rx.recv() => show(k, s, &mut ours, &mut joined),
+            Some((k, s)) = rx.recv() => show(k, s, (&mut ours, &mut prev), &mut joined, true),
             e = ctl.interrupted() => {
                 let _ = stop_tx.send(true);
                 return Err(e);
@@ -420,7 +434,21 @@ pub async fn run_client(
     if ours.iter().any(|o| o.sent) {
         results.sender_has_retransmits = 1;
     }
+    // Samples that came with the end, then each flow's last stretch: the
+    // test's last interval line, as iperf3 prints it (its timer and the
+    // end fire together, and the end won).
+    while let Ok((k, s)) = rx.try_recv() {
+        show(k, s, (&mut ours, &mut prev), &mut joined, true);
+    }
     let mut drains = end_flows(set, &mut ours, &mut results).await?;
+    let tail = opts.interval.as_secs_f64() / 10.0;
+    for k in 0..ours.len() {
+        if let Some(last) = ours[k].samples.last().cloned()
+            && last.t > prev[k].t + tail
+        {
+            show(k, last, (&mut ours, &mut prev), &mut joined, false);
+        }
+    }
     results.streams.sort_by_key(|s| s.id);
     let theirs = ctl.finish(&results).await?;
     drains.abort_all();
@@ -432,15 +460,20 @@ pub async fn run_client(
         window_flag: opts.window_flag,
     };
     let streams = stream_reports(&ours, &theirs, (&asked, &labels), &ctl)?;
+    Ok(joined_report(streams, &joined))
+}
+
+/// The streams' reports with their sums over time and in all.
+fn joined_report(streams: Vec<(String, crate::PerfReport)>, joined: &Joined) -> ParallelReport {
     let sums = sums(
         &streams
             .iter()
             .map(|(_, r)| (r.reverse, r))
             .collect::<Vec<_>>(),
     );
-    Ok(ParallelReport {
+    ParallelReport {
         streams,
         sum_intervals: joined.sum_intervals().to_vec(),
         sums,
-    })
+    }
 }

@@ -94,6 +94,11 @@ async fn data_connections(
         if let Some(c) = &params.congestion {
             crate::set_congestion(&r, c)?;
         }
+        // An iperf3 client's -b: each stream this end sends held to it
+        // (iperf3's per-stream target; here the kernel paces it).
+        if let Some(bps) = params.bandwidth.filter(|b| *b > 0) {
+            tcpwise_tcp::set_pacing(s, bps)?;
+        }
     }
     Ok(socks)
 }
