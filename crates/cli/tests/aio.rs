@@ -211,6 +211,7 @@ fn the_io_uring_network_model_serves_1024_clients() {
         "--bind",
         "127.0.0.1:0",
     ]);
+    let _guard = KillOnPanic(child.id() as i32);
     assert!(line.contains("io-uring model"), "{line}");
     let port = line.rsplit(':').next().unwrap().to_string();
     let target = format!("127.0.0.1:{port}");

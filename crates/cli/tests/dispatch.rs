@@ -19,6 +19,7 @@ fn each_model_serves_the_load_and_reports_on_sigterm() {
             "--bind",
             "127.0.0.1:0",
         ]);
+        let _guard = KillOnPanic(child.id() as i32);
         assert!(line.contains(model.split(':').next().unwrap()), "{line}");
         let target = format!("127.0.0.1:{}", port_of(&line));
         let o = tcpwise(&[

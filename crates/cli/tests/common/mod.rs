@@ -284,6 +284,18 @@ pub fn sha_of_pattern(n: usize) -> String {
 /// workers; tcpwise serve finishes what it has in flight).
 pub struct Proc(pub Child);
 
+/// Kills a process the test waits for itself, should the test fail first
+/// (a failed assertion must not leave a server running).
+pub struct KillOnPanic(pub i32);
+
+impl Drop for KillOnPanic {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            tcpwise_sys::kill(self.0, libc::SIGKILL);
+        }
+    }
+}
+
 impl Drop for Proc {
     fn drop(&mut self) {
         tcpwise_sys::kill(self.0.id() as i32, libc::SIGTERM);
