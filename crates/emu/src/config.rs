@@ -51,16 +51,32 @@ fn keys() -> Vec<(String, String, Kind)> {
 
 /// The config file's keys as flags, in key order.
 pub fn to_args(text: &str, file: &Path) -> Result<Vec<OsString>, EmuError> {
+    Ok(flat(to_keyed(text, file)?))
+}
+
+/// Each flag with its value, by key (`[down] rate` is `down-rate`), so a
+/// command line's own flags can drop the file's.
+type Keyed = Vec<(String, Vec<OsString>)>;
+
+fn flat(keyed: Keyed) -> Vec<OsString> {
+    keyed.into_iter().flat_map(|(_, words)| words).collect()
+}
+
+fn to_keyed(text: &str, file: &Path) -> Result<Keyed, EmuError> {
     let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         EmuError::Config(format!("config {}: {}", file.display(), e.message()))
     })?;
-    table_to_args(&table, file)
+    table_to_keyed(&table, file)
 }
 
 /// A parsed table of link keys (a config file's, or a path of `lab
 /// sweep`'s matrix) as flags, each value checked by its flag's parser;
 /// `file` names where it came from in the errors.
 pub fn table_to_args(table: &toml::Table, file: &Path) -> Result<Vec<OsString>, EmuError> {
+    Ok(flat(table_to_keyed(table, file)?))
+}
+
+fn table_to_keyed(table: &toml::Table, file: &Path) -> Result<Keyed, EmuError> {
     let bad = |what: String| EmuError::Config(format!("config {}: {what}", file.display()));
     let keys: BTreeMap<String, Kind> = keys().into_iter().map(|(l, _, k)| (l, k)).collect();
     // Each value is checked here, with its flag's own parser, so a bad one
@@ -86,7 +102,7 @@ pub fn table_to_args(table: &toml::Table, file: &Path) -> Result<Vec<OsString>, 
             })
     };
     let mut out = Vec::new();
-    let one = |key: String, v: &toml::Value, out: &mut Vec<OsString>| -> Result<(), EmuError> {
+    let one = |key: String, v: &toml::Value, out: &mut Keyed| -> Result<(), EmuError> {
         let key = key.replace('_', "-");
         let Some(&kind) = keys.get(&key) else {
             return Err(bad(format!(
@@ -107,7 +123,7 @@ pub fn table_to_args(table: &toml::Table, file: &Path) -> Result<Vec<OsString>, 
         match (kind, v) {
             (Kind::Switch, toml::Value::Boolean(b)) => {
                 if *b {
-                    out.push(flag);
+                    out.push((key, vec![flag]));
                 }
             }
             (Kind::Switch, _) => return Err(bad(format!("'{key}' is a switch: true or false"))),
@@ -115,15 +131,13 @@ pub fn table_to_args(table: &toml::Table, file: &Path) -> Result<Vec<OsString>, 
                 for i in items {
                     let v = scalar(i)?;
                     check(&key, &v)?;
-                    out.push(flag.clone());
-                    out.push(v.into());
+                    out.push((key.clone(), vec![flag.clone(), v.into()]));
                 }
             }
             (_, v) => {
                 let v = scalar(v)?;
                 check(&key, &v)?;
-                out.push(flag);
-                out.push(v.into());
+                out.push((key, vec![flag, v.into()]));
             }
         }
         Ok(())
@@ -141,8 +155,8 @@ pub fn table_to_args(table: &toml::Table, file: &Path) -> Result<Vec<OsString>, 
     Ok(out)
 }
 
-/// Reads FILE and returns its flags.
-pub fn load(file: &Path) -> Result<Vec<OsString>, EmuError> {
+/// Reads FILE and returns its flags by key.
+fn load(file: &Path) -> Result<Keyed, EmuError> {
     let text = std::fs::read_to_string(file).map_err(|e| {
         EmuError::caused(
             crate::Kind::Config,
@@ -150,7 +164,7 @@ pub fn load(file: &Path) -> Result<Vec<OsString>, EmuError> {
             e,
         )
     })?;
-    to_args(&text, file)
+    to_keyed(&text, file)
 }
 
 /// Puts `--config FILE`'s flags right after the subcommand of an
@@ -201,10 +215,9 @@ pub fn expand(argv: Vec<OsString>) -> Result<Vec<OsString>, EmuError> {
         .filter_map(|a| a.to_str()?.strip_prefix("--"))
         .map(|a| a.split('=').next().unwrap_or(a).to_string())
         .collect();
-    let kinds: BTreeMap<String, Kind> = keys().into_iter().map(|(l, _, k)| (l, k)).collect();
     let mut out: Vec<OsString> = rest[..3].to_vec();
     for f in &files {
-        for (key, flag) in by_key(load(Path::new(f))?, &kinds) {
+        for (key, flag) in load(Path::new(f))? {
             if !given.iter().any(|g| covers(g, &key)) {
                 out.extend(flag);
             }
@@ -212,21 +225,6 @@ pub fn expand(argv: Vec<OsString>) -> Result<Vec<OsString>, EmuError> {
     }
     out.extend_from_slice(&rest[3..]);
     Ok(out)
-}
-
-/// A config's flags, each with its value, by key.
-fn by_key(flat: Vec<OsString>, kinds: &BTreeMap<String, Kind>) -> Vec<(String, Vec<OsString>)> {
-    let mut out: Vec<(String, Vec<OsString>)> = Vec::new();
-    let mut it = flat.into_iter();
-    while let Some(flag) = it.next() {
-        let key = flag.to_string_lossy().trim_start_matches("--").to_string();
-        let mut words = vec![flag];
-        if kinds.get(&key) != Some(&Kind::Switch) {
-            words.extend(it.next());
-        }
-        out.push((key, words));
-    }
-    out
 }
 
 /// Whether the user's `--given` sets what a config's `key` sets: the same
