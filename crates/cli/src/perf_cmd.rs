@@ -29,9 +29,20 @@ pub enum PerfCommand {
 pub fn run(cmd: PerfCommand) -> Result<i32> {
     match cmd {
         PerfCommand::Server(a) => server(a),
-        PerfCommand::Client(a) => {
+        PerfCommand::Client(mut a) => {
             let style = a.json;
-            client(a).inspect_err(|e| match style {
+            let first = client(&a);
+            let e = first.as_ref().err();
+            match e.and_then(|e| tcpwise_perf::PerfError::iperf3_peer(e.as_ref())) {
+                // An iperf3 server: speak its protocol, as iperf3 would.
+                Some(addr) if !a.iperf3 => {
+                    eprintln!("tcpwise perf: {addr} is an iperf3 server: speaking iperf3's protocol (--iperf3)");
+                    (a.iperf3, a.after_probe) = (true, true);
+                    client(&a)
+                }
+                _ => first,
+            }
+            .inspect_err(|e| match style {
                 // iperf3 -J writes its error as a string.
                 Some(JsonStyle::Iperf3) => {
                     println!("{}", serde_json::json!({ "error": format!("{e:#}") }))
@@ -53,7 +64,7 @@ fn server(a: ServerArgs) -> Result<i32> {
     Ok(0)
 }
 
-fn client(a: ClientArgs) -> Result<i32> {
+fn client(a: &ClientArgs) -> Result<i32> {
     let opts = a.options();
     opts.validate()?;
     let style = a.json;
@@ -64,16 +75,20 @@ fn client(a: ClientArgs) -> Result<i32> {
     if a.iperf3 || a.parallel > 1 || a.bidir {
         return parallel(&opts, a.parallel.into(), a.bidir, a.iperf3, style);
     }
-    if !json {
-        println!("{}", opts.banner());
-    }
+    // The banner waits for the first line: a server that turns out to be
+    // iperf3's gets iperf3's text instead.
+    let banner = std::sync::Once::new();
+    let say = |line: &dyn std::fmt::Display| {
+        if !json {
+            banner.call_once(|| println!("{}", opts.banner()));
+            println!("{line}");
+        }
+    };
     // Ctrl-C: what arrived so far, then exit 130 (iperf3 prints its
     // partial summary too).
     let lines = std::sync::Mutex::new(Vec::new());
     let run = tcpwise_perf::run_client(&opts, |i| {
-        if !json {
-            println!("{i}");
-        }
+        say(i);
         lines.lock().expect("lock").push(i.clone());
     });
     let Some(report) = until_ctrl_c(run)? else {
@@ -90,7 +105,7 @@ fn client(a: ClientArgs) -> Result<i32> {
             serde_json::to_string_pretty(&tcpwise_perf::iperf3::single(&opts, &report))?
         ),
         Some(JsonStyle::Tcpwise) => println!("{}", crate::versioned_pretty(&report)?),
-        None => print!("{report}"),
+        None => say(&format_args!("{}", report.to_string().trim_end())),
     }
     Ok(0)
 }
@@ -105,30 +120,30 @@ fn parallel(
 ) -> Result<i32> {
     use tcpwise_perf::parallel::{Line, run_parallel, streams};
     let json = style.is_some();
-    let streams = streams(opts, n, bidir);
-    if !json && iperf3 {
-        println!("{}", tcpwise_perf::interop::client::banner(opts, n, bidir));
-    } else if !json {
-        println!(
-            "{} ({} streams{})",
-            opts.banner(),
-            streams.len(),
-            if bidir { ", both directions" } else { "" },
-        );
+    if iperf3 && !json {
+        // iperf3's protocol, iperf3's text, line for line.
+        let run = tcpwise_perf::interop::text::run(opts, n, bidir, |s| print!("{s}"));
+        return warn(&crate::runtime()?.block_on(run)?);
     }
+    let streams = streams(opts, n, bidir);
+    // The banner waits for the first line (an iperf3 server gets iperf3's text).
+    let (banner, count) = (std::sync::Once::new(), streams.len());
+    let head = || {
+        let both = if bidir { ", both directions" } else { "" };
+        banner.call_once(|| println!("{} ({count} streams{both})", opts.banner()));
+    };
     let tag = |dir: &str| match (bidir, dir) {
         (false, _) => "[SUM]".to_string(),
         (true, "send") => "[SUM][TX-C]".to_string(),
         (true, _) => "[SUM][RX-C]".to_string(),
     };
-    let show = |l: Line| {
-        if json {
-            return;
+    let show = |l: Line| match l {
+        Line::Stream(label, i) if !json => {
+            head();
+            println!("[{label:>4}] {i}");
         }
-        match l {
-            Line::Stream(label, i) => println!("[{label:>4}] {i}"),
-            Line::Sum(s) => println!("{} {s}", tag(s.direction)),
-        }
+        Line::Sum(s) if !json => println!("{} {s}", tag(s.direction)),
+        _ => {}
     };
     let report = if iperf3 {
         let run = tcpwise_perf::interop::client::run_client(opts, n, bidir, show);
@@ -148,16 +163,25 @@ fn parallel(
         }
         None => {}
     }
+    warn(&report)?;
+    head();
     for (label, r) in &report.streams {
-        for w in &r.warnings {
-            eprintln!("tcpwise: warning: stream {label}: {w}");
-        }
         for line in r.to_string().lines() {
             println!("[{label:>4}] {line}");
         }
     }
     for s in &report.sums {
         println!("{} {s}", tag(s.direction));
+    }
+    Ok(0)
+}
+
+/// Each stream's warnings, on standard error.
+fn warn(report: &tcpwise_perf::parallel::ParallelReport) -> Result<i32> {
+    for (label, r) in &report.streams {
+        for w in &r.warnings {
+            eprintln!("tcpwise: warning: stream {label}: {w}");
+        }
     }
     Ok(0)
 }
@@ -197,15 +221,18 @@ fn print_partial<I: serde::Serialize, P: serde::Serialize + std::fmt::Display>(
 fn udp(opts: &ClientOptions, iperf3: bool, style: Option<JsonStyle>) -> Result<i32> {
     use tcpwise_perf::udp;
     let json = style.is_some();
-    if !json {
-        println!("{}", udp::banner(opts));
-    }
+    // The banner waits for the first line, as for TCP.
+    let banner = std::sync::Once::new();
+    let say = |line: &dyn std::fmt::Display| {
+        if !json {
+            banner.call_once(|| println!("{}", udp::banner(opts)));
+            println!("{line}");
+        }
+    };
     // Ctrl-C: what arrived so far, then exit 130, as for TCP.
     let lines = std::sync::Mutex::new(Vec::new());
     let show = |i: &udp::UdpInterval| {
-        if !json {
-            println!("{i}");
-        }
+        say(i);
         lines.lock().expect("lock").push(i.clone());
     };
     let report = if iperf3 {
@@ -224,7 +251,7 @@ fn udp(opts: &ClientOptions, iperf3: bool, style: Option<JsonStyle>) -> Result<i
             serde_json::to_string_pretty(&tcpwise_perf::iperf3::udp(opts, &report))?
         ),
         Some(JsonStyle::Tcpwise) => println!("{}", crate::versioned_pretty(&report)?),
-        None => print!("{report}"),
+        None => say(&format_args!("{}", report.to_string().trim_end())),
     }
     Ok(0)
 }

@@ -708,7 +708,8 @@ fn json_schema_ours_and_iperf3s() {
                 v["end"]
             );
         }
-        assert!(v.get("tcpwise").is_some());
+        // iperf3's keys only: ours are --json=tcpwise's.
+        assert!(v.get("tcpwise").is_none());
     }
     // A style that does not exist is refused.
     assert_eq!(client(&["--json=xml"]).status.code(), Some(2));
@@ -887,7 +888,8 @@ fn udp_in_iperf3s_json_and_datagram_length() {
         ] {
             assert!(u.get(k).is_some(), "udp {k}: {u}");
         }
-        assert!(v["tcpwise"]["sent"].as_u64() == Some(sent));
+        // iperf3's keys only: ours are --json=tcpwise's.
+        assert!(v.get("tcpwise").is_none(), "{v}");
     }
     // -l is a UDP flag, with a datagram's limits.
     assert_eq!(client(&p, &["-l", "1000"]).status.code(), Some(2));
@@ -973,7 +975,7 @@ text = sys.stdin.read()
 r = iperf3.TestResult(text)
 j = json.loads(text)
 out = dict(error=r.error, protocol=r.protocol, num_streams=r.num_streams,
-           bidir=j["start"]["test_start"].get("bidir"), local_port=r.local_port)
+           bidir=int("sum_sent_bidir_reverse" in j["end"]), local_port=r.local_port)
 if r.protocol == "TCP":
     out.update(sent=r.sent_bytes, received=r.received_bytes, retransmits=r.retransmits,
                null_retr="retransmits" in j["end"]["sum_received"])
@@ -1274,6 +1276,8 @@ fn iperf3_interop_both_ways_on_an_emulated_path() {
             );
         }
         same_jq_figures(m, &ref_, &client);
+        // iperf3's key tree on this path too, values aside.
+        assert_eq!(key_tree(&client), key_tree(&ref_), "{m}");
         // The server's end of iperf3's own report says tcpwise moved it:
         // per stream, iperf3 shows what our server counted.
         let streams = server["end"]["streams"].as_array().unwrap();
@@ -1291,8 +1295,9 @@ fn iperf3_interop_both_ways_on_an_emulated_path() {
 }
 
 /// On loopback: `--iperf3` against our own server (which answers both
-/// protocols on one port), a plain client against `iperf3 -s` told to
-/// add `--iperf3`, and what `--iperf3` does not take refused in one line.
+/// protocols on one port), a plain client against `iperf3 -s` speaking
+/// iperf3's protocol by itself, what `--iperf3` does not take refused in
+/// one line, and a refused connection said of an iperf3 server.
 #[test]
 fn iperf3_protocol_on_loopback_and_its_one_line_errors() {
     let s = perf_server();
@@ -1326,8 +1331,28 @@ fn iperf3_protocol_on_loopback_and_its_one_line_errors() {
     if !tool_ok("perf_iperf3_detect", "iperf3") {
         return;
     }
+    let (mut srv, p) = iperf3_server();
+    // A plain client finds the iperf3 server and speaks its protocol,
+    // saying so on standard error (the rest: the line-for-line test).
+    let o = client(&p, &["-t", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is an iperf3 server"), "{}", stderr(&o));
+    assert!(stdout(&o).ends_with("iperf Done.\n"), "{}", stdout(&o));
+    let _ = srv.0.kill();
+    // And an error names iperf3's server where the peer is iperf3.
+    let o = client(&free_port().to_string(), &["--iperf3", "-t", "1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("no iperf3 server listens there (start one with 'iperf3 -s')"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// `iperf3 -s` on a free loopback port, and the port.
+fn iperf3_server() -> (Proc, String) {
     let p = free_port().to_string();
-    let mut srv = Proc(
+    let srv = Proc(
         std::process::Command::new("iperf3")
             .args(["-s", "-p", &p])
             .stdout(std::process::Stdio::null())
@@ -1336,14 +1361,7 @@ fn iperf3_protocol_on_loopback_and_its_one_line_errors() {
             .unwrap(),
     );
     wait_port(&p);
-    let o = client(&p, &["-t", "1"]);
-    assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("iperf3 server: run again with --iperf3"),
-        "{}",
-        stderr(&o)
-    );
-    let _ = srv.0.kill();
+    (srv, p)
 }
 
 /// iperf3's UDP both ways, on one emulated path with 2 % loss each way
@@ -1420,4 +1438,133 @@ fn iperf3_udp_interop_both_ways_on_a_lossy_path() {
             assert!(jitter < 5.0, "{who} {m}: jitter {jitter}");
         }
     }
+}
+
+/// A JSON document's key paths (an array's members under `[]`): what
+/// "the same key tree" compares, values aside.
+fn key_tree(v: &serde_json::Value) -> std::collections::BTreeSet<String> {
+    fn walk(v: &serde_json::Value, at: &str, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    let p = format!("{at}.{k}");
+                    out.insert(p.clone());
+                    walk(x, &p, out);
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, &format!("{at}[]"), out)),
+            _ => {}
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    walk(v, "", &mut out);
+    out
+}
+
+/// A text output's shape, line for line: every number as `N`, a unit's
+/// K/M/G/T prefix dropped (the values differ run to run), runs of spaces
+/// as one.
+fn shape(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| {
+            let mut out = String::new();
+            let c: Vec<char> = l.chars().collect();
+            let mut i = 0;
+            while i < c.len() {
+                let rest: String = c[i..].iter().collect();
+                if c[i].is_ascii_digit() {
+                    while i < c.len()
+                        && (c[i].is_ascii_digit()
+                            || (c[i] == '.' && c.get(i + 1).is_some_and(char::is_ascii_digit)))
+                    {
+                        i += 1;
+                    }
+                    out.push('N');
+                    continue;
+                }
+                if "KMGT".contains(c[i])
+                    && (rest[1..].starts_with("Bytes") || rest[1..].starts_with("bits"))
+                {
+                    i += 1;
+                    continue;
+                }
+                if c[i] == ' ' && out.ends_with(' ') {
+                    i += 1;
+                    continue;
+                }
+                out.push(c[i]);
+                i += 1;
+            }
+            out
+        })
+        .collect()
+}
+
+/// Against a real `iperf3 -s` on loopback, `perf client` with iperf3's
+/// flags and no `--iperf3` finds the iperf3 server, speaks its protocol,
+/// and prints iperf3's text line for line (the same lines, numbers
+/// aside) and, with `-J`, iperf3 3.12's own key tree for the same test:
+/// TCP, `-R`, `-P`, `--bidir`, `-b`, `-w`. Against our own server `-J`
+/// has the same key tree.
+#[test]
+fn iperf3_text_and_json_keys_are_iperf3s_line_for_line() {
+    if !tool_ok("perf_iperf3_shape", "iperf3") {
+        return;
+    }
+    let (mut srv, p) = iperf3_server();
+    let ours = perf_server();
+    let iperf3 = |args: &[&str]| {
+        let o = std::process::Command::new("iperf3")
+            .args([&["-c", "127.0.0.1", "-p", &p][..], args].concat())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "iperf3 {args:?}: {}", stdout(&o));
+        o
+    };
+    let modes = [
+        "",
+        "-R",
+        "-P 2",
+        "--bidir",
+        "-b 100M",
+        "-w 256K",
+        "-R -P 2",
+        "--bidir -P 2",
+    ];
+    for m in modes {
+        let flags: Vec<&str> = m.split_whitespace().collect();
+        let text = [&["-t", "2"][..], &flags].concat();
+        let (want, got) = (iperf3(&text), client(&p, &text));
+        assert!(got.status.success(), "{m}: {}", stderr(&got));
+        assert!(
+            stderr(&got).contains("is an iperf3 server"),
+            "{m}: {}",
+            stderr(&got)
+        );
+        println!(
+            "{m}: iperf3's text\n{}ours\n{}",
+            stdout(&want),
+            stdout(&got)
+        );
+        assert_eq!(shape(&stdout(&got)), shape(&stdout(&want)), "{m}");
+        let js = [&["-t", "1", "-J"][..], &flags].concat();
+        let want = key_tree(&json(&iperf3(&js)));
+        for (who, port) in [
+            ("iperf3 -s", p.clone()),
+            ("tcpwise perf server", ours.port.to_string()),
+        ] {
+            let got = key_tree(&json(&client(&port, &js)));
+            let only = |a: &std::collections::BTreeSet<String>,
+                        b: &std::collections::BTreeSet<String>| {
+                a.difference(b).cloned().collect::<Vec<_>>()
+            };
+            assert!(
+                got == want,
+                "{m} against {who}: only iperf3's {:?}, only ours {:?}",
+                only(&want, &got),
+                only(&got, &want)
+            );
+        }
+    }
+    let _ = srv.0.kill();
 }

@@ -64,6 +64,18 @@ fn test_header(opts: &ClientOptions) -> Header {
     }
 }
 
+/// Whether the server's first byte is an iperf3 server's (its
+/// PARAM_EXCHANGE, or ACCESS_DENIED / SERVER_ERROR), by `deadline`.
+pub(crate) async fn iperf3_answered(
+    r: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+    deadline: tokio::time::Instant,
+) -> bool {
+    matches!(
+        tokio::time::timeout_at(deadline, tokio::io::AsyncBufReadExt::fill_buf(&mut *r)).await,
+        Ok(Ok(first)) if matches!(first.first(), Some(9 | 0xfe | 0xff))
+    )
+}
+
 /// Reads the server's answer to the test header, by `deadline`: its
 /// token, or why it is no tcpwise perf server (an iperf3 one says so).
 async fn read_accept(
@@ -74,16 +86,8 @@ async fn read_accept(
 ) -> Result<u64, PerfError> {
     let mut reply = String::new();
     let wrong = |why: String| PerfError::WrongProtocol(addr.to_string(), why);
-    // An iperf3 server answers a first byte of its own: PARAM_EXCHANGE,
-    // or ACCESS_DENIED / SERVER_ERROR.
-    if let Ok(Ok(first)) =
-        tokio::time::timeout_at(deadline, tokio::io::AsyncBufReadExt::fill_buf(&mut *r)).await
-        && matches!(first.first(), Some(9 | 0xfe | 0xff))
-    {
-        return Err(wrong(
-            "it is an iperf3 server: run again with --iperf3 (tcpwise speaks iperf3's protocol then)"
-                .into(),
-        ));
+    if iperf3_answered(r, deadline).await {
+        return Err(PerfError::Iperf3Server(addr.to_string()));
     }
     match tokio::time::timeout_at(deadline, crate::proto::read_line(&mut *r, &mut reply)).await {
         Err(_) => {
@@ -452,7 +456,12 @@ fn summarize(opts: &ClientOptions, local_buffers: AppliedBuffers, phase: Phase) 
         counts: tx_last.zerocopy,
     });
     let grown = diagnose::Grown::from_samples(rx_samples, tx_samples);
+    let mss = st
+        .local
+        .iter()
+        .find_map(|s| s.info.as_ref().map(|i| i.snd_mss));
     PerfReport {
+        mss,
         grown,
         intervals: st.lines,
         summary,

@@ -20,8 +20,18 @@ pub struct Interval {
     pub mbit: f64,
     /// Sender's smoothed RTT at the end, ms.
     pub rtt_ms: Option<f64>,
+    /// Sender's RTT variance at the end, ms (iperf3's `rttvar`).
+    #[serde(default)]
+    pub rttvar_ms: Option<f64>,
     /// Sender's congestion window at the end, bytes.
     pub cwnd_bytes: Option<u64>,
+    /// The receive window the sender was last offered, bytes
+    /// (`tcpi_snd_wnd`, iperf3's `snd_wnd`).
+    #[serde(default)]
+    pub snd_wnd_bytes: Option<u64>,
+    /// The sender's path MTU at the end, bytes (iperf3's `pmtu`).
+    #[serde(default)]
+    pub pmtu: Option<u32>,
     /// Sender's retransmissions in the interval.
     pub retransmits: Option<u64>,
     /// Percent of the interval the sender was limited by the receive window.
@@ -117,6 +127,10 @@ pub struct PerfReport {
     /// `-Z`: how the sender sent, and with `msg` what the kernel did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zerocopy: Option<ZeroCopyReport>,
+    /// This end's MSS on the data connection (`tcpi_snd_mss`, what
+    /// `TCP_MAXSEG` reads; iperf3's `tcp_mss_default`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mss: Option<u32>,
 }
 
 /// `-Z`: the method, and for `MSG_ZEROCOPY` the sender's counts.
@@ -207,7 +221,10 @@ pub fn interval(
         bytes,
         mbit: bytes as f64 * 8.0 / secs / 1e6,
         rtt_ms: i1.map(|i| f64::from(i.rtt_us) / 1000.0),
+        rttvar_ms: i1.map(|i| f64::from(i.rttvar_us) / 1000.0),
         cwnd_bytes: i1.map(TcpInfo::cwnd_bytes),
+        snd_wnd_bytes: i1.and_then(|i| i.snd_wnd).map(u64::from),
+        pmtu: i1.map(|i| i.pmtu),
         retransmits: i1
             .map(|i| u64::from(i.total_retrans) - i0.map_or(0, |x| u64::from(x.total_retrans))),
         rwnd_limited_pct: pct(|i| i.rwnd_limited_us),

@@ -54,13 +54,17 @@ pub struct ClientArgs {
     /// iperf3's 5201), or 5201 with --iperf3.
     #[arg(short, long)]
     pub port: Option<u16>,
-    /// Run the test against an iperf3 server (`iperf3 -s`, any host),
-    /// speaking iperf3's protocol: TCP (-R, -P, --bidir, -w, -C) and
-    /// UDP (-u, -R, -b, -l: one stream); each
-    /// stream with tcpwise's intervals, summary and diagnosis where this
-    /// end has the socket, and the iperf3 server's own counts.
+    /// Speak iperf3's protocol from the start (port 5201 by default). A
+    /// client pointed at an iperf3 server finds it and does so itself:
+    /// TCP (-R, -P, --bidir, -b, -w, -C) and UDP (-u, -R, -b, -l: one
+    /// stream), printed as iperf3 prints it (text line for line, -J key
+    /// for key); --json=tcpwise gives our own report.
     #[arg(long)]
     pub iperf3: bool,
+    /// Set by the caller that found an iperf3 server: see
+    /// [`ClientOptions::after_probe`].
+    #[arg(skip)]
+    pub after_probe: bool,
     /// Test length: seconds (10, 2.5) or with a unit (500ms).
     /// 0 runs until Ctrl-C (at most an hour), as iperf3's -t 0.
     #[arg(
@@ -392,6 +396,7 @@ impl ClientArgs {
                 ZeroCopyArg::Msg => crate::proto::ZeroCopy::Msg,
             }),
             length: a.length,
+            after_probe: a.after_probe,
         }
     }
 }

@@ -1,29 +1,51 @@
-//! `--json=iperf3`: our report under iperf3's top-level names (`start`,
-//! `intervals`, `end`) and field names (`bits_per_second`, `snd_cwnd`,
-//! `rtt` in µs, `sum_sent`, `sum_received`, ...), so scripts written for
-//! iperf3's `-J` (plotters, dashboards) read tcpwise's output unchanged.
-//! Only what we measure is filled in; our own fields ride along under
-//! `tcpwise`, so nothing is lost.
+//! `-J`/`--json` (`--json=iperf3`): the report in iperf3 3.12's `-J`
+//! layout, key for key (`start`, `intervals`, `end`; `bits_per_second`,
+//! `snd_cwnd`, `rtt` in µs, `sum_sent`, `sum_received`, ...), so scripts
+//! written for iperf3 (plotters, dashboards, the `iperf3` Python package)
+//! read tcpwise's output unchanged; `crates/cli/tests/perf.rs` compares
+//! the key tree with iperf3's own for each kind of test. Nothing else
+//! rides along: tcpwise's own fields (buffers, diagnosis) are
+//! `--json=tcpwise`'s.
 
 use crate::client::ClientOptions;
 use crate::diagnose::{Interval, PerfReport};
-use crate::parallel::ParallelReport;
+use crate::parallel::{Iperf3Extras, ParallelReport, SumInterval};
 use serde_json::{Value, json};
+use std::net::SocketAddr;
 
-fn stream_interval(socket: usize, i: &Interval, sender: bool) -> Value {
-    json!({
+/// A whole number of seconds as iperf3 writes it (an integer), others
+/// as they are.
+fn secs(v: f64) -> Value {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        json!(v as i64)
+    } else {
+        json!(v)
+    }
+}
+
+/// One stream's interval; the sender's `TCP_INFO` figures only where the
+/// client sends (iperf3 leaves them out of a receiving client's lines).
+fn stream_interval(socket: i64, i: &Interval, client_sends: bool) -> Value {
+    let mut v = json!({
         "socket": socket,
         "start": i.start_s,
         "end": i.end_s,
         "seconds": i.end_s - i.start_s,
         "bytes": i.bytes,
         "bits_per_second": i.mbit * 1e6,
-        "retransmits": i.retransmits,
-        "snd_cwnd": i.cwnd_bytes,
-        "rtt": i.rtt_ms.map(|r| (r * 1000.0).round() as u64),
-        "omitted": false,
-        "sender": sender,
-    })
+    });
+    if client_sends {
+        let us = |ms: Option<f64>| ms.map_or(0, |r| (r * 1000.0).round() as u64);
+        v["retransmits"] = json!(i.retransmits.unwrap_or(0));
+        v["snd_cwnd"] = json!(i.cwnd_bytes.unwrap_or(0));
+        v["snd_wnd"] = json!(i.snd_wnd_bytes.unwrap_or(0));
+        v["rtt"] = json!(us(i.rtt_ms));
+        v["rttvar"] = json!(us(i.rttvar_ms));
+        v["pmtu"] = json!(i.pmtu.unwrap_or(0));
+    }
+    v["omitted"] = json!(false);
+    v["sender"] = json!(client_sends);
+    v
 }
 
 /// `uname -a`'s words, as iperf3's `system_info` has them.
@@ -43,25 +65,61 @@ fn system_info() -> String {
     )
 }
 
+/// What iperf3's `start` says of the test beyond its streams.
+pub(crate) struct Started<'a> {
+    /// Streams iperf3 counts (`-P`; with `--bidir`, one direction's).
+    pub streams: usize,
+    /// Each stream's (local, remote) ends and socket number.
+    pub ends: Vec<(Option<(SocketAddr, SocketAddr)>, i64)>,
+    /// The test's cookie.
+    pub cookie: String,
+    /// The first stream's report (our socket's MSS and buffers).
+    pub first: Option<&'a PerfReport>,
+}
+
+impl<'a> Started<'a> {
+    fn of(streams: usize, r: &'a [(String, PerfReport)], extras: Option<&Iperf3Extras>) -> Self {
+        let ends = r
+            .iter()
+            .enumerate()
+            .map(|(i, (_, s))| {
+                let fd = extras
+                    .and_then(|x| x.fds.get(i))
+                    .map_or(i as i64 + 1, |&f| i64::from(f));
+                (s.ends, fd)
+            })
+            .collect();
+        let cookie = extras.map_or_else(
+            || {
+                let c = crate::interop::client::random_cookie();
+                String::from_utf8_lossy(&c[..c.len() - 1]).into_owned()
+            },
+            |x| x.cookie.clone(),
+        );
+        Started {
+            streams,
+            ends,
+            cookie,
+            first: r.first().map(|(_, s)| s),
+        }
+    }
+}
+
 /// iperf3's `start`: `connected` (one entry a stream: its local and
 /// remote address; nulls where a side is unknown), `version`,
-/// `system_info`, `timestamp`, `connecting_to` and `test_start`.
-fn start(
-    opts: &ClientOptions,
-    streams: usize,
-    ends: &[Option<(std::net::SocketAddr, std::net::SocketAddr)>],
-    bidir: bool,
-) -> Value {
+/// `system_info`, `timestamp`, `connecting_to`, `cookie`, the MSS and
+/// buffers of the first stream's socket, and `test_start`.
+fn start(opts: &ClientOptions, st: &Started) -> Value {
     let now = std::time::SystemTime::now();
-    let secs = now
+    let secs_now = now
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let connected: Vec<Value> = ends
+    let connected: Vec<Value> = st
+        .ends
         .iter()
-        .enumerate()
-        .map(|(i, e)| {
+        .map(|(e, fd)| {
             json!({
-                "socket": i + 1,
+                "socket": fd,
                 "local_host": e.map(|(l, _)| l.ip().to_string()),
                 "local_port": e.map(|(l, _)| l.port()),
                 "remote_host": e.map_or(opts.host.clone(), |(_, r)| r.ip().to_string()),
@@ -69,214 +127,272 @@ fn start(
             })
         })
         .collect();
+    // Our socket's buffers: the sender's when the client sends.
+    let mine = st.first.map(|r| {
+        if r.reverse {
+            &r.receiver_buffers
+        } else {
+            &r.sender_buffers
+        }
+    });
+    let rate = opts.pacing_bps.unwrap_or(0);
     json!({
         "connected": connected,
         "version": format!("tcpwise {}", tcpwise_outcome::version()),
         "system_info": system_info(),
-        "timestamp": { "time": httpdate::fmt_http_date(now), "timesecs": secs },
+        "timestamp": { "time": httpdate::fmt_http_date(now), "timesecs": secs_now },
         "connecting_to": { "host": opts.host, "port": opts.port },
+        "cookie": st.cookie,
+        "tcp_mss_default": st.first.and_then(|r| r.mss).unwrap_or(0),
+        "target_bitrate": rate,
+        "sock_bufsize": if opts.window_flag { opts.rcvbuf.unwrap_or(0) } else { 0 },
+        "sndbuf_actual": mine.map_or(0, |b| b.snd_held),
+        "rcvbuf_actual": mine.map_or(0, |b| b.rcv_held),
         "test_start": {
             "protocol": "TCP",
-            "num_streams": streams,
+            "num_streams": st.streams,
             "blksize": crate::stream::CHUNK,
-            "omit": opts.omit.as_secs_f64(),
-            "duration": opts.duration.as_secs_f64(),
+            "omit": secs(opts.omit.as_secs_f64()),
+            "duration": secs(opts.duration.as_secs_f64()),
             "bytes": opts.bytes.unwrap_or(0),
             "blocks": 0,
             "reverse": i32::from(opts.reverse),
-            "bidir": i32::from(bidir),
             "tos": 0,
+            "target_bitrate": rate,
         },
-        "tcp_congestion": opts.congestion,
     })
 }
 
 /// iperf3's `end.cpu_utilization_percent`: this process's CPU over the
-/// test's seconds; the remote side's is not reported to us (null).
-fn cpu(seconds: f64) -> Value {
+/// test's seconds; the server's where its results said (iperf3's
+/// protocol), else null.
+fn cpu(seconds: f64, remote: Option<[f64; 3]>) -> Value {
     let (user, system) = tcpwise_sys::cpu_times();
     let pct = |t: f64| 100.0 * t / seconds.max(1e-9);
     json!({
         "host_total": pct(user + system),
         "host_user": pct(user),
         "host_system": pct(system),
-        "remote_total": null,
-        "remote_user": null,
-        "remote_system": null,
+        "remote_total": remote.map(|r| r[0]),
+        "remote_user": remote.map(|r| r[1]),
+        "remote_system": remote.map(|r| r[2]),
     })
 }
 
-fn end_stream(socket: usize, r: &PerfReport) -> Value {
+/// One stream's `end` entry: the sender's books (with its `TCP_INFO`
+/// extremes, zero where the sender is not our socket and unknown) and
+/// the receiver's; `sender` says whether the client sends, as iperf3 3.12
+/// writes it on both.
+fn end_stream(socket: i64, r: &PerfReport) -> Value {
     let s = &r.summary;
-    let side = |sender: bool| {
-        // The sender's side is what it wrote over its own run, as in
-        // iperf3 (not what arrived).
-        let (bytes, seconds) = match (sender, s.sent_bytes, s.sent_seconds) {
-            (true, Some(b), Some(t)) => (b, t.max(1e-9)),
-            _ => (s.bytes, s.seconds),
-        };
-        json!({
+    let client_sends = !r.reverse;
+    let (bytes, seconds) = match (s.sent_bytes, s.sent_seconds) {
+        (Some(b), Some(t)) => (b, t.max(1e-9)),
+        _ => (s.bytes, s.seconds),
+    };
+    let max = |f: fn(&Interval) -> Option<u64>| r.intervals.iter().filter_map(f).max().unwrap_or(0);
+    let us = |ms: Option<f64>| ms.map_or(0, |m| (m * 1000.0).round() as u64);
+    json!({
+        "sender": {
             "socket": socket,
-            "start": 0.0,
+            "start": 0,
             "end": seconds,
             "seconds": seconds,
             "bytes": bytes,
-            "bits_per_second": bytes as f64 * 8.0 / seconds.max(1e-9),
-            "retransmits": if sender { s.retransmits } else { None },
-            "max_snd_cwnd": if sender { r.intervals.iter().filter_map(|i| i.cwnd_bytes).max() } else { None },
-            "min_rtt": s.min_rtt_ms.map(|m| (m * 1000.0).round() as u64),
-            "mean_rtt": s.rtt_ms.map(|m| (m * 1000.0).round() as u64),
-            "sender": sender,
-        })
-    };
-    json!({ "sender": side(true), "receiver": side(false) })
-}
-
-fn sum(start_s: f64, end_s: f64, bytes: u64, mbit: f64, retr: Option<u64>, sender: bool) -> Value {
-    let mut v = json!({
-        "start": start_s,
-        "end": end_s,
-        "seconds": end_s - start_s,
-        "bytes": bytes,
-        "bits_per_second": mbit * 1e6,
-        "omitted": false,
-        "sender": sender,
-    });
-    // iperf3 writes retransmits on the sending side only (no null).
-    if let Some(r) = retr {
-        v["retransmits"] = json!(r);
-    }
-    v
-}
-
-/// iperf3's `sum_sent`: what the sender wrote over its own run (more than
-/// arrived while data was still in flight), else what arrived.
-fn sent(s: &crate::diagnose::Summary) -> (f64, u64, f64) {
-    match (s.sent_bytes, s.sent_seconds) {
-        (Some(b), Some(t)) if t > 0.0 && s.omitted_s.is_none() => (t, b, b as f64 * 8.0 / t / 1e6),
-        _ => (s.seconds, s.bytes, s.goodput_mbit),
-    }
-}
-
-/// One stream's test in iperf3's `-J` shape.
-pub fn single(opts: &ClientOptions, r: &PerfReport) -> Value {
-    let intervals: Vec<Value> = r
-        .intervals
-        .iter()
-        .map(|i| {
-            json!({
-                "streams": [stream_interval(1, i, !opts.reverse)],
-                "sum": sum(i.start_s, i.end_s, i.bytes, i.mbit, i.retransmits, !opts.reverse),
-            })
-        })
-        .collect();
-    let s = &r.summary;
-    let (sent_s, sent_b, sent_m) = sent(s);
-    json!({
-        "start": start(opts, 1, &[r.ends], false),
-        "intervals": intervals,
-        "end": {
-            "cpu_utilization_percent": cpu(s.seconds),
-            "streams": [end_stream(1, r)],
-            "sum_sent": sum(0.0, sent_s, sent_b, sent_m, s.retransmits, true),
-            "sum_received": sum(0.0, s.seconds, s.bytes, s.goodput_mbit, None, false),
-            "sender_tcp_congestion": opts.congestion,
-            "receiver_tcp_congestion": opts.congestion,
+            "bits_per_second": bytes as f64 * 8.0 / seconds,
+            "retransmits": s.retransmits.unwrap_or(0),
+            "max_snd_cwnd": max(|i| i.cwnd_bytes),
+            "max_snd_wnd": max(|i| i.snd_wnd_bytes),
+            "max_rtt": max(|i| i.rtt_ms.map(|m| (m * 1000.0).round() as u64)),
+            "min_rtt": us(s.min_rtt_ms),
+            "mean_rtt": us(s.rtt_ms),
+            "sender": client_sends,
         },
-        "tcpwise": r,
+        "receiver": {
+            "socket": socket,
+            "start": 0,
+            "end": s.seconds,
+            "seconds": s.seconds,
+            "bytes": s.bytes,
+            "bits_per_second": s.bytes as f64 * 8.0 / s.seconds.max(1e-9),
+            "sender": client_sends,
+        },
     })
 }
 
-/// A `-P`/`--bidir` test in iperf3's shape (streams numbered from 1).
-pub fn parallel(opts: &ClientOptions, r: &ParallelReport) -> Value {
-    let n = r.streams.len();
+/// An interval's `sum` (`omitted` and, where the client sends,
+/// `retransmits`), as iperf3 writes it.
+fn interval_sum(s: &SumInterval, client_sends: bool) -> Value {
+    let mut v = json!({
+        "start": s.start_s,
+        "end": s.end_s,
+        "seconds": s.end_s - s.start_s,
+        "bytes": s.bytes,
+        "bits_per_second": s.mbit * 1e6,
+    });
+    if client_sends {
+        v["retransmits"] = json!(s.retransmits.unwrap_or(0));
+    }
+    v["omitted"] = json!(false);
+    v["sender"] = json!(client_sends);
+    v
+}
+
+/// An `end` sum: `sum_sent` (with retransmits) or `sum_received`;
+/// `sender` says whether the client sends that direction.
+fn end_sum(seconds: f64, bytes: u64, retr: Option<u64>, client_sends: bool) -> Value {
+    let mut v = json!({
+        "start": 0,
+        "end": seconds,
+        "seconds": seconds,
+        "bytes": bytes,
+        "bits_per_second": bytes as f64 * 8.0 / seconds.max(1e-9),
+    });
+    if let Some(r) = retr {
+        v["retransmits"] = json!(r);
+    }
+    v["sender"] = json!(client_sends);
+    v
+}
+
+/// What the senders of one direction wrote, over their own runs (more
+/// than arrived while data was still in flight), else what arrived.
+fn sent_books(rs: &[&PerfReport]) -> (f64, u64) {
+    let mut seconds = 0.0f64;
+    let mut bytes = 0;
+    for r in rs {
+        let s = &r.summary;
+        let (t, b) = match (s.sent_bytes, s.sent_seconds) {
+            (Some(b), Some(t)) if t > 0.0 && s.omitted_s.is_none() => (t, b),
+            _ => (s.seconds, s.bytes),
+        };
+        seconds = seconds.max(t);
+        bytes += b;
+    }
+    (seconds, bytes)
+}
+
+/// One stream's test (our own protocol) in iperf3's `-J` shape.
+pub fn single(opts: &ClientOptions, r: &PerfReport) -> Value {
+    let joined = ParallelReport {
+        streams: vec![("1".into(), r.clone())],
+        sum_intervals: r
+            .intervals
+            .iter()
+            .map(|i| SumInterval {
+                direction: if r.reverse { "receive" } else { "send" },
+                start_s: i.start_s,
+                end_s: i.end_s,
+                bytes: i.bytes,
+                mbit: i.mbit,
+                retransmits: i.retransmits,
+            })
+            .collect(),
+        sums: Vec::new(),
+        iperf3: None,
+    };
+    parallel(opts, &joined)
+}
+
+/// The interval entries: every stream's k-th line, the client's sending
+/// direction's sum as `sum` and, with `--bidir`, the other as
+/// `sum_bidir_reverse`.
+fn intervals(r: &ParallelReport, socket: &dyn Fn(usize) -> i64) -> Vec<Value> {
     let rounds = r
         .streams
         .iter()
         .map(|(_, s)| s.intervals.len())
         .max()
         .unwrap_or(0);
-    let by_dir = |d: &str| -> Vec<&crate::parallel::SumInterval> {
+    let by_dir = |d: &str| -> Vec<&SumInterval> {
         r.sum_intervals
             .iter()
             .filter(|s| s.direction == d)
             .collect()
     };
-    let (sums, rsum) = (by_dir("send"), by_dir("receive"));
-    let mut intervals = Vec::new();
-    for k in 0..rounds {
-        let streams: Vec<Value> = r
-            .streams
-            .iter()
-            .enumerate()
-            .filter_map(|(i, (_, s))| {
-                s.intervals
-                    .get(k)
-                    .map(|l| stream_interval(i + 1, l, !s.reverse))
-            })
-            .collect();
-        let pick = sums.get(k).or(rsum.get(k));
-        let mut entry = json!({ "streams": streams });
-        if let Some(s) = pick {
-            entry["sum"] = sum(
-                s.start_s,
-                s.end_s,
-                s.bytes,
-                s.mbit,
-                s.retransmits,
-                s.direction == "send",
-            );
-        }
-        if let (Some(_), Some(b)) = (sums.get(k), rsum.get(k)) {
-            entry["sum_bidir_reverse"] =
-                sum(b.start_s, b.end_s, b.bytes, b.mbit, b.retransmits, false);
-        }
-        intervals.push(entry);
-    }
-    let mut end = json!({
-        "streams": r.streams.iter().enumerate().map(|(i, (_, s))| end_stream(i + 1, s)).collect::<Vec<_>>(),
-        "sender_tcp_congestion": opts.congestion,
-        "receiver_tcp_congestion": opts.congestion,
-    });
+    let (sends, receives) = (by_dir("send"), by_dir("receive"));
+    (0..rounds)
+        .map(|k| {
+            let streams: Vec<Value> = r
+                .streams
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (_, s))| {
+                    s.intervals
+                        .get(k)
+                        .map(|l| stream_interval(socket(i), l, !s.reverse))
+                })
+                .collect();
+            let mut entry = json!({ "streams": streams });
+            match (sends.get(k), receives.get(k)) {
+                (Some(a), Some(b)) => {
+                    entry["sum"] = interval_sum(a, true);
+                    entry["sum_bidir_reverse"] = interval_sum(b, false);
+                }
+                (Some(a), None) => entry["sum"] = interval_sum(a, true),
+                (None, Some(b)) => entry["sum"] = interval_sum(b, false),
+                (None, None) => {}
+            }
+            entry
+        })
+        .collect()
+}
+
+/// A test (`-P`, `--bidir`, or one stream) in iperf3's `-J` shape: its
+/// streams numbered by their sockets where iperf3's protocol gave them.
+pub fn parallel(opts: &ClientOptions, r: &ParallelReport) -> Value {
+    let extras = r.iperf3.as_ref();
+    let socket = |i: usize| {
+        extras
+            .and_then(|x| x.fds.get(i))
+            .map_or(i as i64 + 1, |&f| i64::from(f))
+    };
     let seconds = r
         .streams
         .iter()
         .map(|(_, s)| s.summary.seconds)
         .fold(0.0, f64::max);
-    for t in &r.sums {
-        let (sent, recv) = if t.direction == "send" || !r.sums.iter().any(|x| x.direction == "send")
-        {
-            ("sum_sent", "sum_received")
-        } else {
-            ("sum_sent_bidir_reverse", "sum_received_bidir_reverse")
-        };
-        // What the senders of this direction wrote, over their own runs.
-        let mine: Vec<_> = r
-            .streams
-            .iter()
-            .filter(|(_, s)| s.reverse == (t.direction == "receive"))
-            .map(|(_, s)| self::sent(&s.summary))
-            .collect();
-        let sent_s = mine.iter().map(|m| m.0).fold(0.0, f64::max);
-        let sent_b: u64 = mine.iter().map(|m| m.1).sum();
-        let (sent_s, sent_b, sent_m) = if sent_s > 0.0 && !mine.is_empty() {
-            (sent_s, sent_b, sent_b as f64 * 8.0 / sent_s / 1e6)
-        } else {
-            (seconds, t.bytes, t.goodput_mbit)
-        };
-        end[sent] = sum(0.0, sent_s, sent_b, sent_m, t.retransmits, true);
-        end[recv] = sum(0.0, seconds, t.bytes, t.goodput_mbit, None, false);
-    }
-    end["cpu_utilization_percent"] = cpu(seconds);
-    // --bidir: iperf3 counts the streams asked for (-P), not both ways.
+    let mut end = json!({
+        "streams": r.streams.iter().enumerate().map(|(i, (_, s))| end_stream(socket(i), s)).collect::<Vec<_>>(),
+    });
     let bidir =
         r.streams.iter().any(|(_, s)| s.reverse) && r.streams.iter().any(|(_, s)| !s.reverse);
-    let ends: Vec<_> = r.streams.iter().map(|(_, s)| s.ends).collect();
+    for client_sends in [true, false] {
+        let rs: Vec<&PerfReport> = r
+            .streams
+            .iter()
+            .filter(|(_, s)| s.reverse != client_sends)
+            .map(|(_, s)| s)
+            .collect();
+        if rs.is_empty() {
+            continue;
+        }
+        let (sent, recv) = if bidir && !client_sends {
+            ("sum_sent_bidir_reverse", "sum_received_bidir_reverse")
+        } else {
+            ("sum_sent", "sum_received")
+        };
+        let (sent_s, sent_b) = sent_books(&rs);
+        let retr = rs.iter().map(|s| s.summary.retransmits.unwrap_or(0)).sum();
+        let got_s = rs.iter().map(|s| s.summary.seconds).fold(0.0, f64::max);
+        let got_b = rs.iter().map(|s| s.summary.bytes).sum();
+        end[sent] = end_sum(sent_s, sent_b, Some(retr), client_sends);
+        end[recv] = end_sum(got_s, got_b, None, client_sends);
+    }
+    end["cpu_utilization_percent"] = cpu(seconds, extras.map(|x| x.remote_cpu));
+    let cc = opts
+        .congestion
+        .clone()
+        .or_else(|| extras.and_then(|x| x.remote_congestion.clone()));
+    end["sender_tcp_congestion"] = json!(cc);
+    end["receiver_tcp_congestion"] = json!(cc);
+    // --bidir: iperf3 counts the streams asked for (-P), not both ways.
+    let n = r.streams.len();
+    let st = Started::of(if bidir { n / 2 } else { n }, &r.streams, extras);
     json!({
-        "start": start(opts, if bidir { n / 2 } else { n }, &ends, bidir),
-        "intervals": intervals,
+        "start": start(opts, &st),
+        "intervals": intervals(r, &socket),
         "end": end,
-        "tcpwise": r,
     })
 }
 
@@ -286,7 +402,12 @@ pub fn parallel(opts: &ClientOptions, r: &ParallelReport) -> Value {
 /// `end.sum_sent` and `end.sum_received`; `packets` is the sender's count
 /// and `lost_packets` what never arrived, as in iperf3.
 pub fn udp(opts: &ClientOptions, r: &crate::udp::UdpReport) -> Value {
-    let mut st = start(opts, 1, &[None], false);
+    let mut started = Started::of(1, &[], None);
+    started.ends = vec![(None, 1)];
+    let mut st = start(opts, &started);
+    if let Some(o) = st.as_object_mut() {
+        o.remove("tcp_mss_default");
+    }
     st["test_start"]["protocol"] = json!("UDP");
     st["test_start"]["blksize"] = json!(r.len);
     st["test_start"]["target_bitrate"] = json!(r.rate_bps);
@@ -348,7 +469,7 @@ pub fn udp(opts: &ClientOptions, r: &crate::udp::UdpReport) -> Value {
         "start": st,
         "intervals": intervals,
         "end": {
-            "cpu_utilization_percent": cpu(secs),
+            "cpu_utilization_percent": cpu(secs, None),
             "streams": [{ "udp": received(Some(1)) }],
             "sum": received(None),
             "sum_sent": {
@@ -365,6 +486,5 @@ pub fn udp(opts: &ClientOptions, r: &crate::udp::UdpReport) -> Value {
             },
             "sum_received": received(None),
         },
-        "tcpwise": r,
     })
 }

@@ -56,6 +56,13 @@ pub enum PerfError {
     /// The peer is not a tcpwise perf server.
     #[error("{0} does not speak the tcpwise perf protocol ({1})")]
     WrongProtocol(String, String),
+    /// The peer is an iperf3 server (its first byte says so): the client
+    /// speaks iperf3's protocol to it instead.
+    #[error("{0} is an iperf3 server (add --iperf3 to speak its protocol)")]
+    Iperf3Server(String),
+    /// The server cannot be reached, said of an iperf3 server.
+    #[error("{0}")]
+    Iperf3Unreachable(String),
     /// The server refused the test.
     #[error("the server refused the test: {0}")]
     Refusal(String),
@@ -77,6 +84,31 @@ pub enum PerfError {
     /// Other I/O failure.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+}
+
+impl PerfError {
+    /// The same failure said of an iperf3 server (`--iperf3`): its name
+    /// and how to start one, not ours.
+    pub fn of_iperf3(self) -> PerfError {
+        let start = "start one with 'iperf3 -s'";
+        match self {
+            PerfError::Refused(a) => PerfError::Iperf3Unreachable(format!(
+                "connection refused by {a}: no iperf3 server listens there ({start})"
+            )),
+            PerfError::Unreachable(a, why) => PerfError::Iperf3Unreachable(format!(
+                "cannot reach {a}: {why} (check the address, and that an iperf3 server runs there: {start})"
+            )),
+            e => e,
+        }
+    }
+
+    /// The address of the iperf3 server `e` met, if that is what it says.
+    pub fn iperf3_peer(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+        match e.downcast_ref::<PerfError>()? {
+            PerfError::Iperf3Server(addr) => Some(addr.clone()),
+            _ => None,
+        }
+    }
 }
 
 impl tcpwise_outcome::Classify for PerfError {

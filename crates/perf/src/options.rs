@@ -57,6 +57,11 @@ pub struct ClientOptions {
     pub zerocopy: Option<crate::proto::ZeroCopy>,
     /// `-l`: a UDP datagram's payload bytes (default 1448).
     pub length: Option<usize>,
+    /// The server was just tried with tcpwise's protocol and turned out
+    /// to be iperf3's, which closes and reopens its listener after that
+    /// attempt: a refused control connection is tried again for a
+    /// moment (iperf3's protocol only).
+    pub after_probe: bool,
 }
 
 impl Default for ClientOptions {
@@ -82,6 +87,7 @@ impl Default for ClientOptions {
             bind: None,
             cport: None,
             length: None,
+            after_probe: false,
             server_output: false,
             zerocopy: None,
         }

@@ -99,6 +99,23 @@ pub struct ParallelReport {
     pub sum_intervals: Vec<SumInterval>,
     /// Totals per direction.
     pub sums: Vec<Sum>,
+    /// What a test on iperf3's protocol adds, for iperf3's output.
+    #[serde(skip)]
+    pub iperf3: Option<Iperf3Extras>,
+}
+
+/// A test on iperf3's protocol (`--iperf3`): what iperf3's own text and
+/// `-J` show beside the streams' figures.
+#[derive(Debug, Clone, Default)]
+pub struct Iperf3Extras {
+    /// The test's cookie (iperf3's `start.cookie`).
+    pub cookie: String,
+    /// The server's CPU over the test, percent: total, user, system.
+    pub remote_cpu: [f64; 3],
+    /// Each stream's socket descriptor (iperf3 names streams by theirs).
+    pub fds: Vec<i32>,
+    /// The server's congestion control, as its results name it.
+    pub remote_congestion: Option<String>,
 }
 
 /// Jain's fairness index of `x`.
@@ -208,6 +225,17 @@ pub fn sums(streams: &[(bool, &PerfReport)]) -> Vec<Sum> {
 
 /// What [`run_parallel`] shows as it goes.
 pub enum Line<'a> {
+    /// A stream connected (iperf3's protocol says so before the test).
+    Connected {
+        /// Its label, as its intervals carry it.
+        label: &'a str,
+        /// Its socket's descriptor.
+        fd: i32,
+        /// Local and remote address.
+        ends: (std::net::SocketAddr, std::net::SocketAddr),
+        /// Whether the client sends on it.
+        sends: bool,
+    },
     /// A stream's interval.
     Stream(&'a str, &'a Interval),
     /// A direction's sum.
@@ -256,6 +284,10 @@ pub async fn run_parallel(
             },
             done = set.join_next(), if !set.is_empty() => match done {
                 Some(Ok((i, Ok(r)))) => reports[i] = Some(r),
+                // An iperf3 server answers one stream's connection as a
+                // test and may close the others unanswered: that it is
+                // iperf3's is what the user needs to hear.
+                Some(Ok((_, Err(e @ PerfError::Iperf3Server(_))))) => first_error = Some(e),
                 Some(Ok((_, Err(e)))) => {
                     first_error.get_or_insert(e);
                 }
@@ -285,6 +317,7 @@ pub async fn run_parallel(
         sum_intervals: joined.sum_intervals().to_vec(),
         streams: streams.into_iter().map(|(l, _, r)| (l, r)).collect(),
         sums,
+        iperf3: None,
     })
 }
 

@@ -18,6 +18,9 @@ pub struct TcpInfo {
     pub rtt_us: u32,
     /// RTT variance, µs.
     pub rttvar_us: u32,
+    /// Path MTU the kernel holds for the connection, bytes.
+    #[serde(default)]
+    pub pmtu: u32,
     /// Retransmission timeout, µs.
     pub rto_us: u32,
     /// Congestion window, segments.
@@ -106,6 +109,7 @@ impl TcpInfo {
             state: r.state,
             rtt_us: r.rtt,
             rttvar_us: r.rttvar,
+            pmtu: r.pmtu,
             rto_us: r.rto,
             snd_cwnd: r.snd_cwnd,
             snd_ssthresh: r.snd_ssthresh,

@@ -26,8 +26,6 @@ pub fn unsupported(opts: &ClientOptions, udp: bool) -> Option<String> {
         "-n (a byte count)"
     } else if !opts.omit.is_zero() {
         "-O (omitting the start)"
-    } else if opts.pacing_bps.is_some() && !udp {
-        "-b for TCP (pacing)"
     } else if opts.zerocopy.is_some() {
         "-Z (zero copy)"
     } else if !opts.window_flag && (opts.rcvbuf.is_some() || opts.sndbuf.is_some()) {
@@ -72,7 +70,7 @@ fn label(k: usize, n: usize, sends: bool, bidir: bool) -> String {
     }
 }
 
-fn random_cookie() -> [u8; wire::COOKIE_SIZE] {
+pub(crate) fn random_cookie() -> [u8; wire::COOKIE_SIZE] {
     use std::hash::{BuildHasher, Hasher};
     let mut random = [0u8; 36];
     for (i, chunk) in random.chunks_mut(8).enumerate() {
@@ -104,6 +102,26 @@ impl Params {
     }
 }
 
+/// The control connection. Just after our own protocol's attempt (a
+/// client that found an iperf3 server), the server may be between its
+/// listeners: refused connections are tried again for up to 2 s.
+async fn connect_control(
+    opts: &ClientOptions,
+    peer: std::net::SocketAddr,
+    local: Option<std::net::SocketAddr>,
+) -> Result<TcpStream, PerfError> {
+    let until = Instant::now() + Duration::from_secs(2);
+    loop {
+        match connect_with(peer, BufferPolicy::Auto, opts.connect_timeout, None, local).await {
+            Ok((sock, _)) => return Ok(sock),
+            Err(PerfError::Refused(_)) if opts.after_probe && Instant::now() < until => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => return Err(e.of_iperf3()),
+        }
+    }
+}
+
 /// The control connection, with the server's address for messages.
 pub(crate) struct Control {
     pub(crate) sock: TcpStream,
@@ -123,21 +141,34 @@ impl Control {
         opts: &ClientOptions,
         params: &Params,
     ) -> Result<(Control, [u8; wire::COOKIE_SIZE]), PerfError> {
-        let peer = resolve(opts).await?;
+        let peer = resolve(opts).await.map_err(PerfError::of_iperf3)?;
         let (local, _) = local_addrs(opts, peer)?;
         let setup = opts.connect_timeout.max(Duration::from_secs(3));
-        let (sock, _) =
-            connect_with(peer, BufferPolicy::Auto, opts.connect_timeout, None, local).await?;
-        let mut ctl = Control {
-            sock,
-            addr: peer.to_string(),
-            peer,
-            local,
-            setup,
+        let until = Instant::now() + Duration::from_secs(2);
+        let (mut ctl, cookie) = loop {
+            let sock = connect_control(opts, peer, local).await?;
+            let mut ctl = Control {
+                sock,
+                addr: peer.to_string(),
+                peer,
+                local,
+                setup,
+            };
+            let cookie = random_cookie();
+            let greeted = match ctl.sock.write_all(&cookie).await {
+                Ok(()) => ctl.expect(State::ParamExchange, setup).await,
+                Err(e) => Err(e.into()),
+            };
+            match greeted {
+                Ok(()) => break (ctl, cookie),
+                // A connection the old listener took and dropped (see
+                // connect_control): once more, as for a refusal.
+                Err(_) if opts.after_probe && Instant::now() < until => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => return Err(e),
+            }
         };
-        let cookie = random_cookie();
-        ctl.sock.write_all(&cookie).await?;
-        ctl.expect(State::ParamExchange, setup).await?;
         ctl.sock.write_all(&wire::frame(params)).await?;
         ctl.expect(State::CreateStreams, setup).await?;
         Ok((ctl, cookie))
@@ -255,14 +286,21 @@ async fn open_streams(
             local,
         )
         .await?;
+        // -b: each stream the client sends at most at the rate (iperf3's
+        // -b is per stream), by the kernel's pacing as `perf` does.
+        if let (Some(bps), true) = (opts.pacing_bps, sends) {
+            tcpwise_tcp::set_pacing(&s, bps)?;
+        }
         s.write_all(cookie).await?;
         let ends = s.local_addr().ok().zip(s.peer_addr().ok());
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&s);
         conns.push((
             s,
             Ours {
                 sent: sends,
                 buffers,
                 ends,
+                fd,
                 ..Ours::default()
             },
         ));
@@ -277,6 +315,7 @@ fn stream_reports(
     theirs: &Results,
     (asked, labels): (&Asked, &[String]),
     ctl: &Control,
+    opts: &ClientOptions,
 ) -> Result<Vec<(String, crate::PerfReport)>, PerfError> {
     let mut streams = Vec::new();
     for (k, o) in ours.iter().enumerate() {
@@ -285,6 +324,9 @@ fn stream_reports(
             .stream(id)
             .ok_or_else(|| ctl.wrong(format!("its results lack stream {id}")))?;
         let mut r = stream_report(o, peer, asked);
+        if let (Some(bps), true) = (opts.pacing_bps, o.sent) {
+            r.pacing = crate::diagnose::PacingCheck::of(&r.intervals, bps as f64 / 1e6);
+        }
         if k == 0 {
             r.server_output = theirs.server_output_text.clone();
         }
@@ -357,6 +399,7 @@ fn tcp_params(opts: &ClientOptions, n: usize, bidir: bool) -> (Option<u64>, Para
         bidirectional: bidir.then_some(true),
         window,
         len: Some(wire::TCP_BLOCK as u64),
+        bandwidth: opts.pacing_bps,
         congestion: opts.congestion.clone(),
         ..Params::asked(opts)
     };
@@ -394,6 +437,7 @@ pub async fn run_client(
         .enumerate()
         .map(|(k, o)| label(k, n, o.sent, bidir))
         .collect();
+    announce(&ours, &labels, &mut on_line);
     let mut joined = Joined::new(ours.iter().map(|o| !o.sent).collect());
     let mut prev: Vec<Sample> = vec![Sample::default(); ours.len()];
     // `keep`: the sample joins the stream's own (the flows' last ones are
@@ -459,8 +503,38 @@ pub async fn run_client(
         path_rate_bps: opts.path_rate_bps,
         window_flag: opts.window_flag,
     };
-    let streams = stream_reports(&ours, &theirs, (&asked, &labels), &ctl)?;
-    Ok(joined_report(streams, &joined))
+    let streams = stream_reports(&ours, &theirs, (&asked, &labels), &ctl, opts)?;
+    let mut report = joined_report(streams, &joined);
+    report.iperf3 = Some(extras(&cookie, &theirs, &ours));
+    Ok(report)
+}
+
+/// Each stream's connection, as iperf3 announces it before the test.
+fn announce(ours: &[Ours], labels: &[String], on_line: &mut impl FnMut(Line)) {
+    for (k, o) in ours.iter().enumerate() {
+        if let Some(ends) = o.ends {
+            on_line(Line::Connected {
+                label: &labels[k],
+                fd: o.fd,
+                ends,
+                sends: o.sent,
+            });
+        }
+    }
+}
+
+/// What iperf3's own output shows of the test beyond the streams.
+fn extras(cookie: &[u8], theirs: &Results, ours: &[Ours]) -> crate::parallel::Iperf3Extras {
+    crate::parallel::Iperf3Extras {
+        cookie: String::from_utf8_lossy(&cookie[..wire::COOKIE_SIZE - 1]).into_owned(),
+        remote_cpu: [
+            theirs.cpu_util_total,
+            theirs.cpu_util_user,
+            theirs.cpu_util_system,
+        ],
+        fds: ours.iter().map(|o| o.fd).collect(),
+        remote_congestion: theirs.congestion_used.clone(),
+    }
 }
 
 /// The streams' reports with their sums over time and in all.
@@ -475,5 +549,6 @@ fn joined_report(streams: Vec<(String, crate::PerfReport)>, joined: &Joined) -> 
         streams,
         sum_intervals: joined.sum_intervals().to_vec(),
         sums,
+        iperf3: None,
     }
 }

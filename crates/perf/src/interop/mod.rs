@@ -14,6 +14,7 @@
 pub mod client;
 mod data;
 pub mod server;
+pub mod text;
 pub mod udp;
 pub mod wire;
 
@@ -32,6 +33,8 @@ pub struct Ours {
     pub buffers: AppliedBuffers,
     /// The connection's ends (local, remote).
     pub ends: Option<(std::net::SocketAddr, std::net::SocketAddr)>,
+    /// Our socket's descriptor (iperf3 names a stream by its own).
+    pub fd: i32,
 }
 
 /// The interval lines of our samples: the sender's `TCP_INFO` when we
@@ -110,6 +113,10 @@ pub fn stream_report(ours: &Ours, peer: &wire::StreamResult, asked: &Asked) -> P
         pacing: None,
         server_output: None,
         zerocopy: None,
+        mss: ours
+            .samples
+            .iter()
+            .find_map(|s| s.info.as_ref().map(|i| i.snd_mss)),
     }
 }
 
