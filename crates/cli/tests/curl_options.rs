@@ -316,12 +316,43 @@ pub(crate) fn size_cases() -> Vec<Case> {
     ]
 }
 
+/// `-z` as curl evaluates it on the response too: a server that ignores
+/// the condition and answers 200 with a `Last-Modified` failing it gets
+/// no body written (and no file), exit 0; one that meets it is written;
+/// a range turns the check off.
+fn time_condition_cases() -> Vec<Case> {
+    let w = "%{http_code} %{size_download}\n";
+    let mut v = Vec::new();
+    for z in [
+        "Sun, 06 Nov 1994 08:49:37 GMT",
+        "19940101",
+        "19950101",
+        "-19940101",
+        "-19950101",
+        "-Sun, 06 Nov 1994 08:49:37 GMT",
+    ] {
+        v.push(case(&["-s", "-z", z, "-w", w, "{B}/last-modified"]));
+        v.push(case(&["-s", "-z", z, "-o", "out", "{B}/last-modified"]));
+    }
+    v.push(case(&[
+        "-s",
+        "-z",
+        "19950101",
+        "-r",
+        "0-3",
+        "{B}/last-modified",
+    ]));
+    v.push(case(&["-s", "-z", "19950101", "-i", "{B}/last-modified"]));
+    v
+}
+
 /// Every case of this round against the odd origin.
 pub(crate) fn odd_origin_cases() -> Vec<Case> {
     let mut v = redirect_cases();
     v.extend(request_word_cases());
     v.extend(url_and_exit_cases());
     v.extend(listed_option_cases());
+    v.extend(time_condition_cases());
     v
 }
 

@@ -1268,7 +1268,9 @@ fn trace_ascii_logs_both_ways_in_curls_blocks() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&f).unwrap();
-    assert!(text.starts_with("=> Send header, "), "{text}");
+    // curl's info lines first, then its blocks.
+    assert!(text.starts_with("== Info:   Trying 127.0.0.1:"), "{text}");
+    assert!(text.contains("\n=> Send header, "), "{text}");
     assert!(text.contains("0000: POST /echo HTTP/1.1\n"), "{text}");
     assert!(
         text.contains("=> Send data, 3 bytes (0x3)\n0000: a=1\n"),

@@ -337,19 +337,33 @@ impl CurlArgs {
         if self.compressed {
             add("Accept-Encoding", ACCEPT_ENCODING.into());
         }
-        if self.data.iter().any(|d| matches!(d, Data::Json(_))) {
+        // What curl sends after the -H headers, in its order: --json's
+        // two (its tool appends them to -H's list), or a form's or -d's
+        // Content-Length and Content-Type (its http_body).
+        let mut late: Vec<(String, String)> = Vec::new();
+        let mut add_late = |k: &str, v: String| {
+            if !given(k) {
+                late.push((k.to_string(), v));
+            }
+        };
+        let json = self.data.iter().any(|d| matches!(d, Data::Json(_)));
+        if json {
             // Even with -G, as curl 7.88 does.
-            add("Content-Type", "application/json".into());
-            add("Accept", "application/json".into());
+            add_late("Content-Type", "application/json".into());
+            add_late("Accept", "application/json".into());
         }
         let posts = data.is_some() && !self.get;
         let body = match (&form, &data, &self.upload) {
             (Some((ty, body)), _, _) => {
-                add("Content-Type", ty.clone());
+                add_late("Content-Length", body.len().to_string());
+                add_late("Content-Type", ty.clone());
                 Payload::Bytes(Bytes::from(body.clone()))
             }
             (None, Some(d), _) if !self.get => {
-                add("Content-Type", "application/x-www-form-urlencoded".into());
+                if !json {
+                    add_late("Content-Length", d.len().to_string());
+                }
+                add_late("Content-Type", "application/x-www-form-urlencoded".into());
                 Payload::Bytes(Bytes::from(d.clone()))
             }
             // -T streams: the file when it is sent, standard input as it comes.
@@ -366,6 +380,7 @@ impl CurlArgs {
             add("Content-Length", tcpwise_client::REMOVE.into());
         }
         headers.extend(self.headers.iter().map(|h| (h.0.clone(), h.1.clone())));
+        headers.extend(late);
         let proxy = proxy_for(
             &parsed,
             self.proxy.as_deref(),

@@ -120,6 +120,8 @@ pub struct Run {
     /// `.netrc`, when -u gives no credentials.
     netrc: Option<super::netrc::Netrc>,
     trace: Option<super::trace::Trace>,
+    /// `-z`: the condition the response is checked against too.
+    time_cond: Option<transfer::TimeCond>,
 }
 
 /// The `.netrc` the flags name: `--netrc-file`, or `$HOME/.netrc` for
@@ -367,8 +369,14 @@ impl Run {
         let netrc = netrc_file.clone().filter(|_| a.user.is_none());
         let trace = trace_of(&a)?;
         let mut headers = super::extra::headers(&a.headers, &mut || stdin.read())?;
+        let mut time_cond = None;
         if let Some(z) = &a.time_cond {
             let (h, w) = super::extra::time_condition(z);
+            // As curl: not with a range (RFC 9110 leaves that to the server).
+            time_cond = h
+                .as_ref()
+                .filter(|_| a.range.is_none())
+                .and_then(transfer::TimeCond::of);
             headers.extend(h);
             warnings.extend(w);
         }
@@ -446,6 +454,7 @@ impl Run {
             cookie,
             netrc,
             trace,
+            time_cond,
         })
     }
 
@@ -492,6 +501,7 @@ impl Run {
             jar: self.jar.clone(),
             cookie: self.cookie.clone(),
             max_filesize: self.client.max_body,
+            time_cond: self.time_cond,
             redirect: transfer::Redirects {
                 kind: if a.head {
                     transfer::Kind::Head

@@ -5,9 +5,14 @@
 //! printable text beside, or text alone with 64 bytes a row and a new row
 //! after each CRLF. `-` is standard output.
 //!
-//! What differs from curl's file: the `== Info:` lines are ours, and body
-//! data is logged as the client hands it over (decoded from chunks), not
-//! as each socket read brought it.
+//! The `== Info:` lines are curl 7.88's for HTTP/1.x over TCP: `Trying`,
+//! `Connected to`, `HTTP 1.0, assume close after body`, `Connection #N
+//! to host H left intact` or `Closing connection N`, a redirect's `Issue
+//! another request to this URL`, and a reused connection's three lines
+//! (curl's "bundle" is a pointer; ours names the connection's number).
+//! What differs from curl's file: TLS's and HTTP/2's many info lines are
+//! not written, and body data is logged as the client hands it over
+//! (decoded from chunks), not as each socket read brought it.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -39,6 +44,34 @@ impl Trace {
     /// An `== Info:` line.
     pub fn info(&self, s: &str) {
         self.put(&format!("== Info: {s}\n"));
+    }
+
+    /// The info lines before a request: the connection made or reused.
+    /// `id` is curl's number (from 0).
+    pub fn opening(&self, host: &str, peer: Option<std::net::SocketAddr>, id: u64, reused: bool) {
+        if reused {
+            self.info(&format!("Found bundle for host: 0x{id:x} [serially]"));
+            self.info("Can not multiplex, even if we wanted to");
+            self.info(&format!(
+                "Re-using existing connection #{id} with host {host}"
+            ));
+        } else if let Some(p) = peer {
+            self.info(&format!("  Trying {p}..."));
+            self.info(&format!(
+                "Connected to {host} ({}) port {} (#{id})",
+                p.ip(),
+                p.port()
+            ));
+        }
+    }
+
+    /// The info line after a response: the connection kept or closed.
+    pub fn closing(&self, host: &str, id: u64, closes: bool) {
+        if closes {
+            self.info(&format!("Closing connection {id}"));
+        } else {
+            self.info(&format!("Connection #{id} to host {host} left intact"));
+        }
     }
 
     /// A block: `label` is `=> Send header`, `<= Recv data`, ...

@@ -101,6 +101,40 @@ pub struct Options {
     pub redirect: Redirects,
     /// `--max-filesize`, in bytes.
     pub max_filesize: Option<u64>,
+    /// `-z`: the condition a 2xx response's `Last-Modified` must meet too.
+    pub time_cond: Option<TimeCond>,
+}
+
+/// `-z`'s condition as curl also checks it on the response
+/// (`Curl_meets_timecondition`): a server that ignores the request
+/// header and answers 200 with a `Last-Modified` that fails the
+/// condition gets its body left unread and unwritten, exit 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeCond {
+    /// `If-Modified-Since` (else `If-Unmodified-Since`).
+    pub modified_since: bool,
+    /// The time asked.
+    pub at: std::time::SystemTime,
+}
+
+impl TimeCond {
+    /// The condition a `-z` header states.
+    pub fn of(h: &tcpwise_client::Header) -> Option<TimeCond> {
+        Some(TimeCond {
+            modified_since: h.0.eq_ignore_ascii_case("If-Modified-Since"),
+            at: httpdate::parse_http_date(&h.1).ok()?,
+        })
+    }
+
+    /// Why a document of time `doc` fails the condition, as curl's
+    /// verbose output says it, or `None` when it meets it.
+    pub fn fails(&self, doc: std::time::SystemTime) -> Option<&'static str> {
+        match self.modified_since {
+            true if doc <= self.at => Some("The requested document is not new enough"),
+            false if doc >= self.at => Some("The requested document is not old enough"),
+            _ => None,
+        }
+    }
 }
 
 /// What kind of request curl thinks it sends (its `httpreq`), which
@@ -509,10 +543,18 @@ pub async fn transfer(
         let mut st = state.lock().expect("lock");
         let st = &mut *st;
         let hop = std::mem::take(&mut st.hop);
+        if let (Some(t), Some((host, id, closes))) = (&opts.trace, &hop.conn) {
+            t.closing(host, *id, *closes);
+        }
         let resp = match r {
             Ok(r) => r,
             Err(e) => break Some(TransferError::Http(e)),
         };
+        let mut resp = resp;
+        if hop.time_cond_unmet {
+            // curl's %{http_code} then says 304, as if the server had.
+            resp.status = 304;
+        }
         let status = resp.status;
         let location = resp.header("location").map(str::to_string);
         chain.push(resp);
@@ -582,10 +624,16 @@ fn on_head(
     if let Some(v) = verbose.as_mut() {
         v(&verbose_lines(h));
     }
+    let host = h.url.host_str().unwrap_or("");
+    let id = h.conn.id.saturating_sub(1);
     if let Some(t) = &opts.trace {
+        t.opening(host, h.conn.peer, id, h.conn.reused);
         t.block("=> Send header", h.request_head.as_bytes());
         if let Some(b) = sent_body {
             t.block("=> Send data", b);
+        }
+        if h.version == "HTTP/1.0" {
+            t.info("HTTP 1.0, assume close after body");
         }
         t.recv_head(&h.text());
     }
@@ -602,6 +650,10 @@ fn on_head(
     let st = &mut *st;
     let is_final = !(opts.follow && redirect(h.status) && h.header("location").is_some());
     st.hop.is_final = is_final;
+    let closes = h.version == "HTTP/1.0"
+        || h.header("connection")
+            .is_some_and(|c| c.eq_ignore_ascii_case("close"));
+    st.hop.conn = Some((host.to_string(), id, closes));
     let text = h.text();
     if let Some(f) = st.dump.as_mut() {
         f.write_all(text.as_bytes())?;
@@ -635,6 +687,18 @@ fn on_head(
             .is_some_and(|n| n > max)
     {
         st.hop.too_large = Some(max);
+        return Ok(HeadAction::Discard);
+    }
+    if let Some(why) = opts
+        .time_cond
+        .filter(|_| (200..300).contains(&h.status))
+        .zip(h.header("last-modified"))
+        .and_then(|(c, lm)| c.fails(httpdate::parse_http_date(lm.trim()).ok()?))
+    {
+        if let Some(v) = verbose.as_mut() {
+            v(&format!("* {why}\n"));
+        }
+        st.hop.time_cond_unmet = true;
         return Ok(HeadAction::Discard);
     }
     if opts.remote_header_name
@@ -788,6 +852,9 @@ fn next_hop(
         }
         h
     };
+    if let Some(t) = &opts.trace {
+        t.info(&format!("Issue another request to this URL: '{next}'"));
+    }
     req.url = next;
     req.target = None;
     Ok(())
@@ -811,6 +878,11 @@ struct Hop {
     too_large: Option<u64>,
     decode_error: Option<std::io::Error>,
     encoding: String,
+    /// The connection's host, curl's number for it, and whether the
+    /// response closes it (`--trace`'s last info line).
+    conn: Option<(String, u64, bool)>,
+    /// `-z` and a `Last-Modified` that fails it: curl reports 304.
+    time_cond_unmet: bool,
 }
 
 impl Default for Hop {
@@ -823,6 +895,8 @@ impl Default for Hop {
             too_large: None,
             decode_error: None,
             encoding: String::new(),
+            conn: None,
+            time_cond_unmet: false,
         }
     }
 }

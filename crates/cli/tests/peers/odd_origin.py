@@ -126,6 +126,9 @@ class H(http.server.BaseHTTPRequestHandler):
             return
         if p == "/empty":
             return self.send(200, b"")
+        if p == "/last-modified":
+            # Ignores -z's request header: the client checks the date too.
+            return self.send(200, b"dated 1994\n", extra=[("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")])
         return self.send(404, b"no such thing\n")
 
     do_GET = do_POST = do_PUT = do_HEAD = do_DELETE = do_PATCH = do_OPTIONS = do_PROPFIND = route
