@@ -158,6 +158,17 @@ pub fn summary(r: &Report) -> String {
         out.push_str(&score_line(&label, &ph.score));
         out.push('\n');
     }
+    // Which figure a reader of another tool's output compares with:
+    // the methods differ where the draft lets them (when a test ends,
+    // which probes count, the client's own send queue), and the two
+    // peers print different figures.
+    out.push_str(&format!(
+        "(Compare the RPM above with Apple's networkQuality: the draft's, trimmed means of the last {} intervals \
+         once responsiveness is stable (draft-ietf-ippm-responsiveness-09 Sections 5.3.1, 5.4), uploads keeping \
+         TCP_NOTSENT_LOWAT {} (Section 6.1.1). goresponsiveness's first figure, RPM (P90), is the \"RPM at P{}\" \
+         line below; it scores every probe when it never stabilises and keeps its uploads' socket buffers full.)\n",
+        r.params.mad, r.notsent_lowat, r.params.percentile
+    ));
     match &r.idle.score {
         Some(s) => out.push_str(&format!(
             "Idle Latency: {} | {:.0} RPM\n",
