@@ -17,7 +17,9 @@ fn as_curl_does() {
     };
     let r = d.request("http://h/", &mut no_stdin).unwrap();
     assert_eq!(r.method, hyper::Method::POST);
-    assert_eq!(r.headers[0].1, "application/x-www-form-urlencoded");
+    // curl's order: the body's Content-Length, then its Content-Type.
+    assert_eq!(r.headers[0], ("Content-Length".into(), "3".into()));
+    assert_eq!(r.headers[1].1, "application/x-www-form-urlencoded");
     assert_eq!(remote_name(&r.url), PathBuf::from("index.html"));
     let u = Url::parse("http://h/dir/file.bin").unwrap();
     assert_eq!(remote_name(&u), PathBuf::from("file.bin"));
