@@ -669,50 +669,55 @@ fn json_schema_ours_and_iperf3s() {
     }
     // iperf3's names, for iperf3's parsers and plotters.
     for extra in [&["--json=iperf3"][..], &["--json=iperf3", "-P", "2"][..]] {
-        let v = json(&client(extra));
-        assert_eq!(v["start"]["test_start"]["protocol"], "TCP");
-        let n = v["start"]["test_start"]["num_streams"].as_u64().unwrap();
-        assert_eq!(n, if extra.len() > 1 { 2 } else { 1 });
-        let iv = v["intervals"].as_array().unwrap();
-        assert!(iv.len() >= 2, "{v}");
-        for k in [
-            "start",
-            "end",
-            "seconds",
-            "bytes",
-            "bits_per_second",
-            "retransmits",
-        ] {
-            assert!(iv[0]["sum"].get(k).is_some(), "sum {k}: {}", iv[0]);
-        }
-        for k in [
-            "socket",
-            "bytes",
-            "bits_per_second",
-            "snd_cwnd",
-            "rtt",
-            "retransmits",
-            "sender",
-        ] {
-            assert!(
-                iv[0]["streams"][0].get(k).is_some(),
-                "stream {k}: {}",
-                iv[0]
-            );
-        }
-        assert_eq!(v["end"]["streams"].as_array().unwrap().len() as u64, n);
-        for k in ["sum_sent", "sum_received"] {
-            assert!(
-                v["end"][k]["bits_per_second"].as_f64().unwrap() > 0.0,
-                "{k}: {}",
-                v["end"]
-            );
-        }
-        // iperf3's keys only: ours are --json=tcpwise's.
-        assert!(v.get("tcpwise").is_none());
+        iperf3_layout(&json(&client(extra)), if extra.len() > 1 { 2 } else { 1 });
     }
     // A style that does not exist is refused.
     assert_eq!(client(&["--json=xml"]).status.code(), Some(2));
+}
+
+/// `--json=iperf3`'s layout: iperf3's names where its parsers read them,
+/// for a test of `streams` streams.
+fn iperf3_layout(v: &serde_json::Value, streams: u64) {
+    assert_eq!(v["start"]["test_start"]["protocol"], "TCP");
+    let n = v["start"]["test_start"]["num_streams"].as_u64().unwrap();
+    assert_eq!(n, streams);
+    let iv = v["intervals"].as_array().unwrap();
+    assert!(iv.len() >= 2, "{v}");
+    for k in [
+        "start",
+        "end",
+        "seconds",
+        "bytes",
+        "bits_per_second",
+        "retransmits",
+    ] {
+        assert!(iv[0]["sum"].get(k).is_some(), "sum {k}: {}", iv[0]);
+    }
+    for k in [
+        "socket",
+        "bytes",
+        "bits_per_second",
+        "snd_cwnd",
+        "rtt",
+        "retransmits",
+        "sender",
+    ] {
+        assert!(
+            iv[0]["streams"][0].get(k).is_some(),
+            "stream {k}: {}",
+            iv[0]
+        );
+    }
+    assert_eq!(v["end"]["streams"].as_array().unwrap().len() as u64, n);
+    for k in ["sum_sent", "sum_received"] {
+        assert!(
+            v["end"][k]["bits_per_second"].as_f64().unwrap() > 0.0,
+            "{k}: {}",
+            v["end"]
+        );
+    }
+    // iperf3's keys only: ours are --json=tcpwise's.
+    assert!(v.get("tcpwise").is_none());
 }
 
 #[test]

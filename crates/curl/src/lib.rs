@@ -312,72 +312,18 @@ impl CurlArgs {
             None if form.is_some() || (data.is_some() && !self.get) => hyper::Method::POST,
             None => hyper::Method::GET,
         };
-        let mut headers: Vec<(String, String)> = Vec::new();
-        let given = |n: &str| self.headers.iter().any(|h| h.0.eq_ignore_ascii_case(n));
-        let mut add = |k: &str, v: String| {
-            if !given(k) {
-                headers.push((k.to_string(), v));
-            }
-        };
-        if let Some(u) = &user {
-            let b64 = base64::engine::general_purpose::STANDARD.encode(u.as_bytes());
-            add("Authorization", format!("Basic {b64}"));
-        }
-        if let Some(r) = &self.range {
-            add("Range", format!("bytes={r}"));
-        } else if let Some(n) = self.resume_from.filter(|&n| n > 0) {
-            add("Range", format!("bytes={n}-"));
-        }
-        if let Some(a) = &self.user_agent {
-            add("User-Agent", a.clone());
-        }
-        if let Some(e) = &self.referer {
-            add("Referer", e.clone());
-        }
-        if self.compressed {
-            add("Accept-Encoding", ACCEPT_ENCODING.into());
-        }
-        // What curl sends after the -H headers, in its order: --json's
-        // two (its tool appends them to -H's list), or a form's or -d's
-        // Content-Length and Content-Type (its http_body).
-        let mut late: Vec<(String, String)> = Vec::new();
-        let mut add_late = |k: &str, v: String| {
-            if !given(k) {
-                late.push((k.to_string(), v));
-            }
-        };
-        let json = self.data.iter().any(|d| matches!(d, Data::Json(_)));
-        if json {
-            // Even with -G, as curl 7.88 does.
-            add_late("Content-Type", "application/json".into());
-            add_late("Accept", "application/json".into());
-        }
-        let posts = data.is_some() && !self.get;
-        let body = match (&form, &data, &self.upload) {
-            (Some((ty, body)), _, _) => {
-                add_late("Content-Length", body.len().to_string());
-                add_late("Content-Type", ty.clone());
-                Payload::Bytes(Bytes::from(body.clone()))
-            }
-            (None, Some(d), _) if !self.get => {
-                if !json {
-                    add_late("Content-Length", d.len().to_string());
-                }
-                add_late("Content-Type", "application/x-www-form-urlencoded".into());
-                Payload::Bytes(Bytes::from(d.clone()))
-            }
-            // -T streams: the file when it is sent, standard input as it comes.
-            (None, _, Some(f)) if f.as_os_str() == "-" => Payload::Stdin,
-            (None, _, Some(f)) => Payload::File {
-                path: f.clone(),
-                len: upload_len(f)?,
-            },
-            _ => Payload::default(),
-        };
+        let mut headers = self.early_headers(user.as_deref());
+        let (body, late) = self.body_and_late_headers(form.as_ref(), data.as_deref())?;
         // A -X method without a body goes without Content-Length, as
         // curl sends it (not the 0 a POST would get).
-        if self.method.is_some() && form.is_none() && self.upload.is_none() && !posts {
-            add("Content-Length", tcpwise_client::REMOVE.into());
+        let posts = data.is_some() && !self.get;
+        if self.method.is_some()
+            && form.is_none()
+            && self.upload.is_none()
+            && !posts
+            && !self.given("content-length")
+        {
+            headers.push(("Content-Length".into(), tcpwise_client::REMOVE.into()));
         }
         headers.extend(self.headers.iter().map(|h| (h.0.clone(), h.1.clone())));
         headers.extend(late);
@@ -401,6 +347,85 @@ impl CurlArgs {
             proxy,
             target,
         })
+    }
+
+    /// Whether `-H` gives header `name` (which then replaces ours).
+    fn given(&self, name: &str) -> bool {
+        self.headers.iter().any(|h| h.0.eq_ignore_ascii_case(name))
+    }
+
+    /// The headers curl sends before the `-H` ones, in its order:
+    /// credentials, range, User-Agent, Referer, Accept-Encoding.
+    fn early_headers(&self, user: Option<&str>) -> Vec<(String, String)> {
+        let mut headers = Vec::new();
+        let mut add = |k: &str, v: String| {
+            if !self.given(k) {
+                headers.push((k.to_string(), v));
+            }
+        };
+        if let Some(u) = user {
+            let b64 = base64::engine::general_purpose::STANDARD.encode(u.as_bytes());
+            add("Authorization", format!("Basic {b64}"));
+        }
+        if let Some(r) = &self.range {
+            add("Range", format!("bytes={r}"));
+        } else if let Some(n) = self.resume_from.filter(|&n| n > 0) {
+            add("Range", format!("bytes={n}-"));
+        }
+        if let Some(a) = &self.user_agent {
+            add("User-Agent", a.clone());
+        }
+        if let Some(e) = &self.referer {
+            add("Referer", e.clone());
+        }
+        if self.compressed {
+            add("Accept-Encoding", ACCEPT_ENCODING.into());
+        }
+        headers
+    }
+
+    /// The body, and what curl sends after the `-H` headers, in its
+    /// order: --json's two (its tool appends them to -H's list), or a
+    /// form's or -d's Content-Length and Content-Type (its http_body).
+    fn body_and_late_headers(
+        &self,
+        form: Option<&(String, Vec<u8>)>,
+        data: Option<&[u8]>,
+    ) -> Result<(Payload, Vec<(String, String)>), CurlError> {
+        let mut late = Vec::new();
+        let mut add = |k: &str, v: String| {
+            if !self.given(k) {
+                late.push((k.to_string(), v));
+            }
+        };
+        let json = self.data.iter().any(|d| matches!(d, Data::Json(_)));
+        if json {
+            // Even with -G, as curl 7.88 does.
+            add("Content-Type", "application/json".into());
+            add("Accept", "application/json".into());
+        }
+        let body = match (form, data, &self.upload) {
+            (Some((ty, body)), _, _) => {
+                add("Content-Length", body.len().to_string());
+                add("Content-Type", ty.clone());
+                Payload::Bytes(Bytes::from(body.clone()))
+            }
+            (None, Some(d), _) if !self.get => {
+                if !json {
+                    add("Content-Length", d.len().to_string());
+                }
+                add("Content-Type", "application/x-www-form-urlencoded".into());
+                Payload::Bytes(Bytes::copy_from_slice(d))
+            }
+            // -T streams: the file when it is sent, standard input as it comes.
+            (None, _, Some(f)) if f.as_os_str() == "-" => Payload::Stdin,
+            (None, _, Some(f)) => Payload::File {
+                path: f.clone(),
+                len: upload_len(f)?,
+            },
+            _ => Payload::default(),
+        };
+        Ok((body, late))
     }
 
     /// The joined `-d`-family data, or `None` when there is none.

@@ -124,6 +124,24 @@ pub struct Run {
     time_cond: Option<transfer::TimeCond>,
 }
 
+/// `-z`: its header (or its warning) added; the condition, which is
+/// checked on the response too, as curl does (not with a range: RFC 9110
+/// leaves that to the server).
+fn time_cond_of(
+    a: &GetArgs,
+    headers: &mut Vec<tcpwise_client::Header>,
+    warnings: &mut Vec<String>,
+) -> Option<transfer::TimeCond> {
+    let (h, w) = super::extra::time_condition(a.time_cond.as_deref()?);
+    let cond = h
+        .as_ref()
+        .filter(|_| a.range.is_none())
+        .and_then(transfer::TimeCond::of);
+    headers.extend(h);
+    warnings.extend(w);
+    cond
+}
+
 /// The `.netrc` the flags name: `--netrc-file`, or `$HOME/.netrc` for
 /// `-n`/`--netrc-optional`.
 fn netrc_of(a: &GetArgs) -> Option<super::netrc::Netrc> {
@@ -369,17 +387,7 @@ impl Run {
         let netrc = netrc_file.clone().filter(|_| a.user.is_none());
         let trace = trace_of(&a)?;
         let mut headers = super::extra::headers(&a.headers, &mut || stdin.read())?;
-        let mut time_cond = None;
-        if let Some(z) = &a.time_cond {
-            let (h, w) = super::extra::time_condition(z);
-            // As curl: not with a range (RFC 9110 leaves that to the server).
-            time_cond = h
-                .as_ref()
-                .filter(|_| a.range.is_none())
-                .and_then(transfer::TimeCond::of);
-            headers.extend(h);
-            warnings.extend(w);
-        }
+        let time_cond = time_cond_of(&a, &mut headers, &mut warnings);
         if let Some(f) = &a.etag_compare {
             headers.push(super::extra::etag_compare(f, a.etag_save.is_some())?);
         }

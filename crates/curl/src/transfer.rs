@@ -543,18 +543,10 @@ pub async fn transfer(
         let mut st = state.lock().expect("lock");
         let st = &mut *st;
         let hop = std::mem::take(&mut st.hop);
-        if let (Some(t), Some((host, id, closes))) = (&opts.trace, &hop.conn) {
-            t.closing(host, *id, *closes);
-        }
-        let resp = match r {
+        let resp = match hop_response(&hop, opts, r) {
             Ok(r) => r,
-            Err(e) => break Some(TransferError::Http(e)),
+            Err(e) => break Some(e),
         };
-        let mut resp = resp;
-        if hop.time_cond_unmet {
-            // curl's %{http_code} then says 304, as if the server had.
-            resp.status = 304;
-        }
         let status = resp.status;
         let location = resp.header("location").map(str::to_string);
         chain.push(resp);
@@ -611,6 +603,52 @@ fn set_cookies(req: &mut Request, opts: &Options) {
     }
 }
 
+/// A hop's response as the run counts it: `--trace`'s last info line
+/// written, an unmet `-z` reported as 304 (curl's `%{http_code}` then
+/// says 304, as if the server had).
+fn hop_response(
+    hop: &Hop,
+    opts: &Options,
+    r: Result<Response, HttpError>,
+) -> Result<Response, TransferError> {
+    if let (Some(t), Some((host, id, closes))) = (&opts.trace, &hop.conn) {
+        t.closing(host, *id, *closes);
+    }
+    let mut resp = r.map_err(TransferError::Http)?;
+    if hop.time_cond_unmet {
+        resp.status = 304;
+    }
+    Ok(resp)
+}
+
+/// `--trace`'s lines for a head: the connection (`host`, curl's number
+/// for it), what was sent, what came back.
+fn trace_head(
+    t: &super::trace::Trace,
+    h: &Head,
+    (host, id): (&str, u64),
+    sent_body: Option<&[u8]>,
+) {
+    t.opening(host, h.conn.peer, id, h.conn.reused);
+    t.block("=> Send header", h.request_head.as_bytes());
+    if let Some(b) = sent_body {
+        t.block("=> Send data", b);
+    }
+    if h.version == "HTTP/1.0" {
+        t.info("HTTP 1.0, assume close after body");
+    }
+    t.recv_head(&h.text());
+}
+
+/// Why a 2xx response's `Last-Modified` fails `-z`'s condition, if it does.
+fn time_cond_fails(opts: &Options, h: &Head) -> Option<&'static str> {
+    let (c, lm) = opts
+        .time_cond
+        .filter(|_| (200..300).contains(&h.status))
+        .zip(h.header("last-modified"))?;
+    c.fails(httpdate::parse_http_date(lm.trim()).ok()?)
+}
+
 /// A hop's head: `-v` and `--trace` lines, cookies into the engine, `-D`
 /// and `-i`; then, on the final hop, what becomes of the body (`-f`, a
 /// refused `-C`, `-J`'s name, `--compressed`'s decoder, the meter's total).
@@ -627,15 +665,7 @@ fn on_head(
     let host = h.url.host_str().unwrap_or("");
     let id = h.conn.id.saturating_sub(1);
     if let Some(t) = &opts.trace {
-        t.opening(host, h.conn.peer, id, h.conn.reused);
-        t.block("=> Send header", h.request_head.as_bytes());
-        if let Some(b) = sent_body {
-            t.block("=> Send data", b);
-        }
-        if h.version == "HTTP/1.0" {
-            t.info("HTTP 1.0, assume close after body");
-        }
-        t.recv_head(&h.text());
+        trace_head(t, h, (host, id), sent_body);
     }
     if let Some(j) = &opts.jar
         && let Ok(mut j) = j.lock()
@@ -689,12 +719,7 @@ fn on_head(
         st.hop.too_large = Some(max);
         return Ok(HeadAction::Discard);
     }
-    if let Some(why) = opts
-        .time_cond
-        .filter(|_| (200..300).contains(&h.status))
-        .zip(h.header("last-modified"))
-        .and_then(|(c, lm)| c.fails(httpdate::parse_http_date(lm.trim()).ok()?))
-    {
+    if let Some(why) = time_cond_fails(opts, h) {
         if let Some(v) = verbose.as_mut() {
             v(&format!("* {why}\n"));
         }

@@ -313,10 +313,17 @@ async fn open_streams(
 fn stream_reports(
     ours: &[Ours],
     theirs: &Results,
-    (asked, labels): (&Asked, &[String]),
+    (window, labels): (Option<u64>, &[String]),
     ctl: &Control,
     opts: &ClientOptions,
 ) -> Result<Vec<(String, crate::PerfReport)>, PerfError> {
+    // What -w asked of both ends.
+    let asked = &Asked {
+        rcvbuf: window,
+        sndbuf: window,
+        path_rate_bps: opts.path_rate_bps,
+        window_flag: opts.window_flag,
+    };
     let mut streams = Vec::new();
     for (k, o) in ours.iter().enumerate() {
         let id = wire::stream_id(k);
@@ -497,13 +504,7 @@ pub async fn run_client(
     let theirs = ctl.finish(&results).await?;
     drains.abort_all();
 
-    let asked = Asked {
-        rcvbuf: window,
-        sndbuf: window,
-        path_rate_bps: opts.path_rate_bps,
-        window_flag: opts.window_flag,
-    };
-    let streams = stream_reports(&ours, &theirs, (&asked, &labels), &ctl, opts)?;
+    let streams = stream_reports(&ours, &theirs, (window, &labels), &ctl, opts)?;
     let mut report = joined_report(streams, &joined);
     report.iperf3 = Some(extras(&cookie, &theirs, &ours));
     Ok(report)
