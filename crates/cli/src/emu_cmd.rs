@@ -3,7 +3,7 @@
 use anyhow::Result;
 use clap::Subcommand;
 use tcpwise_emu::command::{self, Selftested};
-use tcpwise_emu::flags::{PairArgs, PlotArgs, SelftestArgs, ShellArgs};
+use tcpwise_emu::flags::{DumbbellArgs, PairArgs, PlotArgs, SelftestArgs, ShellArgs};
 
 #[derive(Debug, Subcommand)]
 pub enum EmuCommand {
@@ -26,6 +26,21 @@ pub enum EmuCommand {
     ///            -- sh -c 'curl -s http://$TCPWISE_PEER:8000/ >/dev/null'
     #[command(verbatim_doc_comment, args_override_self = true)]
     Pair(PairArgs),
+    /// Senders with their own access links, RTTs and congestion controls sharing one bottleneck.
+    ///
+    /// Each host is a namespace of its own (198.18.1.1, .2, ...) behind its
+    /// access link; all meet at the bottleneck (the link flags, or
+    /// --topology's [bottleneck]), behind which the receivers sit (198.18.2.1,
+    /// ...). Every flow through the bottleneck is counted by 5-tuple: each
+    /// one's goodput, share and Jain's index are printed at the end, with
+    /// the bottleneck's queue and every link's summary. Exit status: the
+    /// first host command's that failed, else 0.
+    ///
+    /// Example: tcpwise emu dumbbell --rate 20mbit --queue 2bdp \
+    ///            --host a:rtt=10ms,cc=cubic --host b:rtt=50ms,cc=bbr \
+    ///            --server 'tcpwise perf server' -- 'tcpwise perf client -t 20 $TCPWISE_PEER'
+    #[command(verbatim_doc_comment)]
+    Dumbbell(DumbbellArgs),
     /// Measure the emulator against its own configuration on this machine.
     ///
     /// Times round trips of 100-byte TCP messages, a bulk download and RTT under
@@ -75,6 +90,7 @@ pub fn run(cmd: EmuCommand, m: Option<&clap::ArgMatches>) -> Result<i32> {
         EmuCommand::Shell(a) => Ok(command::shell(a)?),
         EmuCommand::Pair(a) => Ok(command::pair(a)?),
         EmuCommand::Plot(a) => Ok(command::plot(a)?),
+        EmuCommand::Dumbbell(a) => Ok(tcpwise_emu::dumbbell::run::dumbbell(a)?),
         EmuCommand::Selftest(a) => match command::selftest(&a)? {
             Selftested::Interrupted(code) => Ok(code),
             Selftested::Report(r) if a.json => {

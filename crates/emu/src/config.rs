@@ -34,6 +34,11 @@ fn command() -> Command {
     )))
 }
 
+/// The link keys a config (or a topology's link) may hold.
+pub fn link_keys() -> Vec<String> {
+    keys().into_iter().map(|(long, _, _)| long).collect()
+}
+
 fn keys() -> Vec<(String, String, Kind)> {
     let cmd = command();
     cmd.get_arguments()

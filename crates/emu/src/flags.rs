@@ -179,3 +179,61 @@ pub struct SelftestArgs {
     #[arg(long, default_value = "auto", value_name = "auto|1|2")]
     pub forwarder_threads: crate::forwarder::Threads,
 }
+
+/// `tcpwise emu dumbbell`'s flags: the bottleneck is the link flags.
+#[derive(Debug, Args)]
+pub struct DumbbellArgs {
+    /// The bottleneck (the short form's).
+    #[command(flatten)]
+    pub link: PathSpec,
+    /// What to record of every link (a subdirectory per link).
+    #[command(flatten)]
+    pub record: RecordArgs,
+    /// The topology as a TOML file: [bottleneck] (emu pair's --config
+    /// keys; "up" is hosts to receivers), [[host]] tables (name, its access
+    /// link's keys such as rtt and rate, cc, start, command, to, sysctl) and
+    /// [[receiver]] tables (name, server, optional link keys); instead of
+    /// --host, --server and the link flags.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["host", "server"])]
+    pub topology: Option<PathBuf>,
+    /// A sender host of the short form: NAME[:key=value,...] with the keys
+    /// of a [[host]] table (rtt=10ms, rate=10mbit, loss=1%, cc=bbr,
+    /// start=5s); repeatable, in order. The link flags are the bottleneck's.
+    #[arg(long, value_name = "NAME[:KEY=VALUE,...]")]
+    pub host: Vec<String>,
+    /// The short form's one receiver ("receiver", 198.18.2.1): its server
+    /// command, run with `sh -c`.
+    #[arg(long, value_name = "CMD")]
+    pub server: Option<String>,
+    /// Start the hosts' commands once this TCP port listens in every
+    /// receiver that runs a server [default: any port].
+    #[arg(long, value_name = "PORT")]
+    pub wait_port: Option<u16>,
+    /// Give up if a server does not listen within this time.
+    #[arg(long, default_value = "10s", value_name = "TIME")]
+    pub wait_timeout: Dur,
+    /// Write every link's statistics and every flow's goodput per second
+    /// as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub stats_json: Option<PathBuf>,
+    /// No summary on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Under sudo, run the commands as root instead of as the user who
+    /// invoked sudo.
+    #[arg(long)]
+    pub as_root: bool,
+    /// TUN devices without offloads (as emu pair's).
+    #[arg(long)]
+    pub no_offload: bool,
+    /// Forwarder threads: 1 carries every link, 2 splits the directions;
+    /// auto picks 1 when the bottleneck is never set faster than 200 Mbit/s
+    /// either way.
+    #[arg(long, default_value = "auto", value_name = "auto|1|2")]
+    pub forwarder_threads: crate::forwarder::Threads,
+    /// Each host's command where its table gives none: run with `sh -c`
+    /// when it is one word with spaces, else as words; `$TCPWISE_PEER` is
+    /// its receiver, `$TCPWISE_HOST` its name.
+    #[arg(last = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
+}

@@ -178,6 +178,10 @@ pub struct Ends {
     pub offload: Option<&'static str>,
     /// Why offloads are off (`--no-offload`, the kernel's refusal).
     pub note: Option<String>,
+    /// Where a packet goes by its destination address, when this link
+    /// feeds several (a topology's bottleneck); empty: always `output`.
+    /// A packet to none of them is dropped and counted as a write error.
+    pub routes: Vec<(std::net::IpAddr, Arc<OwnedFd>)>,
 }
 
 /// One direction a forwarder thread carries.
@@ -192,6 +196,8 @@ pub struct Direction {
     pub rec: Option<crate::record::Recorder>,
     /// What `--meter` reads.
     pub gauge: Arc<crate::meter::Gauge>,
+    /// Counts each flow leaving the link (a topology's bottleneck).
+    pub flows: Option<crate::flows::FlowMeter>,
 }
 
 /// A running forwarder thread: one direction, or both.
@@ -270,6 +276,8 @@ struct Loop {
     name: String,
     input: Arc<OwnedFd>,
     output: Arc<OwnedFd>,
+    routes: Vec<(std::net::IpAddr, Arc<OwnedFd>)>,
+    flows: Option<crate::flows::FlowMeter>,
     link: Link<Packet>,
     /// Where a read lands: shared with the segments split from it, so a
     /// new one is taken while they are on the link.
@@ -322,6 +330,8 @@ impl Loop {
             name: d.name,
             input: d.ends.input,
             output: d.ends.output,
+            routes: d.ends.routes,
+            flows: d.flows,
             link: d.link,
             scratch: Arc::new(vec![0u8; READ_BUF]),
             reads_out: std::collections::VecDeque::with_capacity(READS_OUT),
@@ -407,6 +417,7 @@ impl Loop {
             shared_thread: shared,
             thread_testbeds: 1,
             coalesced_s: 0.0,
+            flows: self.flows.map(|f| f.report()),
             failure,
         }
     }
@@ -557,6 +568,9 @@ impl Loop {
             if let Some(r) = &mut self.rec {
                 r.depart(d.arrival, d.departure, p.len() as u32, d.ce);
             }
+            if let Some(m) = &mut self.flows {
+                m.record(d.deadline, &p.head, p.len());
+            }
             if d.duplicate {
                 self.out.push(p.clone());
                 self.due.push(0);
@@ -665,8 +679,21 @@ impl Loop {
         self.due.clear();
     }
 
+    /// The fd a packet goes to: `output`, or its destination's route.
+    fn output_for(&self, p: &Packet) -> std::io::Result<i32> {
+        if self.routes.is_empty() {
+            return Ok(self.output.as_raw_fd());
+        }
+        let dst = crate::flows::destination(&p.head);
+        self.routes
+            .iter()
+            .find(|(a, _)| Some(*a) == dst)
+            .map(|(_, fd)| fd.as_raw_fd())
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::AddrNotAvailable))
+    }
+
     fn write_one(&mut self, p: &Packet) -> std::io::Result<()> {
-        let fd = self.output.as_raw_fd();
+        let fd = self.output_for(p)?;
         if self.vnet {
             let h = VnetHdr::single(p).encode();
             sys::write_vectored(
@@ -692,7 +719,7 @@ impl Loop {
         parts.push(IoSlice::new(&vh));
         parts.push(IoSlice::new(&self.hdr));
         parts.extend(pieces.iter().map(|p| IoSlice::new(p.as_slice())));
-        sys::write_vectored(self.output.as_raw_fd(), &parts)
+        sys::write_vectored(self.output_for(&run[0])?, &parts)
     }
 }
 
@@ -720,12 +747,14 @@ fn run(
     let wall_s = (sys::mono_ns() - wall0) as f64 / 1e9;
     let shared = loops.len() > 1;
     // Each testbed gives a shared thread both its directions.
-    let testbeds = loops.len().div_ceil(2);
+    let links = loops.len();
+    let testbeds = links.div_ceil(2);
     loops
         .into_iter()
         .map(|lp| {
             let mut st = lp.finish(failure.clone(), cpu_s, wall_s, shared);
             st.thread_testbeds = testbeds;
+            st.thread_links = links;
             st.coalesced_s = coalesced_ns as f64 / 1e9;
             st
         })

@@ -22,9 +22,11 @@
 pub use tcpwise_sys as sys;
 
 pub mod clean;
+pub mod dumbbell;
 pub mod command;
 pub mod config;
 pub mod flags;
+pub mod flows;
 pub mod forwarder;
 pub mod gso;
 pub mod ip;
@@ -38,6 +40,7 @@ pub mod selftest;
 pub mod session;
 pub mod testbed;
 pub mod testbeds;
+pub mod topology;
 
 pub use forwarder::{DirectionStats, Lateness};
 pub use testbed::{Role, Testbed, TestbedConfig, Topology};

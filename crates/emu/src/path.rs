@@ -238,12 +238,20 @@ pub const MAX_RTT_NS: u64 = 60_000_000_000;
 impl PathSpec {
     /// Resolves defaults and conflicts into (up, down).
     pub fn resolve(&self) -> Result<(LinkConfig, LinkConfig), EmuError> {
+        self.resolve_bdp(None)
+    }
+
+    /// As [`PathSpec::resolve`], with the queues' BDP (a default limit,
+    /// `limit=2bdp`) taken over `bdp_rtt` instead of this link's own round
+    /// trip: a topology's bottleneck sizes its queue by the paths through
+    /// it, whose round trips are mostly their hosts' access links.
+    pub fn resolve_bdp(&self, bdp_rtt: Option<u64>) -> Result<(LinkConfig, LinkConfig), EmuError> {
         self.check_conflicts()?;
         let (up_delay, down_delay) = self.delays()?;
         let schedule = self.schedule()?;
         let up_cap = self.capacity(self.up_rate, &self.up_trace, "up")?;
         let down_cap = self.capacity(self.down_rate, &self.down_trace, "down")?;
-        let rtt = up_delay + down_delay;
+        let rtt = bdp_rtt.unwrap_or(up_delay + down_delay);
         let up = self.link(
             (up_delay, rtt),
             up_cap,

@@ -206,36 +206,7 @@ impl Session {
         let mut cmd = self.tb.command(role, &program)?;
         cmd.args(argv.iter().skip(1));
         prepare(&mut cmd);
-        sys::exec_in_own_group(&mut cmd, foreground);
-        if let Some(r) = &self.run_as {
-            // After the namespace switch and the process group (registered
-            // above): those need root.
-            sys::exec_as(&mut cmd, r.uid, r.gid);
-            if let Some(u) = &r.user {
-                cmd.env("USER", u).env("LOGNAME", u);
-            }
-            if let Some(h) = &r.home {
-                cmd.env("HOME", h);
-            }
-        }
-        let child = cmd.spawn().map_err(|e| EmuError::Spawn {
-            program: program.clone(),
-            source: if e.kind() == std::io::ErrorKind::NotFound {
-                std::io::Error::new(e.kind(), "command not found")
-            } else {
-                e
-            },
-        })?;
-        // A server given as one string runs under `sh -c`: name the string.
-        let program = match argv {
-            [sh, c, line, ..] if sh == "sh" && c == "-c" => line.clone(),
-            _ => program,
-        };
-        Ok(Process {
-            child,
-            program,
-            done: None,
-        })
+        spawn_group(cmd, argv, self.run_as.as_ref(), foreground)
     }
 
     /// Waits until a TCP socket listens in the server namespace (on `port`,
@@ -354,6 +325,47 @@ impl Session {
             }
         }
     }
+}
+
+/// Starts `cmd` (whose words are `argv`) as the leader of its own process
+/// group, as `who` when given; `foreground` hands it the terminal.
+pub(crate) fn spawn_group(
+    mut cmd: Command,
+    argv: &[String],
+    who: Option<&RunAs>,
+    foreground: bool,
+) -> Result<Process, EmuError> {
+    let program = argv.first().cloned().unwrap_or_else(|| "sh".into());
+    sys::exec_in_own_group(&mut cmd, foreground);
+    if let Some(r) = who {
+        // After the namespace switch and the process group (registered
+        // above): those need root.
+        sys::exec_as(&mut cmd, r.uid, r.gid);
+        if let Some(u) = &r.user {
+            cmd.env("USER", u).env("LOGNAME", u);
+        }
+        if let Some(h) = &r.home {
+            cmd.env("HOME", h);
+        }
+    }
+    let child = cmd.spawn().map_err(|e| EmuError::Spawn {
+        program: program.clone(),
+        source: if e.kind() == std::io::ErrorKind::NotFound {
+            std::io::Error::new(e.kind(), "command not found")
+        } else {
+            e
+        },
+    })?;
+    // A command given as one string runs under `sh -c`: name the string.
+    let program = match argv {
+        [sh, c, line, ..] if sh == "sh" && c == "-c" => line.clone(),
+        _ => program,
+    };
+    Ok(Process {
+        child,
+        program,
+        done: None,
+    })
 }
 
 /// Standard streams for a server command: no stdin, stdout onto our

@@ -136,7 +136,7 @@ pub fn sysctl_notice() -> String {
 
 static SERIAL: AtomicU32 = AtomicU32::new(0);
 const ALLOC_LOCK: &str = "/run/tcpwise-alloc.lock";
-const TUN_NAME: &str = "tw0";
+pub(crate) const TUN_NAME: &str = "tw0";
 
 /// A live testbed. Dropping it tears everything down.
 pub struct Testbed {
@@ -284,10 +284,12 @@ impl Testbed {
                 output: server_tun.clone(),
                 offload: words.0,
                 note: words.1.clone(),
+                routes: Vec::new(),
             },
             link: Link::new(cfg.up.clone(), start),
             rec: record(up_files)?,
             gauge: gauges[0].clone(),
+            flows: None,
         };
         let down = Direction {
             name: "down".into(),
@@ -296,10 +298,12 @@ impl Testbed {
                 output: client_tun.clone(),
                 offload: words.0,
                 note: words.1.clone(),
+                routes: Vec::new(),
             },
             link: Link::new(cfg.down.clone(), start),
             rec: record(down_files)?,
             gauge: gauges[1].clone(),
+            flows: None,
         };
         let tb = Testbed {
             topology: cfg.topology,
@@ -441,7 +445,7 @@ impl Testbed {
 
 /// A TUN device with offloads when asked and the kernel agrees; `Err`
 /// says why it has none.
-type TunMode = Result<sys::TunOffload, String>;
+pub(crate) type TunMode = Result<sys::TunOffload, String>;
 
 /// The testbed's far end: the server's namespace (`emu pair`) or this
 /// host (`emu shell`), with its TUN device, the addresses of both ends,
@@ -536,7 +540,7 @@ fn agree_offload(
     })
 }
 
-fn open_tun(name: &str, want: bool) -> std::io::Result<(OwnedFd, TunMode)> {
+pub(crate) fn open_tun(name: &str, want: bool) -> std::io::Result<(OwnedFd, TunMode)> {
     if !want {
         return Ok((sys::create_tun(name)?, Err("--no-offload".into())));
     }
@@ -552,7 +556,7 @@ fn open_tun(name: &str, want: bool) -> std::io::Result<(OwnedFd, TunMode)> {
 }
 
 /// The mode's name and why it is off, as [`Ends`] carries them.
-fn mode_words(m: &TunMode) -> (Option<&'static str>, Option<String>) {
+pub(crate) fn mode_words(m: &TunMode) -> (Option<&'static str>, Option<String>) {
     match m {
         Ok(o) if o.uso => (Some("tso+uso"), None),
         Ok(_) => (Some("tso"), None),
@@ -560,11 +564,11 @@ fn mode_words(m: &TunMode) -> (Option<&'static str>, Option<String>) {
     }
 }
 
-fn tun_err(e: std::io::Error) -> EmuError {
+pub(crate) fn tun_err(e: std::io::Error) -> EmuError {
     EmuError::os("cannot create TUN device", e)
 }
 
-fn apply_sysctls(ns: &Netns, extra: &[(String, String)]) -> Result<(), EmuError> {
+pub(crate) fn apply_sysctls(ns: &Netns, extra: &[(String, String)]) -> Result<(), EmuError> {
     for (k, v) in DEFAULT_SYSCTLS {
         ns.sysctl(k, v)?;
     }

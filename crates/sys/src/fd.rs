@@ -215,3 +215,37 @@ pub fn on_memory_fs(path: &std::path::Path) -> io::Result<bool> {
     let t = st.f_type as i64;
     Ok(t == TMPFS_MAGIC || t == RAMFS_MAGIC)
 }
+
+/// A connected pair of non-blocking `AF_UNIX` datagram sockets that carry
+/// packets between two links inside one process (a topology's hops), each
+/// datagram one packet or super-packet. A connected pair has no
+/// `max_dgram_qlen` limit; only the sender's buffer bounds what waits, so
+/// it is forced to `sndbuf` bytes (`SO_SNDBUFFORCE`, allowed to root and
+/// in a user namespace we own), or as much as `SO_SNDBUF` gives.
+pub fn hop_pair(sndbuf: usize) -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as RawFd; 2];
+    let kind = libc::SOCK_DGRAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
+    // SAFETY: fds is a valid out-array of two ints.
+    cvt(unsafe { libc::socketpair(libc::AF_UNIX, kind, 0, fds.as_mut_ptr()) })?;
+    // SAFETY: both freshly created and owned by nobody else.
+    let pair = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let size = sndbuf.min(i32::MAX as usize) as libc::c_int;
+    for fd in [&pair.0, &pair.1] {
+        let set = |opt| {
+            // SAFETY: passes a valid int and its length.
+            unsafe {
+                libc::setsockopt(
+                    fd.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    opt,
+                    (&size as *const libc::c_int).cast(),
+                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                )
+            }
+        };
+        if set(libc::SO_SNDBUFFORCE) != 0 {
+            set(libc::SO_SNDBUF);
+        }
+    }
+    Ok(pair)
+}

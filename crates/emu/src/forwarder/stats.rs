@@ -114,10 +114,18 @@ pub struct DirectionStats {
     /// under `emu pair --testbeds` ([`crate::testbeds`]), where its CPU is
     /// theirs together.
     pub thread_testbeds: usize,
+    /// How many link directions the thread carried (2 for one testbed; a
+    /// topology's thread carries every link's).
+    #[serde(default)]
+    pub thread_links: usize,
     /// Seconds during which the thread coalesced its wake-ups (one pass
     /// per [`super::wake::COALESCE_NS`]: many testbeds on a machine with
     /// no idle time); its packets then left up to that much late.
     pub coalesced_s: f64,
+    /// Each flow that left the link, by 5-tuple (a topology's bottleneck
+    /// only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows: Option<Vec<crate::flows::FlowReport>>,
     /// Set when the thread died (panic or I/O error).
     pub failure: Option<String>,
 }
@@ -155,6 +163,11 @@ impl DirectionStats {
             format!(
                 "{cpu} (one thread for {} testbeds{coalesced})",
                 self.thread_testbeds
+            )
+        } else if self.thread_links > 2 {
+            format!(
+                "{cpu} (one thread for {} link directions)",
+                self.thread_links
             )
         } else if self.shared_thread {
             format!("{cpu} (one thread for both directions)")

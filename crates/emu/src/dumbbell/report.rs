@@ -1,0 +1,179 @@
+//! What a topology run reports: every link's statistics (the same as a
+//! pair's direction) and every flow through the bottleneck with the host
+//! it came from, its share and the fairness of the whole.
+
+use crate::flows::{FlowReport, jain};
+use crate::forwarder::DirectionStats;
+use crate::topology::Resolved;
+use serde::Serialize;
+
+/// Flows that carried less are left out of shares and fairness.
+pub const BULK_MIN_BYTES: u64 = 64 * 1024;
+
+/// One flow through the bottleneck, named by its hosts.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FlowShare {
+    /// The node that sent it (a host, or a receiver sending back).
+    pub from: String,
+    /// The node it went to.
+    pub to: String,
+    /// "up" (hosts to receivers) or "down".
+    pub direction: String,
+    /// The flow as the bottleneck counted it.
+    #[serde(flatten)]
+    pub flow: FlowReport,
+}
+
+/// A topology run's whole report (`--json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct TopologyReport {
+    /// Every link direction: hosts', the bottleneck's, receivers'.
+    pub links: Vec<DirectionStats>,
+    /// Every data flow through the bottleneck.
+    pub flows: Vec<FlowShare>,
+}
+
+/// Flows' goodput over a window, and the fairness of it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Shares {
+    /// Seconds of the run the window covers, `[from, to)`.
+    pub from_s: usize,
+    /// See `from_s`.
+    pub to_s: usize,
+    /// Each flow's mean goodput, bit/s, in flow order.
+    pub goodput_bps: Vec<f64>,
+    /// Each flow's share of their sum.
+    pub share: Vec<f64>,
+    /// Jain's fairness index of the goodputs.
+    pub jain: f64,
+    /// Their sum, bit/s.
+    pub total_bps: f64,
+}
+
+impl TopologyReport {
+    /// Names each flow the bottleneck counted after the nodes whose
+    /// addresses it joins.
+    pub fn new(t: &Resolved, links: Vec<DirectionStats>) -> TopologyReport {
+        let name = |a: std::net::IpAddr| {
+            t.hosts
+                .iter()
+                .chain(&t.receivers)
+                .find(|n| n.addrs().contains(&a))
+                .map_or_else(|| a.to_string(), |n| n.spec.name.clone())
+        };
+        let mut flows = Vec::new();
+        for l in &links {
+            let dir = l.direction.strip_prefix("bottleneck ");
+            let (Some(dir), Some(fl)) = (dir, &l.flows) else {
+                continue;
+            };
+            flows.extend(fl.iter().map(|f| FlowShare {
+                from: name(f.key.src.0),
+                to: name(f.key.dst.0),
+                direction: dir.to_string(),
+                flow: f.clone(),
+            }));
+        }
+        TopologyReport { links, flows }
+    }
+
+    /// The bottleneck's direction `dir` ("up" or "down").
+    pub fn bottleneck(&self, dir: &str) -> Option<&DirectionStats> {
+        let name = format!("bottleneck {dir}");
+        self.links.iter().find(|l| l.direction == name)
+    }
+
+    /// The flows of one direction of the bottleneck that carried at
+    /// least [`BULK_MIN_BYTES`]: a control connection's few hundred bytes
+    /// (iperf3's, perf's) are no competitor, and would pull Jain's index
+    /// down.
+    pub fn flows_of(&self, dir: &str) -> Vec<&FlowShare> {
+        self.flows
+            .iter()
+            .filter(|f| f.direction == dir && f.flow.goodput_bytes >= BULK_MIN_BYTES)
+            .collect()
+    }
+
+    /// Goodput, shares and Jain's index of `flows` over seconds
+    /// `[from, to)` of the run.
+    pub fn shares(flows: &[&FlowShare], from: usize, to: usize) -> Shares {
+        let goodput_bps: Vec<f64> = flows.iter().map(|f| f.flow.goodput_bps(from, to)).collect();
+        let total_bps: f64 = goodput_bps.iter().sum();
+        Shares {
+            from_s: from,
+            to_s: to,
+            share: goodput_bps
+                .iter()
+                .map(|g| if total_bps > 0.0 { g / total_bps } else { 0.0 })
+                .collect(),
+            jain: jain(&goodput_bps),
+            goodput_bps,
+            total_bps,
+        }
+    }
+
+    /// Lines for a terminal: each flow's goodput over the seconds every
+    /// flow was running (whole seconds strictly inside the flows' common
+    /// span, so start-up and ends do not count), its share, Jain's index,
+    /// the bottleneck's queue, then every link's summary line.
+    pub fn text(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for dir in ["up", "down"] {
+            let flows = self.flows_of(dir);
+            if flows.is_empty() {
+                continue;
+            }
+            let from = flows.iter().map(|f| f.flow.first_s.ceil() as usize).max().unwrap_or(0);
+            let to = flows.iter().map(|f| f.flow.last_s.floor() as usize).min().unwrap_or(0);
+            let (from, to, when) = if to > from {
+                (from, to, format!("seconds {from}-{to}, while every flow ran"))
+            } else {
+                let end = flows.iter().map(|f| f.flow.goodput_bytes_per_s.len()).max().unwrap_or(0);
+                (0, end, "the whole run: the flows never all ran at once".to_string())
+            };
+            let s = Self::shares(&flows, from, to);
+            let small = self.flows.iter().filter(|f| f.direction == dir).count() - flows.len();
+            let left = if small > 0 {
+                format!(" ({small} flows of under 64 KB left out)")
+            } else {
+                String::new()
+            };
+            out.push(format!(
+                "flows through the bottleneck ({dir}), goodput over {when}{left}:"
+            ));
+            for (k, f) in flows.iter().enumerate() {
+                let k4 = &f.flow.key;
+                out.push(format!(
+                    "  {:>10} -> {:<10} {}:{} -> {}:{}  {:>8.2} Mbit/s  share {:.3}  retransmitted {:.1} KB",
+                    f.from,
+                    f.to,
+                    k4.src.0,
+                    k4.src.1,
+                    k4.dst.0,
+                    k4.dst.1,
+                    s.goodput_bps[k] / 1e6,
+                    s.share[k],
+                    f.flow.repeated_bytes as f64 / 1e3
+                ));
+            }
+            out.push(format!(
+                "  sum {:.2} Mbit/s, Jain's fairness index {:.3}",
+                s.total_bps / 1e6,
+                s.jain
+            ));
+        }
+        if let Some(b) = self.bottleneck("up") {
+            let q = &b.link.sojourn;
+            out.push(format!(
+                "bottleneck queue (up): sojourn p50 {} µs, p99 {} µs, max {} µs over {} packets; peak {:.1} KB",
+                q.p50_us,
+                q.p99_us,
+                q.max_us,
+                q.samples,
+                b.link.peak_queue_bytes as f64 / 1e3
+            ));
+        }
+        out.extend(self.links.iter().map(DirectionStats::summary_line));
+        out
+    }
+}
