@@ -34,8 +34,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use tcpwise_link::{Link, LinkConfig};
 
+mod probe;
 mod report;
 pub mod run;
+pub use probe::{IdleRtt, idle_rtts};
 pub use report::*;
 
 /// Bytes a hop may hold between two passes: a pass delivers what is due,
@@ -83,7 +85,11 @@ impl Dumbbell {
         let n = SERIAL.fetch_add(1, Ordering::Relaxed);
         let mut built = Vec::new();
         let mut mode: Option<TunMode> = None;
-        let nodes = t.hosts.iter().map(|h| (h, 'h')).chain(t.receivers.iter().map(|r| (r, 'r')));
+        let nodes = t
+            .hosts
+            .iter()
+            .map(|h| (h, 'h'))
+            .chain(t.receivers.iter().map(|r| (r, 'r')));
         for (i, (node, c)) in nodes.enumerate() {
             let ns = Netns::create(&format!("tw-{pid}-d{n}{c}{i}"))?;
             let tun = node_namespace(&ns, node, &mut mode, cfg.forwarder.offload)?;
@@ -189,8 +195,11 @@ impl Dumbbell {
     /// Stops the forwarders, removes the namespaces, returns every link's
     /// statistics and each flow's share.
     pub fn shutdown(mut self) -> Result<TopologyReport, EmuError> {
-        let mut links: Vec<DirectionStats> =
-            self.forwarders.drain(..).flat_map(Forwarder::stop).collect();
+        let mut links: Vec<DirectionStats> = self
+            .forwarders
+            .drain(..)
+            .flat_map(Forwarder::stop)
+            .collect();
         let h = self.topology.hosts.len();
         for st in &mut links {
             // One topology, however many links its thread carried.
@@ -225,7 +234,11 @@ fn link_order(t: &Resolved, name: &str) -> (usize, bool) {
     } else if let Some(i) = t.hosts.iter().position(|n| n.spec.name == node) {
         i
     } else {
-        h + 1 + t.receivers.iter().position(|n| n.spec.name == node).unwrap_or(0)
+        h + 1
+            + t.receivers
+                .iter()
+                .position(|n| n.spec.name == node)
+                .unwrap_or(0)
     };
     (k, dir == "down")
 }
@@ -246,7 +259,10 @@ fn node_namespace(
     let mut sysctls = Vec::new();
     if let Some(cc) = &node.spec.cc {
         let read = |k: &str| std::fs::read_to_string(format!("/proc/sys/net/ipv4/{k}"));
-        let (avail, allowed) = (read("tcp_available_congestion_control"), read("tcp_allowed_congestion_control"));
+        let (avail, allowed) = (
+            read("tcp_available_congestion_control"),
+            read("tcp_allowed_congestion_control"),
+        );
         cc_allowed(cc, &avail.unwrap_or_default(), &allowed.unwrap_or_default())
             .map_err(|e| EmuError::Config(format!("{what} '{}': {e}", node.spec.name)))?;
         sysctls.push(("net.ipv4.tcp_congestion_control".to_string(), cc.clone()));
@@ -258,7 +274,10 @@ fn node_namespace(
     let (fd, m) = ns
         .run(|| open_tun(TUN_NAME, want))?
         .map_err(crate::testbed::tun_err)?;
-    if mode.as_ref().is_some_and(|first| first.is_ok() != m.is_ok()) {
+    if mode
+        .as_ref()
+        .is_some_and(|first| first.is_ok() != m.is_ok())
+    {
         return Err(EmuError::Setup(
             "the kernel gave one namespace's TUN device offloads and refused another's: run with --no-offload".into(),
         ));
@@ -319,10 +338,7 @@ struct Maker<'a> {
 
 impl Maker<'_> {
     /// The link `name`'s two directions' recorders (up, down).
-    fn recorders(
-        &self,
-        name: &str,
-    ) -> Result<[Option<crate::record::Recorder>; 2], EmuError> {
+    fn recorders(&self, name: &str) -> Result<[Option<crate::record::Recorder>; 2], EmuError> {
         if !self.record.any() {
             return Ok([None, None]);
         }
@@ -340,14 +356,17 @@ impl Maker<'_> {
         Ok([Some(start(up)?), Some(start(down)?)])
     }
 
+    /// A direction from `input` to `output`; `hops` says which of them
+    /// are hops (in, out).
     fn make(
         &self,
         name: String,
         (input, output): (Arc<OwnedFd>, Arc<OwnedFd>),
+        hops: (bool, bool),
         link: &LinkConfig,
         rec: Option<crate::record::Recorder>,
     ) -> Direction {
-        Direction {
+        let mut d = Direction {
             name,
             ends: Ends {
                 input,
@@ -355,12 +374,16 @@ impl Maker<'_> {
                 offload: self.offload.0,
                 note: self.offload.1.clone(),
                 routes: Vec::new(),
+                hop_in: false,
+                hop_out: false,
             },
             link: Link::new(link.clone(), self.start),
             rec,
             gauge: Default::default(),
             flows: None,
-        }
+        };
+        (d.ends.hop_in, d.ends.hop_out) = hops;
+        d
     }
 }
 
@@ -386,8 +409,20 @@ fn directions(
         let tun = built[i].tun.clone();
         let [up, down] = mk.recorders(&h.spec.name)?;
         let name = &h.spec.name;
-        dirs.push(mk.make(format!("{name} up"), (tun.clone(), fwd_w.clone()), &h.out, up));
-        dirs.push(mk.make(format!("{name} down"), (r, tun), &h.back, down));
+        dirs.push(mk.make(
+            format!("{name} up"),
+            (tun.clone(), fwd_w.clone()),
+            (false, true),
+            &h.out,
+            up,
+        ));
+        dirs.push(mk.make(
+            format!("{name} down"),
+            (r, tun),
+            (true, false),
+            &h.back,
+            down,
+        ));
         to_hosts.extend(h.addrs().map(|a| (a, w.clone())));
     }
     for (j, rv) in t.receivers.iter().enumerate() {
@@ -395,15 +430,39 @@ fn directions(
         let tun = built[t.hosts.len() + j].tun.clone();
         let [up, down] = mk.recorders(&rv.spec.name)?;
         let name = &rv.spec.name;
-        dirs.push(mk.make(format!("{name} up"), (r, tun.clone()), &rv.back, up));
-        dirs.push(mk.make(format!("{name} down"), (tun, rev_w.clone()), &rv.out, down));
+        dirs.push(mk.make(
+            format!("{name} up"),
+            (r, tun.clone()),
+            (true, false),
+            &rv.back,
+            up,
+        ));
+        dirs.push(mk.make(
+            format!("{name} down"),
+            (tun, rev_w.clone()),
+            (false, true),
+            &rv.out,
+            down,
+        ));
         to_receivers.extend(rv.addrs().map(|a| (a, w.clone())));
     }
     let [up, down] = mk.recorders("bottleneck")?;
-    let mut bup = mk.make("bottleneck up".into(), (fwd_r, fwd_w), &t.bottleneck.0, up);
+    let mut bup = mk.make(
+        "bottleneck up".into(),
+        (fwd_r, fwd_w),
+        (true, true),
+        &t.bottleneck.0,
+        up,
+    );
     bup.ends.routes = to_receivers;
     bup.flows = Some(crate::flows::FlowMeter::new(start));
-    let mut bdown = mk.make("bottleneck down".into(), (rev_r, rev_w), &t.bottleneck.1, down);
+    let mut bdown = mk.make(
+        "bottleneck down".into(),
+        (rev_r, rev_w),
+        (true, true),
+        &t.bottleneck.1,
+        down,
+    );
     bdown.ends.routes = to_hosts;
     bdown.flows = Some(crate::flows::FlowMeter::new(start));
     dirs.extend([bup, bdown]);

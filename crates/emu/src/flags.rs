@@ -212,6 +212,11 @@ pub struct DumbbellArgs {
     /// Give up if a server does not listen within this time.
     #[arg(long, default_value = "10s", value_name = "TIME")]
     pub wait_timeout: Dur,
+    /// Before the commands, time N idle round trips of 100-byte TCP
+    /// messages from each host to its receiver, one host at a time, and
+    /// print them beside the round trip its links add up to.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub idle_rtt: Option<u32>,
     /// Write every link's statistics and every flow's goodput per second
     /// as JSON to FILE.
     #[arg(long, value_name = "FILE")]

@@ -48,7 +48,9 @@ pub fn parse(head: &[u8], total: usize) -> Option<Seen> {
         }
         6 if head.len() >= 40 => {
             let a = |i: usize| -> Option<IpAddr> {
-                Some(IpAddr::from(<[u8; 16]>::try_from(head.get(i..i + 16)?).ok()?))
+                Some(IpAddr::from(
+                    <[u8; 16]>::try_from(head.get(i..i + 16)?).ok()?,
+                ))
             };
             (head[6], a(8)?, a(24)?, 40)
         }
@@ -254,7 +256,11 @@ mod tests {
         m.record(1_000, &a, 40 + 1448);
         // A retransmission of the same bytes adds nothing; the next adds.
         m.record(2_000, &a, 40 + 1448);
-        m.record(1_000_001_000, &tcp4([198, 18, 1, 1], 40000, 2_448), 40 + 1448);
+        m.record(
+            1_000_001_000,
+            &tcp4([198, 18, 1, 1], 40000, 2_448),
+            40 + 1448,
+        );
         // Another host's flow, and a pure ACK (not counted).
         m.record(3_000, &tcp4([198, 18, 1, 2], 40000, 7), 40 + 100);
         m.record(3_000, &tcp4([198, 18, 1, 3], 40000, 7), 40);

@@ -55,6 +55,9 @@ const READ_BUF: usize = 65_536 + 1_024;
 /// left to its segments to free.
 const READS_OUT: usize = 1_024;
 
+/// Bytes of a hop's arrival stamp before each datagram.
+const HOP_STAMP: usize = 8;
+
 /// The stop doorbell's epoll token; a direction's input is its index.
 const TOKEN_STOP: u64 = u64::MAX;
 
@@ -182,6 +185,13 @@ pub struct Ends {
     /// feeds several (a topology's bottleneck); empty: always `output`.
     /// A packet to none of them is dropped and counted as a write error.
     pub routes: Vec<(std::net::IpAddr, Arc<OwnedFd>)>,
+    /// The input is a hop from another link ([`crate::dumbbell`]): each
+    /// datagram starts with the 8-byte time it left that link, which is
+    /// when it arrives at this one (not when this thread got to read it).
+    pub hop_in: bool,
+    /// The output is a hop to another link: each write starts with the
+    /// deadline it was due at.
+    pub hop_out: bool,
 }
 
 /// One direction a forwarder thread carries.
@@ -278,6 +288,10 @@ struct Loop {
     output: Arc<OwnedFd>,
     routes: Vec<(std::net::IpAddr, Arc<OwnedFd>)>,
     flows: Option<crate::flows::FlowMeter>,
+    hop_in: bool,
+    hop_out: bool,
+    /// When the last packet arrived (a hop's stamps, kept in order).
+    last_in: u64,
     link: Link<Packet>,
     /// Where a read lands: shared with the segments split from it, so a
     /// new one is taken while they are on the link.
@@ -332,6 +346,9 @@ impl Loop {
             output: d.ends.output,
             routes: d.ends.routes,
             flows: d.flows,
+            hop_in: d.ends.hop_in,
+            hop_out: d.ends.hop_out,
+            last_in: 0,
             link: d.link,
             scratch: Arc::new(vec![0u8; READ_BUF]),
             reads_out: std::collections::VecDeque::with_capacity(READS_OUT),
@@ -416,6 +433,7 @@ impl Loop {
             wall_s,
             shared_thread: shared,
             thread_testbeds: 1,
+            thread_links: 2,
             coalesced_s: 0.0,
             flows: self.flows.map(|f| f.report()),
             failure,
@@ -459,8 +477,8 @@ impl Loop {
             if n == 0 {
                 continue;
             }
-            let now = sys::mono_ns();
-            self.split(n);
+            let (now, off) = self.arrival(n);
+            self.split(off, n);
             let mut segs = std::mem::take(&mut self.segs);
             // A super-packet's segments share their flow and ECN field.
             let mut class = None;
@@ -483,9 +501,23 @@ impl Loop {
         Ok(())
     }
 
-    /// Turns the `n` bytes read into `segs`: one packet, or a
+    /// When the `n` bytes just read arrived, and where the packet starts
+    /// in them: now, or a hop's stamp (never before the last arrival, so
+    /// the link's clock runs forward; never in the future).
+    fn arrival(&mut self, n: usize) -> (u64, usize) {
+        let now = sys::mono_ns();
+        if !self.hop_in || n < HOP_STAMP {
+            return (now, 0);
+        }
+        let stamp = u64::from_ne_bytes(self.scratch[..HOP_STAMP].try_into().expect("8 bytes"));
+        let at = stamp.clamp(self.last_in.min(now), now);
+        self.last_in = at;
+        (at, HOP_STAMP)
+    }
+
+    /// Turns the bytes `off..n` read into `segs`: one packet, or a
     /// super-packet's segments.
-    fn split(&mut self, n: usize) {
+    fn split(&mut self, off: usize, n: usize) {
         self.off.reads += 1;
         let pool = &mut self.pool;
         let mut buf = || {
@@ -495,10 +527,10 @@ impl Loop {
         };
         if !self.vnet {
             let mut b = buf();
-            b.extend_from_slice(&self.scratch[..n]);
+            b.extend_from_slice(&self.scratch[off..n]);
             self.segs.push(Packet::whole(b));
-        } else if let Some(h) = VnetHdr::parse(&self.scratch[..n]) {
-            let data = gso::VNET_HDR_LEN..n;
+        } else if let Some(h) = VnetHdr::parse(&self.scratch[off..n]) {
+            let data = off + gso::VNET_HDR_LEN..n;
             if gso::split(&h, &self.scratch, data, buf, &mut self.segs).is_err() {
                 self.off.unsplittable += 1;
             }
@@ -633,7 +665,7 @@ impl Loop {
             };
             let now = sys::mono_ns();
             let res = if k > 1 {
-                let r = self.write_joined(&out[i..i + k]);
+                let r = self.write_joined(&out[i..i + k], self.due[i]);
                 // EINVAL (InvalidInput): a virtio-net header it will not take.
                 if r.as_ref()
                     .is_err_and(|e| e.kind() == std::io::ErrorKind::InvalidInput)
@@ -646,7 +678,7 @@ impl Loop {
                 }
                 r
             } else {
-                self.write_one(&out[i])
+                self.write_one(&out[i], self.due[i])
             };
             self.off.writes += 1;
             self.last_write = now;
@@ -692,30 +724,41 @@ impl Loop {
             .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::AddrNotAvailable))
     }
 
-    fn write_one(&mut self, p: &Packet) -> std::io::Result<()> {
-        let fd = self.output_for(p)?;
-        if self.vnet {
-            let h = VnetHdr::single(p).encode();
-            sys::write_vectored(
-                fd,
-                &[
-                    IoSlice::new(&h),
-                    IoSlice::new(&p.head),
-                    IoSlice::new(p.body()),
-                ],
-            )
-        } else {
-            sys::write_all(fd, &p.head)
-        }
+    /// A hop's stamp for a write of packets due at `due` (a duplicate's
+    /// 0: now), or nothing when the output is a TUN device.
+    fn stamp(&self, due: u64) -> Option<[u8; HOP_STAMP]> {
+        let at = if due == 0 { sys::mono_ns() } else { due };
+        self.hop_out.then(|| at.to_ne_bytes())
     }
 
-    fn write_joined(&mut self, run: &[Packet]) -> std::io::Result<()> {
+    fn write_one(&mut self, p: &Packet, due: u64) -> std::io::Result<()> {
+        let fd = self.output_for(p)?;
+        let stamp = self.stamp(due);
+        let mut parts = Vec::with_capacity(4);
+        if let Some(s) = &stamp {
+            parts.push(IoSlice::new(s));
+        }
+        let h = VnetHdr::single(p).encode();
+        if self.vnet {
+            parts.push(IoSlice::new(&h));
+            parts.extend([IoSlice::new(&p.head), IoSlice::new(p.body())]);
+        } else {
+            parts.push(IoSlice::new(&p.head));
+        }
+        sys::write_vectored(fd, &parts)
+    }
+
+    fn write_joined(&mut self, run: &[Packet], due: u64) -> std::io::Result<()> {
+        let stamp = self.stamp(due);
         let h = gso::joined_header(run, &mut self.hdr);
         let vh = h.encode();
         let skip = usize::from(h.hdr_len);
         let mut pieces = Vec::with_capacity(run.len());
         gso::payloads(run, skip, &mut pieces);
-        let mut parts = Vec::with_capacity(pieces.len() + 2);
+        let mut parts = Vec::with_capacity(pieces.len() + 3);
+        if let Some(s) = &stamp {
+            parts.push(IoSlice::new(s));
+        }
         parts.push(IoSlice::new(&vh));
         parts.push(IoSlice::new(&self.hdr));
         parts.extend(pieces.iter().map(|p| IoSlice::new(p.as_slice())));

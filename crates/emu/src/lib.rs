@@ -22,9 +22,9 @@
 pub use tcpwise_sys as sys;
 
 pub mod clean;
-pub mod dumbbell;
 pub mod command;
 pub mod config;
+pub mod dumbbell;
 pub mod flags;
 pub mod flows;
 pub mod forwarder;

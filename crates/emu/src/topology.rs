@@ -166,9 +166,9 @@ pub fn parse(text: &str, file: &Path) -> Result<TopologySpec, EmuError> {
         text,
     };
     let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        let line = e
-            .span()
-            .map_or(0, |s| text[..s.start.min(text.len())].lines().count().max(1));
+        let line = e.span().map_or(0, |s| {
+            text[..s.start.min(text.len())].lines().count().max(1)
+        });
         at.error(line, e.message().to_string())
     })?;
     let mut spec = TopologySpec {
@@ -290,11 +290,18 @@ fn sysctls(
         Some(toml::Value::Array(a)) => a.iter().collect(),
         Some(one) => vec![one],
     };
-    let bad = |e: String| at.error(at.line_of(kind, nth, Some("sysctl")), format!("{what}: {e}"));
+    let bad = |e: String| {
+        at.error(
+            at.line_of(kind, nth, Some("sysctl")),
+            format!("{what}: {e}"),
+        )
+    };
     items
         .into_iter()
         .map(|i| {
-            let s = i.as_str().ok_or_else(|| bad("'sysctl' takes \"KEY=VALUE\" strings".into()))?;
+            let s = i
+                .as_str()
+                .ok_or_else(|| bad("'sysctl' takes \"KEY=VALUE\" strings".into()))?;
             let crate::netns::Sysctl(k, v) = s.parse().map_err(|e: EmuError| bad(e.to_string()))?;
             Ok((k, v))
         })

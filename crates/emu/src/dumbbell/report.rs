@@ -123,13 +123,33 @@ impl TopologyReport {
             if flows.is_empty() {
                 continue;
             }
-            let from = flows.iter().map(|f| f.flow.first_s.ceil() as usize).max().unwrap_or(0);
-            let to = flows.iter().map(|f| f.flow.last_s.floor() as usize).min().unwrap_or(0);
+            let from = flows
+                .iter()
+                .map(|f| f.flow.first_s.ceil() as usize)
+                .max()
+                .unwrap_or(0);
+            let to = flows
+                .iter()
+                .map(|f| f.flow.last_s.floor() as usize)
+                .min()
+                .unwrap_or(0);
             let (from, to, when) = if to > from {
-                (from, to, format!("seconds {from}-{to}, while every flow ran"))
+                (
+                    from,
+                    to,
+                    format!("seconds {from}-{to}, while every flow ran"),
+                )
             } else {
-                let end = flows.iter().map(|f| f.flow.goodput_bytes_per_s.len()).max().unwrap_or(0);
-                (0, end, "the whole run: the flows never all ran at once".to_string())
+                let end = flows
+                    .iter()
+                    .map(|f| f.flow.goodput_bytes_per_s.len())
+                    .max()
+                    .unwrap_or(0);
+                (
+                    0,
+                    end,
+                    "the whole run: the flows never all ran at once".to_string(),
+                )
             };
             let s = Self::shares(&flows, from, to);
             let small = self.flows.iter().filter(|f| f.direction == dir).count() - flows.len();

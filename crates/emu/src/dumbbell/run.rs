@@ -47,7 +47,8 @@ pub fn dumbbell(a: DumbbellArgs) -> Result<i32, EmuError> {
         .collect();
     if argvs.iter().all(Option::is_none) {
         return Err(EmuError::Config(
-            "no host has a command: give one after -- or as command = \"...\" in a [[host]] table".into(),
+            "no host has a command: give one after -- or as command = \"...\" in a [[host]] table"
+                .into(),
         ));
     }
     let topology = spec.resolve()?;
@@ -55,7 +56,11 @@ pub fn dumbbell(a: DumbbellArgs) -> Result<i32, EmuError> {
     if record.any() {
         record.open()?;
     }
-    let who = if a.as_root { None } else { RunAs::from_sudo_env()? };
+    let who = if a.as_root {
+        None
+    } else {
+        RunAs::from_sudo_env()?
+    };
     crate::rootless::enter_if_unprivileged()?;
     let cfg = DumbbellConfig {
         topology,
@@ -69,8 +74,19 @@ pub fn dumbbell(a: DumbbellArgs) -> Result<i32, EmuError> {
     };
     let signals = crate::session::watch_signals();
     let d = Dumbbell::start(&cfg)?;
-    let outcome = run_commands(&d, &a, &argvs, &signals, who.as_ref());
+    let idle = match a.idle_rtt {
+        Some(n) => super::idle_rtts(&d, n as usize),
+        None => Ok(Vec::new()),
+    };
+    let outcome = match &idle {
+        Ok(_) => run_commands(&d, &a, &argvs, &signals, who.as_ref()),
+        Err(_) => Ok(1),
+    };
     let report = d.shutdown()?;
+    let idle = idle?;
+    for r in &idle {
+        eprintln!("tcpwise emu dumbbell: {}", r.text());
+    }
     if !a.quiet {
         for l in report.text() {
             eprintln!("tcpwise emu dumbbell: {l}");
@@ -80,13 +96,19 @@ pub fn dumbbell(a: DumbbellArgs) -> Result<i32, EmuError> {
         let v = serde_json::json!({
             "tcpwise_version": tcpwise_outcome::version(),
             "topology": report_of_topology(&cfg),
+            "idle_rtt": idle,
             "links": report.links,
             "flows": report.flows,
         });
         let text = serde_json::to_string_pretty(&v).map_err(std::io::Error::other);
-        text.and_then(|t| std::fs::write(p, t + "\n")).map_err(|e| {
-            EmuError::caused(crate::Kind::Config, format!("cannot write {}", p.display()), e)
-        })?;
+        text.and_then(|t| std::fs::write(p, t + "\n"))
+            .map_err(|e| {
+                EmuError::caused(
+                    crate::Kind::Config,
+                    format!("cannot write {}", p.display()),
+                    e,
+                )
+            })?;
     }
     outcome
 }
@@ -127,7 +149,9 @@ fn run_commands(
     };
     let mut servers = Vec::new();
     for (j, r) in d.topology().receivers.iter().enumerate() {
-        let Some(line) = &r.spec.command else { continue };
+        let Some(line) = &r.spec.command else {
+            continue;
+        };
         let argv = ["sh".to_string(), "-c".into(), line.clone()];
         let mut cmd = d.command(Side::Receiver, j, "sh");
         cmd.args(&argv[1..]);
@@ -143,8 +167,9 @@ fn run_commands(
     let mut first_fail = None;
     loop {
         let now = t0.elapsed().as_nanos() as u64;
-        let (due, later): (Vec<usize>, Vec<usize>) =
-            pending.iter().partition(|&&i| d.node(Side::Host, i).spec.start <= now);
+        let (due, later): (Vec<usize>, Vec<usize>) = pending
+            .iter()
+            .partition(|&&i| d.node(Side::Host, i).spec.start <= now);
         pending = later;
         for i in due {
             let argv = argvs[i].clone().unwrap_or_default();
