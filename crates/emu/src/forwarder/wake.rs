@@ -39,15 +39,6 @@ pub const DENSE_GAP_NS: u64 = 200_000;
 /// packet may then be read this much late and leave this much late again;
 /// the lateness report shows the second, the summary says when it applied.
 pub const COALESCE_NS: u64 = 100_000;
-/// How long a thread keeps reading its inputs after a sparse write
-/// before it sleeps: what a delivery causes (an ACK, an echo, the reply
-/// to a request) comes back within tens of microseconds, and a thread
-/// asleep by then reads it one wake-up late, which no lateness report
-/// sees (a packet's arrival is stamped when it is read) and which added
-/// about 0.1 ms to each direction of an idle round trip here
-/// (`docs/emu.md`). Only when the link holds nothing due within
-/// [`DENSE_GAP_NS`]: a dense flow's thread is awake anyway.
-pub const LINGER_NS: u64 = 300_000;
 /// How often a forwarder recounts the testbeds on the machine.
 const SHARE_EVERY_NS: u64 = 500_000_000;
 
@@ -218,15 +209,6 @@ fn spin_until(
     Ok(false)
 }
 
-/// Until when to keep reading after the last write ([`LINGER_NS`]), if
-/// the link holds nothing due sooner than a dense flow's next packet.
-fn linger_until(lps: &[Loop], next: Option<u64>, now: u64) -> Option<u64> {
-    let last = lps.iter().map(|lp| lp.last_write).max()?;
-    let until = last + LINGER_NS;
-    let sparse = next.is_none_or(|d| d > now + DENSE_GAP_NS);
-    (now < until && sparse).then(|| next.map_or(until, |d| until.min(d)))
-}
-
 pub(super) fn event_loop(
     lps: &mut [Loop],
     stop: i32,
@@ -265,28 +247,18 @@ pub(super) fn event_loop(
             .iter()
             .filter_map(|lp| Some((lp.wake_at()?, lp.last_write)))
             .min_by_key(|&(at, _)| at);
-        let now = sys::mono_ns();
-        if now - window > SPIN_WINDOW_NS {
-            (window, spent) = (now, 0);
-        }
-        if counted == 0 || now - counted > SHARE_EVERY_NS {
-            let plan = Wakeups::of(testbeds_running(), idle.share(), lps.len());
-            tally(coalesce, counted, now);
-            (budget, coalesce) = (plan.spin_budget_ns, plan.coalesce);
-            counted = now;
-        }
-        if let Some(until) = linger_until(lps, next.map(|n| n.0), now)
-            && spent < budget
-        {
-            if spin_until(until, &ep, &mut ready, lps)? {
-                tally(coalesce, counted, sys::mono_ns());
-                return Ok(());
-            }
-            spent += sys::mono_ns() - now;
-            continue;
-        }
         let mut wake = None;
         if let Some((deadline, last_write)) = next {
+            let now = sys::mono_ns();
+            if now - window > SPIN_WINDOW_NS {
+                (window, spent) = (now, 0);
+            }
+            if counted == 0 || now - counted > SHARE_EVERY_NS {
+                let plan = Wakeups::of(testbeds_running(), idle.share(), lps.len());
+                tally(coalesce, counted, now);
+                (budget, coalesce) = (plan.spin_budget_ns, plan.coalesce);
+                counted = now;
+            }
             // Spin only for a deadline that stands apart from the last
             // write: in a dense flow the next packet is due within
             // microseconds anyway, and spinning would only take the
