@@ -73,6 +73,9 @@ _tcpwise() {
             tcpwise__subcmd__emu,clean)
                 cmd="tcpwise__subcmd__emu__subcmd__clean"
                 ;;
+            tcpwise__subcmd__emu,dumbbell)
+                cmd="tcpwise__subcmd__emu__subcmd__dumbbell"
+                ;;
             tcpwise__subcmd__emu,help)
                 cmd="tcpwise__subcmd__emu__subcmd__help"
                 ;;
@@ -90,6 +93,9 @@ _tcpwise() {
                 ;;
             tcpwise__subcmd__emu__subcmd__help,clean)
                 cmd="tcpwise__subcmd__emu__subcmd__help__subcmd__clean"
+                ;;
+            tcpwise__subcmd__emu__subcmd__help,dumbbell)
+                cmd="tcpwise__subcmd__emu__subcmd__help__subcmd__dumbbell"
                 ;;
             tcpwise__subcmd__emu__subcmd__help,help)
                 cmd="tcpwise__subcmd__emu__subcmd__help__subcmd__help"
@@ -147,6 +153,9 @@ _tcpwise() {
                 ;;
             tcpwise__subcmd__help__subcmd__emu,clean)
                 cmd="tcpwise__subcmd__help__subcmd__emu__subcmd__clean"
+                ;;
+            tcpwise__subcmd__help__subcmd__emu,dumbbell)
+                cmd="tcpwise__subcmd__help__subcmd__emu__subcmd__dumbbell"
                 ;;
             tcpwise__subcmd__help__subcmd__emu,pair)
                 cmd="tcpwise__subcmd__help__subcmd__emu__subcmd__pair"
@@ -546,7 +555,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__emu)
-            opts="-h -V --help --version shell pair selftest plot clean help"
+            opts="-h -V --help --version shell pair dumbbell selftest plot clean help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -573,8 +582,210 @@ _tcpwise() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tcpwise__subcmd__emu__subcmd__dumbbell)
+            opts="-q -h -V --rtt --delay --up-delay --down-delay --rate --up-rate --down-rate --up-trace --down-trace --trace-once --overhead --queue --up-queue --down-queue --loss --up-loss --down-loss --jitter --up-jitter --down-jitter --seed --onoff --up-onoff --down-onoff --police --up-police --down-police --reorder --up-reorder --down-reorder --duplicate --up-duplicate --down-duplicate --corrupt --up-corrupt --down-corrupt --schedule --outage --log --pcap --topology --host --server --wait-port --wait-timeout --idle-rtt --stats-json --quiet --as-root --no-offload --forwarder-threads --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --rtt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --delay)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --up-delay)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --down-delay)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --up-rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --down-rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --up-trace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --down-trace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --overhead)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --queue)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --up-queue)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --down-queue)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --loss)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --up-loss)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --down-loss)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jitter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --up-jitter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --down-jitter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --onoff)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --up-onoff)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --down-onoff)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --police)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --up-police)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --down-police)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reorder)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --up-reorder)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --down-reorder)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duplicate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --up-duplicate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --down-duplicate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --corrupt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --up-corrupt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --down-corrupt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schedule)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --outage)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pcap)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --topology)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idle-rtt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stats-json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --forwarder-threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tcpwise__subcmd__emu__subcmd__help)
-            opts="shell pair selftest plot clean help"
+            opts="shell pair dumbbell selftest plot clean help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -588,6 +799,20 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__emu__subcmd__help__subcmd__clean)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tcpwise__subcmd__emu__subcmd__help__subcmd__dumbbell)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1708,7 +1933,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__help__subcmd__emu)
-            opts="shell pair selftest plot clean"
+            opts="shell pair dumbbell selftest plot clean"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1722,6 +1947,20 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__help__subcmd__emu__subcmd__clean)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tcpwise__subcmd__help__subcmd__emu__subcmd__dumbbell)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -36,9 +36,9 @@ pub enum EmuCommand {
     /// the bottleneck's queue and every link's summary. Exit status: the
     /// first host command's that failed, else 0.
     ///
-    /// Example: tcpwise emu dumbbell --rate 20mbit --queue 2bdp \
-    ///            --host a:rtt=10ms,cc=cubic --host b:rtt=50ms,cc=bbr \
-    ///            --server 'tcpwise perf server' -- 'tcpwise perf client -t 20 $TCPWISE_PEER'
+    /// Example: tcpwise emu dumbbell --up-rate 20mbit --up-queue 2bdp \
+    ///            --host a:rtt=10ms --host b:rtt=50ms,cc=bbr \
+    ///            --server 'tcpwise perf server' -- 'tcpwise perf client -t 5 $TCPWISE_PEER'
     #[command(verbatim_doc_comment)]
     Dumbbell(DumbbellArgs),
     /// Measure the emulator against its own configuration on this machine.

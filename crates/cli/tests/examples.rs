@@ -152,6 +152,7 @@ fn every_help_example_works_as_printed() {
         &["emu", "shell"],
         &["emu", "pair"],
         &["emu", "selftest"],
+        &["emu", "dumbbell"],
         &["emu", "clean"],
         &["perf", "server"],
         &["perf", "client"],

@@ -14,6 +14,7 @@ mod cold_start;
 mod curl_diff;
 mod curl_options;
 mod dispatch;
+mod dumbbell;
 mod emu;
 mod examples;
 mod faults;

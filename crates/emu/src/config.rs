@@ -160,6 +160,17 @@ fn table_to_keyed(table: &toml::Table, file: &Path) -> Result<Keyed, EmuError> {
     Ok(out)
 }
 
+/// A link's flags (a topology's) parsed into the [`PathSpec`] they
+/// say, as clap parses `emu pair`'s.
+pub fn path_spec(args: &[OsString]) -> Result<crate::path::PathSpec, EmuError> {
+    use clap::FromArgMatches;
+    let cmd = crate::path::PathSpec::augment_args(Command::new("link").no_binary_name(true));
+    let m = cmd
+        .try_get_matches_from(args)
+        .map_err(|e| EmuError::Config(e.to_string().lines().next().unwrap_or("").into()))?;
+    crate::path::PathSpec::from_arg_matches(&m).map_err(|e| EmuError::Config(e.to_string()))
+}
+
 /// Reads FILE and returns its flags by key.
 fn load(file: &Path) -> Result<Keyed, EmuError> {
     let text = std::fs::read_to_string(file).map_err(|e| {

@@ -303,7 +303,7 @@ fn node_namespace(
 /// other than the host's pick only an algorithm it has and the host
 /// allows (`tcp_allowed_congestion_control`, set only from the host), and
 /// answers anything else with EPERM or ENOENT, which would say nothing.
-pub fn cc_allowed(cc: &str, available: &str, allowed: &str) -> Result<(), String> {
+fn cc_allowed(cc: &str, available: &str, allowed: &str) -> Result<(), String> {
     let has = |list: &str| list.split_whitespace().any(|a| a == cc);
     if !has(available) {
         return Err(format!(

@@ -190,7 +190,7 @@ pub struct Ends {
     /// when it arrives at this one (not when this thread got to read it).
     pub hop_in: bool,
     /// The output is a hop to another link: each write starts with the
-    /// deadline it was due at.
+    /// time it was made.
     pub hop_out: bool,
 }
 
@@ -665,7 +665,7 @@ impl Loop {
             };
             let now = sys::mono_ns();
             let res = if k > 1 {
-                let r = self.write_joined(&out[i..i + k], self.due[i]);
+                let r = self.write_joined(&out[i..i + k]);
                 // EINVAL (InvalidInput): a virtio-net header it will not take.
                 if r.as_ref()
                     .is_err_and(|e| e.kind() == std::io::ErrorKind::InvalidInput)
@@ -678,7 +678,7 @@ impl Loop {
                 }
                 r
             } else {
-                self.write_one(&out[i], self.due[i])
+                self.write_one(&out[i])
             };
             self.off.writes += 1;
             self.last_write = now;
@@ -724,16 +724,16 @@ impl Loop {
             .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::AddrNotAvailable))
     }
 
-    /// A hop's stamp for a write of packets due at `due` (a duplicate's
-    /// 0: now), or nothing when the output is a TUN device.
-    fn stamp(&self, due: u64) -> Option<[u8; HOP_STAMP]> {
-        let at = if due == 0 { sys::mono_ns() } else { due };
-        self.hop_out.then(|| at.to_ne_bytes())
+    /// A hop's stamp for a write, or nothing when the output is a TUN
+    /// device: when the packets leave, as on a wire, so a link's lateness
+    /// is its own and the next link's counts from here.
+    fn stamp(&self) -> Option<[u8; HOP_STAMP]> {
+        self.hop_out.then(|| sys::mono_ns().to_ne_bytes())
     }
 
-    fn write_one(&mut self, p: &Packet, due: u64) -> std::io::Result<()> {
+    fn write_one(&mut self, p: &Packet) -> std::io::Result<()> {
         let fd = self.output_for(p)?;
-        let stamp = self.stamp(due);
+        let stamp = self.stamp();
         let mut parts = Vec::with_capacity(4);
         if let Some(s) = &stamp {
             parts.push(IoSlice::new(s));
@@ -748,8 +748,8 @@ impl Loop {
         sys::write_vectored(fd, &parts)
     }
 
-    fn write_joined(&mut self, run: &[Packet], due: u64) -> std::io::Result<()> {
-        let stamp = self.stamp(due);
+    fn write_joined(&mut self, run: &[Packet]) -> std::io::Result<()> {
+        let stamp = self.stamp();
         let h = gso::joined_header(run, &mut self.hdr);
         let vh = h.encode();
         let skip = usize::from(h.hdr_len);

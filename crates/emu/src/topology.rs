@@ -32,8 +32,8 @@
 //! that names no receiver, and every error can say which host it is about.
 
 use crate::EmuError;
+use crate::config::path_spec;
 use crate::path::PathSpec;
-use clap::{Args, FromArgMatches};
 use std::ffi::OsString;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
@@ -578,14 +578,6 @@ pub struct Resolved {
 /// needs of the command line's own link flags).
 pub fn is_default(p: &PathSpec) -> bool {
     path_spec(&[]).is_ok_and(|d| format!("{d:?}") == format!("{p:?}"))
-}
-
-fn path_spec(args: &[OsString]) -> Result<PathSpec, EmuError> {
-    let cmd = PathSpec::augment_args(clap::Command::new("link").no_binary_name(true));
-    let m = cmd
-        .try_get_matches_from(args)
-        .map_err(|e| EmuError::Config(e.to_string().lines().next().unwrap_or("").into()))?;
-    PathSpec::from_arg_matches(&m).map_err(|e| EmuError::Config(e.to_string()))
 }
 
 /// The addresses of host `i` (side 1) or receiver `i` (side 2).

@@ -24,6 +24,7 @@ pub mod experiments;
 
 pub use experiments::{
     buffers, cold_start, completion, head_of_line, idle_selection, read_slow_start, responsiveness,
+    sharing,
 };
 pub mod help;
 pub mod html;
@@ -455,7 +456,18 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
         Box::new(responsiveness::Responsiveness),
         Box::new(cold_start::ColdStart),
         Box::new(head_of_line::HeadOfLine),
+        Box::new(sharing::Sharing { full: false }),
     ]
+}
+
+/// An experiment named on the command line: as in [`all`], except that
+/// `sharing` named runs every case (its deep-buffer and RTT trials take
+/// minutes, so a whole run leaves them out).
+fn named(name: &str) -> Option<Box<dyn Experiment>> {
+    if name == "sharing" {
+        return Some(Box::new(sharing::Sharing { full: true }));
+    }
+    all().into_iter().find(|e| e.name() == name)
 }
 
 /// The experiments `names` asks for (all when empty), checked against
@@ -466,7 +478,7 @@ pub fn select(opts: &LabOptions, names: &[String]) -> Result<Vec<Box<dyn Experim
     } else {
         let mut v = Vec::new();
         for n in names {
-            match all().into_iter().find(|e| e.name() == n) {
+            match named(n) {
                 Some(e) => v.push(e),
                 None => {
                     let known: Vec<&str> = all().iter().map(|e| e.name()).collect();

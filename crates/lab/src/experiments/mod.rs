@@ -12,3 +12,4 @@ pub mod head_of_line;
 pub mod idle_selection;
 pub mod read_slow_start;
 pub mod responsiveness;
+pub mod sharing;

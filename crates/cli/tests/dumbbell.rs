@@ -1,0 +1,179 @@
+//! `tcpwise emu dumbbell`: hosts with their own access links meeting at
+//! one bottleneck. Each host's flow must be counted at the bottleneck and
+//! named after its host, each host's round trip must be its own links',
+//! bad topologies must be refused before anything is set up, and a
+//! signal must leave nothing behind.
+
+use crate::common::*;
+
+/// Two hosts at 10 and 50 ms through one 20 Mbit/s bottleneck.
+const TWO: &str = r#"
+[bottleneck]
+up-rate = "20mbit"
+up-queue = "droptail:limit=2bdp"
+
+[[host]]
+name = "short"
+rtt = "10ms"
+
+[[host]]
+name = "long"
+rtt = "50ms"
+start = "1s"
+
+[[receiver]]
+name = "sink"
+server = "tcpwise perf server"
+"#;
+
+#[test]
+fn two_hosts_share_the_bottleneck_each_flow_counted_and_named() {
+    if !netns_ok("dumbbell_two_hosts") {
+        return;
+    }
+    let dir = TempDir::new("dumbbell");
+    let topo = dir.0.join("two.toml");
+    std::fs::write(&topo, TWO.replace("tcpwise perf", &format!("{BIN} perf"))).unwrap();
+    let stats = dir.0.join("stats.json");
+    let client = format!("{BIN} perf client -t 4 $TCPWISE_PEER >/dev/null");
+    let o = tcpwise(&[
+        "emu",
+        "dumbbell",
+        "--topology",
+        topo.to_str().unwrap(),
+        "--idle-rtt",
+        "20",
+        "--stats-json",
+        stats.to_str().unwrap(),
+        "--",
+        &client,
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    // Each host's idle round trip is its own access link's.
+    for (host, setting) in [("short", "10.000"), ("long", "50.000")] {
+        assert!(
+            err.contains(&format!("host {host}: idle RTT median"))
+                && err.contains(&format!("its links add up to {setting} ms")),
+            "{err}"
+        );
+    }
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    let idle = v["idle_rtt"].as_array().unwrap();
+    for r in idle {
+        let (m, s) = (
+            r["median_ms"].as_f64().unwrap(),
+            r["setting_ms"].as_f64().unwrap(),
+        );
+        assert!(m > s && m < s + 5.0, "{r}");
+    }
+    // Both data flows went up through the bottleneck, named by host,
+    // and between them filled most of it.
+    let flows: Vec<&serde_json::Value> = v["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["direction"] == "up" && f["goodput_bytes"].as_u64().unwrap() > 1_000_000)
+        .collect();
+    let from: Vec<&str> = flows.iter().map(|f| f["from"].as_str().unwrap()).collect();
+    assert!(
+        from.contains(&"short") && from.contains(&"long"),
+        "{from:?}"
+    );
+    assert!(
+        flows
+            .iter()
+            .all(|f| f["to"] == "sink" && f["dst"][0] == "198.18.2.1")
+    );
+    let bytes: u64 = flows
+        .iter()
+        .map(|f| f["goodput_bytes"].as_u64().unwrap())
+        .sum();
+    assert!(bytes > 4 * 1_000_000, "{bytes}");
+    assert!(err.contains("Jain's fairness index"), "{err}");
+    assert!(
+        err.contains("bottleneck up:") && err.contains("short up:"),
+        "{err}"
+    );
+    assert_eq!(v["links"].as_array().unwrap().len(), 8);
+}
+
+#[test]
+fn bad_topologies_are_refused_before_anything_is_set_up() {
+    let dir = TempDir::new("dumbbell-bad");
+    let cases = [
+        (
+            "[[host]]\nname = \"a\"\nto = \"x\"\n[[receiver]]\nname = \"r\"\n",
+            "line 3: host 'a' has a path to 'x', which is not a declared receiver",
+        ),
+        ("[[host]]\nname = \"a\"\n", "host 'a' is on no path"),
+        (
+            "[[host]]\nname = \"a\"\n[[host]]\nname = \"a\"\n[[receiver]]\nname = \"r\"\n",
+            "line 3: two hosts are named 'a'",
+        ),
+        (
+            "[[host]]\nname = \"a\"\nrtt = \"1ms\"\nbandwith = \"1mbit\"\n[[receiver]]\nname = \"r\"\n",
+            "line 4: host 'a': unknown key 'bandwith'",
+        ),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let f = dir.0.join(format!("bad{i}.toml"));
+        std::fs::write(&f, text).unwrap();
+        let o = tcpwise(&[
+            "emu",
+            "dumbbell",
+            "--topology",
+            f.to_str().unwrap(),
+            "--",
+            "true",
+        ]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(want) && err.contains(&format!("bad{i}.toml")),
+            "{err}"
+        );
+    }
+    for (args, want) in [
+        (
+            vec!["--host", "a:speed=1", "--", "true"],
+            "unknown key 'speed'",
+        ),
+        (vec!["--", "true"], "give the hosts"),
+        (
+            vec!["--host", "a", "--server", "x"],
+            "no host has a command",
+        ),
+    ] {
+        let mut all = vec!["emu", "dumbbell"];
+        all.extend(args);
+        let o = tcpwise(&all);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(want), "{err}");
+    }
+}
+
+#[test]
+fn a_signalled_dumbbell_leaves_nothing_behind() {
+    if !netns_ok("dumbbell_signal") {
+        return;
+    }
+    signal_testbed(
+        &[
+            "emu",
+            "dumbbell",
+            "--host",
+            "a:rtt=5ms",
+            "--host",
+            "b:rtt=20ms",
+            "-q",
+            "--",
+            "sleep 30",
+        ],
+        std::time::Duration::from_millis(500),
+        libc::SIGINT,
+        130,
+    );
+}
