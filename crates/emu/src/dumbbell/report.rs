@@ -31,6 +31,9 @@ pub struct TopologyReport {
     pub links: Vec<DirectionStats>,
     /// Every data flow through the bottleneck.
     pub flows: Vec<FlowShare>,
+    /// The second of the run the commands started at (after `--idle-rtt`'s
+    /// probes, whose flows are not the commands'): shares count from it.
+    pub commands_from_s: usize,
 }
 
 /// Flows' goodput over a window, and the fairness of it.
@@ -74,7 +77,11 @@ impl TopologyReport {
                 flow: f.clone(),
             }));
         }
-        TopologyReport { links, flows }
+        TopologyReport {
+            links,
+            flows,
+            commands_from_s: 0,
+        }
     }
 
     /// The bottleneck's direction `dir` ("up" or "down").
@@ -84,13 +91,18 @@ impl TopologyReport {
     }
 
     /// The flows of one direction of the bottleneck that carried at
-    /// least [`BULK_MIN_BYTES`]: a control connection's few hundred bytes
-    /// (iperf3's, perf's) are no competitor, and would pull Jain's index
-    /// down.
+    /// least [`BULK_MIN_BYTES`] while the commands ran: a control
+    /// connection's few hundred bytes (iperf3's, perf's) are no
+    /// competitor and would pull Jain's index down, and the idle probes
+    /// before the commands are not theirs.
     pub fn flows_of(&self, dir: &str) -> Vec<&FlowShare> {
+        let from = self.commands_from_s;
         self.flows
             .iter()
-            .filter(|f| f.direction == dir && f.flow.goodput_bytes >= BULK_MIN_BYTES)
+            .filter(|f| {
+                let since: u64 = f.flow.goodput_bytes_per_s.iter().skip(from).sum();
+                f.direction == dir && since >= BULK_MIN_BYTES
+            })
             .collect()
     }
 

@@ -74,15 +74,23 @@ pub fn dumbbell(a: DumbbellArgs) -> Result<i32, EmuError> {
     };
     let signals = crate::session::watch_signals();
     let d = Dumbbell::start(&cfg)?;
+    let started = std::time::Instant::now();
     let idle = match a.idle_rtt {
         Some(n) => super::idle_rtts(&d, n as usize),
         None => Ok(Vec::new()),
     };
+    // Whole seconds of the links' clock before the commands began.
+    let commands_from_s = started.elapsed().as_secs() as usize;
     let outcome = match &idle {
         Ok(_) => run_commands(&d, &a, &argvs, &signals, who.as_ref()),
         Err(_) => Ok(1),
     };
-    let report = d.shutdown()?;
+    let mut report = d.shutdown()?;
+    report.commands_from_s = if a.idle_rtt.is_some() {
+        commands_from_s + 1
+    } else {
+        0
+    };
     let idle = idle?;
     for r in &idle {
         eprintln!("tcpwise emu dumbbell: {}", r.text());
@@ -99,6 +107,7 @@ pub fn dumbbell(a: DumbbellArgs) -> Result<i32, EmuError> {
             "idle_rtt": idle,
             "links": report.links,
             "flows": report.flows,
+            "commands_from_s": report.commands_from_s,
         });
         let text = serde_json::to_string_pretty(&v).map_err(std::io::Error::other);
         text.and_then(|t| std::fs::write(p, t + "\n"))
