@@ -454,7 +454,13 @@ fn directions(
         &t.bottleneck.0,
         up,
     );
-    bup.ends.routes = to_receivers;
+    // One receiver takes everything through the bottleneck, so a network
+    // it routes to (a reference bottleneck of the kernel's own behind
+    // it) is reached too; several are told apart by address.
+    match t.receivers.as_slice() {
+        [_] => bup.ends.output = to_receivers[0].1.clone(),
+        _ => bup.ends.routes = to_receivers,
+    }
     bup.flows = Some(crate::flows::FlowMeter::new(start));
     let mut bdown = mk.make(
         "bottleneck down".into(),
