@@ -246,16 +246,18 @@ fn of_report(
     }
 }
 
-/// The round's values, as the analysis gives them.
+/// A round's values, one per part of the criterion, from its trials: the
+/// analysis gives it, so the measurement runs rounds without reading
+/// figures.
 pub type Values<'a> = &'a dyn Fn(&[Trial]) -> Vec<f64>;
 
-/// Rounds of every case until the criterion is decided.
+/// Rounds of every case until `parts` are decided.
 pub fn measure(
     plan: &Plan,
     opts: &LabOptions,
     progress: &dyn Progress,
+    (parts, values): (Vec<crate::sequential::PartSpec>, Values<'_>),
 ) -> Result<Measured, LabError> {
-    let parts = super::analysis::parts(&plan.cases);
     let budget = Budget::of(opts, super::min_rounds(), MAX_ROUNDS);
     let done = drive("sharing", parts, &budget, opts, progress, |_| {
         let mut trials = Vec::new();
@@ -270,7 +272,7 @@ pub fn measure(
                 .collect();
             trials.extend(crate::together::at_once(opts, "sharing", parts)?);
         }
-        let v = super::analysis::round_values(&plan.cases, &trials);
+        let v = values(&trials);
         Ok((trials, v))
     })?;
     let paths = plan

@@ -201,7 +201,9 @@ impl Stages for Sharing {
         opts: &LabOptions,
         progress: &dyn Progress,
     ) -> Result<measure::Measured, LabError> {
-        measure::measure(plan, opts, progress)
+        let values = |t: &[measure::Trial]| analysis::round_values(&plan.cases, t);
+        let parts = analysis::parts(&plan.cases);
+        measure::measure(plan, opts, progress, (parts, &values))
     }
 
     fn analyse(&self, plan: &Plan, m: &measure::Measured) -> Result<Analysed, LabError> {
