@@ -1,7 +1,7 @@
 //! The section, plot and headline of the sharing experiment (no I/O).
 
 use super::Plan;
-use super::analysis::{Analysis, goodputs};
+use super::analysis::Analysis;
 use super::measure::Measured;
 use crate::html::{Series, lines};
 use crate::{Headline, Render, Rendered};
@@ -85,7 +85,6 @@ impl Section<'_> {
                 &series,
                 &[],
             ));
-            let _ = goodputs(t);
         }
         out
     }
