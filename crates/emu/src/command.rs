@@ -18,7 +18,7 @@ use crate::{DirectionStats, EmuError, Kind, Role, TestbedConfig, Topology};
 use std::io::IsTerminal;
 use std::time::Duration;
 
-fn write(path: &std::path::Path, text: String) -> Result<(), EmuError> {
+pub(crate) fn write(path: &std::path::Path, text: String) -> Result<(), EmuError> {
     std::fs::write(path, text).map_err(|source| EmuError::Output {
         what: format!("cannot write {}", path.display()),
         source,

@@ -63,7 +63,6 @@ pub struct Dumbbell {
     /// Hosts' namespaces, then receivers'.
     nets: Vec<Netns>,
     forwarders: Vec<Forwarder>,
-    phase: Phase,
     _latency: sys::DmaLatencyGuard,
     /// Keeps the TUN devices and hops open.
     _fds: Vec<Arc<OwnedFd>>,
@@ -122,7 +121,6 @@ impl Dumbbell {
             topology: t.clone(),
             nets: built.into_iter().map(|b| b.ns).collect(),
             forwarders,
-            phase,
             _latency: sys::DmaLatencyGuard::zero(),
             _fds: fds,
         })
@@ -180,11 +178,6 @@ impl Dumbbell {
         f: impl FnOnce() -> R + Send + 'static,
     ) -> Result<netns::SpawnedIn<R>, EmuError> {
         self.netns(side, i).spawn(name, f)
-    }
-
-    /// Files lateness from now on under phase `n`.
-    pub fn mark_phase(&self, n: usize) {
-        self.phase.store(n, Ordering::Relaxed);
     }
 
     /// Whether a forwarder thread has died.

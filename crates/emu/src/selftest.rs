@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use tcpwise_link::LossModel;
 
 mod limits;
-mod server;
+pub(crate) mod server;
 mod text;
 pub use limits::*;
 use server::{server_loop, udp_echo};
@@ -300,7 +300,8 @@ fn connect(
     Ok(s)
 }
 
-fn round_trip(s: &mut TcpStream) -> Result<f64, EmuError> {
+/// One round trip of a [`MSG`]-byte message, ms.
+pub(crate) fn round_trip(s: &mut TcpStream) -> Result<f64, EmuError> {
     let msg = [0x42u8; MSG];
     let mut back = [0u8; MSG];
     let t = Instant::now();

@@ -222,29 +222,8 @@ impl Session {
             .tb
             .netns(Role::Server)
             .ok_or_else(|| EmuError::Config("this testbed has no server namespace".into()))?;
-        let until = Instant::now() + timeout;
-        loop {
-            if ns.listening(port)? {
-                return Ok(());
-            }
-            if let Some(st) = server.try_wait() {
-                return Err(EmuError::Config(format!(
-                    "the server command '{}' ended ({st}) before it listened on a TCP port",
-                    server.program
-                )));
-            }
-            if self.signalled().is_some() {
-                return Err(EmuError::Interrupted);
-            }
-            if Instant::now() > until {
-                let what = port.map_or("any TCP port".to_string(), |p| format!("TCP port {p}"));
-                return Err(EmuError::Config(format!(
-                    "the server did not listen on {what} within {:.0} s (set --wait-port or --wait-timeout)",
-                    timeout.as_secs_f64()
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let stopped = || self.signalled().is_some();
+        wait_listening(ns, (server, "the server"), port, timeout, &stopped)
     }
 
     /// Waits for `child` to end, a signal, or the emulator to fail; stops
@@ -324,6 +303,42 @@ impl Session {
                 )))
             }
         }
+    }
+}
+
+/// Waits until a TCP socket listens in `ns` (on `port`, or any), failing
+/// when `server` exits first, `stopped` says a signal came or `timeout`
+/// passes; `who` names the server in the errors ("the server",
+/// "receiver 'sink': its server").
+pub(crate) fn wait_listening(
+    ns: &crate::netns::Netns,
+    (server, who): (&mut Process, &str),
+    port: Option<u16>,
+    timeout: Duration,
+    stopped: &dyn Fn() -> bool,
+) -> Result<(), EmuError> {
+    let until = Instant::now() + timeout;
+    loop {
+        if ns.listening(port)? {
+            return Ok(());
+        }
+        if let Some(st) = server.try_wait() {
+            return Err(EmuError::Config(format!(
+                "{who} command '{}' ended ({st}) before it listened on a TCP port",
+                server.program
+            )));
+        }
+        if stopped() {
+            return Err(EmuError::Interrupted);
+        }
+        if Instant::now() > until {
+            let what = port.map_or("any TCP port".to_string(), |p| format!("TCP port {p}"));
+            return Err(EmuError::Config(format!(
+                "{who} did not listen on {what} within {:.0} s (set --wait-port or --wait-timeout)",
+                timeout.as_secs_f64()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

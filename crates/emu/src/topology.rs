@@ -145,6 +145,32 @@ impl Origin<'_> {
         }
         header
     }
+
+    /// The first line that opens or sets a top-level `key`.
+    fn top_line(&self, key: &str) -> usize {
+        self.text
+            .lines()
+            .position(|l| {
+                let l = l.trim().trim_start_matches('[').trim();
+                l.strip_prefix(key)
+                    .is_some_and(|r| r.trim_start().starts_with([']', '=', '.']))
+            })
+            .map_or(0, |i| i + 1)
+    }
+
+    /// The first line at or after `from` that sets `key`.
+    fn line_of_after(&self, from: usize, key: &str) -> usize {
+        self.text
+            .lines()
+            .enumerate()
+            .skip(from.saturating_sub(1))
+            .find(|(_, l)| {
+                l.trim()
+                    .strip_prefix(key)
+                    .is_some_and(|r| r.trim_start().starts_with('='))
+            })
+            .map_or(from, |(i, _)| i + 1)
+    }
 }
 
 /// Reads a topology file.
@@ -456,34 +482,6 @@ fn check_paths(spec: &TopologySpec, at: &Origin<'_>) -> Result<(), EmuError> {
         }
     }
     Ok(())
-}
-
-impl Origin<'_> {
-    /// The first line that opens or sets a top-level `key`.
-    fn top_line(&self, key: &str) -> usize {
-        self.text
-            .lines()
-            .position(|l| {
-                let l = l.trim().trim_start_matches('[').trim();
-                l.strip_prefix(key)
-                    .is_some_and(|r| r.trim_start().starts_with([']', '=', '.']))
-            })
-            .map_or(0, |i| i + 1)
-    }
-
-    /// The first line at or after `from` that sets `key`.
-    fn line_of_after(&self, from: usize, key: &str) -> usize {
-        self.text
-            .lines()
-            .enumerate()
-            .skip(from.saturating_sub(1))
-            .find(|(_, l)| {
-                l.trim()
-                    .strip_prefix(key)
-                    .is_some_and(|r| r.trim_start().starts_with('='))
-            })
-            .map_or(from, |(i, _)| i + 1)
-    }
 }
 
 /// The command line's short form: `--host NAME[:key=value,...]` (the keys

@@ -6,13 +6,12 @@
 
 use super::Dumbbell;
 use crate::EmuError;
+use crate::selftest::round_trip;
+use crate::selftest::server::echo;
 use crate::topology::Side;
 use serde::Serialize;
-use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
-
-const MSG: usize = 100;
 
 /// One host's idle round trips.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -44,35 +43,17 @@ impl IdleRtt {
     }
 }
 
-fn echo(mut s: TcpStream) {
-    crate::sys::set_realtime(5);
-    s.set_nodelay(true).ok();
-    let mut buf = [0u8; MSG];
-    while s.read_exact(&mut buf).is_ok() {
-        if s.write_all(&buf).is_err() {
-            return;
-        }
-    }
-}
-
-/// `n` round trips from `host` to its receiver at `to`.
-fn client(to: SocketAddr, n: usize) -> std::io::Result<Vec<f64>> {
+/// `n` round trips from this thread's namespace to `to`, after three
+/// that warm the route caches and the first segments.
+fn client(to: SocketAddr, n: usize) -> Result<Vec<f64>, EmuError> {
     let mut s = TcpStream::connect_timeout(&to, Duration::from_secs(10))?;
     s.set_nodelay(true)?;
     s.set_read_timeout(Some(Duration::from_secs(10)))?;
-    let (msg, mut back) = ([0x42u8; MSG], [0u8; MSG]);
     crate::sys::set_realtime(5);
-    let mut out = Vec::with_capacity(n);
-    for k in 0..n + 3 {
-        let t = Instant::now();
-        s.write_all(&msg)?;
-        s.read_exact(&mut back)?;
-        // The first three warm the route caches and the first segments.
-        if k >= 3 {
-            out.push(t.elapsed().as_secs_f64() * 1e3);
-        }
+    for _ in 0..3 {
+        round_trip(&mut s)?;
     }
-    Ok(out)
+    (0..n).map(|_| round_trip(&mut s)).collect()
 }
 
 /// Times `n` idle round trips from every host, one host after another.
@@ -95,6 +76,7 @@ pub fn idle_rtts(d: &Dumbbell, n: usize) -> Result<Vec<IdleRtt>, EmuError> {
             while Instant::now() < until {
                 if let Ok((s, _)) = listener.accept() {
                     s.set_nonblocking(false).ok();
+                    s.set_nodelay(true).ok();
                     return echo(s);
                 }
                 std::thread::sleep(Duration::from_millis(2));
@@ -103,7 +85,7 @@ pub fn idle_rtts(d: &Dumbbell, n: usize) -> Result<Vec<IdleRtt>, EmuError> {
         let rtts = d
             .spawn_in(Side::Host, i, "tw-idle-probe", move || client(to, n))?
             .join()?
-            .map_err(|e| EmuError::os(format!("host '{}': idle probe", h.spec.name), e))?;
+            .map_err(|e| EmuError::Setup(format!("host '{}': idle probe: {e}", h.spec.name)))?;
         let _ = server.join();
         let mut sorted = rtts.clone();
         sorted.sort_by(f64::total_cmp);

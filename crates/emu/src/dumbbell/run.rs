@@ -6,7 +6,7 @@ use super::{Dumbbell, DumbbellConfig};
 use crate::EmuError;
 use crate::flags::DumbbellArgs;
 use crate::forwarder::ForwarderOptions;
-use crate::session::{Process, RunAs, server_stdio, spawn_group, status_code};
+use crate::session::{Process, RunAs, server_stdio, spawn_group, status_code, wait_listening};
 use crate::topology::{self, Side, TopologySpec};
 use std::time::{Duration, Instant};
 
@@ -109,15 +109,8 @@ pub fn dumbbell(a: DumbbellArgs) -> Result<i32, EmuError> {
             "flows": report.flows,
             "commands_from_s": report.commands_from_s,
         });
-        let text = serde_json::to_string_pretty(&v).map_err(std::io::Error::other);
-        text.and_then(|t| std::fs::write(p, t + "\n"))
-            .map_err(|e| {
-                EmuError::caused(
-                    crate::Kind::Config,
-                    format!("cannot write {}", p.display()),
-                    e,
-                )
-            })?;
+        let text = serde_json::to_string_pretty(&v).map_err(std::io::Error::other)?;
+        crate::command::write(p, text + "\n")?;
     }
     outcome
 }
@@ -168,7 +161,13 @@ fn run_commands(
         servers.push((j, spawn_group(cmd, &argv, who, false)?));
     }
     for (j, p) in &mut servers {
-        wait_listening(d, *j, p, a, &signalled)?;
+        let who = format!(
+            "receiver '{}': its server",
+            d.node(Side::Receiver, *j).spec.name
+        );
+        let stopped = || signalled().is_some();
+        let ns = d.netns(Side::Receiver, *j);
+        wait_listening(ns, (p, &who), a.wait_port, a.wait_timeout.std(), &stopped)?;
     }
     let t0 = Instant::now();
     let mut pending: Vec<usize> = (0..argvs.len()).filter(|&i| argvs[i].is_some()).collect();
@@ -208,34 +207,4 @@ fn run_commands(
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-}
-
-/// Waits until receiver `j` listens on a TCP port (any, or --wait-port).
-fn wait_listening(
-    d: &Dumbbell,
-    j: usize,
-    p: &mut Process,
-    a: &DumbbellArgs,
-    signalled: &dyn Fn() -> Option<i32>,
-) -> Result<(), EmuError> {
-    let until = Instant::now() + a.wait_timeout.std();
-    let name = &d.node(Side::Receiver, j).spec.name;
-    while !d.netns(Side::Receiver, j).listening(a.wait_port)? {
-        if let Some(st) = p.try_wait() {
-            return Err(EmuError::Config(format!(
-                "receiver '{name}': its server ended ({st}) before it listened on a TCP port"
-            )));
-        }
-        if signalled().is_some() {
-            return Err(EmuError::Interrupted);
-        }
-        if Instant::now() > until {
-            return Err(EmuError::Config(format!(
-                "receiver '{name}': its server did not listen within {:.0} s (set --wait-port or --wait-timeout)",
-                a.wait_timeout.std().as_secs_f64()
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Ok(())
 }

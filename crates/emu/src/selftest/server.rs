@@ -48,14 +48,20 @@ fn serve(mut s: TcpStream, infos: &SenderInfos) {
         let _ = s.shutdown(std::net::Shutdown::Write);
         let _ = s.read(&mut [0u8; 1]);
     } else {
-        // The probe measures the emulator, not the scheduler: real-time
-        // priority keeps ordinary tasks from delaying the echo.
-        crate::sys::set_realtime(5);
-        let mut buf = [0u8; MSG];
-        while s.read_exact(&mut buf).is_ok() {
-            if s.write_all(&buf).is_err() {
-                return;
-            }
+        echo(s);
+    }
+}
+
+/// Echoes [`MSG`]-byte messages until the peer closes (the selftest's
+/// idle probe, and a topology's `--idle-rtt`). The probe measures the
+/// emulator, not the scheduler: real-time priority keeps ordinary tasks
+/// from delaying the echo.
+pub(crate) fn echo(mut s: TcpStream) {
+    crate::sys::set_realtime(5);
+    let mut buf = [0u8; MSG];
+    while s.read_exact(&mut buf).is_ok() {
+        if s.write_all(&buf).is_err() {
+            return;
         }
     }
 }

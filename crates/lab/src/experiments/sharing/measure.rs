@@ -73,14 +73,6 @@ pub fn topology(case: Case) -> Result<TopologySpec, LabError> {
     )?)
 }
 
-fn steal() -> u64 {
-    let s = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    s.lines()
-        .next()
-        .and_then(|l| l.split_whitespace().nth(8)?.parse().ok())
-        .unwrap_or(0)
-}
-
 /// `perf server` in the receiver, until `stop`; its port.
 fn serve(
     d: &Dumbbell,
@@ -169,7 +161,7 @@ fn trial(case: Case, opts: &LabOptions, progress: &dyn Progress) -> Result<Trial
         ),
         None => None,
     };
-    let s0 = steal();
+    let s0 = tcpwise_sys::steal_ticks().unwrap_or(0);
     let cfg = DumbbellConfig {
         topology: spec.resolve()?,
         forwarder: Default::default(),
@@ -190,7 +182,7 @@ fn trial(case: Case, opts: &LabOptions, progress: &dyn Progress) -> Result<Trial
         &report,
         &reports,
         (warm as usize, secs as usize),
-        steal() - s0,
+        tcpwise_sys::steal_ticks().unwrap_or(0).saturating_sub(s0),
     ))
 }
 
