@@ -1,7 +1,8 @@
 //! `tcpwise emu dumbbell`: hosts with their own access links meeting at
 //! one bottleneck. Each host's flow must be counted at the bottleneck and
 //! named after its host, each host's round trip must be its own links',
-//! bad topologies must be refused before anything is set up, and a
+//! each sender's kernel sampled, each link logged and captured in its own
+//! directory, bad topologies refused before anything is set up, and a
 //! signal must leave nothing behind.
 
 use crate::common::*;
@@ -45,6 +46,10 @@ fn two_hosts_share_the_bottleneck_each_flow_counted_and_named() {
         "20",
         "--stats-json",
         stats.to_str().unwrap(),
+        "--log",
+        dir.0.join("logs").to_str().unwrap(),
+        "--pcap",
+        dir.0.join("pcaps").to_str().unwrap(),
         "--",
         &client,
     ]);
@@ -96,6 +101,61 @@ fn two_hosts_share_the_bottleneck_each_flow_counted_and_named() {
         "{err}"
     );
     assert_eq!(v["links"].as_array().unwrap().len(), 8);
+    assert_eq!(v["shares"][0]["direction"], "up");
+    kernels_sampled(&flows, &err);
+    records_and_plots(&dir.0, &stats);
+}
+
+/// Every link logged and captured each direction in its own directory,
+/// and `emu plot` draws the run's flows and a link's log.
+fn records_and_plots(dir: &std::path::Path, stats: &std::path::Path) {
+    // Every link logged and captured each direction in its own directory.
+    for link in ["short", "long", "bottleneck", "sink"] {
+        for (d, ext) in [("logs", "log"), ("pcaps", "pcap")] {
+            for side in ["up", "down"] {
+                let f = dir.join(d).join(link).join(format!("{side}.{ext}"));
+                let len = std::fs::metadata(&f).map_or(0, |m| m.len());
+                assert!(len > 24, "{} has {len} bytes", f.display());
+            }
+        }
+    }
+    // emu plot draws every flow of the run, and each link's log.
+    let svg = dir.join("flows.svg");
+    let o = tcpwise(&[
+        "emu",
+        "plot",
+        stats.to_str().unwrap(),
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("each flow") && text.contains("smoothed RTT"));
+    let link = dir.join("logs/bottleneck");
+    let o = tcpwise(&[
+        "emu",
+        "plot",
+        link.to_str().unwrap(),
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+/// Each sender's kernel was sampled: its congestion control, and a
+/// smoothed RTT no shorter than its path's.
+fn kernels_sampled(flows: &[&serde_json::Value], err: &str) {
+    for f in flows {
+        let t = &f["tcp"];
+        let least = if f["from"] == "short" { 10.0 } else { 50.0 };
+        assert!(
+            t["cc"].is_string() && t["samples"].as_u64().unwrap() >= 1,
+            "{f}"
+        );
+        assert!(t["min_rtt_ms"].as_f64().unwrap() >= least, "{f}");
+        assert!(t["srtt_ms_median"].as_f64().unwrap() >= least, "{f}");
+    }
+    assert!(err.contains("its kernel:"), "{err}");
 }
 
 #[test]

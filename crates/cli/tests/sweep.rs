@@ -459,3 +459,101 @@ fn rpm_and_get_cells_record_their_tools_figures() {
         }
     }
 }
+
+/// A matrix of one two-host topology whose bottleneck queue varies.
+const TOPOLOGY: &str = r#"
+[vary]
+queue = ["0.5bdp", "8bdp"]
+[workloads.bulk]
+tool = "perf"
+args = ["-t", "4"]
+[topologies.mix]
+[topologies.mix.bottleneck]
+rate = "20mbit"
+[[topologies.mix.host]]
+name = "bbr"
+rtt = "40ms"
+command = "BIN perf client -C bbr -t 4 $TCPWISE_PEER > /dev/null"
+[[topologies.mix.host]]
+name = "other"
+rtt = "40ms"
+"#;
+
+#[test]
+fn a_topology_sweeps_as_a_path_does_its_figure_the_first_hosts_share() {
+    let dir = TempDir::new("sweep-topology");
+    let m = dir.0.join("top.toml");
+    std::fs::write(&m, TOPOLOGY.replace("BIN", BIN)).unwrap();
+    // Refused in one line, with nothing run: what emu dumbbell refuses,
+    // and a workload whose tool times one client.
+    let bad = dir.0.join("bad.toml");
+    let out = dir.0.join("out");
+    for (text, wants) in [
+        (
+            TOPOLOGY.replace("name = \"other\"", "name = \"bbr\""),
+            "topology 'mix': two hosts are named 'bbr'",
+        ),
+        (
+            TOPOLOGY.replace("tool = \"perf\"\nargs = [\"-t\", \"4\"]", "tool = \"rpm\""),
+            "a topology's hosts run perf workloads only",
+        ),
+        (
+            format!("{TOPOLOGY}[paths.mix]\nrtt = \"1ms\"\n"),
+            "'mix' names a path and a topology",
+        ),
+    ] {
+        std::fs::write(&bad, text).unwrap();
+        let o = tcpwise(&[
+            "lab",
+            "sweep",
+            bad.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        one_line_exit_2(&o, wants);
+        assert!(!out.exists());
+    }
+    let o = tcpwise(&["lab", "sweep", m.to_str().unwrap(), "--list"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o)
+            .matches("| emu dumbbell, 2 hosts, figure: share")
+            .count(),
+        2
+    );
+    if !netns_ok("sweep topology") {
+        return;
+    }
+    let o = tcpwise(&[
+        "lab",
+        "sweep",
+        m.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let cells = results["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2);
+    for c in cells {
+        let share = c["figure"].as_f64().unwrap();
+        assert!(c["unit"] == "share" && (0.0..=1.0).contains(&share), "{c}");
+        assert_eq!(c["running_max"], 1, "{c}");
+        // Both hosts' flows were counted at the bottleneck, the varied
+        // queue and the cell's seed on it.
+        assert_eq!(
+            c["emu"]["shares"][0]["from"].as_array().unwrap().len(),
+            2,
+            "{c}"
+        );
+        let topo = c["cell"]["topology"]["toml"].as_str().unwrap();
+        let queue = &c["cell"]["vary"][0][1];
+        assert!(
+            topo.contains(&format!("queue = {queue}")) && topo.contains("seed = "),
+            "{topo}"
+        );
+    }
+    no_tmp_left(&out);
+}

@@ -44,7 +44,10 @@ pub fn plot(a: PlotArgs) -> Result<i32, EmuError> {
             o.display()
         )));
     }
-    let (up, down) = if a.dir.is_file() {
+    let (up, down) = if a.dir.extension().is_some_and(|e| e == "json") {
+        let (svg, summary) = plot_flows(&a.dir)?;
+        return emit_plot(&a, ext, svg, summary);
+    } else if a.dir.is_file() {
         (None, Some(LinkLog::load(&a.dir)?))
     } else {
         let load = |n: &str| {
@@ -70,6 +73,32 @@ pub fn plot(a: PlotArgs) -> Result<i32, EmuError> {
         }
     }
     let svg = crate::plot::svg(up.as_ref(), down.as_ref(), &PlotOptions { bin_ms });
+    emit_plot(&a, ext, svg, summary)
+}
+
+/// A topology run's flows: the SVG and its summary lines.
+fn plot_flows(file: &std::path::Path) -> Result<(String, Vec<String>), EmuError> {
+    use crate::plot::flows::RunFile;
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        EmuError::caused(Kind::Config, format!("cannot read {}", file.display()), e)
+    })?;
+    let run =
+        RunFile::parse(&text).map_err(|e| EmuError::Config(format!("{}: {e}", file.display())))?;
+    let summary = run.summary();
+    if summary.is_empty() {
+        return Err(EmuError::Config(format!(
+            "{}: no flow carried 64 KB or more: nothing to draw",
+            file.display()
+        )));
+    }
+    for s in &summary {
+        eprintln!("tcpwise emu plot: {s}");
+    }
+    Ok((crate::plot::flows::svg(&run), summary))
+}
+
+/// Writes the SVG (or the HTML page around it) where `-o` says.
+fn emit_plot(a: &PlotArgs, ext: &str, svg: String, summary: Vec<String>) -> Result<i32, EmuError> {
     let out = if ext == "html" {
         crate::plot::html(&svg, &summary.join("\n"))
     } else {

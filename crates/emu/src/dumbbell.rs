@@ -37,6 +37,7 @@ use tcpwise_link::{Link, LinkConfig};
 mod probe;
 mod report;
 pub mod run;
+pub mod sockets;
 pub use probe::{IdleRtt, idle_rtts};
 pub use report::*;
 

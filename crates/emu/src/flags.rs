@@ -122,7 +122,9 @@ pub struct PairArgs {
 /// `emu plot`.
 #[derive(Debug, Args)]
 pub struct PlotArgs {
-    /// Directory holding up.log and/or down.log (or a single log file).
+    /// Directory holding up.log and/or down.log (or a single log file);
+    /// or RUN.json, the --stats-json of `emu dumbbell`: every flow's
+    /// goodput and its sender's RTT per second, one chart per direction.
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
     /// Output: FILE.svg or FILE.html; without it, SVG on standard output

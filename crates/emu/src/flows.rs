@@ -13,6 +13,10 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::net::IpAddr;
 
+/// Flows that carried less are left out of shares and fairness (a
+/// control connection's few hundred bytes are no competitor).
+pub const BULK_MIN_BYTES: u64 = 64 * 1024;
+
 /// A flow: protocol and both ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct FlowKey {

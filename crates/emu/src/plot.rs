@@ -9,6 +9,8 @@
 //! ingress and egress as lines), then each packet's queueing delay at its
 //! departure, with drops (by cause) and CE marks as ticks along the bottom.
 
+pub mod flows;
+
 use crate::{EmuError, Kind};
 use plotters::prelude::*;
 use std::collections::BTreeMap;
@@ -218,16 +220,27 @@ pub fn svg(up: Option<&LinkLog>, down: Option<&LinkLog>, opts: &PlotOptions) -> 
     .into_iter()
     .filter_map(|(n, l)| l.map(|l| (n, l)))
     .collect();
+    stacked(&dirs, (420, 220), |top, bottom, (name, log)| {
+        draw_throughput(top, name, log, opts.bin_ms);
+        draw_delay(bottom, name, log);
+    })
+}
+
+/// An SVG area.
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+
+/// One SVG of a row per item, 1000 px wide, each row `(height, top)`
+/// split into a chart of `top` px over another.
+fn stacked<T>(rows: &[T], (height, top): (u32, u32), draw: impl Fn(&Area, &Area, &T)) -> String {
     let mut out = String::new();
     {
-        let h = 420 * dirs.len().max(1) as u32;
+        let h = height * rows.len().max(1) as u32;
         let root = SVGBackend::with_string(&mut out, (1000, h)).into_drawing_area();
         let _ = root.fill(&WHITE);
-        let rows = root.split_evenly((dirs.len().max(1), 1));
-        for (area, (name, log)) in rows.iter().zip(&dirs) {
-            let (top, bottom) = area.split_vertically(220);
-            draw_throughput(&top, name, log, opts.bin_ms);
-            draw_delay(&bottom, name, log);
+        let areas = root.split_evenly((rows.len().max(1), 1));
+        for (area, row) in areas.iter().zip(rows) {
+            let (t, b) = area.split_vertically(top);
+            draw(&t, &b, row);
         }
         let _ = root.present();
     }

@@ -11,18 +11,20 @@
 //! One module per concern, as mio's `sys/unix/`: `time` (clocks, timerfd,
 //! eventfd, scheduling), `netns` (namespaces, TUN), `process` (signals,
 //! exec, process groups, limits), `fd` (reads, writes, epoll, poll,
-//! locks), `tcp` (`TCP_INFO`, BBR, pacing, sendfile, `MSG_ZEROCOPY`) and
+//! locks), `diag` (the kernel's socket diagnostics, as `ss` reads them), `tcp` (`TCP_INFO`, BBR, pacing, sendfile, `MSG_ZEROCOPY`) and
 //! [`uring`]; everything is re-exported here, so callers write
 //! `tcpwise_sys::kill`.
 
 pub mod uring;
 
+mod diag;
 mod fd;
 mod netns;
 mod process;
 mod tcp;
 mod time;
 
+pub use diag::*;
 pub use fd::*;
 pub use netns::*;
 pub use process::*;

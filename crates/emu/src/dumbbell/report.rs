@@ -2,13 +2,13 @@
 //! pair's direction) and every flow through the bottleneck with the host
 //! it came from, its share and the fairness of the whole.
 
+use super::sockets::TcpSampled;
 use crate::flows::{FlowReport, jain};
 use crate::forwarder::DirectionStats;
 use crate::topology::Resolved;
 use serde::Serialize;
 
-/// Flows that carried less are left out of shares and fairness.
-pub const BULK_MIN_BYTES: u64 = 64 * 1024;
+pub use crate::flows::BULK_MIN_BYTES;
 
 /// One flow through the bottleneck, named by its hosts.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -22,6 +22,30 @@ pub struct FlowShare {
     /// The flow as the bottleneck counted it.
     #[serde(flatten)]
     pub flow: FlowReport,
+    /// What its sender's kernel said of it (`None` when no sample found
+    /// its socket open: a flow shorter than a second, or UDP).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpSampled>,
+}
+
+/// One direction's bulk flows over the seconds they all ran, and their
+/// shares (in `--stats-json` as `shares`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Window<'a> {
+    /// "up" or "down".
+    pub direction: String,
+    /// The node each flow came from, in the shares' order.
+    pub from: Vec<String>,
+    /// Whether the window is the span every flow ran (else the whole run).
+    pub all_ran: bool,
+    /// Goodput, shares, Jain's index.
+    #[serde(flatten)]
+    pub shares: Shares,
+    /// Each flow's goodput in each second of the window, bit/s.
+    pub per_s_bps: Vec<Vec<f64>>,
+    /// The flows.
+    #[serde(skip)]
+    pub flows: Vec<&'a FlowShare>,
 }
 
 /// A topology run's whole report (`--json`).
@@ -75,6 +99,7 @@ impl TopologyReport {
                 to: name(f.key.dst.0),
                 direction: dir.to_string(),
                 flow: f.clone(),
+                tcp: None,
             }));
         }
         TopologyReport {
@@ -124,46 +149,63 @@ impl TopologyReport {
         }
     }
 
-    /// Lines for a terminal: each flow's goodput over the seconds every
-    /// flow was running (whole seconds strictly inside the flows' common
-    /// span, so start-up and ends do not count), its share, Jain's index,
-    /// the bottleneck's queue, then every link's summary line.
+    /// The window of `dir`'s bulk flows: the whole seconds strictly
+    /// inside the span every flow ran (start-up and ends do not count),
+    /// else the whole run; `None` when `dir` carried no bulk flow.
+    pub fn window(&self, dir: &str) -> Option<Window<'_>> {
+        let flows = self.flows_of(dir);
+        if flows.is_empty() {
+            return None;
+        }
+        let from = flows
+            .iter()
+            .map(|f| f.flow.first_s.ceil() as usize)
+            .max()
+            .unwrap_or(0);
+        let to = flows
+            .iter()
+            .map(|f| f.flow.last_s.floor() as usize)
+            .min()
+            .unwrap_or(0);
+        let (from, to, all_ran) = if to > from {
+            (from, to, true)
+        } else {
+            let end = flows
+                .iter()
+                .map(|f| f.flow.goodput_bytes_per_s.len())
+                .max()
+                .unwrap_or(0);
+            (0, end, false)
+        };
+        let shares = Self::shares(&flows, from, to);
+        let per_s_bps = (flows.iter())
+            .map(|f| (from..to).map(|s| f.flow.goodput_bps(s, s + 1)).collect())
+            .collect();
+        Some(Window {
+            per_s_bps,
+            direction: dir.to_string(),
+            from: flows.iter().map(|f| f.from.clone()).collect(),
+            all_ran,
+            shares,
+            flows,
+        })
+    }
+
+    /// Lines for a terminal: each flow's goodput over its direction's
+    /// [`TopologyReport::window`], its share, Jain's index, the
+    /// bottleneck's queue, then every link's summary line.
     pub fn text(&self) -> Vec<String> {
         let mut out = Vec::new();
         for dir in ["up", "down"] {
-            let flows = self.flows_of(dir);
-            if flows.is_empty() {
+            let Some(w) = self.window(dir) else {
                 continue;
-            }
-            let from = flows
-                .iter()
-                .map(|f| f.flow.first_s.ceil() as usize)
-                .max()
-                .unwrap_or(0);
-            let to = flows
-                .iter()
-                .map(|f| f.flow.last_s.floor() as usize)
-                .min()
-                .unwrap_or(0);
-            let (from, to, when) = if to > from {
-                (
-                    from,
-                    to,
-                    format!("seconds {from}-{to}, while every flow ran"),
-                )
-            } else {
-                let end = flows
-                    .iter()
-                    .map(|f| f.flow.goodput_bytes_per_s.len())
-                    .max()
-                    .unwrap_or(0);
-                (
-                    0,
-                    end,
-                    "the whole run: the flows never all ran at once".to_string(),
-                )
             };
-            let s = Self::shares(&flows, from, to);
+            let (flows, s) = (&w.flows, &w.shares);
+            let when = if w.all_ran {
+                format!("seconds {}-{}, while every flow ran", s.from_s, s.to_s)
+            } else {
+                "the whole run: the flows never all ran at once".to_string()
+            };
             let small = self.flows.iter().filter(|f| f.direction == dir).count() - flows.len();
             let left = if small > 0 {
                 format!(" ({small} flows of under 64 KB left out)")
@@ -187,6 +229,18 @@ impl TopologyReport {
                     s.share[k],
                     f.flow.repeated_bytes as f64 / 1e3
                 ));
+                if let Some(t) = &f.tcp {
+                    out.push(format!(
+                        "  {:>10}    its kernel: {}, smoothed RTT median {:.1} ms (max {:.1}, min RTT {:.1}) over {} samples, {} segments retransmitted",
+                        "",
+                        t.cc.as_deref().unwrap_or("?"),
+                        t.srtt_ms_median,
+                        t.srtt_ms_max,
+                        t.min_rtt_ms,
+                        t.samples,
+                        t.retransmits
+                    ));
+                }
             }
             out.push(format!(
                 "  sum {:.2} Mbit/s, Jain's fairness index {:.3}",

@@ -2,6 +2,7 @@
 //! the receivers' servers and the hosts' commands at their offsets,
 //! supervise, tear down, report.
 
+use super::sockets::Sampler;
 use super::{Dumbbell, DumbbellConfig};
 use crate::EmuError;
 use crate::flags::DumbbellArgs;
@@ -81,11 +82,24 @@ pub fn dumbbell(a: DumbbellArgs) -> Result<i32, EmuError> {
     };
     // Whole seconds of the links' clock before the commands began.
     let commands_from_s = started.elapsed().as_secs() as usize;
+    // Sampling is a report's detail: a namespace that refuses it costs
+    // the RTT column, not the run.
+    let mut sampler = Sampler::new(&d, started)
+        .map_err(|e| eprintln!("tcpwise emu dumbbell: no RTT per flow: {e}"))
+        .ok();
     let outcome = match &idle {
-        Ok(_) => run_commands(&d, &a, &argvs, &signals, who.as_ref()),
+        Ok(_) => run_commands(&d, &a, &argvs, &signals, who.as_ref(), &mut sampler),
         Err(_) => Ok(1),
     };
     let mut report = d.shutdown()?;
+    if let Some(s) = &sampler {
+        for f in &mut report.flows {
+            f.tcp = s.samples.of(&f.flow.key);
+        }
+        if let Some(e) = &s.failed {
+            eprintln!("tcpwise emu dumbbell: some RTT samples failed: {e}");
+        }
+    }
     report.commands_from_s = if a.idle_rtt.is_some() {
         commands_from_s + 1
     } else {
@@ -101,12 +115,17 @@ pub fn dumbbell(a: DumbbellArgs) -> Result<i32, EmuError> {
         }
     }
     if let Some(p) = &a.stats_json {
+        let shares: Vec<_> = ["up", "down"]
+            .iter()
+            .filter_map(|d| report.window(d))
+            .collect();
         let v = serde_json::json!({
             "tcpwise_version": tcpwise_outcome::version(),
             "topology": report_of_topology(&cfg),
             "idle_rtt": idle,
             "links": report.links,
             "flows": report.flows,
+            "shares": shares,
             "commands_from_s": report.commands_from_s,
         });
         let text = serde_json::to_string_pretty(&v).map_err(std::io::Error::other)?;
@@ -144,6 +163,7 @@ fn run_commands(
     argvs: &[Option<Vec<String>>],
     signals: &crate::session::Signals,
     who: Option<&RunAs>,
+    sampler: &mut Option<Sampler>,
 ) -> Result<i32, EmuError> {
     let signalled = || match signals.load(std::sync::atomic::Ordering::Relaxed) {
         0 => None,
@@ -204,6 +224,9 @@ fn run_commands(
             return Err(EmuError::Setup(
                 "the emulator stopped (a forwarder thread died); the topology was torn down".into(),
             ));
+        }
+        if let Some(s) = sampler.as_mut() {
+            s.tick();
         }
         std::thread::sleep(Duration::from_millis(10));
     }

@@ -99,6 +99,15 @@ pub fn list_lines(cells: &[Cell]) -> Vec<String> {
     cells
         .iter()
         .map(|c| {
+            if let Some(t) = &c.topology {
+                let hosts = t.toml.matches("[[host]]").count();
+                return format!(
+                    "{}  perf client {}  | emu dumbbell, {hosts} hosts, figure: {}; its topology is the record's cell.topology.toml",
+                    c.id,
+                    c.args.join(" "),
+                    t.figure.unit()
+                );
+            }
             format!(
                 "{}  {} {}  | emu pair {}",
                 c.id,

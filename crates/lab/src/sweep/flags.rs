@@ -11,7 +11,10 @@ pub const SWEEP_HELP: &str = "\
 A matrix (TOML): [paths.NAME] tables of emu link keys (rtt, rate, queue, loss, ...: the
 --config keys, `tcpwise emu pair --help`), [vary] link keys with a list of values each,
 [workloads.NAME] with tool (perf, rpm, or get: its first arg the path on serve), args (the
-tool's flags) and server (its server's extra flags), repetitions and seed. Cells: paths x [vary] values x workloads x repetitions.
+tool's flags) and server (its server's extra flags), repetitions and seed; [topologies.NAME]
+hold an `emu dumbbell --topology` file whose bottleneck [vary] sets and whose hosts run the
+perf workload (figure: the first host's share; docs/sweep.md). Cells: paths and topologies
+x [vary] values x workloads x repetitions.
 
   repetitions = 2
   [paths.dsl]

@@ -26,6 +26,7 @@
 //! in every shard and every rerun.
 
 use crate::sweep::Tool;
+use crate::sweep::topology::{self, Declared, TopologyCell};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -60,6 +61,10 @@ pub struct Cell {
     /// The largest rate the link is given (bit/s), for how many cells
     /// run at once; `None` for unlimited or trace links, which run alone.
     pub rate_bps: Option<u64>,
+    /// A topology's cell (`[topologies.NAME]`): `emu dumbbell` runs it,
+    /// `link` is empty, and it runs alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<TopologyCell>,
 }
 
 /// A matrix expanded into its cells.
@@ -83,6 +88,8 @@ struct FileDe {
     vary: BTreeMap<Spanned<String>, Spanned<Vec<toml::Value>>>,
     #[serde(default)]
     workloads: BTreeMap<Spanned<String>, WorkloadDe>,
+    #[serde(default)]
+    topologies: BTreeMap<Spanned<String>, Spanned<toml::Table>>,
 }
 
 #[derive(Deserialize)]
@@ -163,8 +170,11 @@ impl Source<'_> {
 /// A path's name and its link flags.
 type PathFlags = (String, Vec<String>);
 
-/// A varied key's values, each as (key, value as shown, flags).
-type Axis = Vec<(String, String, Vec<String>)>;
+/// One value of a varied key: (key, value as shown, flags, value).
+type AxisValue = (String, String, Vec<String>, toml::Value);
+
+/// A varied key's values.
+type Axis = Vec<AxisValue>;
 
 /// Reads a matrix from its text; `file` names it in errors.
 pub fn parse(text: &str, file: &Path) -> Result<Matrix, MatrixError> {
@@ -192,8 +202,12 @@ pub fn parse(text: &str, file: &Path) -> Result<Matrix, MatrixError> {
             .map_err(|m| src.at(wname.span(), format!("workload '{}': {m}", wname.get_ref())))?;
         workloads.push((wname.get_ref().clone(), tool, w));
     }
-    let cells = expand(&paths, &axes, &workloads, reps, de.seed.unwrap_or(1));
-    check_cells(&src, &cells, paths.is_empty())?;
+    let tops = topologies(&src, &de, &paths, &workloads)?;
+    let targets: Vec<Target> = (paths.iter().map(Target::Path))
+        .chain(tops.iter().map(Target::Topology))
+        .collect();
+    let cells = expand(&targets, &axes, &workloads, reps, de.seed.unwrap_or(1));
+    check_cells(&src, &cells, paths.is_empty() && tops.is_empty())?;
     let fingerprint = format!(
         "{:016x}",
         fnv(&serde_json::to_string(&cells).unwrap_or_default())
@@ -221,6 +235,35 @@ fn paths(src: &Source, de: &FileDe) -> Result<Vec<PathFlags>, MatrixError> {
     Ok(paths)
 }
 
+/// The `[topologies.NAME]` tables, each checked by `emu dumbbell`'s
+/// parser; their workloads must be `perf`'s (one flow per host, counted
+/// at the bottleneck), and no name is both a path and a topology.
+fn topologies(
+    src: &Source,
+    de: &FileDe,
+    paths: &[PathFlags],
+    workloads: &[(String, Tool, &WorkloadDe)],
+) -> Result<Vec<Declared>, MatrixError> {
+    let mut out = Vec::new();
+    for (name, table) in &de.topologies {
+        check_name(name, "topology").map_err(|m| src.at(name.span(), m))?;
+        let n = name.get_ref();
+        if paths.iter().any(|(p, _)| p == n) {
+            return Err(src.at(name.span(), format!("'{n}' names a path and a topology")));
+        }
+        if let Some((w, _, _)) = workloads.iter().find(|(_, t, _)| *t != Tool::Perf) {
+            return Err(src.at(
+                name.span(),
+                format!("workload '{w}': a topology's hosts run perf workloads only (rpm and get time one client)"),
+            ));
+        }
+        let d = topology::declare(n, table.get_ref())
+            .map_err(|m| src.at(table.span(), format!("topology '{n}': {m}")))?;
+        out.push(d);
+    }
+    Ok(out)
+}
+
 /// Each `[vary]` key: its values as (key, label, flags).
 fn axes(src: &Source, de: &FileDe) -> Result<Vec<Axis>, MatrixError> {
     let mut axes = Vec::new();
@@ -237,47 +280,80 @@ fn axes(src: &Source, de: &FileDe) -> Result<Vec<Axis>, MatrixError> {
                 toml::Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            axis.push((k.get_ref().clone(), shown, src.link_args(k, v)?));
+            axis.push((k.get_ref().clone(), shown, src.link_args(k, v)?, v.clone()));
         }
         axes.push(axis);
     }
     Ok(axes)
 }
 
-/// Every cell: paths x varied values x workloads x repetitions, each
-/// with its link seed drawn from the matrix's.
+/// What a cell runs on: a path's link, or a topology.
+enum Target<'a> {
+    Path(&'a PathFlags),
+    Topology(&'a Declared),
+}
+
+impl Target<'_> {
+    fn name(&self) -> &str {
+        match self {
+            Target::Path((n, _)) => n,
+            Target::Topology(t) => &t.name,
+        }
+    }
+
+    /// The cell's link flags (empty for a topology) and topology: the
+    /// varied values after the path's own (on the command line the later
+    /// flag wins), or set on the topology's bottleneck.
+    fn apply(&self, combo: &[AxisValue], seed: u64) -> (Vec<String>, Option<TopologyCell>) {
+        match self {
+            Target::Path((_, flags)) => {
+                let mut link = flags.clone();
+                link.extend(combo.iter().flat_map(|(_, _, f, _)| f.iter().cloned()));
+                link.extend(["--seed".to_string(), seed.to_string()]);
+                (link, None)
+            }
+            Target::Topology(t) => {
+                let varied: Vec<(String, toml::Value)> = combo
+                    .iter()
+                    .map(|(k, _, _, v)| (k.clone(), v.clone()))
+                    .collect();
+                (Vec::new(), Some(topology::cell(t, &varied, seed)))
+            }
+        }
+    }
+}
+
+/// Every cell: paths, then topologies, x varied values x workloads x
+/// repetitions, each with its seed drawn from the matrix's. A topology's
+/// cell runs alone (no rate to share).
 fn expand(
-    paths: &[PathFlags],
+    targets: &[Target],
     axes: &[Axis],
     workloads: &[(String, Tool, &WorkloadDe)],
     reps: u32,
     base_seed: u64,
 ) -> Vec<Cell> {
     let mut cells = Vec::new();
-    for (pname, pflags) in paths {
+    for target in targets {
         for combo in combinations(axes) {
             for (wname, tool, w) in workloads {
                 for rep in 1..=reps {
-                    let mut id = format!("{pname}-{wname}");
-                    let mut link = pflags.clone();
-                    let mut vary = Vec::new();
-                    for (key, shown, flags) in &combo {
+                    let mut id = format!("{}-{wname}", target.name());
+                    for (key, shown, _, _) in &combo {
                         id.push_str(&format!("-{key}={}", sanitize(shown)));
-                        // A varied key given by the path too: the varied
-                        // value comes later on the command line and wins.
-                        link.extend(flags.iter().cloned());
-                        vary.push((key.clone(), shown.clone()));
                     }
                     id.push_str(&format!("-r{rep}"));
                     let seed = fnv(&format!("{base_seed}/{id}")) >> 1;
-                    link.push("--seed".into());
-                    link.push(seed.to_string());
+                    let (link, topology) = target.apply(&combo, seed);
                     cells.push(Cell {
                         index: cells.len(),
-                        rate_bps: max_rate(&link),
+                        rate_bps: topology.is_none().then(|| max_rate(&link)).flatten(),
                         id,
-                        path: pname.clone(),
-                        vary,
+                        path: target.name().to_string(),
+                        vary: combo
+                            .iter()
+                            .map(|(k, s, _, _)| (k.clone(), s.clone()))
+                            .collect(),
                         workload: wname.clone(),
                         tool: *tool,
                         args: w.args.clone(),
@@ -285,6 +361,7 @@ fn expand(
                         repetition: rep,
                         seed,
                         link,
+                        topology,
                     });
                 }
             }
@@ -297,7 +374,7 @@ fn expand(
 fn check_cells(src: &Source, cells: &[Cell], no_paths: bool) -> Result<(), MatrixError> {
     if cells.is_empty() {
         let missing = if no_paths {
-            "no [paths.NAME] table"
+            "no [paths.NAME] or [topologies.NAME] table"
         } else {
             "no [workloads.NAME] table"
         };

@@ -19,7 +19,9 @@
 //! atomic writes, what is finished), `run` (the scheduler and a cell's
 //! process), `slots` (the same limit for the lab's own testbeds, which
 //! are threads), `summary` (sans-IO: cells to groups, figures, report text),
-//! `flags` and `command` (the two commands as calls).
+//! `topology` (sans-IO: a `[topologies.NAME]` table to its cells'
+//! `emu dumbbell` files and figures), `flags` and `command` (the two
+//! commands as calls).
 
 pub mod command;
 pub mod flags;
@@ -29,6 +31,7 @@ pub mod shard;
 pub mod slots;
 pub mod store;
 pub mod summary;
+pub mod topology;
 
 use serde::{Deserialize, Serialize};
 

@@ -12,7 +12,9 @@
 //! did not hold shows it.
 
 use crate::sweep::matrix::Cell;
+use crate::sweep::shell_quote;
 use crate::sweep::store::{CellRecord, SweepDir};
+use crate::sweep::topology::{self, TopologyCell};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -83,6 +85,10 @@ impl Limit {
 /// latency (FQ-CoDel at 20 Mbit/s / 40 ms: 803 RPM alone, 596 to 651
 /// with three other `rpm` cells beside it; docs/sweep.md).
 fn budget_rate(cell: &Cell) -> Option<u64> {
+    if cell.topology.is_some() {
+        // A topology's hosts take every core they can get.
+        return None;
+    }
     match cell.tool {
         crate::sweep::Tool::Rpm => None,
         _ => cell.rate_bps,
@@ -253,8 +259,43 @@ fn stats_file(tmp: &Path, id: &str) -> PathBuf {
     tmp.join(format!("{id}.emu.json"))
 }
 
-/// The cell's `tcpwise emu pair` command, started.
+/// A topology cell's `tcpwise emu dumbbell` command: its file written,
+/// every host without a command running the workload's client (its
+/// output dropped: the bottleneck counts the flows).
+fn topology_command(
+    cell: &Cell,
+    t: &TopologyCell,
+    exe: &Path,
+    tmp: &Path,
+) -> std::io::Result<Command> {
+    let exe_s = exe.to_string_lossy();
+    let mut client = vec![shell_quote(&exe_s), "perf client $TCPWISE_PEER".into()];
+    client.extend(cell.args.iter().map(|a| shell_quote(a)));
+    client.push("> /dev/null".into());
+    let server = cell.tool.server_command(&exe_s, &cell.server_args);
+    let text = topology::run_text(t, &client.join(" "), &server);
+    let file = topology::write_file(tmp, &cell.id, &text)?;
+    let mut cmd = Command::new(exe);
+    cmd.args(["emu", "dumbbell", "-q", "--topology"])
+        .arg(file)
+        .arg("--stats-json")
+        .arg(stats_file(tmp, &cell.id))
+        .arg("--wait-port")
+        .arg(cell.tool.port().to_string());
+    Ok(cmd)
+}
+
+/// The cell's `tcpwise emu pair` (or a topology's `emu dumbbell`)
+/// command, started.
 fn spawn(cell: &Cell, exe: &Path, tmp: &Path) -> std::io::Result<std::process::Child> {
+    if let Some(t) = &cell.topology {
+        let mut cmd = topology_command(cell, t, exe, tmp)?;
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        tcpwise_sys::exec_with_parent_death_signal(&mut cmd, 15);
+        return cmd.spawn();
+    }
     let exe_s = exe.to_string_lossy();
     let mut cmd = Command::new(exe);
     cmd.args(["emu", "pair", "-q", "--stats-json"])
@@ -292,12 +333,18 @@ fn record(r: Running, out: &Output, fp: &str, tmp: &Path) -> CellRecord {
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(serde_json::Value::Null);
     let _ = std::fs::remove_file(&stats_path);
+    let _ = std::fs::remove_file(tmp.join(format!("{}.topology.toml", r.cell.id)));
+    // A pair's directions, or a topology's bottleneck.
     let dir_stat = |name: &str, ptr: &str| -> f64 {
-        emu.get("directions")
+        let (list, name) = match r.cell.topology {
+            Some(_) => ("links", format!("bottleneck {name}")),
+            None => ("directions", name.to_string()),
+        };
+        emu.get(list)
             .and_then(|d| d.as_array())
             .and_then(|d| {
                 d.iter()
-                    .find(|x| x.get("direction").and_then(|n| n.as_str()) == Some(name))
+                    .find(|x| x.get("direction").and_then(|n| n.as_str()) == Some(name.as_str()))
             })
             .and_then(|x| x.pointer(ptr))
             .and_then(|v| v.as_f64())
@@ -308,8 +355,14 @@ fn record(r: Running, out: &Output, fp: &str, tmp: &Path) -> CellRecord {
         .and_then(|v| v.as_str())
         .unwrap_or("")
         .to_string();
-    let tool = tool_json(&out.stdout);
-    let fig = tool.as_ref().and_then(|j| r.cell.tool.figure(j));
+    let (tool, fig, unit) = match &r.cell.topology {
+        Some(t) => (None, topology::figure(t, &emu), t.figure.unit()),
+        None => {
+            let tool = tool_json(&out.stdout);
+            let fig = tool.as_ref().and_then(|j| r.cell.tool.figure(j));
+            (tool, fig, r.cell.tool.unit())
+        }
+    };
     let ok = out.status.success() && fig.is_some() && !r.timed_out;
     let error = (!ok).then(|| {
         let err = String::from_utf8_lossy(&out.stderr);
@@ -331,7 +384,7 @@ fn record(r: Running, out: &Output, fp: &str, tmp: &Path) -> CellRecord {
         exit_code: out.status.code(),
         error,
         figure,
-        unit: r.cell.tool.unit().to_string(),
+        unit: unit.to_string(),
         samples,
         started_unix_s: r.start_unix,
         wall_s: r.start.elapsed().as_secs_f64(),
@@ -371,6 +424,7 @@ mod tests {
             seed: 1,
             link: vec![],
             rate_bps: rate,
+            topology: None,
         }
     }
 
