@@ -219,8 +219,10 @@ pub struct DumbbellArgs {
     /// print them beside the round trip its links add up to.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub idle_rtt: Option<u32>,
-    /// Write every link's statistics and every flow's goodput per second
-    /// as JSON to FILE.
+    /// Write every link's statistics, every flow's goodput per second with
+    /// its sender's RTT and retransmits (the kernel's socket diagnostics,
+    /// sampled each second in every namespace) and each direction's shares
+    /// as JSON to FILE; `tcpwise emu plot FILE` draws every flow.
     #[arg(long, value_name = "FILE")]
     pub stats_json: Option<PathBuf>,
     /// No summary on stderr.
