@@ -7,6 +7,7 @@
 //! awaits ([`wait`](Shutdown::wait), for async servers on any runtime:
 //! no tokio here). Triggering is idempotent and cannot be undone.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,10 +15,17 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+/// The tasks awaiting a trigger, by the key of their [`Wait`].
+#[derive(Default)]
+struct Wakers {
+    next: u64,
+    by_key: HashMap<u64, Waker>,
+}
+
 #[derive(Default)]
 struct Inner {
     set: AtomicBool,
-    wakers: Mutex<Vec<Waker>>,
+    wakers: Mutex<Wakers>,
     blocked: Condvar,
 }
 
@@ -45,10 +53,10 @@ impl Shutdown {
     pub fn trigger(&self) {
         self.inner.set.store(true, Ordering::SeqCst);
         let wakers = match self.inner.wakers.lock() {
-            Ok(mut w) => std::mem::take(&mut *w),
-            Err(p) => std::mem::take(&mut *p.into_inner()),
+            Ok(mut w) => std::mem::take(&mut w.by_key),
+            Err(p) => std::mem::take(&mut p.into_inner().by_key),
         };
-        for w in wakers {
+        for w in wakers.into_values() {
             w.wake();
         }
         self.inner.blocked.notify_all();
@@ -79,34 +87,66 @@ impl Shutdown {
     pub fn wait(&self) -> Wait {
         Wait {
             shutdown: self.clone(),
+            key: None,
+        }
+    }
+
+    fn wakers(&self) -> std::sync::MutexGuard<'_, Wakers> {
+        match self.inner.wakers.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
         }
     }
 }
 
-/// The future of [`Shutdown::wait`].
+/// The future of [`Shutdown::wait`]. Its waker is registered under a key
+/// of its own and removed when it is dropped: a server awaits one per
+/// connection, and wakers left behind by connections that ended kept each
+/// one's task alive (7 KB a connection) and made every poll scan them all
+/// (`serve`'s largest user-space cost at 1,024 connections, docs/serve.md).
 pub struct Wait {
     shutdown: Shutdown,
+    key: Option<u64>,
 }
 
 impl Future for Wait {
     type Output = ();
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         if self.shutdown.is_triggered() {
             return Poll::Ready(());
         }
-        let mut w = match self.shutdown.inner.wakers.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
+        let shutdown = self.shutdown.clone();
+        let mut w = shutdown.wakers();
         // Checked again under the lock: a trigger in between has taken
         // the wakers already.
-        if self.shutdown.is_triggered() {
+        if shutdown.is_triggered() {
             return Poll::Ready(());
         }
-        if !w.iter().any(|x| x.will_wake(cx.waker())) {
-            w.push(cx.waker().clone());
+        let key = match self.key {
+            Some(k) => k,
+            None => {
+                w.next += 1;
+                let k = w.next;
+                self.key = Some(k);
+                k
+            }
+        };
+        match w.by_key.get_mut(&key) {
+            Some(old) if old.will_wake(cx.waker()) => {}
+            Some(old) => old.clone_from(cx.waker()),
+            None => {
+                w.by_key.insert(key, cx.waker().clone());
+            }
         }
         Poll::Pending
+    }
+}
+
+impl Drop for Wait {
+    fn drop(&mut self) {
+        if let Some(k) = self.key {
+            self.shutdown.wakers().by_key.remove(&k);
+        }
     }
 }
 
@@ -144,5 +184,26 @@ mod tests {
         assert!(c.is_triggered());
         s.trigger(); // idempotent
         assert!(c.wait_timeout(Duration::ZERO));
+    }
+
+    #[test]
+    fn a_dropped_wait_leaves_no_waker_behind() {
+        let s = Shutdown::new();
+        let woke = Arc::new(Flag(AtomicBool::new(false)));
+        let waker = Waker::from(woke.clone());
+        let mut cx = Context::from_waker(&waker);
+        for _ in 0..1000 {
+            let mut fut = Box::pin(s.wait());
+            assert!(fut.as_mut().poll(&mut cx).is_pending());
+            assert!(fut.as_mut().poll(&mut cx).is_pending());
+        }
+        assert_eq!(s.wakers().by_key.len(), 0);
+        // One that lives is still woken.
+        let mut fut = Box::pin(s.wait());
+        assert!(fut.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(s.wakers().by_key.len(), 1);
+        s.trigger();
+        assert!(woke.0.load(Ordering::SeqCst));
+        assert!(fut.as_mut().poll(&mut cx).is_ready());
     }
 }
