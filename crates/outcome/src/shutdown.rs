@@ -88,6 +88,7 @@ impl Shutdown {
         Wait {
             shutdown: self.clone(),
             key: None,
+            registered: None,
         }
     }
 
@@ -107,6 +108,9 @@ impl Shutdown {
 pub struct Wait {
     shutdown: Shutdown,
     key: Option<u64>,
+    /// The waker it registered: polled again by the same task (a
+    /// connection's every request), it takes no lock.
+    registered: Option<Waker>,
 }
 
 impl Future for Wait {
@@ -114,6 +118,15 @@ impl Future for Wait {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         if self.shutdown.is_triggered() {
             return Poll::Ready(());
+        }
+        // Still registered (a trigger takes every waker, and then the
+        // flag above is set), and by this task.
+        if self
+            .registered
+            .as_ref()
+            .is_some_and(|w| w.will_wake(cx.waker()))
+        {
+            return Poll::Pending;
         }
         let shutdown = self.shutdown.clone();
         let mut w = shutdown.wakers();
@@ -131,13 +144,9 @@ impl Future for Wait {
                 k
             }
         };
-        match w.by_key.get_mut(&key) {
-            Some(old) if old.will_wake(cx.waker()) => {}
-            Some(old) => old.clone_from(cx.waker()),
-            None => {
-                w.by_key.insert(key, cx.waker().clone());
-            }
-        }
+        w.by_key.insert(key, cx.waker().clone());
+        drop(w);
+        self.registered = Some(cx.waker().clone());
         Poll::Pending
     }
 }
