@@ -277,8 +277,7 @@ fn a_sweep_killed_with_sigkill_resumes_with_every_cell_once_and_nothing_left() {
     assert_eq!(after.iter().cloned().collect::<BTreeSet<_>>(), want);
     assert_eq!(after.len(), want.len(), "every cell exactly once");
     no_tmp_left(&out);
-    let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let results = results_of(&out);
     assert_eq!(results["summary"]["cells_present"], want.len());
     for c in results["cells"].as_array().unwrap() {
         assert_eq!(c["ok"], true, "{c}");
@@ -287,9 +286,23 @@ fn a_sweep_killed_with_sigkill_resumes_with_every_cell_once_and_nothing_left() {
     }
 }
 
+/// A sweep's `results.json`.
+fn results_of(out: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap()
+}
+
+/// Runs `matrix` into `out`, which must succeed, and reads its results.
+fn swept(matrix: &Path, out: &Path) -> serde_json::Value {
+    let (m, o) = (matrix.to_str().unwrap(), out.to_str().unwrap());
+    let run = tcpwise(&["lab", "sweep", m, "--out", o]);
+    let err = stderr(&run);
+    eprintln!("{err}");
+    assert!(run.status.success(), "{err}");
+    results_of(out)
+}
+
 fn merged_ids(out: &Path) -> BTreeSet<String> {
-    let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let results = results_of(out);
     assert_eq!(results["summary"]["missing"].as_array().unwrap().len(), 0);
     results["cells"]
         .as_array()
@@ -431,18 +444,7 @@ fn rpm_and_get_cells_record_their_tools_figures() {
     )
     .unwrap();
     let out = dir.0.join("out");
-    let o = tcpwise(&[
-        "lab",
-        "sweep",
-        m.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let err = stderr(&o);
-    eprintln!("{err}");
-    assert!(o.status.success(), "{err}");
-    let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let results = swept(&m, &out);
     for c in results["cells"].as_array().unwrap() {
         let (unit, fig) = (c["unit"].as_str().unwrap(), c["figure"].as_f64().unwrap());
         match c["cell"]["tool"].as_str().unwrap() {
@@ -524,17 +526,7 @@ fn a_topology_sweeps_as_a_path_does_its_figure_the_first_hosts_share() {
     if !netns_ok("sweep topology") {
         return;
     }
-    let o = tcpwise(&[
-        "lab",
-        "sweep",
-        m.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let err = stderr(&o);
-    assert!(o.status.success(), "{err}");
-    let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let results = swept(&m, &out);
     let cells = results["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 2);
     for c in cells {

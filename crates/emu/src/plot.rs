@@ -253,6 +253,16 @@ type TimeChart<'a, DB> = ChartContext<
     Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
 >;
 
+/// The series' labels, boxed, at `at`.
+fn legend<'a, DB: DrawingBackend + 'a>(chart: &mut TimeChart<'a, DB>, at: SeriesLabelPosition) {
+    let _ = chart
+        .configure_series_labels()
+        .position(at)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw();
+}
+
 /// A chart over time (s) with its mesh drawn.
 fn time_chart<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, plotters::coord::Shift>,
@@ -325,12 +335,7 @@ fn draw_throughput<DB: DrawingBackend>(
                 });
         }
     }
-    let _ = chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw();
+    legend(&mut chart, SeriesLabelPosition::LowerRight);
 }
 
 fn draw_delay<DB: DrawingBackend>(
@@ -415,12 +420,7 @@ fn draw_delay<DB: DrawingBackend>(
             a.label(format!("95th percentile ({p95} ms)"))
                 .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.mix(0.5)))
         });
-    let _ = chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw();
+    legend(&mut chart, SeriesLabelPosition::UpperRight);
 }
 
 /// Both directions' SVG wrapped in an HTML page with the figures beside it.

@@ -52,10 +52,7 @@ impl Shutdown {
     /// Tells every holder to stop.
     pub fn trigger(&self) {
         self.inner.set.store(true, Ordering::SeqCst);
-        let wakers = match self.inner.wakers.lock() {
-            Ok(mut w) => std::mem::take(&mut w.by_key),
-            Err(p) => std::mem::take(&mut p.into_inner().by_key),
-        };
+        let wakers = std::mem::take(&mut self.wakers().by_key);
         for w in wakers.into_values() {
             w.wake();
         }
@@ -69,10 +66,7 @@ impl Shutdown {
 
     /// Blocks up to `d`; true if triggered.
     pub fn wait_timeout(&self, d: Duration) -> bool {
-        let guard = match self.inner.wakers.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
+        let guard = self.wakers();
         if self.is_triggered() {
             return true;
         }
@@ -104,7 +98,7 @@ impl Shutdown {
 /// of its own and removed when it is dropped: a server awaits one per
 /// connection, and wakers left behind by connections that ended kept each
 /// one's task alive (7 KB a connection) and made every poll scan them all
-/// (`serve`'s largest user-space cost at 1,024 connections, docs/serve.md).
+/// (`serve`'s largest user-space cost at 1,024 connections, docs/bench.md).
 pub struct Wait {
     shutdown: Shutdown,
     key: Option<u64>,

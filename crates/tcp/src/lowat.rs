@@ -133,7 +133,7 @@ impl fmt::Display for Lowat {
 /// connection re-read `TCP_INFO` and set the mark 20 times a second
 /// however little it wrote: at 1,024 connections of small responses,
 /// 0.16 `setsockopt` and 0.32 `getsockopt` per request, where at 64
-/// connections 0.01 (`perf stat` on `tcpwise serve`, docs/serve.md).
+/// connections 0.01 (`perf stat` on `tcpwise serve`, docs/bench.md).
 pub struct LowatStream<S> {
     inner: S,
     policy: Lowat,

@@ -114,11 +114,11 @@ impl Sampler {
             let s = d.netns(side, i).run(sys::sock_diag_socket)?;
             socks.push(s.map_err(|e| EmuError::os("socket(NETLINK_SOCK_DIAG)", e))?);
         }
-        let next = started.elapsed().max(Duration::from_millis(500));
         Ok(Sampler {
             socks,
             started,
-            next: Duration::from_secs(next.as_secs()) + Duration::from_millis(500),
+            // The middle of the second the links' clock is in.
+            next: Duration::from_secs(started.elapsed().as_secs()) + Duration::from_millis(500),
             samples: SocketSamples::default(),
             failed: None,
         })

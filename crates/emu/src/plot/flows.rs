@@ -157,12 +157,7 @@ fn draw<DB: DrawingBackend>(
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], c.stroke_width(2)));
         }
     }
-    let _ = chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw();
+    super::legend(&mut chart, SeriesLabelPosition::UpperRight);
 }
 
 #[cfg(test)]

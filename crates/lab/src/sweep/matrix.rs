@@ -347,7 +347,8 @@ fn expand(
                     let (link, topology) = target.apply(&combo, seed);
                     cells.push(Cell {
                         index: cells.len(),
-                        rate_bps: topology.is_none().then(|| max_rate(&link)).flatten(),
+                        // A topology has no link flags, so no rate: it runs alone.
+                        rate_bps: max_rate(&link),
                         id,
                         path: target.name().to_string(),
                         vary: combo

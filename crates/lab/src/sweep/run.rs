@@ -85,10 +85,6 @@ impl Limit {
 /// latency (FQ-CoDel at 20 Mbit/s / 40 ms: 803 RPM alone, 596 to 651
 /// with three other `rpm` cells beside it; docs/sweep.md).
 fn budget_rate(cell: &Cell) -> Option<u64> {
-    if cell.topology.is_some() {
-        // A topology's hosts take every core they can get.
-        return None;
-    }
     match cell.tool {
         crate::sweep::Tool::Rpm => None,
         _ => cell.rate_bps,
@@ -274,7 +270,8 @@ fn topology_command(
     client.push("> /dev/null".into());
     let server = cell.tool.server_command(&exe_s, &cell.server_args);
     let text = topology::run_text(t, &client.join(" "), &server);
-    let file = topology::write_file(tmp, &cell.id, &text)?;
+    let file = topology::file(tmp, &cell.id);
+    std::fs::write(&file, text)?;
     let mut cmd = Command::new(exe);
     cmd.args(["emu", "dumbbell", "-q", "--topology"])
         .arg(file)
@@ -288,14 +285,19 @@ fn topology_command(
 /// The cell's `tcpwise emu pair` (or a topology's `emu dumbbell`)
 /// command, started.
 fn spawn(cell: &Cell, exe: &Path, tmp: &Path) -> std::io::Result<std::process::Child> {
-    if let Some(t) = &cell.topology {
-        let mut cmd = topology_command(cell, t, exe, tmp)?;
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        tcpwise_sys::exec_with_parent_death_signal(&mut cmd, 15);
-        return cmd.spawn();
-    }
+    let mut cmd = match &cell.topology {
+        Some(t) => topology_command(cell, t, exe, tmp)?,
+        None => pair_command(cell, exe, tmp),
+    };
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    tcpwise_sys::exec_with_parent_death_signal(&mut cmd, 15);
+    cmd.spawn()
+}
+
+/// A path cell's `tcpwise emu pair` command.
+fn pair_command(cell: &Cell, exe: &Path, tmp: &Path) -> Command {
     let exe_s = exe.to_string_lossy();
     let mut cmd = Command::new(exe);
     cmd.args(["emu", "pair", "-q", "--stats-json"])
@@ -306,12 +308,8 @@ fn spawn(cell: &Cell, exe: &Path, tmp: &Path) -> std::io::Result<std::process::C
         .arg("--wait-port")
         .arg(cell.tool.port().to_string())
         .arg("--")
-        .args(cell.tool.client_argv(&exe_s, &cell.args))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    tcpwise_sys::exec_with_parent_death_signal(&mut cmd, 15);
-    cmd.spawn()
+        .args(cell.tool.client_argv(&exe_s, &cell.args));
+    cmd
 }
 
 /// The tool's JSON out of its standard output (anything a server printed
@@ -333,7 +331,7 @@ fn record(r: Running, out: &Output, fp: &str, tmp: &Path) -> CellRecord {
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(serde_json::Value::Null);
     let _ = std::fs::remove_file(&stats_path);
-    let _ = std::fs::remove_file(tmp.join(format!("{}.topology.toml", r.cell.id)));
+    let _ = std::fs::remove_file(topology::file(tmp, &r.cell.id));
     // A pair's directions, or a topology's bottleneck.
     let dir_stat = |name: &str, ptr: &str| -> f64 {
         let (list, name) = match r.cell.topology {

@@ -24,7 +24,7 @@
 //! the others as buffer depth, RTTs and the mix change; Jain's index and
 //! the sum are a key away, and every flow's goodput is in the record.
 //! RTT pairs and mixes are topologies of their own, since they change
-//! several hosts at once. Sans-IO but for [`write_file`].
+//! several hosts at once. Sans-IO.
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -180,11 +180,9 @@ pub fn run_text(t: &TopologyCell, client: &str, server: &str) -> String {
     toml::to_string(&table).unwrap_or_default()
 }
 
-/// Writes a cell's topology file into `tmp`.
-pub fn write_file(tmp: &Path, id: &str, text: &str) -> std::io::Result<PathBuf> {
-    let p = tmp.join(format!("{id}.topology.toml"));
-    std::fs::write(&p, text)?;
-    Ok(p)
+/// Where a cell's topology file goes in the sweep's `tmp`.
+pub fn file(tmp: &Path, id: &str) -> PathBuf {
+    tmp.join(format!("{id}.topology.toml"))
 }
 
 /// The cell's figure and its per-second samples from `emu dumbbell
