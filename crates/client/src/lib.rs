@@ -78,7 +78,7 @@ struct Inner {
     /// The Alt-Svc alternatives learned (with `cfg.alt_svc`).
     alt: Mutex<alt_svc::AltCache>,
     /// The QUIC endpoints (UDP sockets), one per address family.
-    quic: Mutex<HashMap<bool, quinn::Endpoint>>,
+    quic: Mutex<HashMap<bool, (quinn::Endpoint, tcpwise_http::quic::Datapath)>>,
 }
 
 /// The client. Cheap to clone; clones share the pool.

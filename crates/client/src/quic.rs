@@ -11,6 +11,7 @@
 
 use super::*;
 use bytes::{Buf, Bytes};
+use tcpwise_http::quic::Datapath;
 
 /// An open HTTP/3 connection.
 #[derive(Clone)]
@@ -19,6 +20,8 @@ pub(super) struct H3Conn {
     quic: quinn::Connection,
     id: u64,
     history: History,
+    /// The endpoint's UDP buffers, for `-v`.
+    datapath: Datapath,
 }
 
 /// What quinn knows of a QUIC connection's path, where TCP has `TCP_INFO`.
@@ -36,11 +39,23 @@ pub struct QuicReport {
     pub congestion_events: u64,
     /// UDP datagrams received.
     pub udp_rx_datagrams: u64,
+    /// The UDP socket's receive buffer, as the kernel books it.
+    pub udp_receive_buffer: usize,
+    /// Its send buffer.
+    pub udp_send_buffer: usize,
 }
 
 impl QuicReport {
-    fn of(c: &quinn::Connection) -> QuicReport {
-        let s = c.stats();
+    /// The datapath its endpoint ran with, to print beside its figures.
+    pub fn datapath(&self) -> Datapath {
+        Datapath {
+            receive_buffer: self.udp_receive_buffer,
+            send_buffer: self.udp_send_buffer,
+        }
+    }
+
+    fn of(c: &H3Conn) -> QuicReport {
+        let s = c.quic.stats();
         QuicReport {
             rtt_ms: s.path.rtt.as_secs_f64() * 1e3,
             cwnd: s.path.cwnd,
@@ -48,6 +63,8 @@ impl QuicReport {
             lost_packets: s.path.lost_packets,
             congestion_events: s.path.congestion_events,
             udp_rx_datagrams: s.udp_rx.datagrams,
+            udp_receive_buffer: c.datapath.receive_buffer,
+            udp_send_buffer: c.datapath.send_buffer,
         }
     }
 }
@@ -221,7 +238,7 @@ impl Client {
 
     /// The client's QUIC endpoint for one address family (one UDP socket
     /// each, opened when first needed).
-    fn endpoint(&self, v6: bool) -> Result<quinn::Endpoint, std::io::Error> {
+    fn endpoint(&self, v6: bool) -> Result<(quinn::Endpoint, Datapath), std::io::Error> {
         let mut g = self.inner.quic.lock().expect("lock");
         if let Some(e) = g.get(&v6) {
             return Ok(e.clone());
@@ -231,7 +248,18 @@ impl Client {
         } else {
             (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
         };
-        let e = quinn::Endpoint::client(any)?;
+        let sock = socket2::Socket::new(
+            socket2::Domain::for_address(any),
+            socket2::Type::DGRAM,
+            Some(socket2::Protocol::UDP),
+        )?;
+        if v6 {
+            // Dual-stack, as quinn's own client endpoint: an IPv4 peer
+            // reached through a mapped address still works.
+            let _ = sock.set_only_v6(false);
+        }
+        sock.bind(&any.into())?;
+        let e = tcpwise_http::quic::endpoint(sock.into(), None)?;
         g.insert(v6, e.clone());
         Ok(e)
     }
@@ -268,8 +296,9 @@ impl Client {
                     "TLS config cannot do QUIC: {e}"
                 )))
             })?;
-        let cfg = quinn::ClientConfig::new(Arc::new(crypto));
-        let endpoint = self.endpoint(addr.is_ipv6()).map_err(io)?;
+        let mut cfg = quinn::ClientConfig::new(Arc::new(crypto));
+        cfg.transport_config(tcpwise_http::quic::transport(addr));
+        let (endpoint, datapath) = self.endpoint(addr.is_ipv6()).map_err(io)?;
         let connecting = endpoint
             .connect_with(cfg, addr, &origin.host)
             .map_err(|e| io(std::io::Error::other(e.to_string())))?;
@@ -309,6 +338,7 @@ impl Client {
             send,
             quic,
             id,
+            datapath,
             history: History {
                 id,
                 ..History::default()
@@ -405,7 +435,7 @@ impl Client {
         timings.total_ms = timings.body_done_ms;
         c.history.requests += 1;
         c.history.bytes_read += got;
-        report.quic = Some(QuicReport::of(&c.quic));
+        report.quic = Some(QuicReport::of(&c));
         report.history = c.history.clone();
         self.keep_history(origin, &c);
         Ok(Response {
@@ -453,7 +483,7 @@ impl Client {
             tls: None,
             fastopen: None,
             connect_note: None,
-            quic: Some(QuicReport::of(&c.quic)),
+            quic: Some(QuicReport::of(c)),
         }
     }
 }

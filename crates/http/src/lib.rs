@@ -13,4 +13,5 @@
 #![forbid(unsafe_code)]
 
 pub mod h1;
+pub mod quic;
 pub mod tls;

@@ -84,6 +84,7 @@ pub fn serve(
         fastopen: a.tfo.then_some(tcpwise_tcp::fastopen::LISTEN_QUEUE),
         http3: a.http3,
         quic_book: None,
+        quic_datapath: Default::default(),
     };
     let tfo = fastopen_note(a.tfo);
     let threads = a.threads.map_or_else(
@@ -91,12 +92,11 @@ pub fn serve(
         usize::from,
     );
     let bind = a.bind;
-    let h3 = if a.http3 {
-        ", HTTP/3 on UDP at the same port"
-    } else {
-        ""
-    };
+    let datapath = opts.quic_datapath.clone();
     serve_threads(opts, threads, stop, |addr| {
+        let h3 = datapath.get().map_or(String::new(), |d| {
+            format!(", HTTP/3 on UDP at the same port (QUIC: {d})")
+        });
         ready(format!(
             "tcpwise serve: {threads} thread(s), at most {max_conns} connections, header timeout {}, idle timeout {}, TCP_NOTSENT_LOWAT {}, congestion control {}{tfo}{h3}; listening on {scheme}://{addr}",
             tcpwise_units::fmt_nanos(a.header_timeout.0),

@@ -36,40 +36,58 @@ pub fn server_config(tls: &rustls::ServerConfig) -> io::Result<quinn::ServerConf
     c.max_early_data_size = 0;
     let quic = quinn::crypto::rustls::QuicServerConfig::try_from(Arc::new(c))
         .map_err(|e| io::Error::other(format!("the TLS config cannot do QUIC: {e}")))?;
+    // The transport is each connection's (`serve` accepts with the
+    // peer's path in it).
     Ok(quinn::ServerConfig::with_crypto(Arc::new(quic)))
 }
 
-/// A QUIC endpoint on `addr` (UDP), serving with `cfg`. Called from
-/// inside a tokio runtime.
-pub fn bind(addr: SocketAddr, cfg: quinn::ServerConfig) -> io::Result<quinn::Endpoint> {
+/// A QUIC endpoint and the server config its connections are accepted
+/// with (each with its transport set for the peer's path).
+pub struct Quic {
+    endpoint: quinn::Endpoint,
+    config: quinn::ServerConfig,
+}
+
+/// A QUIC endpoint on `addr` (UDP), serving with `cfg`, and the
+/// datapath it got ([`tcpwise_http::quic`]). Called from inside a tokio
+/// runtime.
+pub fn bind(
+    addr: SocketAddr,
+    cfg: quinn::ServerConfig,
+) -> io::Result<(Quic, tcpwise_http::quic::Datapath)> {
     let sock = std::net::UdpSocket::bind(addr)?;
-    quinn::Endpoint::new(
-        quinn::EndpointConfig::default(),
-        Some(cfg),
-        sock,
-        Arc::new(quinn::TokioRuntime),
-    )
+    let (endpoint, datapath) = tcpwise_http::quic::endpoint(sock, Some(cfg.clone()))?;
+    Ok((
+        Quic {
+            endpoint,
+            config: cfg,
+        },
+        datapath,
+    ))
 }
 
 /// Serves HTTP/3 on `endpoint` until `stop` fires, then lets requests in
 /// flight finish (at most 10 s) and closes every connection.
 pub async fn serve(
-    endpoint: quinn::Endpoint,
+    quic: Quic,
     root: Option<Arc<files::Root>>,
     lim: Limits,
     stop: Shutdown,
     log: bool,
     book: Option<QuicBook>,
 ) -> io::Result<()> {
+    let Quic { endpoint, config } = quic;
     let mut tasks = tokio::task::JoinSet::new();
     loop {
         tokio::select! {
             inc = endpoint.accept() => {
                 let Some(inc) = inc else { break };
                 let (root, stop, book) = (root.clone(), stop.clone(), book.clone());
+                let mut config = config.clone();
                 tasks.spawn(async move {
                     let peer = inc.remote_address();
-                    if let Err(e) = connection(inc, root, lim, stop, book).await && log {
+                    config.transport_config(tcpwise_http::quic::transport(peer));
+                    if let Err(e) = connection(inc, config, root, lim, stop, book).await && log {
                         log!("http3 peer={peer} ended: {e}");
                     }
                 });
@@ -92,12 +110,13 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 /// One QUIC connection: its requests, each on its own task.
 async fn connection(
     inc: quinn::Incoming,
+    config: quinn::ServerConfig,
     root: Option<Arc<files::Root>>,
     lim: Limits,
     stop: Shutdown,
     book: Option<QuicBook>,
 ) -> Result<(), Error> {
-    let conn = tokio::time::timeout(lim.header_timeout, inc)
+    let conn = tokio::time::timeout(lim.header_timeout, inc.accept_with(Arc::new(config))?)
         .await
         .map_err(|_| "QUIC handshake took longer than --header-timeout")??;
     let _counted = Counted::new(&conn, book.as_ref());

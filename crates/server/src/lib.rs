@@ -59,8 +59,8 @@ use std::future::poll_fn;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::{Pin, pin};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tcpwise_http::h1::{self, BodyLen, FramingError};
@@ -104,6 +104,10 @@ pub struct ServeOptions {
     /// counted in (beside the process-wide [`h3::totals`]), for a program
     /// running several servers at once.
     pub quic_book: Option<h3::QuicBook>,
+    /// With `http3`: the QUIC datapath (windows, UDP buffers), filled
+    /// when the endpoint opens, before `ready` is called, so the figures
+    /// can be printed beside it.
+    pub quic_datapath: Arc<OnceLock<tcpwise_http::quic::Datapath>>,
 }
 
 impl ServeOptions {
@@ -125,6 +129,7 @@ impl ServeOptions {
             fastopen: None,
             http3: false,
             quic_book: None,
+            quic_datapath: Arc::default(),
         }
     }
 }
@@ -215,7 +220,7 @@ pub async fn serve(
 
 /// With `--http3`: the QUIC endpoint on the TCP listener's address (the
 /// same port number, on UDP). Called inside a tokio runtime.
-fn quic_endpoint(opts: &ServeOptions, addr: SocketAddr) -> io::Result<Option<quinn::Endpoint>> {
+fn quic_endpoint(opts: &ServeOptions, addr: SocketAddr) -> io::Result<Option<h3::Quic>> {
     if !opts.http3 {
         return Ok(None);
     }
@@ -223,7 +228,9 @@ fn quic_endpoint(opts: &ServeOptions, addr: SocketAddr) -> io::Result<Option<qui
         .tls
         .as_ref()
         .ok_or_else(|| io::Error::other("HTTP/3 needs TLS"))?;
-    h3::bind(addr, h3::server_config(tls)?).map(Some)
+    let (e, datapath) = h3::bind(addr, h3::server_config(tls)?)?;
+    let _ = opts.quic_datapath.set(datapath);
+    Ok(Some(e))
 }
 
 /// What the threads of one server share: connection ids and the

@@ -2,6 +2,7 @@
 //! locks, access checks, which filesystem a path is on.
 
 use super::*;
+use std::os::fd::{AsFd, BorrowedFd};
 
 /// Opens a file read-only with O_CLOEXEC.
 pub fn open_ro(path: &str) -> io::Result<OwnedFd> {
@@ -216,6 +217,54 @@ pub fn on_memory_fs(path: &std::path::Path) -> io::Result<bool> {
     Ok(t == TMPFS_MAGIC || t == RAMFS_MAGIC)
 }
 
+/// Which of a socket's buffers [`force_buffer`] sets.
+#[derive(Clone, Copy, Debug)]
+pub enum Buffer {
+    Receive,
+    Send,
+}
+
+/// Sets a socket's receive or send buffer to `bytes`: forced
+/// (`SO_RCVBUFFORCE`/`SO_SNDBUFFORCE`, allowed to root and in a user
+/// namespace we own), else as much as `SO_RCVBUF`/`SO_SNDBUF` give under
+/// `net.core.rmem_max`/`wmem_max`. Returns what the kernel then holds
+/// (`getsockopt`, twice the request as the kernel books it).
+pub fn force_buffer(fd: BorrowedFd<'_>, which: Buffer, bytes: usize) -> usize {
+    let (force, plain) = match which {
+        Buffer::Receive => (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF),
+        Buffer::Send => (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF),
+    };
+    let size = bytes.min(i32::MAX as usize / 2) as libc::c_int;
+    let len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    let set = |opt| {
+        // SAFETY: passes a valid int and its length.
+        unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                (&size as *const libc::c_int).cast(),
+                len,
+            )
+        }
+    };
+    if set(force) != 0 {
+        set(plain);
+    }
+    let (mut got, mut got_len) = (0 as libc::c_int, len);
+    // SAFETY: got and got_len are valid out-parameters of the right size.
+    let r = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            plain,
+            (&mut got as *mut libc::c_int).cast(),
+            &mut got_len,
+        )
+    };
+    if r == 0 { got.max(0) as usize } else { 0 }
+}
+
 /// A connected pair of non-blocking `AF_UNIX` datagram sockets that carry
 /// packets between two links inside one process (a topology's hops), each
 /// datagram one packet or super-packet. A connected pair has no
@@ -229,23 +278,42 @@ pub fn hop_pair(sndbuf: usize) -> io::Result<(OwnedFd, OwnedFd)> {
     cvt(unsafe { libc::socketpair(libc::AF_UNIX, kind, 0, fds.as_mut_ptr()) })?;
     // SAFETY: both freshly created and owned by nobody else.
     let pair = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    let size = sndbuf.min(i32::MAX as usize) as libc::c_int;
     for fd in [&pair.0, &pair.1] {
-        let set = |opt| {
-            // SAFETY: passes a valid int and its length.
-            unsafe {
-                libc::setsockopt(
-                    fd.as_raw_fd(),
-                    libc::SOL_SOCKET,
-                    opt,
-                    (&size as *const libc::c_int).cast(),
-                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-                )
-            }
-        };
-        if set(libc::SO_SNDBUFFORCE) != 0 {
-            set(libc::SO_SNDBUF);
-        }
+        force_buffer(fd.as_fd(), Buffer::Send, sndbuf);
     }
     Ok(pair)
+}
+
+/// The MTU of the route to `peer` (the kernel's path MTU for it, else its
+/// interface's), as `IP_MTU`/`IPV6_MTU` on a UDP socket connected there
+/// reads it; `None` when there is no route. Connecting a UDP socket sends
+/// nothing.
+pub fn path_mtu(peer: std::net::SocketAddr) -> Option<u32> {
+    let any: std::net::SocketAddr = if peer.is_ipv6() {
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+    } else {
+        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+    };
+    let s = std::net::UdpSocket::bind(any).ok()?;
+    s.connect(peer).ok()?;
+    let (level, opt) = if peer.is_ipv6() {
+        (libc::IPPROTO_IPV6, libc::IPV6_MTU)
+    } else {
+        (libc::IPPROTO_IP, libc::IP_MTU)
+    };
+    let (mut mtu, mut len) = (
+        0 as libc::c_int,
+        std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+    );
+    // SAFETY: mtu and len are valid out-parameters of the right size.
+    let r = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            level,
+            opt,
+            (&mut mtu as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    (r == 0 && mtu > 0).then_some(mtu as u32)
 }
