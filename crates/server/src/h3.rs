@@ -128,9 +128,14 @@ async fn connection(
             r = h3c.accept() => match r {
                 Ok(Some(resolver)) => {
                     let root = root.clone();
-                    requests.spawn(async move {
+                    // Boxed where it is made: the request's future is
+                    // 4.8 KB, and spawning it unboxed moved it by value
+                    // into the task (`memmove` 11.7 % of a profile).
+                    // Server CPU per small request 11.1 -> 10.05 us,
+                    // medians of 8 (docs/get.md, "HTTP/3's datapath").
+                    requests.spawn(Box::pin(async move {
                         let _ = request(resolver, root, lim).await;
-                    });
+                    }));
                     while requests.try_join_next().is_some() {}
                 }
                 Ok(None) => return Ok(()),
