@@ -285,11 +285,11 @@ impl Decoder {
     }
 }
 
-/// The destination, opened when the final head arrives.
 /// The `-o` file's buffer: writes of a body's pieces smaller than this
 /// are gathered; larger ones go straight through.
 const OUTPUT_BUFFER: usize = 64 * 1024;
 
+/// The destination, opened when the final head arrives.
 struct Dest {
     sink: super::sink::Sink,
     output: Output,

@@ -225,8 +225,8 @@ pub enum Buffer {
 }
 
 /// Sets a socket's receive or send buffer to `bytes`: forced
-/// (`SO_RCVBUFFORCE`/`SO_SNDBUFFORCE`, allowed to root and in a user
-/// namespace we own), else as much as `SO_RCVBUF`/`SO_SNDBUF` give under
+/// (`SO_RCVBUFFORCE`/`SO_SNDBUFFORCE`, which need `CAP_NET_ADMIN`), else
+/// as much as `SO_RCVBUF`/`SO_SNDBUF` give under
 /// `net.core.rmem_max`/`wmem_max`. Returns what the kernel then holds
 /// (`getsockopt`, twice the request as the kernel books it).
 pub fn force_buffer(fd: BorrowedFd<'_>, which: Buffer, bytes: usize) -> usize {
