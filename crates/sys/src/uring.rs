@@ -232,8 +232,28 @@ impl Ring {
     /// A ring with room for `entries` queued submissions (a power of two
     /// is used) and four times as many completions.
     pub fn new(entries: u32) -> Result<Ring, UringError> {
-        let ring = IoUring::builder()
-            .setup_cqsize(entries.saturating_mul(4).max(8))
+        Ring::build(entries, false)
+    }
+
+    /// A ring only the calling thread submits to and waits on
+    /// (`IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN`, Linux
+    /// 6.1): the kernel runs completions' deferred work when that thread
+    /// waits in [`Ring::submit_and_wait`], in one batch, instead of
+    /// interrupting it for each: what made a plain HTTP/1.1 responder
+    /// on io_uring cheaper per request than nginx instead of dearer
+    /// (`examples/uring_http.rs`, measured in `docs/bench.md`). Create,
+    /// drive and drop it on one thread: another thread's submissions fail.
+    pub fn single_issuer(entries: u32) -> Result<Ring, UringError> {
+        Ring::build(entries, true)
+    }
+
+    fn build(entries: u32, single: bool) -> Result<Ring, UringError> {
+        let mut b = IoUring::builder();
+        b.setup_cqsize(entries.saturating_mul(4).max(8));
+        if single {
+            b.setup_single_issuer().setup_defer_taskrun();
+        }
+        let ring = b
             .build(entries.max(8))
             .map_err(|e| match e.raw_os_error() {
                 Some(libc::ENOSYS) => UringError::NoKernelSupport(e),
@@ -650,7 +670,11 @@ mod tests {
     use std::io::Write;
 
     fn ring_or_skip() -> Option<Ring> {
-        match Ring::new(64) {
+        skip_unless(Ring::new(64))
+    }
+
+    fn skip_unless(ring: Result<Ring, UringError>) -> Option<Ring> {
+        match ring {
             Ok(r) => Some(r),
             Err(e) if std::env::var_os("TCPWISE_REQUIRE_IO_URING").is_none() => {
                 eprintln!("skipped: {e}");
@@ -658,6 +682,25 @@ mod tests {
             }
             Err(e) => panic!("TCPWISE_REQUIRE_IO_URING=1 but {e}"),
         }
+    }
+
+    /// A listener the ring accepts on (token `accept`), a pool for its
+    /// receives, and a client that connected and sent `ping`.
+    fn pinged(ring: &mut Ring, accept: u64) -> std::net::TcpStream {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let l: SharedFd = Arc::new(l);
+        ring.provide_buffers(4, 256).unwrap();
+        ring.accept_multi(&l, accept).unwrap();
+        let mut c = std::net::TcpStream::connect(addr).unwrap();
+        c.write_all(b"ping").unwrap();
+        c
+    }
+
+    /// One wait for completions (at most 100 ms), and what arrived.
+    fn turn(ring: &mut Ring, evs: &mut Vec<Event>) {
+        ring.submit_and_wait(1, 100).unwrap();
+        ring.reap(evs);
     }
 
     #[test]
@@ -732,18 +775,11 @@ mod tests {
         assert!(matches!(evs[..], [Event::Doorbell { token: 3 }]));
         // Pending doorbell + multishot accept + receive: drop must not hang.
         ring.arm(&bell, 4).unwrap();
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = l.local_addr().unwrap();
-        let l: SharedFd = Arc::new(l);
-        ring.provide_buffers(4, 256).unwrap();
-        ring.accept_multi(&l, 5).unwrap();
-        let mut c = std::net::TcpStream::connect(addr).unwrap();
-        c.write_all(b"ping").unwrap();
+        let _c = pinged(&mut ring, 5);
         let mut got = None;
         let mut evs = Vec::new();
         for _ in 0..50 {
-            ring.submit_and_wait(1, 100).unwrap();
-            ring.reap(&mut evs);
+            turn(&mut ring, &mut evs);
             for ev in evs.drain(..) {
                 match ev {
                     Event::Accepted { result: Ok(fd), .. } => {
@@ -768,6 +804,55 @@ mod tests {
             }
         }
         assert_eq!(got.as_deref(), Some(&b"ping"[..]));
+        let t0 = std::time::Instant::now();
+        drop(ring);
+        assert!(t0.elapsed() < std::time::Duration::from_secs(3));
+    }
+
+    #[test]
+    fn a_single_issuer_ring_answers_a_connection_and_drops_clean() {
+        let Some(mut ring) = skip_unless(Ring::single_issuer(64)) else {
+            return;
+        };
+        let mut c = pinged(&mut ring, 1);
+        let (mut srv, mut sent, mut evs) = (None::<SharedFd>, false, Vec::new());
+        for _ in 0..50 {
+            // Deferred completions arrive only while this thread waits.
+            turn(&mut ring, &mut evs);
+            for ev in evs.drain(..) {
+                match ev {
+                    Event::Accepted { result: Ok(fd), .. } => {
+                        let s: SharedFd = Arc::new(std::net::TcpStream::from(fd));
+                        ring.recv_multi(&s, 2).unwrap();
+                        srv = Some(s);
+                    }
+                    Event::Received {
+                        result: Ok(Some((bid, n))),
+                        ..
+                    } => {
+                        assert_eq!(ring.provided(bid, n), b"ping");
+                        ring.recycle(bid).unwrap();
+                        ring.send(srv.as_ref().unwrap(), b"pong".to_vec(), 3)
+                            .unwrap();
+                    }
+                    Event::Sent {
+                        token: 3, result, ..
+                    } => {
+                        assert_eq!(result.unwrap(), 4);
+                        sent = true;
+                    }
+                    _ => {}
+                }
+            }
+            if sent {
+                break;
+            }
+        }
+        assert!(sent);
+        let mut got = [0u8; 4];
+        std::io::Read::read_exact(&mut c, &mut got).unwrap();
+        assert_eq!(&got, b"pong");
+        // A multishot accept and receive still pending: drop must not hang.
         let t0 = std::time::Instant::now();
         drop(ring);
         assert!(t0.elapsed() < std::time::Duration::from_secs(3));
