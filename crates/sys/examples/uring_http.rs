@@ -8,8 +8,10 @@
 //! request head with the same 100-byte body and has no timeouts, limits
 //! or slow path: what `serve` would add around it.
 //!
-//! usage: uring_http [ADDR] [--plain]  (`--plain`: without
-//! `Ring::single_issuer`'s deferred task work)
+//! usage: uring_http [ADDR] [--plain] [--legacy-buffers]  (`--plain`:
+//! without `Ring::single_issuer`'s deferred task work; `--legacy-buffers`:
+//! receive buffers given back by a submission each instead of through
+//! `Ring::provide_buffer_ring`)
 
 use std::collections::HashMap;
 use std::io;
@@ -21,9 +23,14 @@ use tcpwise_sys::uring::{Event, Ring, SharedFd};
 const ACCEPT: u64 = u64::MAX;
 
 fn main() -> io::Result<()> {
-    let mut args = std::env::args().skip(1);
-    let addr = args.next().unwrap_or_else(|| "127.0.0.1:18083".into());
-    let plain = args.next().as_deref() == Some("--plain");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let flag = |f: &str| args.iter().any(|a| a == f);
+    let addr = args
+        .first()
+        .filter(|a| !a.starts_with("--"))
+        .cloned()
+        .unwrap_or_else(|| "127.0.0.1:18083".into());
+    let plain = flag("--plain");
     let l = TcpListener::bind(&addr)?;
     // The ring polls a non-blocking listener rather than parking a thread.
     l.set_nonblocking(true)?;
@@ -34,7 +41,11 @@ fn main() -> io::Result<()> {
         Ring::single_issuer(4096)
     };
     let mut ring = ring.map_err(io::Error::other)?;
-    ring.provide_buffers(4096, 2048)?;
+    if flag("--legacy-buffers") {
+        ring.provide_buffers(4096, 2048)?;
+    } else {
+        ring.provide_buffer_ring(4096, 2048)?;
+    }
     ring.accept_multi(&l, ACCEPT)?;
     let answer = answer();
     let mut conns: HashMap<u64, (SharedFd, Vec<u8>)> = HashMap::new();

@@ -215,6 +215,41 @@ struct Pool {
     /// only these may be read (the kernel may be writing into the rest)
     /// or given back (twice-provided memory could take two receives).
     handed: Vec<bool>,
+    /// The buffers are given back through a ring the kernel reads, not by
+    /// a submission each ([`Ring::provide_buffer_ring`]).
+    ring: Option<BufRing>,
+}
+
+/// A registered ring of provided buffers (`IORING_REGISTER_PBUF_RING`):
+/// a page-aligned array of entries the kernel takes buffers from, and a
+/// tail we advance to give one back.
+struct BufRing {
+    entries: AlignedBuf,
+    mask: u16,
+    tail: u16,
+}
+
+impl BufRing {
+    /// Puts buffer `bid` at `addr` (`len` bytes) at the tail and publishes it.
+    fn give(&mut self, addr: *mut u8, len: usize, bid: u16) {
+        let base = self.entries.as_mut_ptr().cast::<types::BufRingEntry>();
+        let at = usize::from(self.tail & self.mask);
+        // SAFETY: `entries` holds mask + 1 entries (checked where it was
+        // made), `at` is below that, and zeroed memory is a valid entry.
+        let e = unsafe { &mut *base.add(at) };
+        e.set_addr(addr as u64);
+        e.set_len(len as u32);
+        e.set_bid(bid);
+        self.tail = self.tail.wrapping_add(1);
+        // SAFETY: the tail field lives in the first entry, which we own;
+        // the kernel reads it concurrently, hence the atomic release store
+        // (the entry's fields must be visible before the new tail).
+        unsafe {
+            let tail = types::BufRingEntry::tail(base).cast_mut();
+            (*tail.cast::<std::sync::atomic::AtomicU16>())
+                .store(self.tail, std::sync::atomic::Ordering::Release);
+        }
+    }
 }
 
 /// One io_uring instance and everything its pending operations use.
@@ -379,6 +414,7 @@ impl Ring {
             mem,
             size,
             handed: vec![false; usize::from(count)],
+            ring: None,
         });
         let i = self.slot(Slot {
             token: 0,
@@ -389,6 +425,46 @@ impl Ring {
             i,
             opcode::ProvideBuffers::new(ptr, size as i32, count, GROUP, 0).build(),
         )
+    }
+
+    /// Like [`Ring::provide_buffers`], but given back through a registered
+    /// buffer ring (Linux 5.19): [`Ring::recycle`] writes the ring's tail
+    /// instead of queueing a submission, which a responder does once a
+    /// request. `count` must be a power of two (at most 32,768).
+    pub fn provide_buffer_ring(&mut self, count: u16, size: usize) -> io::Result<()> {
+        if self.pool.is_some() {
+            return Err(io::Error::other("the ring already has a buffer pool"));
+        }
+        if !count.is_power_of_two() || count > 1 << 15 {
+            return Err(io::Error::other("a buffer ring's size is a power of two"));
+        }
+        let n = usize::from(count);
+        let mut entries = AlignedBuf::new(n * std::mem::size_of::<types::BufRingEntry>());
+        let addr = entries.as_mut_ptr() as u64;
+        // SAFETY: `entries` is page-aligned, holds `count` zeroed entries,
+        // and lives in the pool as long as the ring (the kernel pins it).
+        unsafe {
+            self.ring
+                .submitter()
+                .register_buf_ring_with_flags(addr, count, GROUP, 0)
+        }?;
+        let mut ring = BufRing {
+            entries,
+            mask: count - 1,
+            tail: 0,
+        };
+        let mut mem = vec![0u8; n * size];
+        for bid in 0..count {
+            let at = usize::from(bid) * size;
+            ring.give(mem[at..].as_mut_ptr(), size, bid);
+        }
+        self.pool = Some(Pool {
+            mem,
+            size,
+            handed: vec![false; n],
+            ring: Some(ring),
+        });
+        Ok(())
     }
 
     /// The bytes a receive put in provided buffer `bid` (empty unless a
@@ -419,6 +495,10 @@ impl Ring {
             return Ok(());
         };
         let ptr = chunk.as_mut_ptr();
+        if let Some(ring) = &mut p.ring {
+            ring.give(ptr, size, bid);
+            return Ok(());
+        }
         let i = self.slot(Slot {
             token: 0,
             held: Held::Provide,
@@ -690,7 +770,9 @@ mod tests {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
         let l: SharedFd = Arc::new(l);
-        ring.provide_buffers(4, 256).unwrap();
+        if ring.pool.is_none() {
+            ring.provide_buffers(4, 256).unwrap();
+        }
         ring.accept_multi(&l, accept).unwrap();
         let mut c = std::net::TcpStream::connect(addr).unwrap();
         c.write_all(b"ping").unwrap();
@@ -814,44 +896,49 @@ mod tests {
         let Some(mut ring) = skip_unless(Ring::single_issuer(64)) else {
             return;
         };
+        // Two buffers, four receives: each must come back through the ring.
+        ring.provide_buffer_ring(2, 256).unwrap();
+        assert!(ring.provide_buffer_ring(2, 256).is_err());
         let mut c = pinged(&mut ring, 1);
-        let (mut srv, mut sent, mut evs) = (None::<SharedFd>, false, Vec::new());
-        for _ in 0..50 {
-            // Deferred completions arrive only while this thread waits.
-            turn(&mut ring, &mut evs);
-            for ev in evs.drain(..) {
-                match ev {
-                    Event::Accepted { result: Ok(fd), .. } => {
-                        let s: SharedFd = Arc::new(std::net::TcpStream::from(fd));
-                        ring.recv_multi(&s, 2).unwrap();
-                        srv = Some(s);
+        let (mut srv, mut evs) = (None::<SharedFd>, Vec::new());
+        for round in 0..4 {
+            if round > 0 {
+                c.write_all(b"ping").unwrap();
+            }
+            let mut sent = false;
+            for _ in 0..50 {
+                // Deferred completions arrive only while this thread waits.
+                turn(&mut ring, &mut evs);
+                for ev in evs.drain(..) {
+                    match ev {
+                        Event::Accepted { result: Ok(fd), .. } => {
+                            let s: SharedFd = Arc::new(std::net::TcpStream::from(fd));
+                            ring.recv_multi(&s, 2).unwrap();
+                            srv = Some(s);
+                        }
+                        Event::Received { result, .. } => {
+                            let (bid, n) = result.unwrap().expect("data, not the end");
+                            assert_eq!(ring.provided(bid, n), b"ping");
+                            ring.recycle(bid).unwrap();
+                            let s = srv.as_ref().unwrap();
+                            ring.send(s, b"pong".to_vec(), 3).unwrap();
+                        }
+                        Event::Sent { result, .. } => {
+                            assert_eq!(result.unwrap(), 4);
+                            sent = true;
+                        }
+                        _ => {}
                     }
-                    Event::Received {
-                        result: Ok(Some((bid, n))),
-                        ..
-                    } => {
-                        assert_eq!(ring.provided(bid, n), b"ping");
-                        ring.recycle(bid).unwrap();
-                        ring.send(srv.as_ref().unwrap(), b"pong".to_vec(), 3)
-                            .unwrap();
-                    }
-                    Event::Sent {
-                        token: 3, result, ..
-                    } => {
-                        assert_eq!(result.unwrap(), 4);
-                        sent = true;
-                    }
-                    _ => {}
+                }
+                if sent {
+                    break;
                 }
             }
-            if sent {
-                break;
-            }
+            assert!(sent, "round {round}");
+            let mut got = [0u8; 4];
+            std::io::Read::read_exact(&mut c, &mut got).unwrap();
+            assert_eq!(&got, b"pong");
         }
-        assert!(sent);
-        let mut got = [0u8; 4];
-        std::io::Read::read_exact(&mut c, &mut got).unwrap();
-        assert_eq!(&got, b"pong");
         // A multishot accept and receive still pending: drop must not hang.
         let t0 = std::time::Instant::now();
         drop(ring);
