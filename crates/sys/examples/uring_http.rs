@@ -5,8 +5,9 @@
 //! multishot accept, a multishot receive per connection into provided
 //! buffers, and every answer of a loop turn submitted with the next wait,
 //! so one `io_uring_enter` serves many connections. It answers every
-//! request head with the same 100-byte body and has no timeouts, limits
-//! or slow path: what `serve` would add around it.
+//! request head with the same 100-byte body and a fixed `Date` (`serve`
+//! formats its own once a second) and has no routes, timeouts, limits or
+//! slow path: what `serve` would add around it.
 //!
 //! usage: uring_http [ADDR] [--plain] [--legacy-buffers]  (`--plain`:
 //! without `Ring::single_issuer`'s deferred task work; `--legacy-buffers`:
@@ -30,12 +31,11 @@ fn main() -> io::Result<()> {
         .filter(|a| !a.starts_with("--"))
         .cloned()
         .unwrap_or_else(|| "127.0.0.1:18083".into());
-    let plain = flag("--plain");
     let l = TcpListener::bind(&addr)?;
     // The ring polls a non-blocking listener rather than parking a thread.
     l.set_nonblocking(true)?;
     let l: SharedFd = Arc::new(l);
-    let ring = if plain {
+    let ring = if flag("--plain") {
         Ring::new(4096)
     } else {
         Ring::single_issuer(4096)

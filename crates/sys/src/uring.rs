@@ -435,7 +435,7 @@ impl Ring {
         if self.pool.is_some() {
             return Err(io::Error::other("the ring already has a buffer pool"));
         }
-        if !count.is_power_of_two() || count > 1 << 15 {
+        if !count.is_power_of_two() {
             return Err(io::Error::other("a buffer ring's size is a power of two"));
         }
         let n = usize::from(count);
@@ -765,7 +765,8 @@ mod tests {
     }
 
     /// A listener the ring accepts on (token `accept`), a pool for its
-    /// receives, and a client that connected and sent `ping`.
+    /// receives (four buffers, unless the ring has a pool already), and a
+    /// client that connected and sent `ping`.
     fn pinged(ring: &mut Ring, accept: u64) -> std::net::TcpStream {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
