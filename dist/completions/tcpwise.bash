@@ -2717,7 +2717,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__serve)
-            opts="-p -C -h -V --bind --port --tls --cert-out --tls-name --tls-earlydata --tls-tickets --tfo --http3 --access-log --root --gzip --notsent-lowat --congestion --threads --header-timeout --idle-timeout --max-header-size --max-body --max-bytes --max-delay --max-conns --help --version"
+            opts="-p -C -h -V --bind --port --tls --cert-out --tls-name --tls-earlydata --tls-tickets --tfo --http3 --access-log --root --gzip --notsent-lowat --congestion --threads --io --header-timeout --idle-timeout --max-header-size --max-body --max-bytes --max-delay --max-conns --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2765,6 +2765,10 @@ _tcpwise() {
                     ;;
                 --threads)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --io)
+                    COMPREPLY=($(compgen -W "auto epoll uring" -- "${cur}"))
                     return 0
                     ;;
                 --header-timeout)

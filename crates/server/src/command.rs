@@ -18,6 +18,9 @@ pub enum ServeError {
     /// The certificate could not be made.
     #[error(transparent)]
     Tls(#[from] tcpwise_http::tls::TlsSetupError),
+    /// `--io uring` cannot serve here.
+    #[error(transparent)]
+    Io(#[from] super::IoError),
     /// The server could not listen or stopped on an error.
     #[error("cannot serve on {bind}")]
     Serve {
@@ -34,6 +37,7 @@ impl Classify for ServeError {
         Some(match self {
             ServeError::Usage(_) | ServeError::Tls(_) => Class::Usage,
             ServeError::Serve { .. } => Class::Failed,
+            ServeError::Io(e) => return e.class(),
         })
     }
 }
@@ -85,7 +89,9 @@ pub fn serve(
         http3: a.http3,
         quic_book: None,
         quic_datapath: Default::default(),
+        io: a.io,
     };
+    let engine = super::Io::resolve(&opts)?;
     let tfo = fastopen_note(a.tfo);
     let threads = a.threads.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -98,7 +104,7 @@ pub fn serve(
             format!(", HTTP/3 on UDP at the same port (QUIC: {d})")
         });
         ready(format!(
-            "tcpwise serve: {threads} thread(s), at most {max_conns} connections, header timeout {}, idle timeout {}, TCP_NOTSENT_LOWAT {}, congestion control {}{tfo}{h3}; listening on {scheme}://{addr}",
+            "tcpwise serve: {threads} thread(s) on {engine}, at most {max_conns} connections, header timeout {}, idle timeout {}, TCP_NOTSENT_LOWAT {}, congestion control {}{tfo}{h3}; listening on {scheme}://{addr}",
             tcpwise_units::fmt_nanos(a.header_timeout.0),
             tcpwise_units::fmt_nanos(a.idle_timeout.0),
             a.notsent_lowat,

@@ -68,10 +68,16 @@ impl<S> std::ops::DerefMut for Conn<S> {
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
     pub(super) fn new(io: S, id: u64, peer: SocketAddr, log: bool, lim: Limits) -> Self {
+        Conn::with_core(io, Core::with(id, peer, log, lim))
+    }
+
+    /// A connection whose core another loop ran so far (the io_uring
+    /// fast path hands its slow requests over to tokio).
+    pub(super) fn with_core(io: S, core: Core) -> Self {
         Conn {
             io,
             unsent: Vec::new(),
-            core: Core::with(id, peer, log, lim),
+            core,
             fd: None,
             sent: 0,
             answer: None,
@@ -120,14 +126,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
                 _ = &mut timer => {
                     let due = self.deadline();
                     if Instant::now() >= due {
-                        let what = if self.in_head || self.answered == 0 {
-                            "request head not complete within --header-timeout"
-                        } else {
-                            "idle longer than --idle-timeout"
-                        };
-                        if self.log {
-                            log!("conn={} peer={} closed: {what}", self.id, self.peer);
-                        }
+                        self.timed_out();
                         return Ok(());
                     }
                     armed = due;
@@ -150,14 +149,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
             if stop.is_triggered() {
                 return Ok(());
             }
-            // The header timeout runs from a partial head's first byte and
-            // restarts with every answered request; idle time runs from the
-            // last answer.
-            let was_in_head = self.in_head;
-            self.in_head = !self.pending.is_empty();
-            if answered != self.answered || !self.in_head || !was_in_head {
-                self.since = Instant::now();
-            }
+            self.stepped(answered);
             if self.deadline() < armed {
                 armed = self.deadline();
                 timer.as_mut().reset(armed);

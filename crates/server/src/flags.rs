@@ -88,6 +88,12 @@ pub struct ServeArgs {
     /// (nginx's worker model). Default: one per CPU this process may run on.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
+    /// How the threads wait for connections: io_uring for plain HTTP on the
+    /// routes where the kernel has it (fewer system calls a request than
+    /// epoll; slow requests still go to tokio), epoll otherwise; or either
+    /// one forced (uring refuses --tls, --root and --gzip).
+    #[arg(long, value_enum, default_value_t = Io::Auto)]
+    pub io: Io,
     /// Limit: time to receive a request head, from its first byte (from the
     /// connection's start for the first request); slowloris connections are
     /// closed after it. TLS handshakes get the same time.
@@ -173,4 +179,19 @@ fn parse_bind(s: &str) -> Result<SocketAddr, String> {
             "cannot resolve '{s}': {e} (give PORT, HOST:PORT, IPv4:PORT or [IPv6]:PORT)"
         )),
     }
+}
+
+/// How [`super::serve_threads`] waits for HTTP/1.1 connections (`--io`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Io {
+    /// io_uring where this kernel has it and the server answers from its
+    /// routes in plain HTTP (no `--tls`, `--root` or `--gzip`, whose
+    /// answers take the slow path anyway); epoll otherwise.
+    #[default]
+    Auto,
+    /// tokio on epoll, for every connection.
+    Epoll,
+    /// A ring per thread for the fast path (`docs/bench.md`, "io_uring"),
+    /// tokio for slow requests; plain HTTP on the routes only.
+    Uring,
 }

@@ -4,15 +4,18 @@
 //!
 //! The request path is built like nginx's, because a test origin must not
 //! be the bottleneck of the experiment it serves (see `scripts/bench-serve`):
-//! - one single-threaded tokio runtime per thread, each with its own
-//!   `SO_REUSEPORT` listener, so a request never crosses threads;
+//! - one event loop per thread, each with its own `SO_REUSEPORT`
+//!   listener, so a request never crosses threads: an io_uring ring
+//!   ([`uring`], `--io uring`, the default for plain HTTP where the kernel
+//!   has it) or a single-threaded tokio runtime on epoll ([`conn`]);
 //! - a connection reads into its thread's buffer and parses in place;
 //!   responses to every complete request of a read are written with one
 //!   `write`. A connection owns buffers only while it holds a partial
 //!   request or an unsent response, so a thousand idle keep-alive
 //!   connections cost a few hundred bytes each, not hyper's two buffers;
-//! - a short read clears readiness (tokio does this on Linux), so a
-//!   request costs one `read` and one `write`.
+//! - on epoll, a short read clears readiness (tokio does this on Linux),
+//!   so a request costs one `read` and one `write`; on io_uring, a loop
+//!   turn's sends go in with the wait for the next completions.
 //!
 //! Long work (a delay, a body over one frame, an echo) leaves the fast path
 //! for async code on the connection's own buffers. It stops gracefully
@@ -43,10 +46,12 @@ mod head;
 mod log;
 mod machine;
 mod stream;
+mod uring;
 pub mod zero_rtt;
 
 use conn::*;
 pub use conn::{Slow, Step};
+pub use flags::Io;
 use head::*;
 use log::*;
 pub use machine::Core;
@@ -108,6 +113,60 @@ pub struct ServeOptions {
     /// when the endpoint opens, before `ready` is called, so the figures
     /// can be printed beside it.
     pub quic_datapath: Arc<OnceLock<tcpwise_http::quic::Datapath>>,
+    /// `--io`: how [`serve_threads`] waits for its connections.
+    pub io: Io,
+}
+
+/// Why `--io uring` cannot serve.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum IoError {
+    /// What it serves takes the slow path on every request.
+    #[error("--io uring serves plain HTTP from the routes: not with --tls, --root or --gzip")]
+    NotPlain,
+    /// This kernel (or `kernel.io_uring_disabled`) does not give it.
+    #[error("--io uring: {0}")]
+    Unavailable(String),
+}
+
+impl tcpwise_outcome::Classify for IoError {
+    fn class(&self) -> Option<tcpwise_outcome::Class> {
+        Some(match self {
+            IoError::NotPlain => tcpwise_outcome::Class::Usage,
+            IoError::Unavailable(_) => tcpwise_outcome::Class::Privileges,
+        })
+    }
+}
+
+impl Io {
+    /// What `opts` runs on: [`Io::Epoll`] or [`Io::Uring`]; an error
+    /// when io_uring was asked for and cannot serve them.
+    pub fn resolve(opts: &ServeOptions) -> Result<Io, IoError> {
+        let plain = opts.tls.is_none() && opts.root.is_none() && !opts.gzip;
+        match opts.io {
+            Io::Epoll => Ok(Io::Epoll),
+            Io::Auto if !plain || uring::available().is_err() => Ok(Io::Epoll),
+            Io::Auto => Ok(Io::Uring),
+            Io::Uring if !plain => Err(IoError::NotPlain),
+            Io::Uring => uring::available()
+                .map(|()| Io::Uring)
+                .map_err(IoError::Unavailable),
+        }
+    }
+}
+
+impl std::fmt::Display for Io {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Io::Auto => f.write_str("auto"),
+            Io::Epoll => f.write_str("epoll (tokio)"),
+            Io::Uring => write!(
+                f,
+                "io_uring (a single-issuer ring a thread, {} receive buffers of {} B; tokio for slow requests)",
+                uring::BUFFERS,
+                uring::BUFFER_SIZE
+            ),
+        }
+    }
 }
 
 impl ServeOptions {
@@ -130,6 +189,7 @@ impl ServeOptions {
             http3: false,
             quic_book: None,
             quic_datapath: Arc::default(),
+            io: Io::Auto,
         }
     }
 }
@@ -279,6 +339,7 @@ pub fn serve_threads(
     shutdown: Shutdown,
     ready: impl FnOnce(SocketAddr),
 ) -> io::Result<()> {
+    let engine = Io::resolve(&opts).map_err(io::Error::other)?;
     // Thousands of connections need more than the usual 1024 descriptors.
     tcpwise_sys::raise_fd_limit();
     let first = listen(opts.bind, true, opts.fastopen)?;
@@ -306,7 +367,18 @@ pub fn serve_threads(
     };
     ready(addr);
     let shared = Shared::new(&opts);
-    std::thread::scope(|s| {
+    // With io_uring, the connections that leave the fast path run here.
+    let slow = (engine == Io::Uring)
+        .then(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(threads.max(1))
+                .thread_name("tw-serve-slow")
+                .enable_all()
+                .build()
+        })
+        .transpose()?;
+    let tasks = Arc::new(AtomicU64::new(0));
+    let r = std::thread::scope(|s| {
         let quic = quic.zip(h3rt).map(|(e, rt)| {
             let (root, lim, stop, log, book) = (
                 opts.root.clone(),
@@ -327,9 +399,13 @@ pub fn serve_threads(
             .enumerate()
             .map(|(i, l)| {
                 let (opts, stop, shared) = (opts.clone(), shutdown.clone(), shared.clone());
+                let slow = slow.as_ref().map(|rt| (rt.handle().clone(), tasks.clone()));
                 std::thread::Builder::new()
                     .name(format!("tw-serve-{i}"))
                     .spawn_scoped(s, move || {
+                        if let Some(slow) = slow {
+                            return uring::Loop::new(l, opts, shared, slow, stop)?.run();
+                        }
                         l.set_nonblocking(true)?;
                         tokio::runtime::Builder::new_current_thread()
                             .enable_all()
@@ -345,7 +421,14 @@ pub fn serve_threads(
                 .map_err(|_| io::Error::other("a server thread panicked"))??;
         }
         Ok(())
-    })
+    });
+    // Let the handed-over connections finish what is in flight, as the
+    // epoll threads do theirs.
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while slow.is_some() && tasks.load(Ordering::Relaxed) > 0 && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    r
 }
 
 /// A connection slot: at the limit, new connections wait in the listen

@@ -74,6 +74,31 @@ impl Core {
         }
     }
 
+    /// Moves the timeout's start after a step that began with `answered`
+    /// requests answered: the header timeout runs from a partial head's
+    /// first byte and restarts with every answered request; idle time runs
+    /// from the last answer.
+    pub(super) fn stepped(&mut self, answered: u64) {
+        let was_in_head = self.in_head;
+        self.in_head = !self.pending.is_empty();
+        if answered != self.answered || !self.in_head || !was_in_head {
+            self.since = Instant::now();
+        }
+    }
+
+    /// Logs (with `--access-log`) why a connection past its
+    /// [`deadline`](Core::deadline) is closed.
+    pub(super) fn timed_out(&self) {
+        let what = if self.in_head || self.answered == 0 {
+            "request head not complete within --header-timeout"
+        } else {
+            "idle longer than --idle-timeout"
+        };
+        if self.log {
+            log!("conn={} peer={} closed: {what}", self.id, self.peer);
+        }
+    }
+
     /// Takes newly read bytes (`None`: none, answer what is pending) and
     /// answers every complete request into `out`; keeps the rest.
     ///

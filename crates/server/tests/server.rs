@@ -9,7 +9,40 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 use tcpwise_http::h1::{Chunked, MAX_HEAD};
 use tcpwise_server::pattern::pattern_byte;
-use tcpwise_server::{Core, Step};
+use tcpwise_server::{Core, Io, Step};
+
+/// Each test on both of `serve`'s engines: `serve --io epoll` and `--io uring`.
+macro_rules! on_both_engines {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn epoll() {
+                super::$name(super::Io::Epoll)
+            }
+            #[test]
+            fn uring() {
+                super::$name(super::Io::Uring)
+            }
+        }
+    )*};
+}
+
+on_both_engines!(
+    pipelined_requests_are_answered_in_order_in_any_split,
+    http_1_0_closes_unless_kept_alive_and_connection_close_is_honoured,
+    echo_streams_sized_and_chunked_bodies_and_answers_expect_continue,
+    bad_heads_get_400_or_431_and_a_close,
+    a_body_on_a_route_that_takes_none_is_skipped_or_the_connection_closed,
+    large_bodies_in_both_framings_are_exact,
+    shutdown_finishes_a_response_in_flight_and_closes_idle_connections,
+    slowloris_connections_are_closed_after_the_header_timeout_and_do_not_delay_others,
+    idle_keep_alive_connections_are_closed_after_the_idle_timeout,
+    echo_bodies_over_the_limit_get_413_or_are_cut_off,
+    at_the_connection_limit_new_connections_wait_until_one_closes,
+    a_slow_request_hands_over_with_what_follows_it,
+    a_client_that_pipelines_without_reading_gets_every_answer,
+    http2_prior_knowledge_is_found_in_a_split_preface,
+);
 
 struct Server {
     addr: SocketAddr,
@@ -18,26 +51,36 @@ struct Server {
 }
 
 impl Server {
-    fn start() -> Server {
-        Server::with(tcpwise_server::Limits::default())
+    fn start(io: Io) -> Option<Server> {
+        Server::with(io, tcpwise_server::Limits::default())
     }
 
-    fn with(limits: tcpwise_server::Limits) -> Server {
+    /// A server on `io`, or `None` (said on stderr) where this kernel has
+    /// no io_uring for it.
+    fn with(io: Io, limits: tcpwise_server::Limits) -> Option<Server> {
         let tx = tcpwise_outcome::Shutdown::new();
         let rx = tx.clone();
         let (atx, arx) = std::sync::mpsc::channel();
         let opts = tcpwise_server::ServeOptions {
             limits,
+            io,
             ..tcpwise_server::ServeOptions::new("127.0.0.1:0".parse().unwrap())
         };
+        if let Err(e) = Io::resolve(&opts) {
+            if std::env::var("TCPWISE_REQUIRE_IO_URING").as_deref() == Ok("1") {
+                panic!("TCPWISE_REQUIRE_IO_URING=1 but {e}");
+            }
+            eprintln!("skipped on {io:?}: {e}");
+            return None;
+        }
         let thread = std::thread::spawn(move || {
             tcpwise_server::serve_threads(opts, 1, rx, move |a| atx.send(a).unwrap()).unwrap();
         });
-        Server {
+        Some(Server {
             addr: arx.recv().unwrap(),
             stop: tx,
             thread: Some(thread),
-        }
+        })
     }
 
     fn connect(&self) -> TcpStream {
@@ -143,9 +186,10 @@ fn read_to_close(s: &mut TcpStream, mut buf: Vec<u8>) -> Vec<u8> {
     buf
 }
 
-#[test]
-fn pipelined_requests_are_answered_in_order_in_any_split() {
-    let srv = Server::start();
+fn pipelined_requests_are_answered_in_order_in_any_split(io: Io) {
+    let Some(srv) = Server::start(io) else {
+        return;
+    };
     let wire = b"GET /bytes/10 HTTP/1.1\r\nHost: x\r\n\r\nHEAD /bytes/70000?chunked=1 HTTP/1.1\r\nHost: t\r\n\r\nPOST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhelloGET /health HTTP/1.1\r\nHost: t\r\n\r\nGET /bytes/100000 HTTP/1.1\r\nHost: t\r\n\r\nGET /nope HTTP/1.1\r\nHost: t\r\n\r\n";
     for step in [1, 7, wire.len()] {
         let mut s = srv.connect();
@@ -174,9 +218,10 @@ fn pipelined_requests_are_answered_in_order_in_any_split() {
     }
 }
 
-#[test]
-fn http_1_0_closes_unless_kept_alive_and_connection_close_is_honoured() {
-    let srv = Server::start();
+fn http_1_0_closes_unless_kept_alive_and_connection_close_is_honoured(io: Io) {
+    let Some(srv) = Server::start(io) else {
+        return;
+    };
     let mut s = srv.connect();
     s.write_all(b"GET /bytes/3 HTTP/1.0\r\n\r\n").unwrap();
     let out = read_to_close(&mut s, Vec::new());
@@ -203,9 +248,10 @@ fn http_1_0_closes_unless_kept_alive_and_connection_close_is_honoured() {
     );
 }
 
-#[test]
-fn echo_streams_sized_and_chunked_bodies_and_answers_expect_continue() {
-    let srv = Server::start();
+fn echo_streams_sized_and_chunked_bodies_and_answers_expect_continue(io: Io) {
+    let Some(srv) = Server::start(io) else {
+        return;
+    };
     // A sized body of 3 MB sent after 100 Continue.
     let body: Vec<u8> = (0..3_000_000u32).map(|i| (i % 253) as u8).collect();
     let mut s = srv.connect();
@@ -245,9 +291,10 @@ fn echo_streams_sized_and_chunked_bodies_and_answers_expect_continue() {
     writer.join().unwrap();
 }
 
-#[test]
-fn bad_heads_get_400_or_431_and_a_close() {
-    let srv = Server::start();
+fn bad_heads_get_400_or_431_and_a_close(io: Io) {
+    let Some(srv) = Server::start(io) else {
+        return;
+    };
     for (wire, status) in [
         (b"\x16\x03\x01\x00\x05hello\r\n\r\n".to_vec(), 400),
         (
@@ -279,9 +326,10 @@ fn bad_heads_get_400_or_431_and_a_close() {
     }
 }
 
-#[test]
-fn a_body_on_a_route_that_takes_none_is_skipped_or_the_connection_closed() {
-    let srv = Server::start();
+fn a_body_on_a_route_that_takes_none_is_skipped_or_the_connection_closed(io: Io) {
+    let Some(srv) = Server::start(io) else {
+        return;
+    };
     // Small and all there: skipped, the connection stays usable.
     let mut s = srv.connect();
     s.write_all(
@@ -304,9 +352,10 @@ fn a_body_on_a_route_that_takes_none_is_skipped_or_the_connection_closed() {
     assert!(read_to_close(&mut s, buf).is_empty());
 }
 
-#[test]
-fn large_bodies_in_both_framings_are_exact() {
-    let srv = Server::start();
+fn large_bodies_in_both_framings_are_exact(io: Io) {
+    let Some(srv) = Server::start(io) else {
+        return;
+    };
     let mut s = srv.connect();
     let mut buf = Vec::new();
     for (target, len) in [
@@ -324,9 +373,10 @@ fn large_bodies_in_both_framings_are_exact() {
     }
 }
 
-#[test]
-fn shutdown_finishes_a_response_in_flight_and_closes_idle_connections() {
-    let mut srv = Server::start();
+fn shutdown_finishes_a_response_in_flight_and_closes_idle_connections(io: Io) {
+    let Some(mut srv) = Server::start(io) else {
+        return;
+    };
     let mut idle = srv.connect();
     let mut busy = srv.connect();
     busy.write_all(b"GET /delay/300/bytes/1000 HTTP/1.1\r\nHost: t\r\n\r\n")
@@ -345,12 +395,16 @@ fn limits() -> tcpwise_server::Limits {
     tcpwise_server::Limits::default()
 }
 
-#[test]
-fn slowloris_connections_are_closed_after_the_header_timeout_and_do_not_delay_others() {
-    let srv = Server::with(tcpwise_server::Limits {
-        header_timeout: Duration::from_millis(1500),
-        ..limits()
-    });
+fn slowloris_connections_are_closed_after_the_header_timeout_and_do_not_delay_others(io: Io) {
+    let Some(srv) = Server::with(
+        io,
+        tcpwise_server::Limits {
+            header_timeout: Duration::from_millis(1500),
+            ..limits()
+        },
+    ) else {
+        return;
+    };
     let t0 = std::time::Instant::now();
     // 300 connections trickling one header byte every 200 ms, and one that
     // sends nothing at all.
@@ -400,12 +454,16 @@ fn slowloris_connections_are_closed_after_the_header_timeout_and_do_not_delay_ot
     );
 }
 
-#[test]
-fn idle_keep_alive_connections_are_closed_after_the_idle_timeout() {
-    let srv = Server::with(tcpwise_server::Limits {
-        idle_timeout: Duration::from_millis(400),
-        ..limits()
-    });
+fn idle_keep_alive_connections_are_closed_after_the_idle_timeout(io: Io) {
+    let Some(srv) = Server::with(
+        io,
+        tcpwise_server::Limits {
+            idle_timeout: Duration::from_millis(400),
+            ..limits()
+        },
+    ) else {
+        return;
+    };
     let mut s = srv.connect();
     let t0 = std::time::Instant::now();
     let mut buf = Vec::new();
@@ -426,13 +484,17 @@ fn idle_keep_alive_connections_are_closed_after_the_idle_timeout() {
     );
 }
 
-#[test]
-fn echo_bodies_over_the_limit_get_413_or_are_cut_off() {
-    let srv = Server::with(tcpwise_server::Limits {
-        max_body: 1000,
-        max_head: 200,
-        ..limits()
-    });
+fn echo_bodies_over_the_limit_get_413_or_are_cut_off(io: Io) {
+    let Some(srv) = Server::with(
+        io,
+        tcpwise_server::Limits {
+            max_body: 1000,
+            max_head: 200,
+            ..limits()
+        },
+    ) else {
+        return;
+    };
     // Declared too large: 413 without reading it, then a close.
     let mut s = srv.connect();
     s.write_all(
@@ -475,12 +537,16 @@ fn echo_bodies_over_the_limit_get_413_or_are_cut_off() {
     assert!(out.starts_with(b"HTTP/1.1 431 "));
 }
 
-#[test]
-fn at_the_connection_limit_new_connections_wait_until_one_closes() {
-    let srv = Server::with(tcpwise_server::Limits {
-        max_conns: 2,
-        ..limits()
-    });
+fn at_the_connection_limit_new_connections_wait_until_one_closes(io: Io) {
+    let Some(srv) = Server::with(
+        io,
+        tcpwise_server::Limits {
+            max_conns: 2,
+            ..limits()
+        },
+    ) else {
+        return;
+    };
     let mut a = srv.connect();
     let mut b = srv.connect();
     let mut buf = Vec::new();
@@ -548,4 +614,71 @@ fn the_io_free_core_answers_pipelined_reads_like_the_socket_path() {
         limits(),
     );
     assert!(matches!(step, Step::Slow(_)));
+}
+
+fn a_slow_request_hands_over_with_what_follows_it(io: Io) {
+    // A delayed answer leaves the fast path (on io_uring: the connection
+    // moves to tokio), and the requests read with it must go along.
+    let Some(srv) = Server::start(io) else {
+        return;
+    };
+    let mut s = srv.connect();
+    s.write_all(
+        b"GET /delay/50/bytes/7 HTTP/1.1\r\nHost: t\r\n\r\nGET /bytes/3 HTTP/1.1\r\nHost: t\r\n\r\n\
+          POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nhi",
+    )
+    .unwrap();
+    let mut buf = Vec::new();
+    let r = read_response(&mut s, &mut buf, false);
+    assert_eq!((r.status, r.body.len()), (200, 7));
+    let r = read_response(&mut s, &mut buf, false);
+    assert_eq!((r.status, r.body.len()), (200, 3));
+    let r = read_response(&mut s, &mut buf, false);
+    assert_eq!(r.body, b"hi");
+    // And the connection goes on after it.
+    s.write_all(b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let r = read_response(&mut s, &mut buf, false);
+    assert_eq!(r.body, b"ok\n");
+}
+
+fn a_client_that_pipelines_without_reading_gets_every_answer(io: Io) {
+    // 2,000 requests of 16 KB answers (32 MB) sent before reading any:
+    // far more than the socket buffers hold, so the server must stop
+    // answering while its answers wait, and lose none.
+    let Some(srv) = Server::start(io) else {
+        return;
+    };
+    let s = srv.connect();
+    let mut w = s.try_clone().unwrap();
+    let n = 2000;
+    let writer = std::thread::spawn(move || {
+        let req = b"GET /bytes/16000 HTTP/1.1\r\nHost: t\r\n\r\n".repeat(n);
+        w.write_all(&req).unwrap();
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let mut s = s;
+    let mut buf = Vec::new();
+    for i in 0..n {
+        let r = read_response(&mut s, &mut buf, false);
+        assert_eq!((r.status, r.body.len()), (200, 16000), "answer {i}");
+    }
+    writer.join().unwrap();
+    assert!(buf.is_empty());
+}
+
+fn http2_prior_knowledge_is_found_in_a_split_preface(io: Io) {
+    // The preface's first bytes alone do not decide it: `PR`, then the rest.
+    let Some(srv) = Server::start(io) else {
+        return;
+    };
+    let mut s = srv.connect();
+    s.write_all(b"PR").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    s.write_all(b"I * HTTP/2.0\r\n\r\nSM\r\n\r\n").unwrap();
+    // An empty SETTINGS frame of ours.
+    s.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).unwrap();
+    let mut head = [0u8; 9];
+    s.read_exact(&mut head).unwrap();
+    assert_eq!(head[3], 4, "the server's first frame is SETTINGS: {head:?}");
 }

@@ -540,6 +540,23 @@ impl Ring {
         self.push(i, opcode::RecvMulti::new(fd, GROUP).build())
     }
 
+    /// Cancels every operation pending on `sock` (Linux 5.19): each still
+    /// completes, with `ECANCELED` unless it had finished, so the caller
+    /// learns when the ring has let go of the socket. What a server does
+    /// to stop a multishot receive before closing or handing the socket on.
+    pub fn cancel_fd(&mut self, sock: &SharedFd) -> io::Result<()> {
+        let fd = types::Fd(sock.as_fd().as_raw_fd());
+        let i = self.slot(Slot {
+            token: 0,
+            held: Held::Cancel,
+            _fd: None,
+        });
+        self.push(
+            i,
+            opcode::AsyncCancel2::new(types::CancelBuilder::fd(fd).all()).build(),
+        )
+    }
+
     /// Sends `data` on `sock`.
     pub fn send(&mut self, sock: &SharedFd, data: Vec<u8>, token: u64) -> io::Result<()> {
         let (ptr, len) = (data.as_ptr(), data.len() as u32);
