@@ -16,7 +16,7 @@ tokio::task_local! {
 /// `Alt-Svc` line after it (every head writer puts `date: ` before this
 /// and CRLF after it: the two lines every response of the server has).
 pub(super) fn with_date<R>(f: impl FnOnce(&[u8]) -> R) -> R {
-    let now = SystemTime::now();
+    let now = TURN_CLOCK.get().unwrap_or_else(SystemTime::now);
     let secs = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     DATE.with_borrow_mut(|(at, s)| {
         if *at != secs {
@@ -28,6 +28,18 @@ pub(super) fn with_date<R>(f: impl FnOnce(&[u8]) -> R) -> R {
             _ => f(s.as_bytes()),
         }
     })
+}
+
+thread_local! {
+    /// The time of the io_uring loop's current turn (it serves many
+    /// requests, all within microseconds): a `Date` to the second needs
+    /// no clock read per request.
+    static TURN_CLOCK: std::cell::Cell<Option<SystemTime>> = const { std::cell::Cell::new(None) };
+}
+
+/// Sets (or with `None` clears) the time `Date` headers use on this thread.
+pub(super) fn set_turn_clock(now: Option<SystemTime>) {
+    TURN_CLOCK.set(now);
 }
 
 /// The `Alt-Svc` value that advertises HTTP/3 on UDP `port` for a day.

@@ -6,8 +6,8 @@
 //! be the bottleneck of the experiment it serves (see `scripts/bench-serve`):
 //! - one event loop per thread, each with its own `SO_REUSEPORT`
 //!   listener, so a request never crosses threads: an io_uring ring
-//!   ([`uring`], `--io uring`, the default for plain HTTP where the kernel
-//!   has it) or a single-threaded tokio runtime on epoll ([`conn`]);
+//!   (`uring`, `--io uring`, the default for plain HTTP where the kernel
+//!   has it) or a single-threaded tokio runtime on epoll (`conn`);
 //! - a connection reads into its thread's buffer and parses in place;
 //!   responses to every complete request of a read are written with one
 //!   `write`. A connection owns buffers only while it holds a partial

@@ -79,10 +79,15 @@ impl Core {
     /// first byte and restarts with every answered request; idle time runs
     /// from the last answer.
     pub(super) fn stepped(&mut self, answered: u64) {
+        self.stepped_at(answered, Instant::now());
+    }
+
+    /// [`stepped`](Core::stepped) with the time already read.
+    pub(super) fn stepped_at(&mut self, answered: u64, now: Instant) {
         let was_in_head = self.in_head;
         self.in_head = !self.pending.is_empty();
         if answered != self.answered || !self.in_head || !was_in_head {
-            self.since = Instant::now();
+            self.since = now;
         }
     }
 

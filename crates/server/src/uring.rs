@@ -22,12 +22,11 @@
 //! finished, its sends complete, the bytes already read passed along.
 
 use super::*;
-use std::collections::HashMap;
 use std::os::fd::{AsFd, OwnedFd};
 use std::task::Wake;
 use tcpwise_sys::uring::{Doorbell, Event, Ring, SharedFd};
 
-/// The listener's multishot accept; connections count up from 0.
+/// The listener's multishot accept (connections' tokens: see [`Links`]).
 const ACCEPT: u64 = u64::MAX;
 /// The doorbell a [`Shutdown`] rings.
 const STOP: u64 = u64::MAX - 1;
@@ -105,6 +104,64 @@ struct Link {
     end: End,
 }
 
+/// The open connections, by token: a slot's index and, above it, the
+/// slot's generation, so a completion that arrives for a connection
+/// already closed (a cancelled receive) finds nothing, not its successor.
+/// A slab, not a hash map: a request looks its connection up six times.
+#[derive(Default)]
+struct Links {
+    slots: Vec<(u32, Option<Link>)>,
+    free: Vec<u32>,
+    open: usize,
+}
+
+impl Links {
+    fn insert(&mut self, link: Link) -> u64 {
+        self.open += 1;
+        let i = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.slots.push((0, None));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let slot = &mut self.slots[i as usize];
+        slot.0 = slot.0.wrapping_add(1);
+        slot.1 = Some(link);
+        (u64::from(slot.0) << 32) | u64::from(i)
+    }
+
+    fn get_mut(&mut self, token: u64) -> Option<&mut Link> {
+        match self.slots.get_mut(token as u32 as usize) {
+            Some((g, Some(l))) if u64::from(*g) == token >> 32 => Some(l),
+            _ => None,
+        }
+    }
+
+    fn remove(&mut self, token: u64) -> Option<Link> {
+        let i = token as u32;
+        match self.slots.get_mut(i as usize) {
+            Some((g, l)) if u64::from(*g) == token >> 32 && l.is_some() => {
+                self.open -= 1;
+                self.free.push(i);
+                l.take()
+            }
+            _ => None,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.open == 0
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (u64, &Link)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (g, l))| l.as_ref().map(|l| ((u64::from(*g) << 32) | i as u64, l)))
+    }
+}
+
 /// Rings a [`Doorbell`] when woken: how a [`Shutdown`] reaches a thread
 /// that waits in the ring, not in tokio.
 struct Bell(Arc<Doorbell>);
@@ -119,8 +176,7 @@ impl Wake for Bell {
 pub(super) struct Loop {
     ring: Ring,
     listener: SharedFd,
-    links: HashMap<u64, Link>,
-    next: u64,
+    links: Links,
     /// Spare send buffers, so a request does not allocate one.
     spare: Vec<Vec<u8>>,
     opts: ServeOptions,
@@ -138,6 +194,8 @@ pub(super) struct Loop {
     /// Check deadlines at this instant.
     check: Instant,
     stopping: Option<Instant>,
+    /// When the current turn's completions were reaped.
+    turn: Instant,
 }
 
 /// Counts a handed-over connection's task while it runs.
@@ -166,8 +224,7 @@ impl Loop {
         Ok(Loop {
             ring,
             listener: Arc::new(listener),
-            links: HashMap::new(),
-            next: 0,
+            links: Links::default(),
             spare: Vec::new(),
             opts,
             shared,
@@ -180,6 +237,7 @@ impl Loop {
             at_limit: false,
             check: Instant::now() + Duration::from_secs(1),
             stopping: None,
+            turn: Instant::now(),
         })
     }
 
@@ -201,7 +259,7 @@ impl Loop {
         self.accepting = true;
         let mut events = Vec::new();
         loop {
-            let now = Instant::now();
+            let now = self.turn;
             if self
                 .stopping
                 .is_some_and(|t| now >= t || self.links.is_empty())
@@ -213,6 +271,9 @@ impl Loop {
             let ms = (wait.as_millis() as u64).clamp(1, 1000);
             self.ring.submit_and_wait(1, ms)?;
             self.ring.reap(&mut events);
+            // One clock read a turn, not one per request.
+            self.turn = Instant::now();
+            set_turn_clock(Some(SystemTime::now()));
             for ev in events.drain(..) {
                 self.event(ev)?;
             }
@@ -264,9 +325,9 @@ impl Loop {
             self.ring.cancel_fd(&self.listener)?;
         }
         self.waiting.clear();
-        let tokens: Vec<u64> = self.links.keys().copied().collect();
+        let tokens: Vec<u64> = self.links.iter().map(|(t, _)| t).collect();
         for t in tokens {
-            if let Some(l) = self.links.get_mut(&t)
+            if let Some(l) = self.links.get_mut(t)
                 && matches!(l.end, End::Open)
             {
                 l.end = End::Stopping;
@@ -319,27 +380,21 @@ impl Loop {
         .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
         let id = self.shared.ids.fetch_add(1, Ordering::Relaxed) + 1;
         let fd: SharedFd = Arc::new(sock);
-        let token = self.next;
-        self.next += 1;
-        self.ring.recv_multi(&fd, token)?;
         let core = Core::with(id, peer, log, self.opts.limits);
         self.check = self.check.min(core.deadline());
-        self.links.insert(
-            token,
-            Link {
-                fd,
-                core,
-                _permit: permit,
-                sending: false,
-                queued: Vec::new(),
-                held: Vec::new(),
-                receiving: true,
-                cancelled: false,
-                fresh: true,
-                end: End::Open,
-            },
-        );
-        Ok(())
+        let token = self.links.insert(Link {
+            fd: fd.clone(),
+            core,
+            _permit: permit,
+            sending: false,
+            queued: Vec::new(),
+            held: Vec::new(),
+            receiving: true,
+            cancelled: false,
+            fresh: true,
+            end: End::Open,
+        });
+        self.ring.recv_multi(&fd, token)
     }
 
     fn received(
@@ -348,7 +403,7 @@ impl Loop {
         result: io::Result<Option<(u16, usize)>>,
         more: bool,
     ) -> io::Result<()> {
-        let Some(link) = self.links.get_mut(&token) else {
+        let Some(link) = self.links.get_mut(token) else {
             if let Ok(Some((bid, _))) = result {
                 self.ring.recycle(bid)?;
             }
@@ -358,7 +413,7 @@ impl Loop {
         match result {
             Ok(Some((bid, len))) => {
                 let data = self.ring.provided(bid, len);
-                let out = feed(link, data, self.spare.pop().unwrap_or_default());
+                let out = feed(link, data, self.spare.pop().unwrap_or_default(), self.turn);
                 self.ring.recycle(bid)?;
                 self.output(token, out)?;
             }
@@ -389,7 +444,7 @@ impl Loop {
     }
 
     fn sent(&mut self, token: u64, result: io::Result<usize>, mut data: Vec<u8>) -> io::Result<()> {
-        let Some(link) = self.links.get_mut(&token) else {
+        let Some(link) = self.links.get_mut(token) else {
             return Ok(());
         };
         link.sending = false;
@@ -420,7 +475,7 @@ impl Loop {
 
     /// Sends `out` now, or after the send in flight.
     fn output(&mut self, token: u64, out: Vec<u8>) -> io::Result<()> {
-        let Some(link) = self.links.get_mut(&token) else {
+        let Some(link) = self.links.get_mut(token) else {
             return Ok(());
         };
         if out.is_empty() {
@@ -442,7 +497,7 @@ impl Loop {
     /// unanswered while they waited.
     fn pump(&mut self, token: u64) -> io::Result<()> {
         loop {
-            let Some(link) = self.links.get_mut(&token) else {
+            let Some(link) = self.links.get_mut(token) else {
                 return Ok(());
             };
             if link.sending {
@@ -458,11 +513,11 @@ impl Loop {
             }
             let out = self.spare.pop().unwrap_or_default();
             let out = if link.core.has_more() {
-                step(link, None, out)
+                step(link, None, out, self.turn)
             } else {
                 let n = link.held.len().min(READ_BUF);
                 let chunk: Vec<u8> = link.held.drain(..n).collect();
-                step(link, Some(&chunk), out)
+                step(link, Some(&chunk), out, self.turn)
             };
             self.output(token, out)?;
         }
@@ -471,7 +526,7 @@ impl Loop {
     /// What a connection does next once its last event is taken: receive
     /// again, close, linger, or leave for tokio.
     fn settle(&mut self, token: u64) -> io::Result<()> {
-        let Some(link) = self.links.get_mut(&token) else {
+        let Some(link) = self.links.get_mut(token) else {
             return Ok(());
         };
         let idle = !link.sending && link.queued.is_empty();
@@ -520,7 +575,7 @@ impl Loop {
     /// Closes a connection: the ring's hold on the socket is cancelled
     /// and the socket closes when the last operation on it completes.
     fn drop_link(&mut self, token: u64) -> io::Result<()> {
-        if let Some(l) = self.links.remove(&token)
+        if let Some(l) = self.links.remove(token)
             && (l.receiving || l.sending)
         {
             self.ring.cancel_fd(&l.fd)?;
@@ -552,7 +607,7 @@ impl Loop {
     /// The ring has let go of the socket: the connection goes on as a
     /// tokio task, with the bytes it read and the request it stopped at.
     fn hand_over(&mut self, token: u64) -> io::Result<()> {
-        let Some(link) = self.links.remove(&token) else {
+        let Some(link) = self.links.remove(token) else {
             return Ok(());
         };
         let fd = link.fd.as_fd().try_clone_to_owned()?;
@@ -585,7 +640,7 @@ impl Loop {
         }
         let mut next = now + Duration::from_secs(1);
         let mut late = Vec::new();
-        for (t, l) in &self.links {
+        for (t, l) in self.links.iter() {
             // Also a connection whose answers or hand-off wait for a
             // client that does not read: idle as long as it makes no progress.
             let due = match l.end {
@@ -596,7 +651,7 @@ impl Loop {
                 if matches!(l.end, End::Open) {
                     l.core.timed_out();
                 }
-                late.push(*t);
+                late.push(t);
             } else {
                 next = next.min(due);
             }
@@ -612,7 +667,7 @@ impl Loop {
 /// Takes newly received `data` into a connection: parsed and answered
 /// into `out` on the fast path, held while its answers wait, kept for
 /// the hand-off, or dropped while it closes.
-fn feed(link: &mut Link, data: &[u8], out: Vec<u8>) -> Vec<u8> {
+fn feed(link: &mut Link, data: &[u8], out: Vec<u8>, now: Instant) -> Vec<u8> {
     match link.end {
         End::Open => {}
         End::Hand(_) | End::H2c => {
@@ -646,21 +701,21 @@ fn feed(link: &mut Link, data: &[u8], out: Vec<u8>) -> Vec<u8> {
                 link.end = End::H2c;
                 return out;
             }
-            return step(link, None, out);
+            return step(link, None, out, now);
         }
     }
-    step(link, Some(data), out)
+    step(link, Some(data), out, now)
 }
 
 /// One step of the core, its outcome kept in the connection.
-fn step(link: &mut Link, data: Option<&[u8]>, mut out: Vec<u8>) -> Vec<u8> {
+fn step(link: &mut Link, data: Option<&[u8]>, mut out: Vec<u8>, now: Instant) -> Vec<u8> {
     let answered = link.core.answered;
     match link.core.consume(data, &mut out) {
         Step::Again => {}
         Step::Slow(s) => link.end = End::Hand(s),
         Step::Close(drain) => link.end = End::Close(drain),
     }
-    link.core.stepped(answered);
+    link.core.stepped_at(answered, now);
     out
 }
 
