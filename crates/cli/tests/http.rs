@@ -678,6 +678,11 @@ fn serve_binds_a_port_a_name_or_a_bracketed_v6_address() {
         ),
         (&["serve", "--tls-name", "x"], "need --tls"),
         (
+            &["serve", "--io", "uring", "--gzip", "-p", "0"],
+            "--io uring serves plain HTTP from the routes",
+        ),
+        (&["serve", "--io", "kqueue"], "invalid value 'kqueue'"),
+        (
             &["serve", "--root", "/nonexistent-tcpwise"],
             "--root /nonexistent-tcpwise",
         ),

@@ -610,7 +610,18 @@ impl Loop {
         let Some(link) = self.links.remove(token) else {
             return Ok(());
         };
-        let fd = link.fd.as_fd().try_clone_to_owned()?;
+        let fd = match link.fd.as_fd().try_clone_to_owned() {
+            Ok(fd) => fd,
+            // Out of descriptors: this connection ends, not the server.
+            Err(e) => {
+                log!(
+                    "tcpwise serve: conn={} peer={} closed: {e}",
+                    link.core.id,
+                    link.core.peer
+                );
+                return self.resume_accepting();
+            }
+        };
         let mut core = link.core;
         let h = match link.end {
             End::Hand(s) => HandOff::Slow(fd, core, s),
