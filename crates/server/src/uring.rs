@@ -623,6 +623,8 @@ impl Loop {
             }
         };
         let mut core = link.core;
+        // In the order read: what the core kept, then what was held.
+        core.pending.extend_from_slice(&link.held);
         let h = match link.end {
             End::Hand(s) => HandOff::Slow(fd, core, s),
             _ => HandOff::H2c(fd, std::mem::take(&mut core.pending)),
@@ -681,8 +683,9 @@ impl Loop {
 fn feed(link: &mut Link, data: &[u8], out: Vec<u8>, now: Instant) -> Vec<u8> {
     match link.end {
         End::Open => {}
+        // After input held earlier, which the hand-off puts after `pending`.
         End::Hand(_) | End::H2c => {
-            link.core.pending.extend_from_slice(data);
+            link.held.extend_from_slice(data);
             return out;
         }
         _ => return out,
