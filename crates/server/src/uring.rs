@@ -562,7 +562,9 @@ impl Loop {
             }
             End::Stopping if idle => return self.drop_link(token),
             End::Hand(_) | End::H2c if idle && !link.receiving => return self.hand_over(token),
-            End::Hand(_) | End::H2c if link.receiving && !link.cancelled => {
+            // Only once its answers are sent: the cancellation takes every
+            // operation on the socket, a send waiting for room too.
+            End::Hand(_) | End::H2c if idle && link.receiving && !link.cancelled => {
                 link.cancelled = true;
                 let fd = link.fd.clone();
                 self.ring.cancel_fd(&fd)?;
