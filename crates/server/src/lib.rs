@@ -327,12 +327,15 @@ fn listen(
     Ok(l)
 }
 
-/// Serves on `threads` threads, each with its own single-threaded tokio
-/// runtime and its own `SO_REUSEPORT` listener on the one port, so the
+/// Serves on `threads` threads, each with its own event loop (an io_uring
+/// ring or a single-threaded tokio runtime, as [`ServeOptions::io`]
+/// resolves) and its own `SO_REUSEPORT` listener on the one port, so the
 /// kernel spreads connections and a request never crosses threads
 /// (nginx's worker model; a work-stealing runtime pays atomics and
-/// cross-thread wake-ups on every request). Blocks until `shutdown` fires
-/// and every thread has finished what it had in flight.
+/// cross-thread wake-ups on every request). With io_uring, connections
+/// that leave the fast path run on a tokio runtime of `threads` workers.
+/// Blocks until `shutdown` fires and every thread has finished what it had
+/// in flight.
 pub fn serve_threads(
     opts: ServeOptions,
     threads: usize,
