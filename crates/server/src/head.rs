@@ -37,9 +37,10 @@ thread_local! {
     static TURN_CLOCK: std::cell::Cell<Option<SystemTime>> = const { std::cell::Cell::new(None) };
 }
 
-/// Sets (or with `None` clears) the time `Date` headers use on this thread.
-pub(super) fn set_turn_clock(now: Option<SystemTime>) {
-    TURN_CLOCK.set(now);
+/// Sets the time `Date` headers use on this thread (the io_uring
+/// loop's; the epoll threads never set it and read the clock).
+pub(super) fn set_turn_clock(now: SystemTime) {
+    TURN_CLOCK.set(Some(now));
 }
 
 /// The `Alt-Svc` value that advertises HTTP/3 on UDP `port` for a day.

@@ -61,14 +61,6 @@ pub(super) fn available() -> Result<(), String> {
         .clone()
 }
 
-/// A connection leaving the ring for the tokio runtime.
-pub(super) enum HandOff {
-    /// A request the fast path does not answer; its head is consumed.
-    Slow(OwnedFd, Core, Box<Slow>),
-    /// HTTP/2 with prior knowledge: the bytes read so far.
-    H2c(OwnedFd, Vec<u8>),
-}
-
 /// What a connection is doing besides reading requests.
 enum End {
     Open,
@@ -77,10 +69,10 @@ enum End {
     Close(bool),
     /// Draining until end of stream or this instant.
     Linger(Instant),
-    /// Hand over once the ring has let go of the socket.
-    Hand(Box<Slow>),
-    /// Hand over to HTTP/2 likewise.
-    H2c,
+    /// Hand over once the ring has let go of the socket: a request the
+    /// fast path does not answer (its head consumed), or `None`, HTTP/2
+    /// with prior knowledge (the bytes read so far kept as they came).
+    Hand(Option<Box<Slow>>),
     /// The server stops: close once the answers are sent.
     Stopping,
 }
@@ -273,7 +265,7 @@ impl Loop {
             self.ring.reap(&mut events);
             // One clock read a turn, not one per request.
             self.turn = Instant::now();
-            set_turn_clock(Some(SystemTime::now()));
+            set_turn_clock(SystemTime::now());
             for ev in events.drain(..) {
                 self.event(ev)?;
             }
@@ -561,10 +553,10 @@ impl Loop {
                 }
             }
             End::Stopping if idle => return self.drop_link(token),
-            End::Hand(_) | End::H2c if idle && !link.receiving => return self.hand_over(token),
+            End::Hand(_) if idle && !link.receiving => return self.hand_over(token),
             // Only once its answers are sent: the cancellation takes every
             // operation on the socket, a send waiting for room too.
-            End::Hand(_) | End::H2c if idle && link.receiving && !link.cancelled => {
+            End::Hand(_) if idle && link.receiving && !link.cancelled => {
                 link.cancelled = true;
                 let fd = link.fd.clone();
                 self.ring.cancel_fd(&fd)?;
@@ -624,20 +616,19 @@ impl Loop {
                 return self.resume_accepting();
             }
         };
+        let End::Hand(slow) = link.end else {
+            return Ok(());
+        };
         let mut core = link.core;
         // In the order read: what the core kept, then what was held.
         core.pending.extend_from_slice(&link.held);
-        let h = match link.end {
-            End::Hand(s) => HandOff::Slow(fd, core, s),
-            _ => HandOff::H2c(fd, std::mem::take(&mut core.pending)),
-        };
         self.tasks.fetch_add(1, Ordering::Relaxed);
         let task = Task(self.tasks.clone());
         let (opts, stop, permit) = (self.opts.clone(), self.stop.clone(), link._permit);
         self.hand.spawn(async move {
             let _task = task;
             let _permit = permit;
-            take_over(h, &opts, stop).await;
+            take_over(fd, core, slow, &opts, stop).await;
         });
         Ok(())
     }
@@ -686,7 +677,7 @@ fn feed(link: &mut Link, data: &[u8], out: Vec<u8>, now: Instant) -> Vec<u8> {
     match link.end {
         End::Open => {}
         // After input held earlier, which the hand-off puts after `pending`.
-        End::Hand(_) | End::H2c => {
+        End::Hand(_) => {
             link.held.extend_from_slice(data);
             return out;
         }
@@ -698,26 +689,19 @@ fn feed(link: &mut Link, data: &[u8], out: Vec<u8>, now: Instant) -> Vec<u8> {
     }
     if link.fresh {
         // HTTP/2's preface starts with `PRI`, a method HTTP/1.1 reserves
-        // for it: decided on the first three bytes, as the tokio path does.
+        // for it: decided on the first three bytes, as the tokio path does
+        // (the core keeps what came before them, and reads on after it).
         let p = &mut link.core.pending;
-        if p.is_empty() && data.len() >= 3 {
-            link.fresh = false;
-            if data.starts_with(&h2::PREFACE[..3]) {
-                p.extend_from_slice(data);
-                link.end = End::H2c;
-                return out;
-            }
-        } else {
+        let first: Vec<u8> = p.iter().chain(data).take(3).copied().collect();
+        if first.len() < 3 && h2::PREFACE.starts_with(&first) {
             p.extend_from_slice(data);
-            if p.len() < 3 && h2::PREFACE.starts_with(p) {
-                return out;
-            }
-            link.fresh = false;
-            if p.starts_with(&h2::PREFACE[..3]) {
-                link.end = End::H2c;
-                return out;
-            }
-            return step(link, None, out, now);
+            return out;
+        }
+        link.fresh = false;
+        if first == h2::PREFACE[..3] {
+            p.extend_from_slice(data);
+            link.end = End::Hand(None);
+            return out;
         }
     }
     step(link, Some(data), out, now)
@@ -728,47 +712,42 @@ fn step(link: &mut Link, data: Option<&[u8]>, mut out: Vec<u8>, now: Instant) ->
     let answered = link.core.answered;
     match link.core.consume(data, &mut out) {
         Step::Again => {}
-        Step::Slow(s) => link.end = End::Hand(s),
+        Step::Slow(s) => link.end = End::Hand(Some(s)),
         Step::Close(drain) => link.end = End::Close(drain),
     }
     link.core.stepped_at(answered, now);
     out
 }
 
-/// A handed-over connection, as the tokio path runs it from here on.
-async fn take_over(h: HandOff, opts: &ServeOptions, stop: Shutdown) {
-    let (id, peer, log) = match &h {
-        HandOff::Slow(_, c, _) => (c.id, c.peer, c.log),
-        HandOff::H2c(..) => (0, SocketAddr::from(([0, 0, 0, 0], 0)), false),
-    };
+/// A handed-over connection, as the tokio path runs it from here on:
+/// the slow request, then the connection's next requests; or HTTP/2
+/// from the bytes the core kept.
+async fn take_over(
+    fd: OwnedFd,
+    mut core: Core,
+    slow: Option<Box<Slow>>,
+    opts: &ServeOptions,
+    stop: Shutdown,
+) {
+    let (id, peer, log) = (core.id, core.peer, core.log);
     let r = async {
-        match h {
-            HandOff::Slow(fd, core, slow) => {
-                let sock = tokio_stream(fd)?;
-                let raw = std::os::fd::AsRawFd::as_raw_fd(&sock);
-                let sock = tcpwise_tcp::LowatStream::new(sock, opts.notsent_lowat);
-                let mut conn = Conn::with_core(sock, core).with_fd(raw);
-                let answered = conn.answered;
-                if !Box::pin(conn.slow(*slow)).await? {
-                    return conn.close(true).await;
-                }
-                conn.stepped(answered);
-                conn.run(stop).await
-            }
-            HandOff::H2c(fd, read) => {
-                let sock = tcpwise_tcp::LowatStream::new(tokio_stream(fd)?, opts.notsent_lowat);
-                let send_buf = opts.notsent_lowat.stream_buffer();
-                let io = Replay::new(read, sock);
-                h2::serve_connection(
-                    io,
-                    ("http", send_buf, Handshake::done()),
-                    None,
-                    opts.limits,
-                    stop,
-                )
-                .await
-            }
+        let sock = tokio_stream(fd)?;
+        let raw = std::os::fd::AsRawFd::as_raw_fd(&sock);
+        let sock = tcpwise_tcp::LowatStream::new(sock, opts.notsent_lowat);
+        let Some(slow) = slow else {
+            let read = std::mem::take(&mut core.pending);
+            let send_buf = opts.notsent_lowat.stream_buffer();
+            let h2 = ("http", send_buf, Handshake::done());
+            return h2::serve_connection(Replay::new(read, sock), h2, None, opts.limits, stop)
+                .await;
+        };
+        let mut conn = Conn::with_core(sock, core).with_fd(raw);
+        let answered = conn.answered;
+        if !Box::pin(conn.slow(*slow)).await? {
+            return conn.close(true).await;
         }
+        conn.stepped(answered);
+        conn.run(stop).await
     }
     .await;
     if let Err(e) = r
