@@ -1139,3 +1139,96 @@ fn meter_lines_and_what_quiet_and_no_notice_leave_out() {
     assert!(m.contains("down") && !m.contains(" up "), "{m}");
     assert_eq!(run(&["-q"]), "");
 }
+
+/// A server that counts UDP datagrams of a numbered pattern (each must be
+/// 1,400 bytes and hold its own number's bytes), then writes what it saw.
+const UDP_COUNTER: &str = r#"
+import socket, sys
+out, n = sys.argv[1], int(sys.argv[2])
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+u.bind(("198.18.0.2", 9000))
+t = socket.socket(); t.bind(("198.18.0.2", 9001)); t.listen()
+u.settimeout(10)
+seen, bad = set(), 0
+try:
+    while len(seen) < n:
+        d = u.recv(65536)
+        k = int.from_bytes(d[:4], "big")
+        if len(d) != 1400 or d != k.to_bytes(4, "big") + bytes([k % 251]) * 1396:
+            bad += 1
+        seen.add(k)
+except socket.timeout:
+    pass
+open(out, "w").write(f"{len(seen)} {bad}")
+"#;
+
+/// Bursts of eight datagrams a millisecond: at 1 Gbit/s a burst's
+/// datagrams leave the link 12 us apart, close enough to be joined.
+const UDP_SENDER: &str = r#"
+import os, socket, time
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+peer = (os.environ["TCPWISE_PEER"], 9000)
+for k in range(4000):
+    u.sendto(k.to_bytes(4, "big") + bytes([k % 251]) * 1396, peer)
+    if k % 8 == 7:
+        time.sleep(0.001)
+time.sleep(0.5)  # the last ones' way across before the server is stopped
+"#;
+
+#[test]
+fn udp_datagrams_joined_on_write_reach_a_plain_socket_whole() {
+    if !netns_ok("udp_join") || !tool_ok("udp_join", "python3") {
+        return;
+    }
+    let dir = TempDir::new("udp-join");
+    let (counter, sender, seen) = (
+        dir.0.join("counter.py"),
+        dir.0.join("sender.py"),
+        dir.0.join("seen"),
+    );
+    std::fs::write(&counter, UDP_COUNTER).unwrap();
+    std::fs::write(&sender, UDP_SENDER).unwrap();
+    let server = format!("exec python3 {} {} 4000", counter.display(), seen.display());
+    let client = format!("python3 {}", sender.display());
+    let o = tcpwise(&[
+        "emu",
+        "pair",
+        "--rtt",
+        "10ms",
+        "--rate",
+        "1gbit",
+        "--queue",
+        "10MB",
+        "--server",
+        &server,
+        "--wait-port",
+        "9001",
+        "--",
+        "sh",
+        "-c",
+        &client,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The server counts until it has all or waits 10 s for the rest.
+    for _ in 0..200 {
+        if seen.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let got = std::fs::read_to_string(&seen).unwrap_or_default();
+    assert_eq!(got, "4000 0", "datagrams received and malformed");
+    // The up direction's summary: more than one datagram a write.
+    let up = stderr(&o)
+        .lines()
+        .find(|l| l.contains("emu   up:"))
+        .map(str::to_string)
+        .unwrap_or_default();
+    let per_write: f64 = up
+        .rsplit(", ")
+        .next()
+        .and_then(|w| w.trim_end_matches("/write").parse().ok())
+        .unwrap_or(0.0);
+    assert!(per_write > 1.5, "joined writes: {up}");
+}

@@ -22,10 +22,10 @@
 //! Offloads ([`crate::gso`]): on TUN devices opened with a virtio-net
 //! header, one read can bring a 64 KB super-packet, which is split into
 //! its segments before the link sees it; the packets due at one pass are
-//! written with in-order segments of a flow joined into one super-packet
-//! (`writev`: the virtio-net header, the joined headers, each segment's
-//! payload), so the receiving kernel handles 64 KB at a time. Lateness is
-//! taken per segment at its write.
+//! written with in-order segments of a flow (TCP, or UDP datagrams of one
+//! size) joined into one super-packet (`writev`: the virtio-net header,
+//! the joined headers, each segment's payload), so the receiving kernel
+//! handles 64 KB at a time. Lateness is taken per segment at its write.
 
 use crate::gso::{self, Packet, VnetHdr};
 use crate::sys;

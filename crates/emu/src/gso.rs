@@ -348,8 +348,11 @@ pub fn split(
     Ok(())
 }
 
-/// A TCP segment's fields that decide whether it joins its neighbours.
+/// A TCP segment's or UDP datagram's fields that decide whether it joins
+/// its neighbours.
 struct Seg<'a> {
+    /// 6 (TCP) or 17 (UDP).
+    proto: u8,
     ip_len: usize,
     hdr: usize,
     seq: u32,
@@ -357,7 +360,8 @@ struct Seg<'a> {
     payload: usize,
     /// IP header bytes that must match (lengths, ID and checksum left out).
     ip_same: [&'a [u8]; 3],
-    /// Ports; ack and offset; window; urgent pointer and options.
+    /// Ports; ack and offset; window; urgent pointer and options (UDP:
+    /// the ports alone).
     tcp_same: [&'a [u8]; 4],
 }
 
@@ -367,7 +371,8 @@ fn seg(p: &Packet) -> Option<Seg<'_>> {
     }
     let b = &p.head;
     let (ip_len, proto) = l4(b)?;
-    if proto != 6 || b.len() < ip_len + 20 || (b[0] >> 4 == 4 && ip_len != 20) {
+    let min = if proto == 17 { 8 } else { 20 };
+    if !matches!(proto, 6 | 17) || b.len() < ip_len + min || (b[0] >> 4 == 4 && ip_len != 20) {
         return None;
     }
     // IPv4: never a fragment (MF or an offset).
@@ -375,16 +380,29 @@ fn seg(p: &Packet) -> Option<Seg<'_>> {
         return None;
     }
     let t = &b[ip_len..];
-    let thl = usize::from(t[12] >> 4) * 4;
-    if thl < 20 || t.len() < thl {
-        return None;
-    }
     let ip_same = if b[0] >> 4 == 4 {
         [&b[0..2], &b[6..10], &b[12..20]]
     } else {
         [&b[0..4], &b[6..8], &b[8..40]]
     };
+    if proto == 17 {
+        return Some(Seg {
+            proto,
+            ip_len,
+            hdr: ip_len + 8,
+            seq: 0,
+            flags: 0,
+            payload: t.len() - 8 + p.body().len(),
+            ip_same,
+            tcp_same: [&t[0..4], &[], &[], &[]],
+        });
+    }
+    let thl = usize::from(t[12] >> 4) * 4;
+    if thl < 20 || t.len() < thl {
+        return None;
+    }
     Some(Seg {
+        proto,
         ip_len,
         hdr: ip_len + thl,
         seq: u32::from_be_bytes([t[4], t[5], t[6], t[7]]),
@@ -399,7 +417,11 @@ fn seg(p: &Packet) -> Option<Seg<'_>> {
 /// consecutive TCP segments of one flow, in sequence, the same size but
 /// for a shorter last one, with the same IP header fields, ack, window
 /// and options, and no flag but PSH or FIN on the last (what Linux's
-/// `tcp_gro_receive` joins). 1 when the first cannot join anything.
+/// `tcp_gro_receive` joins); or consecutive UDP datagrams of one flow,
+/// the same size but for a shorter last one, with the same IP header
+/// fields (what `udp_gro_receive_segment` joins for a socket that asked
+/// for `UDP_GRO`; the receiving kernel splits the run again for one that
+/// did not). 1 when the first cannot join anything.
 pub fn run_len(pkts: &[Packet]) -> usize {
     let Some(first) = pkts.first().and_then(seg) else {
         return 1;
@@ -409,11 +431,14 @@ pub fn run_len(pkts: &[Packet]) -> usize {
     if mss == 0 || first.flags & ends != 0 {
         return 1;
     }
-    let (mut n, mut total, mut next_seq) = (1, first.hdr + mss, first.seq.wrapping_add(mss as u32));
+    // UDP has neither sequence numbers nor flags: [`seg`] gives it 0s.
+    let step = |len: usize| if first.proto == 6 { len as u32 } else { 0 };
+    let (mut n, mut total, mut next_seq) = (1, first.hdr + mss, first.seq.wrapping_add(step(mss)));
     for p in &pkts[1..] {
         let Some(s) = seg(p) else { break };
         let extra = s.flags & !(TCP_PSH | TCP_FIN);
         if n >= MAX_SEGMENTS
+            || s.proto != first.proto
             || s.ip_same != first.ip_same
             || s.tcp_same != first.tcp_same
             || s.hdr != first.hdr
@@ -427,7 +452,7 @@ pub fn run_len(pkts: &[Packet]) -> usize {
         }
         n += 1;
         total += s.payload;
-        next_seq = next_seq.wrapping_add(s.payload as u32);
+        next_seq = next_seq.wrapping_add(step(s.payload));
         if s.payload < mss || s.flags & (TCP_PSH | TCP_FIN) != 0 {
             break;
         }
@@ -435,15 +460,23 @@ pub fn run_len(pkts: &[Packet]) -> usize {
     n
 }
 
+/// The smallest UDP datagram a run waits to grow from ([`may_grow`]):
+/// bulk senders (QUIC, iperf3 -u) send datagrams as large as the path
+/// takes, while a small one is a request, an acknowledgement or a probe,
+/// which must not wait for company.
+pub const UDP_GROW_MIN: usize = 1_000;
+
 /// Whether a run ending with `p` could take another segment: a full-size
-/// TCP data segment with no flag that ends a run.
+/// TCP data segment with no flag that ends a run, or a UDP datagram of at
+/// least [`UDP_GROW_MIN`] bytes.
 pub fn may_grow(p: &Packet) -> bool {
-    seg(p).is_some_and(|s| {
-        s.payload > 0 && s.flags & (TCP_SYN | TCP_RST | TCP_URG | TCP_FIN | TCP_PSH) == 0
+    seg(p).is_some_and(|s| match s.proto {
+        17 => s.payload >= UDP_GROW_MIN,
+        _ => s.payload > 0 && s.flags & (TCP_SYN | TCP_RST | TCP_URG | TCP_FIN | TCP_PSH) == 0,
     })
 }
 
-/// The virtio-net header and the IP/TCP headers of `pkts` (a run that
+/// The virtio-net header and the IP/TCP or IP/UDP headers of `pkts` (a run that
 /// [`run_len`] accepted) joined into one super-packet; its payload is each
 /// packet's bytes from `hdr_len` on, in order ([`payloads`]).
 pub fn joined_header(pkts: &[Packet], out: &mut Vec<u8>) -> VnetHdr {
@@ -455,20 +488,31 @@ pub fn joined_header(pkts: &[Packet], out: &mut Vec<u8>) -> VnetHdr {
     let ip_len = first.ip_len;
     let l4_len = first.hdr - ip_len + payload;
     set_ip_len(out, ip_len, l4_len, 0);
-    out[ip_len + 13] |= last[ip_len + 13] & (TCP_PSH | TCP_FIN);
-    let p = pseudo(out, 6, l4_len);
-    out[ip_len + 16..ip_len + 18].copy_from_slice(&p.to_ne_bytes());
-    VnetHdr {
-        flags: F_NEEDS_CSUM,
-        gso_type: if out[0] >> 4 == 4 {
+    // The pseudo-header sum goes where the checksum will be completed.
+    let (gso_type, csum_offset) = if first.proto == 17 {
+        // The whole run's length, as the kernel's own GSO and GRO
+        // packets carry it; each datagram gets its own when split.
+        out[ip_len + 4..ip_len + 6].copy_from_slice(&(l4_len as u16).to_be_bytes());
+        (GSO_UDP_L4, 6)
+    } else {
+        out[ip_len + 13] |= last[ip_len + 13] & (TCP_PSH | TCP_FIN);
+        let t = if out[0] >> 4 == 4 {
             GSO_TCPV4
         } else {
             GSO_TCPV6
-        },
+        };
+        (t, 16)
+    };
+    let p = pseudo(out, first.proto, l4_len);
+    let at = ip_len + usize::from(csum_offset);
+    out[at..at + 2].copy_from_slice(&p.to_ne_bytes());
+    VnetHdr {
+        flags: F_NEEDS_CSUM,
+        gso_type,
         hdr_len: first.hdr as u16,
         gso_size: first.payload as u16,
         csum_start: ip_len as u16,
-        csum_offset: 16,
+        csum_offset,
     }
 }
 

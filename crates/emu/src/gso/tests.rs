@@ -241,6 +241,26 @@ fn plain_packets_pass_as_they_are_and_bad_gso_is_refused() {
     assert!(out.is_empty());
 }
 
+/// A run joined as the forwarder writes it, its checksum completed as the
+/// receiving kernel would: the virtio-net header and the packet's bytes.
+fn rejoin(run: &[Packet]) -> (VnetHdr, Vec<u8>) {
+    let mut hdr = Vec::new();
+    let vh = joined_header(run, &mut hdr);
+    let mut pieces = Vec::new();
+    payloads(run, usize::from(vh.hdr_len), &mut pieces);
+    for p in &pieces {
+        hdr.extend_from_slice(p.as_slice());
+    }
+    let mut joined = Packet {
+        head: hdr,
+        body: None,
+        csum: Some((vh.csum_start, vh.csum_offset)),
+        corrupt: false,
+    };
+    joined.finalize_csum();
+    (vh, joined.head)
+}
+
 #[test]
 fn split_then_joined_gives_the_super_packet_back() {
     for v6 in [false, true] {
@@ -248,8 +268,7 @@ fn split_then_joined_gives_the_super_packet_back() {
         let (h, data) = super_tcp(v6, 0x18, &body, 1448);
         let segs = split_all(&h, &data);
         assert_eq!(run_len(&segs), segs.len());
-        let mut hdr = Vec::new();
-        let vh = joined_header(&segs, &mut hdr);
+        let (vh, joined) = rejoin(&segs);
         assert_eq!(
             (vh.gso_type, vh.gso_size, vh.hdr_len),
             (h.gso_type, 1448, h.hdr_len)
@@ -257,18 +276,7 @@ fn split_then_joined_gives_the_super_packet_back() {
         let mut pieces = Vec::new();
         payloads(&segs, usize::from(vh.hdr_len), &mut pieces);
         assert_eq!(pieces.len(), 1, "adjacent payloads leave as one slice");
-        let mut whole = hdr.clone();
-        for p in &pieces {
-            whole.extend_from_slice(p.as_slice());
-        }
-        let mut joined = Packet {
-            head: whole,
-            body: None,
-            csum: Some((vh.csum_start, vh.csum_offset)),
-            corrupt: false,
-        };
-        joined.finalize_csum();
-        assert_eq!(joined.head, data, "v6 {v6}");
+        assert_eq!(joined, data, "v6 {v6}");
         // Out of order, pieces stay apart and in the run's order.
         let swapped = [segs[1].clone(), segs[0].clone()];
         payloads(&swapped, usize::from(vh.hdr_len), &mut pieces);
@@ -307,11 +315,12 @@ fn runs_stop_where_linux_gro_would() {
     let mut psh = segs.clone();
     psh[1].head[33] |= 0x08;
     assert_eq!(run_len(&psh), 2);
-    // Pure ACKs and UDP never join.
+    // Pure ACKs never join; a TCP segment and a UDP datagram do not.
     let ack = Packet::whole(tcp(false, 1, 1, 0x10, b""));
     assert_eq!(run_len(&[ack.clone(), ack]), 1);
     let d = Packet::whole(udp(false, 1, b"abc"));
-    assert_eq!(run_len(&[d.clone(), d]), 1);
+    assert_eq!(run_len(&[segs[0].clone(), d.clone()]), 1);
+    assert_eq!(run_len(&[d, segs[0].clone()]), 1);
     // At most MAX_SEGMENTS.
     let many = split_all(
         &super_tcp(false, 0x10, &payload(100 * 600), 600).0,
@@ -432,4 +441,89 @@ fn the_link_sees_the_same_segments_with_and_without_offload() {
         sa.dropped_queue + sa.dropped_aqm > 0 && sa.marked_ce > 0 && sa.dropped_loss > 0,
         "{sa:?}"
     );
+}
+
+/// A UDP super-packet as a USO sender hands it over: one header for the
+/// whole payload, the checksum field holding anything.
+fn super_udp(v6: bool, body: &[u8], size: u16) -> (VnetHdr, Vec<u8>) {
+    let mut data = udp(v6, 9, body);
+    let ip_len = if v6 { 40 } else { 20 };
+    data[ip_len + 6] = 0x55;
+    let h = VnetHdr {
+        flags: F_NEEDS_CSUM,
+        gso_type: GSO_UDP_L4,
+        hdr_len: (ip_len + 8) as u16,
+        gso_size: size,
+        csum_start: ip_len as u16,
+        csum_offset: 6,
+    };
+    (h, data)
+}
+
+#[test]
+fn udp_datagrams_split_then_joined_give_the_super_packet_back() {
+    for v6 in [false, true] {
+        let body = payload(9 * 1452 + 100);
+        let (h, data) = super_udp(v6, &body, 1452);
+        let segs = split_all(&h, &data);
+        assert_eq!(run_len(&segs), 10, "nine full datagrams and the short last");
+        let (vh, joined) = rejoin(&segs);
+        assert_eq!(
+            (vh.gso_type, vh.gso_size, vh.hdr_len, vh.csum_offset),
+            (GSO_UDP_L4, 1452, h.hdr_len, 6)
+        );
+        // The whole run's length and checksum, the first datagram's IP id:
+        // what the sender's own super-packet carried, checksum completed.
+        assert_eq!(joined, udp(v6, 9, &body), "v6 {v6}");
+    }
+}
+
+#[test]
+fn udp_runs_stop_where_linux_gro_would() {
+    let size = 1200;
+    let (h, data) = super_udp(false, &payload(8 * size), size as u16);
+    let segs = split_all(&h, &data);
+    assert_eq!(run_len(&segs), 8);
+    // A larger datagram after smaller ones starts a run of its own.
+    let mut grown = segs.clone();
+    grown[3] = Packet::whole(udp(false, 12, &payload(size + 1)));
+    assert_eq!(run_len(&grown), 3);
+    // A shorter one ends the run, itself included.
+    let mut short = segs.clone();
+    short[2] = Packet::whole(udp(false, 11, &payload(size - 1)));
+    assert_eq!(run_len(&short), 3);
+    // Another port, a CE mark, an empty or corrupted datagram.
+    let mut other = segs.clone();
+    other[4].head[21] ^= 1;
+    assert_eq!(run_len(&other), 4);
+    let mut ce = segs.clone();
+    ce[5].head[1] |= 3;
+    assert_eq!(run_len(&ce), 5);
+    let empty = Packet::whole(udp(false, 1, b""));
+    assert_eq!(run_len(&[empty.clone(), empty]), 1);
+    let mut bad = segs.clone();
+    bad[6].corrupt = true;
+    assert_eq!(run_len(&bad), 6);
+    // At most MAX_SEGMENTS, and at most MAX_JOINED bytes.
+    let (h, data) = super_udp(false, &payload(100 * 500), 500);
+    assert_eq!(run_len(&split_all(&h, &data)), MAX_SEGMENTS);
+    let big: Vec<Packet> = (0..9)
+        .map(|i| Packet::whole(udp(false, i, &payload(8_000))))
+        .collect();
+    assert_eq!(run_len(&big), 8, "65,535 bytes hold eight");
+}
+
+#[test]
+fn only_large_udp_datagrams_wait_for_company() {
+    assert!(may_grow(&Packet::whole(udp(
+        false,
+        1,
+        &payload(UDP_GROW_MIN)
+    ))));
+    assert!(!may_grow(&Packet::whole(udp(
+        false,
+        1,
+        &payload(UDP_GROW_MIN - 1)
+    ))));
+    assert!(!may_grow(&Packet::whole(udp(true, 1, b""))));
 }
