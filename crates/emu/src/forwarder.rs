@@ -306,6 +306,9 @@ struct Loop {
     vnet: bool,
     /// Segments may be joined on write (until the kernel refuses one).
     join: bool,
+    /// UDP datagrams too: the devices take USO (Linux 6.2), and the
+    /// kernel has not refused a UDP run.
+    join_udp: bool,
     off: OffloadStats,
     /// A read's segments, before the link.
     segs: Vec<Packet>,
@@ -355,6 +358,7 @@ impl Loop {
             pool: Vec::new(),
             vnet: d.ends.offload.is_some(),
             join: d.ends.offload.is_some(),
+            join_udp: d.ends.offload == Some("tso+uso"),
             off: OffloadStats {
                 mode: d.ends.offload.unwrap_or("off").to_string(),
                 note: d.ends.note,
@@ -631,7 +635,7 @@ impl Loop {
             sys::mono_ns(),
             self.link.next_deadline(),
         );
-        let joinable = self.join && gso::may_grow(last);
+        let joinable = self.join && gso::may_grow(last, self.join_udp);
         let hold = joinable && now < until && next.is_some_and(|n| n <= until);
         if hold {
             self.flush_at = Some(until);
@@ -659,7 +663,7 @@ impl Loop {
         let mut i = 0;
         while i < out.len() {
             let k = if self.join {
-                gso::run_len(&out[i..])
+                gso::run_len(&out[i..], self.join_udp)
             } else {
                 1
             };
@@ -670,10 +674,15 @@ impl Loop {
                 if r.as_ref()
                     .is_err_and(|e| e.kind() == std::io::ErrorKind::InvalidInput)
                 {
-                    // The kernel takes no joined packets: segment by segment
-                    // from now on, and say so once.
-                    self.join = false;
-                    self.off.note = Some("the receiving TUN device refused a joined super-packet (EINVAL): segments are written one by one".into());
+                    // The kernel takes no joined packets of this kind:
+                    // segment by segment from now on, and say so once.
+                    if gso::is_udp(&out[i]) {
+                        self.join_udp = false;
+                        self.off.note = Some("the receiving TUN device refused joined UDP datagrams (EINVAL): they are written one by one".into());
+                    } else {
+                        self.join = false;
+                        self.off.note = Some("the receiving TUN device refused a joined super-packet (EINVAL): segments are written one by one".into());
+                    }
                     continue;
                 }
                 r

@@ -421,9 +421,11 @@ fn seg(p: &Packet) -> Option<Seg<'_>> {
 /// the same size but for a shorter last one, with the same IP header
 /// fields (what `udp_gro_receive_segment` joins for a socket that asked
 /// for `UDP_GRO`; the receiving kernel splits the run again for one that
-/// did not). 1 when the first cannot join anything.
-pub fn run_len(pkts: &[Packet]) -> usize {
-    let Some(first) = pkts.first().and_then(seg) else {
+/// did not). UDP only when `udp` (the receiving device takes USO: a
+/// kernel without it refuses `GSO_UDP_L4`). 1 when the first cannot join
+/// anything.
+pub fn run_len(pkts: &[Packet], udp: bool) -> usize {
+    let Some(first) = pkts.first().and_then(seg).filter(|s| udp || s.proto == 6) else {
         return 1;
     };
     let mss = first.payload;
@@ -460,6 +462,11 @@ pub fn run_len(pkts: &[Packet]) -> usize {
     n
 }
 
+/// Whether `p` is a UDP datagram (what a refused UDP run turns off).
+pub fn is_udp(p: &Packet) -> bool {
+    l4(&p.head).is_some_and(|(_, proto)| proto == 17)
+}
+
 /// The smallest UDP datagram a run waits to grow from ([`may_grow`]):
 /// bulk senders (QUIC, iperf3 -u) send datagrams as large as the path
 /// takes, while a small one is a request, an acknowledgement or a probe,
@@ -467,11 +474,11 @@ pub fn run_len(pkts: &[Packet]) -> usize {
 pub const UDP_GROW_MIN: usize = 1_000;
 
 /// Whether a run ending with `p` could take another segment: a full-size
-/// TCP data segment with no flag that ends a run, or a UDP datagram of at
-/// least [`UDP_GROW_MIN`] bytes.
-pub fn may_grow(p: &Packet) -> bool {
+/// TCP data segment with no flag that ends a run, or (when `udp`, as for
+/// [`run_len`]) a UDP datagram of at least [`UDP_GROW_MIN`] bytes.
+pub fn may_grow(p: &Packet, udp: bool) -> bool {
     seg(p).is_some_and(|s| match s.proto {
-        17 => s.payload >= UDP_GROW_MIN,
+        17 => udp && s.payload >= UDP_GROW_MIN,
         _ => s.payload > 0 && s.flags & (TCP_SYN | TCP_RST | TCP_URG | TCP_FIN | TCP_PSH) == 0,
     })
 }

@@ -267,7 +267,7 @@ fn split_then_joined_gives_the_super_packet_back() {
         let body = payload(20 * 1448 + 5);
         let (h, data) = super_tcp(v6, 0x18, &body, 1448);
         let segs = split_all(&h, &data);
-        assert_eq!(run_len(&segs), segs.len());
+        assert_eq!(run_len(&segs, true), segs.len());
         let (vh, joined) = rejoin(&segs);
         assert_eq!(
             (vh.gso_type, vh.gso_size, vh.hdr_len),
@@ -291,42 +291,42 @@ fn runs_stop_where_linux_gro_would() {
     let body = payload(8 * mss);
     let (h, data) = super_tcp(false, 0x10, &body, mss as u16);
     let segs = split_all(&h, &data);
-    assert_eq!(run_len(&segs), 8);
+    assert_eq!(run_len(&segs, true), 8);
     // A gap in the sequence.
     let mut gap = segs.clone();
     gap.remove(3);
-    assert_eq!(run_len(&gap), 3);
+    assert_eq!(run_len(&gap, true), 3);
     // A CE mark changes the IP header.
     let mut ce = segs.clone();
     ce[2].head[1] |= 3;
-    assert_eq!(run_len(&ce), 2);
+    assert_eq!(run_len(&ce, true), 2);
     // A corrupted one is written alone.
     let mut bad = segs.clone();
     bad[4].corrupt = true;
-    assert_eq!(run_len(&bad), 4);
-    assert_eq!(run_len(&bad[4..]), 1);
+    assert_eq!(run_len(&bad, true), 4);
+    assert_eq!(run_len(&bad[4..], true), 1);
     // Another flow.
     let mut other = segs.clone();
     other[5].head[20] ^= 1;
-    assert_eq!(run_len(&other), 5);
+    assert_eq!(run_len(&other, true), 5);
     // A short segment ends a run; so does PSH.
     let short = split_all(&h, &data[..data.len() - 10]);
-    assert_eq!(run_len(&short), 8);
+    assert_eq!(run_len(&short, true), 8);
     let mut psh = segs.clone();
     psh[1].head[33] |= 0x08;
-    assert_eq!(run_len(&psh), 2);
+    assert_eq!(run_len(&psh, true), 2);
     // Pure ACKs never join; a TCP segment and a UDP datagram do not.
     let ack = Packet::whole(tcp(false, 1, 1, 0x10, b""));
-    assert_eq!(run_len(&[ack.clone(), ack]), 1);
+    assert_eq!(run_len(&[ack.clone(), ack], true), 1);
     let d = Packet::whole(udp(false, 1, b"abc"));
-    assert_eq!(run_len(&[segs[0].clone(), d.clone()]), 1);
-    assert_eq!(run_len(&[d, segs[0].clone()]), 1);
+    assert_eq!(run_len(&[segs[0].clone(), d.clone()], true), 1);
+    assert_eq!(run_len(&[d, segs[0].clone()], true), 1);
     // At most MAX_SEGMENTS.
     let many = split_all(
         &super_tcp(false, 0x10, &payload(100 * 600), 600).0,
         &super_tcp(false, 0x10, &payload(100 * 600), 600).1,
     );
-    assert_eq!(run_len(&many), MAX_SEGMENTS);
+    assert_eq!(run_len(&many, true), MAX_SEGMENTS);
 }
 
 /// The per-segment equivalence: a link fed the segments split from
@@ -466,7 +466,11 @@ fn udp_datagrams_split_then_joined_give_the_super_packet_back() {
         let body = payload(9 * 1452 + 100);
         let (h, data) = super_udp(v6, &body, 1452);
         let segs = split_all(&h, &data);
-        assert_eq!(run_len(&segs), 10, "nine full datagrams and the short last");
+        assert_eq!(
+            run_len(&segs, true),
+            10,
+            "nine full datagrams and the short last"
+        );
         let (vh, joined) = rejoin(&segs);
         assert_eq!(
             (vh.gso_type, vh.gso_size, vh.hdr_len, vh.csum_offset),
@@ -483,47 +487,54 @@ fn udp_runs_stop_where_linux_gro_would() {
     let size = 1200;
     let (h, data) = super_udp(false, &payload(8 * size), size as u16);
     let segs = split_all(&h, &data);
-    assert_eq!(run_len(&segs), 8);
+    assert_eq!(run_len(&segs, true), 8);
     // A larger datagram after smaller ones starts a run of its own.
     let mut grown = segs.clone();
     grown[3] = Packet::whole(udp(false, 12, &payload(size + 1)));
-    assert_eq!(run_len(&grown), 3);
+    assert_eq!(run_len(&grown, true), 3);
     // A shorter one ends the run, itself included.
     let mut short = segs.clone();
     short[2] = Packet::whole(udp(false, 11, &payload(size - 1)));
-    assert_eq!(run_len(&short), 3);
+    assert_eq!(run_len(&short, true), 3);
     // Another port, a CE mark, an empty or corrupted datagram.
     let mut other = segs.clone();
     other[4].head[21] ^= 1;
-    assert_eq!(run_len(&other), 4);
+    assert_eq!(run_len(&other, true), 4);
     let mut ce = segs.clone();
     ce[5].head[1] |= 3;
-    assert_eq!(run_len(&ce), 5);
+    assert_eq!(run_len(&ce, true), 5);
     let empty = Packet::whole(udp(false, 1, b""));
-    assert_eq!(run_len(&[empty.clone(), empty]), 1);
+    assert_eq!(run_len(&[empty.clone(), empty], true), 1);
     let mut bad = segs.clone();
     bad[6].corrupt = true;
-    assert_eq!(run_len(&bad), 6);
+    assert_eq!(run_len(&bad, true), 6);
     // At most MAX_SEGMENTS, and at most MAX_JOINED bytes.
     let (h, data) = super_udp(false, &payload(100 * 500), 500);
-    assert_eq!(run_len(&split_all(&h, &data)), MAX_SEGMENTS);
+    assert_eq!(run_len(&split_all(&h, &data), true), MAX_SEGMENTS);
     let big: Vec<Packet> = (0..9)
         .map(|i| Packet::whole(udp(false, i, &payload(8_000))))
         .collect();
-    assert_eq!(run_len(&big), 8, "65,535 bytes hold eight");
+    assert_eq!(run_len(&big, true), 8, "65,535 bytes hold eight");
+    // Where the devices took no USO, datagrams leave one by one; TCP
+    // segments still join.
+    assert_eq!(run_len(&segs, false), 1);
+    let (h, data) = super_tcp(false, 0x10, &payload(4 * 1000), 1000);
+    assert_eq!(run_len(&split_all(&h, &data), false), 4);
 }
 
 #[test]
 fn only_large_udp_datagrams_wait_for_company() {
-    assert!(may_grow(&Packet::whole(udp(
-        false,
-        1,
-        &payload(UDP_GROW_MIN)
-    ))));
-    assert!(!may_grow(&Packet::whole(udp(
-        false,
-        1,
-        &payload(UDP_GROW_MIN - 1)
-    ))));
-    assert!(!may_grow(&Packet::whole(udp(true, 1, b""))));
+    assert!(may_grow(
+        &Packet::whole(udp(false, 1, &payload(UDP_GROW_MIN))),
+        true
+    ));
+    assert!(!may_grow(
+        &Packet::whole(udp(false, 1, &payload(UDP_GROW_MIN - 1))),
+        true
+    ));
+    assert!(!may_grow(&Packet::whole(udp(true, 1, b"")), true));
+    assert!(!may_grow(
+        &Packet::whole(udp(false, 1, &payload(UDP_GROW_MIN))),
+        false
+    ));
 }
