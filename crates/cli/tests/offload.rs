@@ -120,8 +120,15 @@ fn udp_super_packets_and_quic_sized_datagrams_arrive_intact() {
         if offload {
             assert!(off["mode"].as_str().unwrap().starts_with("tso"), "{off}");
             if off["mode"] == "tso+uso" {
-                // The sender's kernel handed UDP_SEGMENT sends over whole.
+                // The sender's kernel handed UDP_SEGMENT sends over whole,
+                // and the forwarder joined datagrams again on write (the
+                // plain socket above got each one whole from the kernel).
                 assert!(off["super_reads"].as_u64().unwrap() >= 400, "{off}");
+                let (segs, writes) = (
+                    off["segments_written"].as_u64().unwrap(),
+                    off["writes"].as_u64().unwrap(),
+                );
+                assert!(segs > 2 * writes, "joined out: {off}");
             }
         } else {
             assert_eq!(off["mode"], "off", "{off}");

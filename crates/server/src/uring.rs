@@ -604,6 +604,9 @@ impl Loop {
         let Some(link) = self.links.remove(token) else {
             return Ok(());
         };
+        let End::Hand(slow) = link.end else {
+            return Ok(());
+        };
         let fd = match link.fd.as_fd().try_clone_to_owned() {
             Ok(fd) => fd,
             // Out of descriptors: this connection ends, not the server.
@@ -615,9 +618,6 @@ impl Loop {
                 );
                 return self.resume_accepting();
             }
-        };
-        let End::Hand(slow) = link.end else {
-            return Ok(());
         };
         let mut core = link.core;
         // In the order read: what the core kept, then what was held.
@@ -692,13 +692,14 @@ fn feed(link: &mut Link, data: &[u8], out: Vec<u8>, now: Instant) -> Vec<u8> {
         // for it: decided on the first three bytes, as the tokio path does
         // (the core keeps what came before them, and reads on after it).
         let p = &mut link.core.pending;
-        let first: Vec<u8> = p.iter().chain(data).take(3).copied().collect();
-        if first.len() < 3 && h2::PREFACE.starts_with(&first) {
+        let n = (p.len() + data.len()).min(3);
+        let pri = p.iter().chain(data).take(3).eq(&h2::PREFACE[..n]);
+        if pri && n < 3 {
             p.extend_from_slice(data);
             return out;
         }
         link.fresh = false;
-        if first == h2::PREFACE[..3] {
+        if pri {
             p.extend_from_slice(data);
             link.end = End::Hand(None);
             return out;
