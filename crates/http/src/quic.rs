@@ -19,6 +19,9 @@ use std::os::fd::AsFd;
 use std::sync::Arc;
 use tcpwise_sys::{Buffer, force_buffer};
 
+mod udp;
+pub use udp::QuietRuntime;
+
 /// Each stream's receive window: Chromium's (`kQuicStreamMaxRecvWindowSize`,
 /// 6 MB). quinn's default, 1.25 MB, is one bandwidth-delay product of
 /// 100 Mbit/s at 100 ms and held a 10 ms, 1 Gbit/s path to 0.7 of
@@ -130,7 +133,7 @@ pub fn endpoint(
     config
         .max_udp_payload_size(DATAGRAM_MAX)
         .map_err(|e| io::Error::other(format!("QUIC endpoint: {e}")))?;
-    let e = quinn::Endpoint::new(config, server, sock, Arc::new(quinn::TokioRuntime))?;
+    let e = quinn::Endpoint::new(config, server, sock, Arc::new(QuietRuntime))?;
     Ok((e, datapath))
 }
 

@@ -133,16 +133,14 @@ async fn connection(
             r = h3c.accept() => match r {
                 Ok(Some(resolver)) => {
                     let root = root.clone();
-                    requests.push(async move {
-                        let _ = request(resolver, root, lim).await;
-                    });
+                    requests.push(Box::pin(request(resolver, root, lim)));
                 }
                 Ok(None) => return Ok(()),
                 // The client closing the connection is how it ends.
                 Err(e) if e.is_h3_no_error() => return Ok(()),
                 Err(e) => return Err(e.into()),
             },
-            Some(()) = requests.next(), if !requests.is_empty() => {}
+            Some(_) = requests.next(), if !requests.is_empty() => {}
             _ = stop.wait() => {
                 // GOAWAY: requests already sent are answered (at most
                 // 10 s), then the connection closes at once: an idle
@@ -272,7 +270,7 @@ where
 {
     let (req, stream) = resolver.resolve_request().await?;
     let (mut send, recv) = stream.split();
-    let resp = respond(req.map(|()| RecvBody(recv)), root, lim).await?;
+    let resp = Box::pin(respond(req.map(|()| RecvBody(recv)), root, lim)).await?;
     let (parts, mut body) = resp.into_parts();
     send.send_response(hyper::Response::from_parts(parts, ()))
         .await?;

@@ -13,6 +13,20 @@ pub fn open_ro(path: &str) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// Registers `sock` with the tokio reactor for `interest` alone. tokio's
+/// safe constructor for a chosen interest is deprecated: it cannot know
+/// that the descriptor outlives the registration. Inside a tokio runtime.
+pub fn async_fd<T: AsRawFd + Into<OwnedFd>>(
+    sock: T,
+    interest: tokio::io::Interest,
+) -> io::Result<tokio::io::unix::AsyncFd<T>> {
+    // SAFETY: `T` owns its descriptor (it converts into an `OwnedFd`), so
+    // the descriptor stays open, and the same, for as long as the
+    // `AsyncFd` owns the `T`.
+    unsafe { tokio::io::unix::AsyncFd::register_with_interest(sock, interest) }
+        .map_err(|e| e.into_parts().1)
+}
+
 /// Non-blocking read; `Ok(None)` when nothing is there.
 pub fn read_nb(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
     // SAFETY: buf is valid for buf.len() bytes.

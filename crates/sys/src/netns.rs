@@ -156,6 +156,15 @@ pub fn create_named_netns(path: &str) -> io::Result<()> {
     made
 }
 
+/// Moves the calling thread, alone, into a new network namespace with
+/// no name: it ends when the thread and every process started from it
+/// have (nothing to delete). For a test that needs a namespace of its
+/// own on one thread.
+pub fn unshare_thread_netns() -> io::Result<()> {
+    // SAFETY: flags only; affects the calling thread.
+    cvt(unsafe { libc::unshare(libc::CLONE_NEWNET) }).map(|_| ())
+}
+
 /// Unmounts and removes a named namespace (what `ip netns del` does).
 pub fn delete_named_netns(path: &str) -> io::Result<()> {
     let c = CString::new(path).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
