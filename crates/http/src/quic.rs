@@ -107,6 +107,7 @@ impl std::fmt::Display for Datapath {
             f,
             "stream window {:.0} MiB, connection window {:.0} MiB, UDP buffers {:.1}/{:.1} MiB \
              (receive/send, as the kernel books them), GSO/GRO as quinn-udp finds them, \
+             the socket polled for writing only while its send buffer is full, \
              datagrams up to the path's MTU (at most {} B), an ACK asked every {} packets \
              (ack-frequency draft), AES-GCM from ring",
             mib(STREAM_WINDOW as usize),
