@@ -21,6 +21,7 @@ use std::io::{self, IoSliceMut};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::OwnedFd;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, ready};
 use std::time::Instant;
@@ -57,6 +58,9 @@ struct QuietSocket {
     /// While the send buffer is full: a duplicate of the socket,
     /// registered for writing.
     write: Mutex<Option<AsyncFd<OwnedFd>>>,
+    /// Whether `write` holds one: read without the lock before every
+    /// send, set and cleared under it.
+    blocked: AtomicBool,
 }
 
 impl QuietSocket {
@@ -67,6 +71,7 @@ impl QuietSocket {
             state: UdpSocketState::new((&sock).into())?,
             read: tcpwise_sys::async_fd(sock, Interest::READABLE)?,
             write: Mutex::new(None),
+            blocked: AtomicBool::new(false),
         })
     }
 
@@ -82,25 +87,28 @@ impl AsyncUdpSocket for QuietSocket {
 
     fn try_send(&self, transmit: &Transmit) -> io::Result<()> {
         let sock = self.read.get_ref();
-        let mut write = self.write();
-        let sent = match write.as_ref() {
-            // Through the writing registration: a full buffer clears its
-            // readiness, so the next poll waits for the kernel's word.
-            Some(w) => w.try_io(Interest::WRITABLE, |_| {
-                self.state.send(sock.into(), transmit)
-            }),
-            None => self.state.send(sock.into(), transmit),
-        };
-        match &sent {
-            Ok(()) => *write = None,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock && write.is_none() => {
-                let dup = sock.try_clone()?;
-                *write = Some(tcpwise_sys::async_fd(
-                    OwnedFd::from(dup),
-                    Interest::WRITABLE,
-                )?);
+        let send = || self.state.send(sock.into(), transmit);
+        if !self.blocked.load(Ordering::Acquire) {
+            match send() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                sent => return sent,
             }
-            Err(_) => {}
+        }
+        // The buffer was full: sends go through a registration for
+        // writing, whose readiness a full buffer clears, so the next
+        // poll waits for the kernel's word; the first one that goes
+        // through ends it.
+        let mut write = self.write();
+        let Some(w) = write.as_ref() else {
+            let dup = OwnedFd::from(sock.try_clone()?);
+            *write = Some(tcpwise_sys::async_fd(dup, Interest::WRITABLE)?);
+            self.blocked.store(true, Ordering::Release);
+            return Err(io::ErrorKind::WouldBlock.into());
+        };
+        let sent = w.try_io(Interest::WRITABLE, |_| send());
+        if sent.is_ok() {
+            *write = None;
+            self.blocked.store(false, Ordering::Release);
         }
         sent
     }
@@ -151,6 +159,9 @@ struct Writable(Arc<QuietSocket>);
 
 impl UdpPoller for Writable {
     fn poll_writable(self: Pin<&mut Self>, cx: &mut Context) -> Poll<io::Result<()>> {
+        if !self.0.blocked.load(Ordering::Acquire) {
+            return Poll::Ready(Ok(()));
+        }
         match self.0.write().as_ref() {
             None => Poll::Ready(Ok(())),
             Some(w) => w.poll_write_ready(cx).map_ok(|_| ()),
@@ -283,6 +294,7 @@ mod tests {
                     sock.write().is_some(),
                     "a full buffer registers for writing"
                 );
+                assert!(sock.blocked.load(Ordering::Acquire));
                 let mut poller = sock.clone().create_io_poller();
                 let start = Instant::now();
                 loop {
@@ -302,6 +314,7 @@ mod tests {
                     sock.write().is_none(),
                     "a send that went through unregisters"
                 );
+                assert!(!sock.blocked.load(Ordering::Acquire));
                 (sent, start.elapsed())
             })
         });
