@@ -270,7 +270,7 @@ where
 {
     let (req, stream) = resolver.resolve_request().await?;
     let (mut send, recv) = stream.split();
-    let resp = Box::pin(respond(req.map(|()| RecvBody(recv)), root, lim)).await?;
+    let resp = respond(req.map(|()| RecvBody(recv)), root, lim).await?;
     let (parts, mut body) = resp.into_parts();
     send.send_response(hyper::Response::from_parts(parts, ()))
         .await?;

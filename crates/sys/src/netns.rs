@@ -133,8 +133,8 @@ pub fn create_named_netns(path: &str) -> io::Result<()> {
         .open(path)?;
     let target = CString::new(path).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
     let made = std::thread::spawn(move || -> io::Result<()> {
-        // SAFETY: flags only; affects this thread, which then exits.
-        cvt(unsafe { libc::unshare(libc::CLONE_NEWNET) })?;
+        // This thread, which then exits: the mount keeps the namespace.
+        unshare_thread_netns()?;
         let src = CString::new("/proc/thread-self/ns/net").expect("no NUL");
         // SAFETY: valid C strings.
         cvt(unsafe {

@@ -195,16 +195,24 @@ mod tests {
     fn a_datagram_after_a_short_read_still_wakes_the_reader() {
         // A receive that got fewer datagrams than it asked for clears the
         // readiness without asking the kernel again: the next datagram
-        // must still wake the reader (an edge tokio keeps).
+        // must still wake the reader (an edge tokio keeps); one that got
+        // all it asked for must not clear it.
         let rt = runtime();
         rt.block_on(async {
             let sock = QuietSocket::new(UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
             let to = sock.local_addr().unwrap();
             let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
-            for len in [100, 200] {
+            // Six queued, four asked: a full batch keeps the readiness,
+            // so the two left come without a new edge.
+            for len in [100, 200, 300, 400, 500, 600] {
                 peer.send_to(&vec![7u8; len], to).unwrap();
             }
-            assert_eq!(receive(&sock).await.unwrap().0, 2);
+            assert_eq!(receive(&sock).await.unwrap(), (4, 100));
+            let rest = tokio::time::timeout(Duration::from_secs(5), receive(&sock)).await;
+            assert_eq!(
+                rest.expect("a full batch kept the readiness").unwrap(),
+                (2, 500)
+            );
             // Nothing queued now: a poll waits (no busy loop, no error).
             let waiting = poll_fn(|cx| {
                 let mut b = [0u8; 64];
