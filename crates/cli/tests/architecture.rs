@@ -35,6 +35,7 @@ use std::path::{Path, PathBuf};
 const FLOORS: &[(&str, u32)] = &[
     ("units", 0),
     ("outcome", 0),
+    ("huffman", 0),
     ("sys", 1),
     ("link", 2),
     ("pool", 2),
