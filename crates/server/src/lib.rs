@@ -40,6 +40,7 @@ macro_rules! log {
     }};
 }
 
+mod coalesce;
 mod conn;
 pub mod h3;
 mod head;
@@ -161,9 +162,11 @@ impl std::fmt::Display for Io {
             Io::Epoll => f.write_str("epoll (tokio)"),
             Io::Uring => write!(
                 f,
-                "io_uring (a single-issuer ring a thread, {} receive buffers of {} B; tokio for slow requests)",
+                "io_uring (a single-issuer ring a thread, {} receive buffers of {} B, sockets in its file table, under load a wait for up to {} completions or {} us; tokio for slow requests)",
                 uring::BUFFERS,
-                uring::BUFFER_SIZE
+                uring::BUFFER_SIZE,
+                coalesce::MAX,
+                coalesce::WAIT.as_micros()
             ),
         }
     }

@@ -22,6 +22,7 @@
 //! finished, its sends complete, the bytes already read passed along.
 
 use super::*;
+use crate::coalesce::Coalesce;
 use std::os::fd::{AsFd, OwnedFd};
 use std::task::Wake;
 use tcpwise_sys::uring::{Doorbell, Event, Ring, SharedFd};
@@ -94,6 +95,8 @@ struct Link {
     /// Nothing read yet: the first bytes may be HTTP/2's preface.
     fresh: bool,
     end: End,
+    /// [`Coalesce::received`]'s mark.
+    seen: u32,
 }
 
 /// The open connections, by token: a slot's index and, above it, the
@@ -188,6 +191,8 @@ pub(super) struct Loop {
     stopping: Option<Instant>,
     /// When the current turn's completions were reaped.
     turn: Instant,
+    /// When to sleep for a batch of completions rather than one.
+    coalesce: Coalesce,
 }
 
 /// Counts a handed-over connection's task while it runs.
@@ -213,6 +218,11 @@ impl Loop {
         listener.set_nonblocking(true)?;
         let mut ring = Ring::single_issuer(ENTRIES).map_err(io::Error::other)?;
         ring.provide_buffer_ring(BUFFERS, BUFFER_SIZE)?;
+        // Sockets named by index (`docs/bench.md`, "Coalescing"); a kernel
+        // or limit that refuses the table leaves them named by descriptor.
+        if let Err(e) = ring.register_sockets(opts.limits.max_conns.min(1 << 20) as u32) {
+            log!("tcpwise serve: no io_uring file table ({e}): sockets by descriptor");
+        }
         Ok(Loop {
             ring,
             listener: Arc::new(listener),
@@ -230,6 +240,7 @@ impl Loop {
             check: Instant::now() + Duration::from_secs(1),
             stopping: None,
             turn: Instant::now(),
+            coalesce: Coalesce::new(Instant::now()),
         })
     }
 
@@ -261,10 +272,14 @@ impl Loop {
             self.timers(now)?;
             let wait = self.check.saturating_duration_since(now);
             let ms = (wait.as_millis() as u64).clamp(1, 1000);
-            self.ring.submit_and_wait(1, ms)?;
+            match self.coalesce.batch(self.ring.has_work()) {
+                Some((k, most)) => self.ring.submit_and_wait_for(k, wait.min(most))?,
+                None => self.ring.submit_and_wait(1, ms)?,
+            }
             self.ring.reap(&mut events);
             // One clock read a turn, not one per request.
             self.turn = Instant::now();
+            self.coalesce.turn(self.turn, events.len());
             set_turn_clock(SystemTime::now());
             for ev in events.drain(..) {
                 self.event(ev)?;
@@ -374,6 +389,7 @@ impl Loop {
         let fd: SharedFd = Arc::new(sock);
         let core = Core::with(id, peer, log, self.opts.limits);
         self.check = self.check.min(core.deadline());
+        self.ring.fix(&fd)?;
         let token = self.links.insert(Link {
             fd: fd.clone(),
             core,
@@ -385,6 +401,7 @@ impl Loop {
             cancelled: false,
             fresh: true,
             end: End::Open,
+            seen: 0,
         });
         self.ring.recv_multi(&fd, token)
     }
@@ -404,6 +421,7 @@ impl Loop {
         link.receiving &= more;
         match result {
             Ok(Some((bid, len))) => {
+                self.coalesce.received(&mut link.seen);
                 let data = self.ring.provided(bid, len);
                 let out = feed(link, data, self.spare.pop().unwrap_or_default(), self.turn);
                 self.ring.recycle(bid)?;
@@ -569,10 +587,12 @@ impl Loop {
     /// Closes a connection: the ring's hold on the socket is cancelled
     /// and the socket closes when the last operation on it completes.
     fn drop_link(&mut self, token: u64) -> io::Result<()> {
-        if let Some(l) = self.links.remove(token)
-            && (l.receiving || l.sending)
-        {
-            self.ring.cancel_fd(&l.fd)?;
+        if let Some(l) = self.links.remove(token) {
+            if l.receiving || l.sending {
+                self.ring.cancel_fd(&l.fd)?;
+            }
+            // Else the table would keep the socket open.
+            self.ring.unfix(&l.fd)?;
         }
         self.resume_accepting()
     }
@@ -604,6 +624,8 @@ impl Loop {
         let Some(link) = self.links.remove(token) else {
             return Ok(());
         };
+        // The socket lives on in tokio; the table lets go of it.
+        self.ring.unfix(&link.fd)?;
         let End::Hand(slow) = link.end else {
             return Ok(());
         };

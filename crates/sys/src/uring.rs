@@ -20,7 +20,7 @@
 use io_uring::{IoUring, cqueue, opcode, squeue, types};
 use std::alloc::Layout;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::NonNull;
 use std::sync::Arc;
 
@@ -197,6 +197,8 @@ enum Held {
     Send(Vec<u8>),
     Provide,
     Cancel,
+    /// A file-table update's descriptor, read by the kernel at submission.
+    Files(#[allow(dead_code)] Box<RawFd>),
 }
 
 struct Slot {
@@ -252,6 +254,25 @@ impl BufRing {
     }
 }
 
+/// The ring's registered file table (`IORING_REGISTER_FILES`, sparse):
+/// sockets in it are named by index in their operations, so the kernel
+/// looks them up in the ring's own array instead of taking and dropping a
+/// reference in the process's descriptor table each time (`fget`/`fput`,
+/// atomic on a shared table). Each entry keeps its socket's descriptor
+/// open until the entry is cleared, so its number cannot be reused while
+/// the index stands for it.
+struct Table {
+    free: Vec<u32>,
+    /// By descriptor number (small integers: no hashing on every send).
+    by_fd: Vec<Option<(u32, SharedFd)>>,
+}
+
+impl Table {
+    fn get(&self, fd: RawFd) -> Option<&(u32, SharedFd)> {
+        self.by_fd.get(usize::try_from(fd).ok()?)?.as_ref()
+    }
+}
+
 /// One io_uring instance and everything its pending operations use.
 pub struct Ring {
     ring: IoUring,
@@ -260,6 +281,7 @@ pub struct Ring {
     in_flight: usize,
     pool: Option<Pool>,
     cqes: Vec<cqueue::Entry>,
+    table: Option<Table>,
 }
 
 const GROUP: u16 = 0;
@@ -287,7 +309,10 @@ impl Ring {
         let mut b = IoUring::builder();
         b.setup_cqsize(entries.saturating_mul(4).max(8));
         if single {
-            b.setup_single_issuer().setup_defer_taskrun();
+            // The flag: `has_work` sees deferred work without a system call.
+            b.setup_single_issuer()
+                .setup_defer_taskrun()
+                .setup_taskrun_flag();
         }
         let ring = b
             .build(entries.max(8))
@@ -307,7 +332,84 @@ impl Ring {
             in_flight: 0,
             pool: None,
             cqes: Vec::new(),
+            table: None,
         })
+    }
+
+    /// Registers an empty table of `n` sockets (Linux 5.19) for
+    /// [`Ring::fix`]. Fails where the kernel lacks sparse tables or `n` is
+    /// over `RLIMIT_NOFILE`; the ring then works as before, by descriptor.
+    pub fn register_sockets(&mut self, n: u32) -> io::Result<()> {
+        if self.table.is_some() {
+            return Err(io::Error::other("the ring already has a file table"));
+        }
+        self.ring.submitter().register_files_sparse(n)?;
+        self.table = Some(Table {
+            free: (0..n).rev().collect(),
+            by_fd: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// Puts `sock` in the file table, if the ring has one with room: the
+    /// operations queued on it from now on name it by index. Queued, not
+    /// waited for: the update runs at submission, before what is queued
+    /// after it. Undo it with [`Ring::unfix`] when done with the socket,
+    /// or the table keeps it open.
+    pub fn fix(&mut self, sock: &SharedFd) -> io::Result<()> {
+        let fd = sock.as_fd().as_raw_fd();
+        let (Some(t), Ok(at)) = (&mut self.table, usize::try_from(fd)) else {
+            return Ok(());
+        };
+        if t.by_fd.len() <= at {
+            t.by_fd.resize(at + 1, None);
+        }
+        if t.by_fd[at].is_some() {
+            return Ok(());
+        }
+        let Some(k) = t.free.pop() else {
+            return Ok(());
+        };
+        t.by_fd[at] = Some((k, sock.clone()));
+        self.update(k, fd, None)
+    }
+
+    /// Takes `sock` out of the file table, if it is there. Operations
+    /// already queued or in flight on it are unaffected.
+    pub fn unfix(&mut self, sock: &SharedFd) -> io::Result<()> {
+        let fd = sock.as_fd().as_raw_fd();
+        let taken = self.table.as_mut().and_then(|t| {
+            let e = t.by_fd.get_mut(usize::try_from(fd).ok()?)?;
+            e.take()
+        });
+        let Some((k, held)) = taken else {
+            return Ok(());
+        };
+        // The index is free for the next socket at once: its update is
+        // queued after this one and the kernel runs them in order.
+        if let Some(t) = &mut self.table {
+            t.free.push(k);
+        }
+        self.update(k, -1, Some(held))
+    }
+
+    /// Queues "table entry `k` is now `fd`" (-1: empty).
+    fn update(&mut self, k: u32, fd: RawFd, keep: Option<SharedFd>) -> io::Result<()> {
+        let b = Box::new(fd);
+        let ptr: *const RawFd = &*b;
+        let i = self.slot(Slot {
+            token: 0,
+            held: Held::Files(b),
+            _fd: keep,
+        });
+        self.push(i, opcode::FilesUpdate::new(ptr, 1).offset(k as i32).build())
+    }
+
+    /// The table index `sock` is registered at.
+    fn fixed(&self, sock: &SharedFd) -> Option<types::Fixed> {
+        let t = self.table.as_ref()?;
+        t.get(sock.as_fd().as_raw_fd())
+            .map(|&(k, _)| types::Fixed(k))
     }
 
     /// Operations queued or in the kernel, not yet completed.
@@ -533,13 +635,16 @@ impl Ring {
         if self.pool.is_none() {
             return Err(io::Error::other("recv_multi needs provide_buffers first"));
         }
-        let fd = types::Fd(sock.as_fd().as_raw_fd());
+        let entry = match self.fixed(sock) {
+            Some(k) => opcode::RecvMulti::new(k, GROUP).build(),
+            None => opcode::RecvMulti::new(types::Fd(sock.as_fd().as_raw_fd()), GROUP).build(),
+        };
         let i = self.slot(Slot {
             token,
             held: Held::Recv,
             _fd: Some(sock.clone()),
         });
-        self.push(i, opcode::RecvMulti::new(fd, GROUP).build())
+        self.push(i, entry)
     }
 
     /// Cancels every operation pending on `sock` (Linux 5.19): each still
@@ -547,41 +652,46 @@ impl Ring {
     /// learns when the ring has let go of the socket. What a server does
     /// to stop a multishot receive before closing or handing the socket on.
     pub fn cancel_fd(&mut self, sock: &SharedFd) -> io::Result<()> {
-        let fd = types::Fd(sock.as_fd().as_raw_fd());
+        let which = match self.fixed(sock) {
+            Some(k) => types::CancelBuilder::fd(k),
+            None => types::CancelBuilder::fd(types::Fd(sock.as_fd().as_raw_fd())),
+        };
         let i = self.slot(Slot {
             token: 0,
             held: Held::Cancel,
             _fd: None,
         });
-        self.push(
-            i,
-            opcode::AsyncCancel2::new(types::CancelBuilder::fd(fd).all()).build(),
-        )
+        self.push(i, opcode::AsyncCancel2::new(which.all()).build())
     }
 
     /// Sends `data` on `sock`.
     pub fn send(&mut self, sock: &SharedFd, data: Vec<u8>, token: u64) -> io::Result<()> {
         let (ptr, len) = (data.as_ptr(), data.len() as u32);
-        let fd = types::Fd(sock.as_fd().as_raw_fd());
+        let entry = match self.fixed(sock) {
+            Some(k) => opcode::Send::new(k, ptr, len),
+            None => opcode::Send::new(types::Fd(sock.as_fd().as_raw_fd()), ptr, len),
+        };
         let i = self.slot(Slot {
             token,
             held: Held::Send(data),
             _fd: Some(sock.clone()),
         });
-        self.push(
-            i,
-            opcode::Send::new(fd, ptr, len)
-                .flags(libc::MSG_NOSIGNAL)
-                .build(),
-        )
+        self.push(i, entry.flags(libc::MSG_NOSIGNAL).build())
     }
 
     /// Submits what is queued and waits until at least `want` completions
     /// are ready or `timeout_ms` passed (an interrupted wait returns early).
     pub fn submit_and_wait(&mut self, want: usize, timeout_ms: u64) -> io::Result<()> {
-        let ts = types::Timespec::new()
-            .sec(timeout_ms / 1000)
-            .nsec((timeout_ms % 1000 * 1_000_000) as u32);
+        self.submit_and_wait_for(want, std::time::Duration::from_millis(timeout_ms))
+    }
+
+    /// [`Ring::submit_and_wait`] with a timeout to the nanosecond.
+    pub fn submit_and_wait_for(
+        &mut self,
+        want: usize,
+        most: std::time::Duration,
+    ) -> io::Result<()> {
+        let ts = types::Timespec::from(most);
         let args = types::SubmitArgs::new().timespec(&ts);
         match self.ring.submitter().submit_with_args(want, &args) {
             Ok(_) => Ok(()),
@@ -595,6 +705,14 @@ impl Ring {
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// Whether completions are ready, or kernel work that makes them is
+    /// queued (on a [`Ring::single_issuer`] ring, which asks the kernel
+    /// to flag it): a wait would then return without sleeping. Read from
+    /// the ring's shared memory, no system call.
+    pub fn has_work(&mut self) -> bool {
+        self.ring.submission().taskrun() || !self.ring.completion().is_empty()
     }
 
     /// Submits what is queued without waiting.
@@ -667,7 +785,7 @@ impl Ring {
                 result,
                 data,
             },
-            Held::Provide | Held::Cancel => return None,
+            Held::Provide | Held::Cancel | Held::Files(_) => return None,
         })
     }
 }
@@ -809,6 +927,42 @@ mod tests {
         ring.reap(evs);
     }
 
+    /// Turns of the ring until a `ping` was answered `pong` (true), the
+    /// connection accepted into `srv` first if it is not there yet, put in
+    /// the ring's table if `fix`.
+    fn pong(ring: &mut Ring, srv: &mut Option<SharedFd>, fix: bool) -> bool {
+        let mut evs = Vec::new();
+        for _ in 0..50 {
+            // Deferred completions arrive only while this thread waits.
+            turn(ring, &mut evs);
+            for ev in evs.drain(..) {
+                match ev {
+                    Event::Accepted { result: Ok(fd), .. } => {
+                        let s: SharedFd = Arc::new(std::net::TcpStream::from(fd));
+                        if fix {
+                            ring.fix(&s).unwrap();
+                        }
+                        ring.recv_multi(&s, 2).unwrap();
+                        *srv = Some(s);
+                    }
+                    Event::Received { result, .. } => {
+                        let (bid, n) = result.unwrap().expect("data, not the end");
+                        assert_eq!(ring.provided(bid, n), b"ping");
+                        ring.recycle(bid).unwrap();
+                        let s = srv.as_ref().unwrap();
+                        ring.send(s, b"pong".to_vec(), 3).unwrap();
+                    }
+                    Event::Sent { result, .. } => {
+                        assert_eq!(result.unwrap(), 4);
+                        return true;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        false
+    }
+
     #[test]
     fn write_then_read_back_through_the_ring() {
         let Some(mut ring) = ring_or_skip() else {
@@ -924,41 +1078,12 @@ mod tests {
         ring.provide_buffer_ring(2, 256).unwrap();
         assert!(ring.provide_buffer_ring(2, 256).is_err());
         let mut c = pinged(&mut ring, 1);
-        let (mut srv, mut evs) = (None::<SharedFd>, Vec::new());
+        let mut srv = None::<SharedFd>;
         for round in 0..4 {
             if round > 0 {
                 c.write_all(b"ping").unwrap();
             }
-            let mut sent = false;
-            for _ in 0..50 {
-                // Deferred completions arrive only while this thread waits.
-                turn(&mut ring, &mut evs);
-                for ev in evs.drain(..) {
-                    match ev {
-                        Event::Accepted { result: Ok(fd), .. } => {
-                            let s: SharedFd = Arc::new(std::net::TcpStream::from(fd));
-                            ring.recv_multi(&s, 2).unwrap();
-                            srv = Some(s);
-                        }
-                        Event::Received { result, .. } => {
-                            let (bid, n) = result.unwrap().expect("data, not the end");
-                            assert_eq!(ring.provided(bid, n), b"ping");
-                            ring.recycle(bid).unwrap();
-                            let s = srv.as_ref().unwrap();
-                            ring.send(s, b"pong".to_vec(), 3).unwrap();
-                        }
-                        Event::Sent { result, .. } => {
-                            assert_eq!(result.unwrap(), 4);
-                            sent = true;
-                        }
-                        _ => {}
-                    }
-                }
-                if sent {
-                    break;
-                }
-            }
-            assert!(sent, "round {round}");
+            assert!(pong(&mut ring, &mut srv, false), "round {round}");
             let mut got = [0u8; 4];
             std::io::Read::read_exact(&mut c, &mut got).unwrap();
             assert_eq!(&got, b"pong");
@@ -967,5 +1092,51 @@ mod tests {
         let t0 = std::time::Instant::now();
         drop(ring);
         assert!(t0.elapsed() < std::time::Duration::from_secs(3));
+    }
+
+    #[test]
+    fn a_fixed_socket_is_answered_by_index_and_closes_once_unfixed() {
+        let Some(mut ring) = skip_unless(Ring::single_issuer(64)) else {
+            return;
+        };
+        // A table of one: the second socket is refused a place and works
+        // by descriptor; the place is reused once the first lets go.
+        ring.register_sockets(1).unwrap();
+        assert!(ring.register_sockets(1).is_err());
+        ring.provide_buffer_ring(4, 256).unwrap();
+        let mut c = pinged(&mut ring, 1);
+        let (mut evs, mut srv) = (Vec::new(), None::<SharedFd>);
+        assert!(pong(&mut ring, &mut srv, true));
+        assert!(ring.fixed(srv.as_ref().unwrap()).is_some());
+        let mut got = [0u8; 4];
+        std::io::Read::read_exact(&mut c, &mut got).unwrap();
+        assert_eq!(&got, b"pong");
+        let s = srv.take().unwrap();
+        let other: SharedFd = Arc::new(std::net::TcpListener::bind("127.0.0.1:0").unwrap());
+        ring.fix(&other).unwrap();
+        assert!(ring.fixed(&other).is_none(), "the table is full");
+        // Cancelled by index, then out of the table and dropped: the
+        // client must see the end of stream, or the table kept it open.
+        ring.cancel_fd(&s).unwrap();
+        ring.unfix(&s).unwrap();
+        drop(s);
+        let mut ended = false;
+        for _ in 0..50 {
+            turn(&mut ring, &mut evs);
+            ended |= evs.drain(..).any(|ev| {
+                matches!(ev, Event::Received { result: Err(ref e), more: false, .. }
+                    if e.raw_os_error() == Some(libc::ECANCELED))
+            });
+            if ended && ring.in_flight() <= 1 {
+                break;
+            }
+        }
+        assert!(ended, "the receive was cancelled");
+        c.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        let n = std::io::Read::read(&mut c, &mut got).unwrap();
+        assert_eq!(n, 0, "closed once the table let go");
+        ring.fix(&other).unwrap();
+        assert!(ring.fixed(&other).is_some(), "the place is free again");
     }
 }
