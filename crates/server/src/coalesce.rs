@@ -12,14 +12,19 @@
 //! turn that had [`AFTER`] completions or more (a lone request at low load
 //! is never held), for at most half the connections active in the last
 //! [`WINDOW`] (a client with four connections is never waited on for
-//! eight), at most [`MAX`], and never longer than [`WAIT`]; and never when
-//! completions are already pending.
+//! eight), at least [`MIN`] and at most [`MAX`], and never longer than
+//! [`WAIT`]; and never when completions are already pending.
 
 use std::time::Duration;
 use tokio::time::Instant;
 
 /// A turn with at least this many completions marks a load worth batching.
 pub const AFTER: usize = 4;
+/// The fewest completions worth a timed wait: waiting for 4 (8
+/// connections) cost 5 % more CPU a request than sleeping for one, for 8
+/// about as much, for 16 (32 connections) 3.5 % less (`docs/bench.md`):
+/// the short timer a batch wait arms costs about what a few sleeps do.
+pub const MIN: usize = 16;
 /// The most completions waited for at once.
 pub const MAX: usize = 32;
 /// The longest a batch is waited for: the latency it may add.
@@ -75,7 +80,7 @@ impl Coalesce {
     /// one, as long as the loop's timers allow.
     pub fn batch(&self, pending: bool) -> Option<(usize, Duration)> {
         let k = (self.active / 2).min(MAX);
-        (!pending && self.last_turn >= AFTER && k > 1).then_some((k, WAIT))
+        (!pending && self.last_turn >= AFTER && k >= MIN).then_some((k, WAIT))
     }
 }
 
@@ -100,7 +105,8 @@ mod tests {
     #[test]
     fn waits_for_half_the_active_connections_capped() {
         assert_eq!(loaded(64, 10).batch(false), Some((32, WAIT)));
-        assert_eq!(loaded(16, 10).batch(false), Some((8, WAIT)));
+        assert_eq!(loaded(40, 10).batch(false), Some((20, WAIT)));
+        assert_eq!(loaded(32, 10).batch(false), Some((MIN, WAIT)));
         assert_eq!(loaded(1024, 10).batch(false), Some((MAX, WAIT)));
     }
 
@@ -108,7 +114,9 @@ mod tests {
     fn never_holds_low_load_few_clients_or_pending_work() {
         // A turn of fewer than AFTER completions: requests come one by one.
         assert_eq!(loaded(64, AFTER - 1).batch(false), None);
-        // Three connections: a batch of one is no batch.
+        // Fewer than 2 * MIN connections: a batch too small to pay for
+        // the wait's timer.
+        assert_eq!(loaded(31, 10).batch(false), None);
         assert_eq!(loaded(3, 10).batch(false), None);
         // Completions already waiting are taken at once.
         assert_eq!(loaded(64, 10).batch(true), None);
