@@ -591,7 +591,7 @@ impl Loop {
             if l.receiving || l.sending {
                 self.ring.cancel_fd(&l.fd)?;
             }
-            // Else the table would keep the socket open.
+            // Whatever was in flight: the table would keep it open.
             self.ring.unfix(&l.fd)?;
         }
         self.resume_accepting()
