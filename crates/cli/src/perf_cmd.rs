@@ -10,7 +10,11 @@ pub use tcpwise_perf::flags::{ClientArgs, JsonStyle, ServerArgs};
 #[allow(clippy::large_enum_variant)]
 pub enum PerfCommand {
     /// Serve tests (any number at once) until stopped.
-    #[command(disable_version_flag = true)]
+    ///
+    /// A client's header is checked field by field before anything is sized
+    /// from it; a field out of range refuses the test with the reason.
+    #[command(disable_version_flag = true,
+              after_long_help = format!("A client's header fields, as bounded:\n{}", tcpwise_perf::proto::bounds_text()))]
     Server(ServerArgs),
     /// Run one test against a `tcpwise perf server`.
     ///

@@ -148,3 +148,84 @@ fn a_path_that_drops_every_syn_hits_the_connect_timeout() {
     assert!((900..3000).contains(&ms), "{ms} ms");
     assert!(stderr(&o).contains("--connect-timeout"), "{}", stderr(&o));
 }
+
+/// Resident memory of process `pid`, in MB (`VmRSS`).
+pub fn rss_mb(pid: u32) -> f64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// The audit's header (a 10^15-byte fixed read size) and every bounded
+/// field one past its bound: each is refused on the control connection
+/// with the field's name, before a data connection is opened, and the
+/// server still runs a normal test afterwards.
+#[test]
+fn perf_server_refuses_every_header_field_past_its_bound() {
+    use std::io::{Read, Write};
+    let (child, line) = spawn_announcing(&["perf", "server", "--bind", "127.0.0.1:0"]);
+    let pid = child.id();
+    let _srv = Proc(child);
+    let port = line.rsplit(':').next().unwrap().to_string();
+    let before = rss_mb(pid);
+    let base = serde_json::json!({"magic": "tcpwise-perf/1", "reverse": false,
+        "duration_ms": 1000, "bytes": null, "interval_ms": 1000,
+        "server_rcvbuf": null, "server_sndbuf": null, "server_read_sizing": null});
+    let mut cases = vec![(
+        "server_read_sizing",
+        serde_json::json!({"policy": "fixed", "size": 1_000_000_000_000_000u64}),
+    )];
+    for b in tcpwise_perf::proto::BOUNDS {
+        cases.push((b.field, serde_json::json!(b.max + 1)));
+    }
+    for (field, value) in cases {
+        let mut h = base.clone();
+        match field.split_once('.') {
+            Some((o, i)) => {
+                h[o] = serde_json::json!({"rate_bps": 1000, "len": 100});
+                h[o][i] = value;
+            }
+            None => h[field] = value,
+        }
+        let mut s = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        s.write_all(format!("{h}\n").as_bytes()).unwrap();
+        let mut answer = String::new();
+        let _ = s.read_to_string(&mut answer);
+        let v: serde_json::Value = serde_json::from_str(answer.trim()).unwrap();
+        let why = v["error"].as_str().unwrap_or_default();
+        assert!(why.starts_with(field), "{field}: {answer}");
+    }
+    let o = tcpwise(&["perf", "client", "127.0.0.1", "-p", &port, "-n", "1000000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let after = rss_mb(pid);
+    println!(
+        "perf server RSS {before:.1} MB before, {after:.1} MB after the bad headers and a test"
+    );
+    assert!(after < 100.0, "{after} MB");
+}
+
+/// A second `serve` on a port a first one holds (its own SO_REUSEPORT
+/// workers, two of them) exits 1 in one line, from the same and from the
+/// other address family, instead of sharing the first one's connections.
+#[test]
+fn serve_refuses_a_busy_port_in_one_line() {
+    let (_first, base) = serve_loopback(&["--threads", "2"]);
+    let port = base.rsplit(':').next().unwrap().to_string();
+    for bind in [
+        format!("127.0.0.1:{port}"),
+        format!("0.0.0.0:{port}"),
+        format!("[::]:{port}"),
+    ] {
+        let o = tcpwise(&["serve", "--threads", "2", "--bind", &bind]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{bind}: {e}");
+        assert!(
+            one_error_line(&e) && e.contains("Address already in use"),
+            "{bind}: {e}"
+        );
+    }
+}

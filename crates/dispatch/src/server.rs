@@ -126,7 +126,7 @@ pub fn serve(
 pub const BACKLOG: i32 = 1024;
 
 fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
-    tcpwise_tcp::listen(addr, BACKLOG, false)
+    tcpwise_tcp::listen(addr, BACKLOG, tcpwise_tcp::PortShare::Alone)
 }
 
 /// 1024 clients need more than the usual 1024 descriptors.

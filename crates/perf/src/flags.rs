@@ -381,7 +381,8 @@ impl ClientArgs {
                 ClientOptions::default().connect_timeout,
                 std::time::Duration::from_millis,
             ),
-            pacing_bps: a.bitrate.map(|r| r.0),
+            // iperf3's -b 0: no limit.
+            pacing_bps: a.bitrate.map(|r| r.0).filter(|&b| b > 0),
             omit: a.omit.std(),
             ipv6: match (a.version4, a.version6) {
                 (true, _) => Some(false),

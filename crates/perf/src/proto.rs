@@ -19,6 +19,91 @@ pub const DATA_PREFIX: &[u8; 4] = b"TWPD";
 /// Longest test a server accepts (an hour).
 pub const MAX_DURATION_MS: u64 = 3_600_000;
 
+/// The range a numeric header field must fall in, inclusive: the server
+/// refuses anything outside it before it sizes a buffer, a timer or a
+/// rate from it (a header is a stranger's input).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bound {
+    /// The field's name in the header's JSON.
+    pub field: &'static str,
+    /// Smallest accepted value.
+    pub min: u64,
+    /// Largest accepted value.
+    pub max: u64,
+    /// What the value counts, for the refusal and `perf server --help`.
+    pub unit: &'static str,
+    /// Why this bound.
+    pub why: &'static str,
+}
+
+/// Every numeric field a client's header carries, with its bound; the
+/// read sizing's sizes are [`tcpwise_tcp::ReadSizer::check`]'s (1 B to
+/// 64 MiB), a congestion name at most [`MAX_CONGESTION_NAME`] bytes.
+pub const BOUNDS: &[Bound] = &[
+    Bound {
+        field: "duration_ms",
+        min: 0,
+        max: MAX_DURATION_MS,
+        unit: "ms",
+        why: "tests at most an hour long",
+    },
+    Bound {
+        field: "interval_ms",
+        min: 10,
+        max: 60_000,
+        unit: "ms",
+        why: "at most 360,000 samples a test; iperf3 takes -i 0.1 to 60 s",
+    },
+    Bound {
+        field: "bytes",
+        min: 1,
+        max: 1 << 40,
+        unit: "B",
+        why: "-n at most 1 TiB",
+    },
+    Bound {
+        field: "server_rcvbuf",
+        min: 1,
+        max: MAX_BUFFER,
+        unit: "B",
+        why: "iperf3's -w cap, 512 MiB",
+    },
+    Bound {
+        field: "server_sndbuf",
+        min: 1,
+        max: MAX_BUFFER,
+        unit: "B",
+        why: "iperf3's -w cap, 512 MiB",
+    },
+    Bound {
+        field: "pacing_bps",
+        min: 1,
+        max: 1_000_000_000_000,
+        unit: "bit/s",
+        why: "-b at most 1 Tbit/s",
+    },
+    Bound {
+        field: "udp.rate_bps",
+        min: 1,
+        max: 100_000_000_000,
+        unit: "bit/s",
+        why: "-u -b at most 100 Gbit/s",
+    },
+    Bound {
+        field: "udp.len",
+        min: HEADER_LEN as u64,
+        max: MAX_LEN as u64,
+        unit: "B",
+        why: "a datagram carries our 20-byte header and fits IPv4",
+    },
+];
+
+/// iperf3's largest `-w` (`MAX_TCP_BUFFER`): a pinned buffer is kernel
+/// memory the client would spend on the server's host.
+pub const MAX_BUFFER: u64 = 512 * 1024 * 1024;
+/// Linux's `TCP_CA_NAME_MAX` less its NUL.
+pub const MAX_CONGESTION_NAME: usize = 15;
+
 /// Why a server refuses a client's header; its text is what the server
 /// sends back.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -29,9 +114,15 @@ pub enum BadHeader {
     /// Another protocol (or version of ours).
     #[error("protocol {0} not supported; this server speaks {MAGIC}")]
     Protocol(String),
-    /// A zero interval or a test longer than [`MAX_DURATION_MS`].
-    #[error("interval must be positive and tests at most an hour long")]
-    Limits,
+    /// A numeric field outside its [`Bound`].
+    #[error("{field} {value} is out of range: {min} to {max} {unit} ({why})", field = .0.field, min = .0.min, max = .0.max, unit = .0.unit, why = .0.why, value = .1)]
+    OutOfRange(Bound, u64),
+    /// A read sizing no constructor makes.
+    #[error("server_read_sizing: {0}")]
+    ReadSizing(String),
+    /// A congestion control name that cannot be one.
+    #[error("congestion {0:?}: at most 15 bytes of a-z, 0-9, _ and -")]
+    Congestion(String),
 }
 
 /// Parses and checks a client's header line.
@@ -41,10 +132,61 @@ pub fn check_header(line: &str) -> Result<Header, BadHeader> {
     if header.magic != MAGIC {
         return Err(BadHeader::Protocol(header.magic));
     }
-    if header.interval_ms == 0 || header.duration_ms > MAX_DURATION_MS {
-        return Err(BadHeader::Limits);
+    for (field, value) in header.numbers() {
+        let bound = BOUNDS
+            .iter()
+            .find(|b| b.field == field)
+            .expect("every number has a bound");
+        if !(bound.min..=bound.max).contains(&value) {
+            return Err(BadHeader::OutOfRange(*bound, value));
+        }
+    }
+    if let Some(sizer) = &header.server_read_sizing {
+        sizer
+            .check()
+            .map_err(|e| BadHeader::ReadSizing(e.to_string()))?;
+    }
+    if let Some(cc) = &header.congestion {
+        let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-';
+        if cc.is_empty() || cc.len() > MAX_CONGESTION_NAME || !cc.chars().all(ok) {
+            return Err(BadHeader::Congestion(cc.clone()));
+        }
     }
     Ok(header)
+}
+
+impl Header {
+    /// The header's numeric fields present, by their [`Bound`] names.
+    fn numbers(&self) -> Vec<(&'static str, u64)> {
+        let mut v = vec![
+            ("duration_ms", self.duration_ms),
+            ("interval_ms", self.interval_ms),
+        ];
+        let opt = [
+            ("bytes", self.bytes),
+            ("server_rcvbuf", self.server_rcvbuf),
+            ("server_sndbuf", self.server_sndbuf),
+            ("pacing_bps", self.pacing_bps),
+            ("udp.rate_bps", self.udp.as_ref().map(|u| u.rate_bps)),
+            ("udp.len", self.udp.as_ref().map(|u| u.len as u64)),
+        ];
+        v.extend(opt.into_iter().filter_map(|(f, n)| n.map(|n| (f, n))));
+        v
+    }
+}
+
+/// The bounds as `perf server --help` and docs/perf.md print them.
+pub fn bounds_text() -> String {
+    let mut s = String::new();
+    for b in BOUNDS {
+        s.push_str(&format!(
+            "  {:<14} {} to {} {} ({})\n",
+            b.field, b.min, b.max, b.unit, b.why
+        ));
+    }
+    s.push_str("  server_read_sizing  every size 1 B to 64 MiB, min <= next <= max\n");
+    s.push_str("  congestion     at most 15 bytes of a-z, 0-9, _ and -\n");
+    s
 }
 
 /// The test token of a data connection's 12-byte hello, if it is one.
@@ -213,6 +355,65 @@ pub struct UdpSpec {
 mod tests {
     use super::*;
 
+    fn valid() -> serde_json::Value {
+        serde_json::json!({"magic": MAGIC, "reverse": false, "duration_ms": 1000, "bytes": null,
+            "interval_ms": 1000, "server_rcvbuf": null, "server_sndbuf": null,
+            "server_read_sizing": null})
+    }
+
+    fn with(path: &str, v: serde_json::Value) -> String {
+        let mut h = valid();
+        match path.split_once('.') {
+            Some((outer, inner)) => {
+                h[outer] = serde_json::json!({"rate_bps": 1_000_000, "len": 1400});
+                h[outer][inner] = v;
+            }
+            None => h[path] = v,
+        }
+        h.to_string()
+    }
+
+    /// Each bounded field at its bound is taken and one past it refused,
+    /// with the field's name in the reason (the audit's 10^15-byte read
+    /// size among them).
+    #[test]
+    fn every_field_at_and_past_its_bound() {
+        assert!(check_header(&valid().to_string()).is_ok());
+        for b in BOUNDS {
+            for at in [b.min, b.max] {
+                let r = check_header(&with(b.field, at.into()));
+                assert!(r.is_ok(), "{} at {at}: {r:?}", b.field);
+            }
+            let mut past = vec![b.max + 1];
+            past.extend(b.min.checked_sub(1));
+            for p in past {
+                let e = check_header(&with(b.field, p.into()))
+                    .unwrap_err()
+                    .to_string();
+                assert!(e.starts_with(b.field) && e.contains("out of range"), "{e}");
+            }
+        }
+        let sizing = |v: serde_json::Value| check_header(&with("server_read_sizing", v));
+        assert!(sizing(serde_json::json!({"policy": "fixed", "size": 64 << 20})).is_ok());
+        for bad in [
+            serde_json::json!({"policy": "fixed", "size": 1_000_000_000_000_000u64}),
+            serde_json::json!({"policy": "fixed", "size": 0}),
+            serde_json::json!({"policy": "slow-start", "next": 4096, "max": 1024}),
+        ] {
+            let e = sizing(bad).unwrap_err().to_string();
+            assert!(e.starts_with("server_read_sizing"), "{e}");
+        }
+        let cc = |v: &str| check_header(&with("congestion", v.into()));
+        assert!(cc("cubic").is_ok() && cc("bbr").is_ok() && cc(&"a".repeat(15)).is_ok());
+        for bad in ["", "a_very_long_name", "../x", "CUBIC"] {
+            assert!(
+                cc(bad).unwrap_err().to_string().starts_with("congestion"),
+                "{bad}"
+            );
+        }
+        assert!(bounds_text().lines().count() == BOUNDS.len() + 2);
+    }
+
     #[tokio::test]
     async fn control_lines_are_bounded_and_headers_checked() {
         let mut line = String::new();
@@ -242,6 +443,8 @@ mod tests {
                 .contains("not supported")
         );
         assert!(check_header(&h(MAGIC, 0)).is_err());
+        assert!(check_header(&h(MAGIC, 10)).is_ok());
+        assert!(check_header(&h(MAGIC, 9)).is_err());
         assert_eq!(parse_hello(b"TWPD\0\0\0\0\0\0\0\x05"), Some(5));
         assert_eq!(parse_hello(b"XWPD\0\0\0\0\0\0\0\x05"), None);
         assert_eq!(parse_hello(b"TWPD"), None);

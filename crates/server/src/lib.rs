@@ -71,6 +71,7 @@ use std::task::{Context, Poll, ready};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tcpwise_http::h1::{self, BodyLen, FramingError};
 use tcpwise_outcome::Shutdown;
+use tcpwise_tcp::PortShare;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -258,7 +259,7 @@ pub async fn serve(
     shutdown: Shutdown,
     ready: impl FnOnce(SocketAddr),
 ) -> io::Result<()> {
-    let listener = listen(opts.bind, false, opts.fastopen)?;
+    let listener = listen(opts.bind, PortShare::Alone, opts.fastopen)?;
     let addr = listener.local_addr()?;
     let quic = quic_endpoint(&opts, addr)?;
     ready(addr);
@@ -320,10 +321,10 @@ const BACKLOG: i32 = 4096;
 
 fn listen(
     addr: SocketAddr,
-    reuse_port: bool,
+    share: PortShare,
     fastopen: Option<u32>,
 ) -> io::Result<std::net::TcpListener> {
-    let l = tcpwise_tcp::listen(addr, BACKLOG, reuse_port)?;
+    let l = tcpwise_tcp::listen(addr, BACKLOG, share)?;
     if let Some(q) = fastopen {
         tcpwise_tcp::fastopen::enable_listen(&l, q)?;
     }
@@ -348,11 +349,14 @@ pub fn serve_threads(
     let engine = Io::resolve(&opts).map_err(io::Error::other)?;
     // Thousands of connections need more than the usual 1024 descriptors.
     tcpwise_sys::raise_fd_limit();
-    let first = listen(opts.bind, true, opts.fastopen)?;
+    // The first bind is exclusive, so a port another server holds (a
+    // stale `serve` with its own SO_REUSEPORT group among them) refuses
+    // here instead of sharing its connections with it.
+    let first = listen(opts.bind, PortShare::First, opts.fastopen)?;
     let addr = first.local_addr()?;
     let mut listeners = vec![first];
     for _ in 1..threads.max(1) {
-        listeners.push(listen(addr, true, opts.fastopen)?);
+        listeners.push(listen(addr, PortShare::Join, opts.fastopen)?);
     }
     // HTTP/3 on one more thread of its own: quinn drives an endpoint
     // from one task, so more threads would not share its work.

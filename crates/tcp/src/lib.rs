@@ -144,20 +144,37 @@ pub use tcpwise_sys::{ZeroCopyReaped, is_enobufs, reap_zerocopy, send_zerocopy, 
 /// slack (or tokio's 1 ms timer wheel).
 pub use tcpwise_sys::set_timer_slack_1ns;
 
+/// How a listener shares its port with others (`SO_REUSEPORT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PortShare {
+    /// Alone: no other socket may listen on the port.
+    Alone,
+    /// The first of a group this process builds: the bind itself is
+    /// exclusive (`SO_REUSEPORT` is set only after it, before `listen`), so a
+    /// port some other process listens on, with `SO_REUSEPORT` or without,
+    /// in either address family, refuses with `EADDRINUSE`; then the group's
+    /// other listeners can [`PortShare::Join`]. No window opens between the
+    /// check and the group: the check is the group's own bind.
+    First,
+    /// Another listener of a group whose first was bound with
+    /// [`PortShare::First`]; the kernel spreads connections among them.
+    Join,
+}
+
 /// A listening socket the way tcpwise's servers want one: `SO_REUSEADDR`,
-/// `SO_REUSEPORT` if asked (several listeners on one port, one per
+/// shared as `share` says (several listeners on one port, one per
 /// thread), dual-stack for `[::]`, and a `backlog` that a burst of
 /// connections does not overflow (std's `TcpListener::bind` asks for 128;
 /// the kernel caps it at `net.core.somaxconn`).
 pub fn listen(
     addr: std::net::SocketAddr,
     backlog: i32,
-    reuse_port: bool,
+    share: PortShare,
 ) -> std::io::Result<std::net::TcpListener> {
     use socket2::{Domain, Socket, Type};
     let s = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
     s.set_reuse_address(true)?;
-    if reuse_port {
+    if share == PortShare::Join {
         s.set_reuse_port(true)?;
     }
     if addr.is_ipv6() {
@@ -165,6 +182,9 @@ pub fn listen(
         let _ = s.set_only_v6(false);
     }
     s.bind(&addr.into())?;
+    if share == PortShare::First {
+        s.set_reuse_port(true)?;
+    }
     s.listen(backlog)?;
     Ok(s.into())
 }

@@ -69,7 +69,15 @@ pub enum ReadSizingError {
     /// The size is out of range.
     #[error("read size '{0}' must be between 1 byte and 64MiB")]
     Range(String),
+    /// A policy's state is not one [`ReadSizer`]'s constructors make (a
+    /// size of 0 or past [`MAX_READ`], a next size past the cap, a floor
+    /// above it): what [`ReadSizer::check`] refuses from the network.
+    #[error("read sizing {0}: sizes must be 1 B to 64MiB with min <= next <= max")]
+    State(String),
 }
+
+/// The largest read size a policy may ask for: its buffer's memory.
+pub const MAX_READ: usize = 64 * 1024 * 1024;
 
 impl std::str::FromStr for ReadSizer {
     type Err = ReadSizingError;
@@ -84,7 +92,7 @@ impl std::str::FromStr for ReadSizer {
         let size = |a: Option<&str>, default: usize| -> Result<usize, ReadSizingError> {
             let Some(a) = a else { return Ok(default) };
             let n = tcpwise_units::parse_size(a)?;
-            if n == 0 || n > 64 * 1024 * 1024 {
+            if n == 0 || n > MAX_READ as u64 {
                 return Err(ReadSizingError::Range(a.to_string()));
             }
             Ok(n as usize)
@@ -138,6 +146,25 @@ impl ReadSizer {
             min: SLOW_START_INITIAL.min(max),
             max,
             small_before: false,
+        }
+    }
+
+    /// Whether this state is one the constructors make: every size 1 B to
+    /// [`MAX_READ`], `min <= next <= max`. A policy read from a peer (a
+    /// perf header) is checked before it sizes a buffer.
+    pub fn check(&self) -> Result<(), ReadSizingError> {
+        let ok = |n: usize| (1..=MAX_READ).contains(&n);
+        let fine = match *self {
+            ReadSizer::SlowStart { next, max } => ok(next) && ok(max) && next <= max,
+            ReadSizer::Fixed { size } => ok(size),
+            ReadSizer::Adaptive { next, min, max, .. } => {
+                ok(next) && ok(min) && ok(max) && min <= next && next <= max
+            }
+        };
+        if fine {
+            Ok(())
+        } else {
+            Err(ReadSizingError::State(format!("{self:?}")))
         }
     }
 
@@ -313,6 +340,43 @@ impl<R: AsyncWrite + Unpin> AsyncWrite for SizedRead<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn check_refuses_states_no_constructor_makes() {
+        for ok in [
+            ReadSizer::default(),
+            ReadSizer::fixed(MAX_READ),
+            ReadSizer::adaptive(1),
+            ReadSizer::slow_start(1),
+        ] {
+            assert!(ok.check().is_ok(), "{ok:?}");
+        }
+        let bad = [
+            ReadSizer::Fixed { size: 0 },
+            ReadSizer::Fixed { size: MAX_READ + 1 },
+            ReadSizer::SlowStart {
+                next: 2048,
+                max: 1024,
+            },
+            ReadSizer::SlowStart { next: 0, max: 1024 },
+            ReadSizer::Adaptive {
+                next: 8,
+                min: 16,
+                max: 32,
+                small_before: false,
+            },
+            ReadSizer::Adaptive {
+                next: 8,
+                min: 1,
+                max: usize::MAX,
+                small_before: false,
+            },
+        ];
+        for b in bad {
+            let e = b.check().unwrap_err().to_string();
+            assert!(e.contains("64MiB"), "{b:?}: {e}");
+        }
+    }
 
     #[test]
     fn slow_start_doubles_only_on_full_reads() {

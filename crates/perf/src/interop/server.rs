@@ -130,6 +130,13 @@ async fn control(
         let _ = ctl.write_all(&ServerErrno::RecvParams.message()).await;
         return Err(fail("asked for more than 128 streams"));
     }
+    if let Some(w) = params.window.filter(|&w| w > crate::proto::MAX_BUFFER) {
+        // iperf3's own server refuses past the same cap (MAX_TCP_BUFFER).
+        let _ = ctl.write_all(&ServerErrno::RecvParams.message()).await;
+        return Err(fail(&format!(
+            "asked for a {w}-byte window; at most 512 MiB"
+        )));
+    }
     ctl.write_all(&[State::CreateStreams.byte()]).await?;
     let socks = data_connections(&mut ctl, &mut streams, &params).await?;
     ctl.write_all(&[State::TestStart.byte(), State::TestRunning.byte()])
