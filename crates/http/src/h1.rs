@@ -37,6 +37,12 @@ pub enum FramingError {
     /// `Transfer-Encoding` and `Content-Length` (request smuggling).
     #[error("unsupported or ambiguous Transfer-Encoding")]
     Coding,
+    /// Transfer-Encoding in an HTTP/1.0 request (RFC 9112 6.1).
+    #[error("Transfer-Encoding in an HTTP/1.0 request")]
+    CodingInHttp10,
+    /// A chunk extension longer than [`MAX_CHUNK_EXT`].
+    #[error("a chunk extension longer than 16 KiB")]
+    ChunkExt,
     /// Bad chunked framing.
     #[error("malformed chunked body")]
     Chunked,
@@ -108,6 +114,21 @@ pub fn parse_request(buf: &[u8], max_head: usize) -> Result<Option<RequestHead<'
     }
 }
 
+/// Whether `buf` may hold a complete head, looking only past its first
+/// `seen` bytes (which held no head's end): an empty line (LF LF or LF CR
+/// LF) that ends at or after `seen`. A false yes costs one parse; a no
+/// spares a parse of the whole partial head on every read.
+pub fn may_end_head(buf: &[u8], seen: usize) -> bool {
+    let from = seen.saturating_sub(2);
+    buf[from.min(buf.len())..]
+        .windows(2)
+        .enumerate()
+        .any(|(i, w)| {
+            w[0] == b'\n'
+                && (w[1] == b'\n' || (w[1] == b'\r' && buf.get(from + i + 2) == Some(&b'\n')))
+        })
+}
+
 /// More header lines than the array given.
 struct Many;
 
@@ -177,7 +198,10 @@ fn read_fields<'a>(
     let (mut hosts, mut host, mut authorization) = (0, None, None);
     for h in headers {
         let is = |n: &str| h.name.eq_ignore_ascii_case(n);
-        let text = || std::str::from_utf8(h.value).ok().map(str::trim);
+        // RFC 9110 5.6.3: OWS is SP and HTAB only. `str::trim` also strips
+        // U+00A0 and its kin, so "\u{a0}3" read as 3 where a proxy in front
+        // reads no length (request smuggling).
+        let text = || std::str::from_utf8(h.value).ok().map(trim_ows);
         // Headers we do not read (Host, Accept, ...) cost one look at
         // their first letter: this runs for every request of the fast path.
         match h.name.as_bytes().first().map(|b| b | 0x20) {
@@ -227,6 +251,11 @@ fn read_fields<'a>(
     if coding && length.is_some() {
         return Err(FramingError::Coding);
     }
+    if coding && minor == 0 {
+        // RFC 9112 6.1: a server that receives Transfer-Encoding in an
+        // HTTP/1.0 request must treat the framing as faulty and close.
+        return Err(FramingError::CodingInHttp10);
+    }
     if hosts > 1 || (minor == 1 && hosts == 0) {
         return Err(FramingError::Host);
     }
@@ -262,12 +291,18 @@ pub fn accepts_gzip(value: &str) -> bool {
     })
 }
 
+/// A field value without its optional whitespace (SP and HTAB, RFC 9110
+/// 5.6.3), and nothing else.
+pub fn trim_ows(v: &str) -> &str {
+    v.trim_matches([' ', '\t'])
+}
+
 /// Whether the last comma-separated token of a header value is `token`.
 pub fn last_token_is(value: &str, token: &str) -> bool {
     value
         .rsplit(',')
         .next()
-        .is_some_and(|t| t.trim().eq_ignore_ascii_case(token))
+        .is_some_and(|t| trim_ows(t).eq_ignore_ascii_case(token))
 }
 
 /// Applies a `Connection` header value to the keep-alive default.
@@ -283,10 +318,77 @@ pub fn connection_keep_alive(value: &str, default: bool) -> bool {
     keep
 }
 
+/// Longest chunk extension accepted (a size line's `;...` part): hyper
+/// and Node allow a few KiB; past this the body is refused, not buffered.
+pub const MAX_CHUNK_EXT: usize = 16 * 1024;
+
+/// Where a chunk-size line is (RFC 9112 7.1: `1*HEXDIG [ BWS ";" ... ]
+/// CRLF`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SizeAt {
+    /// In the hex digits (none yet, or some).
+    Digits,
+    /// In the whitespace after them: only more of it or `;` may follow.
+    Ws,
+    /// In the extension: bytes of it so far.
+    Ext(usize),
+}
+
+/// A chunk-size line read so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SizeLine {
+    n: u64,
+    digits: bool,
+    at: SizeAt,
+    /// A CR was read: only LF may follow (a bare CR is refused, never
+    /// skipped: `1\r3` is not 0x13).
+    cr: bool,
+}
+
+impl SizeLine {
+    const START: SizeLine = SizeLine {
+        n: 0,
+        digits: false,
+        at: SizeAt::Digits,
+        cr: false,
+    };
+
+    /// Takes one byte: the line so far, or at its LF the chunk's size.
+    fn byte(self, c: u8) -> Result<Result<SizeLine, u64>, FramingError> {
+        let mut l = self;
+        match (c, l.at) {
+            (b'\n', _) if l.digits => return Ok(Err(l.n)),
+            (_, _) if l.cr || c == b'\n' => return Err(FramingError::Chunked),
+            (b'\r', _) if l.digits => l.cr = true,
+            (b';', SizeAt::Digits | SizeAt::Ws) if l.digits => l.at = SizeAt::Ext(1),
+            (b' ' | b'\t', SizeAt::Digits | SizeAt::Ws) if l.digits => l.at = SizeAt::Ws,
+            (_, SizeAt::Ext(len)) => {
+                if (c < 0x20 && c != b'\t') || c == 0x7f {
+                    return Err(FramingError::Chunked);
+                }
+                if len >= MAX_CHUNK_EXT {
+                    return Err(FramingError::ChunkExt);
+                }
+                l.at = SizeAt::Ext(len + 1);
+            }
+            (_, SizeAt::Digits) => {
+                let d = (c as char).to_digit(16).ok_or(FramingError::Chunked)?;
+                if l.n > u64::MAX >> 8 {
+                    return Err(FramingError::Chunked);
+                }
+                l.n = l.n * 16 + u64::from(d);
+                l.digits = true;
+            }
+            _ => return Err(FramingError::Chunked),
+        }
+        Ok(Ok(l))
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Chunk {
-    /// Reading the hex size line: the size so far, digits seen, inside an extension.
-    Size(u64, bool, bool),
+    /// Reading the hex size line.
+    Size(SizeLine),
     /// Inside a chunk's data; bytes left.
     Data(u64),
     /// The CRLF after a chunk's data (`true`: CR seen).
@@ -324,7 +426,7 @@ impl Chunked {
     /// A decoder at the start of a chunked body.
     pub fn new() -> Chunked {
         Chunked {
-            st: Chunk::Size(0, false, false),
+            st: Chunk::Size(SizeLine::START),
         }
     }
 
@@ -342,20 +444,10 @@ impl Chunked {
             let c = b[i];
             self.st = match self.st {
                 Chunk::Done => break,
-                Chunk::Size(n, digits, ext) => match c {
-                    b'\n' if !digits => return Err(FramingError::Chunked),
-                    b'\n' if n == 0 => Chunk::Trailer(0),
-                    b'\n' => Chunk::Data(n),
-                    b'\r' => Chunk::Size(n, digits, ext),
-                    _ if ext => Chunk::Size(n, digits, true),
-                    b';' | b' ' | b'\t' if digits => Chunk::Size(n, digits, true),
-                    _ => {
-                        let d = (c as char).to_digit(16).ok_or(FramingError::Chunked)?;
-                        if n > u64::MAX >> 8 {
-                            return Err(FramingError::Chunked);
-                        }
-                        Chunk::Size(n * 16 + u64::from(d), true, false)
-                    }
+                Chunk::Size(line) => match line.byte(c)? {
+                    Ok(line) => Chunk::Size(line),
+                    Err(0) => Chunk::Trailer(0),
+                    Err(n) => Chunk::Data(n),
                 },
                 Chunk::Data(left) => {
                     let n = (left as usize).min(b.len() - i);
@@ -372,7 +464,7 @@ impl Chunked {
                 }
                 Chunk::DataEnd(cr) => match c {
                     b'\r' if !cr => Chunk::DataEnd(true),
-                    b'\n' => Chunk::Size(0, false, false),
+                    b'\n' => Chunk::Size(SizeLine::START),
                     _ => return Err(FramingError::Chunked),
                 },
                 Chunk::Trailer(len) => match c {
@@ -662,9 +754,61 @@ mod tests {
             b"\r\n",
             b"3\r\nabcX",
             b"ffffffffffffffffff\r\n",
+            // The audit's shapes: a bare CR inside the size, a digit after
+            // whitespace, a control byte in an extension.
+            b"1\r3\r\n",
+            b"1 3\r\n",
+            b"1;a\x01\r\nx\r\n",
+            b"1\r\r\nx\r\n",
         ] {
             assert!(decode(bad, 100).is_err(), "{bad:?}");
         }
+        // An extension of 16 KiB is taken; one byte more is refused.
+        for (len, ok) in [(MAX_CHUNK_EXT - 1, true), (MAX_CHUNK_EXT, false)] {
+            let wire = [&b"1;"[..], &vec![b'e'; len], b"\r\nx\r\n0\r\n\r\n"].concat();
+            let r = decode(&wire, 4096);
+            assert_eq!(r.is_ok(), ok, "{len}: {r:?}");
+            if !ok {
+                assert_eq!(r.unwrap_err(), FramingError::ChunkExt);
+            }
+        }
+    }
+
+    #[test]
+    fn a_head_end_is_seen_across_any_split() {
+        let head = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n";
+        for cut in 0..=head.len() {
+            let whole = head.len();
+            // Everything before `cut` was seen with no end in it.
+            if cut + 3 <= whole {
+                assert!(may_end_head(head, cut), "{cut}");
+            }
+        }
+        assert!(!may_end_head(b"GET / HTTP/1.1\r\nHost: t\r\n", 0));
+        assert!(may_end_head(b"GET / HTTP/1.1\nHost: t\n\n", 20));
+        assert!(!may_end_head(b"GET / HTTP/1.1\r\nHost: t\r\n\r", 10));
+    }
+
+    #[test]
+    fn framing_fields_take_ascii_whitespace_only_and_no_coding_from_http10() {
+        let head =
+            |fields: &str, v: &str| format!("POST / HTTP/{v}\r\nHost: t\r\n{fields}\r\n\r\n");
+        for bad in [
+            "Content-Length: \u{a0}3",
+            "Content-Length: 3\u{a0}",
+            "Transfer-Encoding: \u{a0}chunked",
+        ] {
+            let h = head(bad, "1.1");
+            assert!(parse_request(h.as_bytes(), MAX_HEAD).is_err(), "{bad:?}");
+        }
+        let h = head("Content-Length: \t3 ", "1.1");
+        let r = parse_request(h.as_bytes(), MAX_HEAD).unwrap().unwrap();
+        assert_eq!(r.body, BodyLen::Length(3));
+        let h = head("Transfer-Encoding: chunked", "1.0");
+        assert_eq!(
+            parse_request(h.as_bytes(), MAX_HEAD).unwrap_err(),
+            FramingError::CodingInHttp10
+        );
     }
 
     #[test]

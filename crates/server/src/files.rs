@@ -296,7 +296,10 @@ pub fn plan(root: &Root, method: &str, target: &str, c: &Conditional) -> FileAns
     };
     if meta.is_dir() {
         if !path.ends_with('/') {
-            let mut loc = format!("{raw_path}/");
+            // One leading slash: `//evil.com` would be a network-path
+            // reference, a redirect to another host (python's http.server
+            // had this hole, CVE-2021-28861, and fixed it the same way).
+            let mut loc = format!("/{}/", raw_path.trim_start_matches('/'));
             if let Some(q) = query {
                 loc = format!("{loc}?{q}");
             }

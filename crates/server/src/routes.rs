@@ -81,6 +81,16 @@ pub const NQ_CONFIG: &str = "/.well-known/nq";
 /// asks for at least 8 GB and a client never finishes it).
 pub const NQ_LARGE_LEN: u64 = 1_000_000_000_000_000;
 
+/// Whether a Host value is an authority (RFC 3986 3.2: reg-name or IP
+/// literal, optional port): the config writes it into JSON and URLs, so
+/// a quote, a backslash or a control byte is refused, not escaped.
+fn is_authority(host: &str) -> bool {
+    !host.is_empty()
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=:[]".contains(&b))
+}
+
 /// The config `/.well-known/nq` answers: the spec's three URLs under both
 /// names clients read (`small_download_url`, as the spec writes it, and
 /// `small_https_download_url`, as Apple's servers and goresponsiveness
@@ -135,7 +145,8 @@ pub fn route(method: &str, target: &str, at: (&str, Option<&str>), lim: &Limits)
     };
     let reply = match (parts, extra) {
         ([".well-known", "nq", ..], 2) => match at.1 {
-            Some(host) => nq(Body::Json(nq_config(at.0, host))),
+            Some(host) if is_authority(host) => nq(Body::Json(nq_config(at.0, host))),
+            Some(_) => Reply::text(400, "the Host header is not a host[:port]\n"),
             None => Reply::text(400, "the responsiveness config needs a Host header\n"),
         },
         (["nq", "small", ..], 2) => nq(Body::Pattern {
@@ -232,6 +243,11 @@ mod tests {
             route("GET", "/.well-known/nq", ("http", None), &lim).status,
             400
         );
+        // A Host that would break the JSON or the URLs is refused.
+        for bad in ["a\",\"x\":\"", "a\\b", "a b", "a\u{1}"] {
+            let r = route("GET", "/.well-known/nq", ("http", Some(bad)), &lim);
+            assert_eq!(r.status, 400, "{bad:?}");
+        }
         let small = route("GET", "/nq/small", AT, &lim);
         assert_eq!((small.status, small.identity), (200, true));
         assert_eq!(

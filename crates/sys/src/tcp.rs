@@ -266,6 +266,28 @@ pub fn tcp_bbr_info(fd: RawFd) -> Option<BbrInfoRaw> {
     (r == 0 && len as usize == std::mem::size_of::<BbrInfoRaw>()).then_some(raw)
 }
 
+/// Copies what a socket has received into `buf` without taking it
+/// (`recv(MSG_PEEK | MSG_DONTWAIT)`): `WouldBlock` when nothing is there.
+/// tokio's `peek` waits for readiness itself and leaves it set after a
+/// short peek, so a caller that must sleep until more bytes come peeks
+/// with this inside `try_io`.
+pub fn peek_now(fd: &impl std::os::fd::AsRawFd, buf: &mut [u8]) -> std::io::Result<usize> {
+    // SAFETY: a valid socket fd and a buffer of `buf.len()` writable bytes.
+    let r = unsafe {
+        libc::recv(
+            fd.as_raw_fd(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    if r >= 0 {
+        Ok(r as usize)
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 /// Caps a socket's pacing rate (`SO_MAX_PACING_RATE`, bytes per second):
 /// the kernel spaces the socket's packets itself (TCP's internal pacing,
 /// or the fq qdisc), so a sender needs no sleep loop to hold a rate.

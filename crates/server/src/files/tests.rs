@@ -56,6 +56,10 @@ fn files_listings_redirects_and_types() {
         (p.status(), header(&p, "location")),
         (301, Some("/sub/?x=1"))
     );
+    // `//sub` (the audit's `//evil.com`) is redirected to a path on this
+    // host, never to a network-path reference.
+    let p = get(&root, "//sub");
+    assert_eq!((p.status(), header(&p, "location")), (301, Some("/sub/")));
     // With it: index.html if there is one, else a listing like python's.
     assert!(
         matches!(get(&root, "/sub/deeper/"), FileAnswer::File { ref path, .. } if path.ends_with("index.html"))
