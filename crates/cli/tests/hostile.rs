@@ -275,3 +275,163 @@ fn connections_holding_one_preface_byte_cost_no_cpu() {
     let o = tcpwise(&["get", "-s", &format!("{base}/health")]);
     assert_eq!(stdout(&o), "ok\n");
 }
+
+const H2_ATTACKER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/h2_attacker.py");
+
+/// Open descriptors of process `pid`.
+fn fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
+}
+
+/// What one attack did to the server: the attacker's close times, the
+/// server's peak RSS and descriptors, and the slowest normal request.
+struct Attacked {
+    closed: Vec<Option<f64>>,
+    peak_mb: f64,
+    peak_fds: usize,
+    worst_ms: f64,
+}
+
+/// Runs `h2_attacker.py` (`mode`, `conns` connections of `streams`
+/// streams on `path`) against the server `pid` at `addr` for at most
+/// `wait` s, sampling its RSS and descriptors and timing a plain HTTP/1.1
+/// HEAD of `/big.bin` every 200 ms meanwhile.
+fn attack(
+    pid: u32,
+    addr: &str,
+    (mode, conns, streams, path): (&str, usize, usize, &str),
+    wait: f64,
+) -> Attacked {
+    use std::io::{BufRead, Read, Write};
+    let (host, port) = addr.rsplit_once(':').unwrap();
+    let (c, s, w) = (conns.to_string(), streams.to_string(), wait.to_string());
+    let mut child = Command::new("python3")
+        .args([H2_ATTACKER, host, port, mode, &c, &s, path, &w])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufReader::new(out).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let (mut peak_mb, mut peak_fds, mut worst_ms) = (0.0f64, 0usize, 0.0f64);
+    let line = loop {
+        peak_mb = peak_mb.max(rss_mb(pid));
+        peak_fds = peak_fds.max(fds(pid));
+        let t = Instant::now();
+        if let Ok(mut s) = std::net::TcpStream::connect(addr) {
+            let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+            let _ = s.write_all(b"HEAD /big.bin HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+            let mut answer = String::new();
+            let _ = s.read_to_string(&mut answer);
+            assert!(answer.starts_with("HTTP/1.1 200"), "{mode}: {answer:?}");
+        }
+        worst_ms = worst_ms.max(t.elapsed().as_secs_f64() * 1e3);
+        if let Ok(l) = rx.recv_timeout(std::time::Duration::from_millis(200)) {
+            break l;
+        }
+    };
+    drop(child.stdin.take());
+    let _ = child.wait();
+    let v: serde_json::Value =
+        serde_json::from_str(&line).unwrap_or_else(|_| panic!("{mode}: {line}"));
+    let closed = v["closed_after"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64())
+        .collect();
+    Attacked {
+        closed,
+        peak_mb,
+        peak_fds,
+        worst_ms,
+    }
+}
+
+/// The audit's HTTP/2 attacks at its scale, against `serve --max-body
+/// 1MiB --max-conns 50 --header-timeout 3s --idle-timeout 3s --root DIR`:
+/// each attacker is closed (the first 49, beside the probe's connection, within the timeout plus 0.5 s,
+/// those that waited in the backlog behind them one timeout later each),
+/// RSS stays under 100 MB and descriptors under the limit, and a plain
+/// HEAD is answered throughout (within the header timeout plus 200 ms
+/// a round of attackers queued before it, as --max-conns is full: no
+/// connection is evicted). Printed: each attack's figures.
+#[test]
+fn http2_attackers_are_closed_in_time_and_bounded() {
+    if !tool_ok("http2_attackers", "python3") {
+        return;
+    }
+    let dir = TempDir::new("h2-attack");
+    std::fs::write(dir.0.join("big.bin"), vec![7u8; 4 << 20]).unwrap();
+    let root = dir.0.display().to_string();
+    let (srv, base) = serve_loopback(&[
+        "--max-body",
+        "1MiB",
+        "--max-conns",
+        "50",
+        "--header-timeout",
+        "3s",
+        "--idle-timeout",
+        "3s",
+        "--root",
+        &root,
+    ]);
+    let pid = srv.0.id();
+    let addr = base.trim_start_matches("http://").to_string();
+    println!(
+        "serve at rest: {:.1} MB RSS, {} descriptors",
+        rss_mb(pid),
+        fds(pid)
+    );
+    for (case, conns) in [
+        (("half-preface", 50, 1, "/"), 50),
+        (("pri", 50, 1, "/"), 50),
+        (("settings-idle", 50, 1, "/"), 50),
+        (("headers", 50, 1, "/big.bin"), 50),
+        (("body", 50, 1, "/big.bin"), 50),
+        // 100 streams a connection: SETTINGS_MAX_CONCURRENT_STREAMS (a
+        // client that opens more is refused them; 12 of 100 also pass the
+        // server's 1,024, and the rest get a 503).
+        (("post-body", 12, 100, "/"), 12),
+        (("zero-window", 105, 100, "/big.bin"), 105),
+    ] {
+        let a = attack(pid, &addr, case, 20.0);
+        let mut t: Vec<f64> = a
+            .closed
+            .iter()
+            .map(|c| c.unwrap_or(f64::INFINITY))
+            .collect();
+        t.sort_by(f64::total_cmp);
+        // The probe's own connection holds one of the 50 slots.
+        let first = t[conns.min(49) - 1];
+        println!(
+            "{}: {} connections, closed after {:.2} s (the first) to {:.2} s (the {}th) and {:.2} s (all); peak {:.1} MB RSS, {} descriptors; slowest HEAD /big.bin {:.0} ms",
+            case.0,
+            conns,
+            t[0],
+            first,
+            conns.min(49),
+            t[conns - 1],
+            a.peak_mb,
+            a.peak_fds,
+            a.worst_ms,
+        );
+        assert!(first <= 3.5, "{}: {t:?}", case.0);
+        assert!(t.iter().all(|x| x.is_finite()), "{}: {t:?}", case.0);
+        assert!(a.peak_mb < 100.0 && a.peak_fds < 20_000, "{}", case.0);
+        // A newcomer waits for a slot behind the attackers queued in the
+        // backlog before it: one header timeout a round of 49 (no eviction).
+        let rounds = conns.div_ceil(49) as f64;
+        assert!(
+            a.worst_ms < 3_000.0 * rounds + 200.0,
+            "{}: {} ms",
+            case.0,
+            a.worst_ms
+        );
+    }
+}

@@ -67,14 +67,16 @@ pub fn serve(
         max_bytes: a.max_bytes.0,
         max_delay: a.max_delay.std(),
         max_conns: a.max_conns,
-    }
-    .fit_fd_limit();
+    };
+    let (limits, file_budget) = limits.fit_fds(tcpwise_sys::raise_fd_limit(), a.root.is_some());
     let max_conns = limits.max_conns;
     let root = match &a.root {
         None => None,
-        Some(d) => Some(Arc::new(Root::new(d).map_err(|e| {
-            ServeError::Usage(format!("--root {}: {e}", d.display()))
-        })?)),
+        Some(d) => Some(Arc::new(
+            Root::new(d)
+                .map_err(|e| ServeError::Usage(format!("--root {}: {e}", d.display())))?
+                .with_file_budget(file_budget),
+        )),
     };
     let opts = ServeOptions {
         bind: a.bind,

@@ -16,13 +16,21 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The directory served, canonical.
 #[derive(Debug, Clone)]
 pub struct Root {
     dir: PathBuf,
+    /// Files HTTP/2 and HTTP/3 streams may hold open at once, server-wide:
+    /// a connection of those holds one descriptor a stream it sends a
+    /// file on, not one a connection ([`Root::with_file_budget`]).
+    files: Arc<tokio::sync::Semaphore>,
 }
+
+/// [`Root::new`]'s file budget, before `serve` fits it to the descriptor limit.
+pub const DEFAULT_FILE_BUDGET: usize = 1024;
 
 impl Root {
     /// Checks that `dir` is a readable directory and remembers its
@@ -36,7 +44,25 @@ impl Root {
             ));
         }
         fs::read_dir(&dir)?;
-        Ok(Root { dir })
+        Ok(Root {
+            dir,
+            files: Arc::new(tokio::sync::Semaphore::new(DEFAULT_FILE_BUDGET)),
+        })
+    }
+
+    /// At most `n` files open at once for HTTP/2 and HTTP/3 streams.
+    pub fn with_file_budget(self, n: usize) -> Root {
+        Root {
+            files: Arc::new(tokio::sync::Semaphore::new(
+                n.clamp(1, tokio::sync::Semaphore::MAX_PERMITS),
+            )),
+            ..self
+        }
+    }
+
+    /// A descriptor of the budget for one stream's file, if one is free.
+    pub(crate) fn file_permit(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.files.clone().try_acquire_owned().ok()
     }
 
     /// The canonical directory.

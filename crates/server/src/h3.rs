@@ -71,7 +71,7 @@ pub fn bind(
 /// flight finish (at most 10 s) and closes every connection.
 pub async fn serve(
     quic: Quic,
-    root: Option<Arc<files::Root>>,
+    (root, conns): (Option<Arc<files::Root>>, Arc<tokio::sync::Semaphore>),
     lim: Limits,
     stop: Shutdown,
     log: bool,
@@ -83,9 +83,20 @@ pub async fn serve(
         tokio::select! {
             inc = endpoint.accept() => {
                 let Some(inc) = inc else { break };
+                // At --max-conns, a new QUIC connection is refused at once
+                // (CONNECTION_REFUSED): unlike TCP's, it has no listen
+                // backlog to wait in.
+                let Ok(permit) = conns.clone().try_acquire_owned() else {
+                    if log {
+                        log!("http3 peer={} refused: --max-conns reached", inc.remote_address());
+                    }
+                    inc.refuse();
+                    continue;
+                };
                 let (root, stop, book) = (root.clone(), stop.clone(), book.clone());
                 let mut config = config.clone();
                 tasks.spawn(async move {
+                    let _permit = permit;
                     let peer = inc.remote_address();
                     config.transport_config(tcpwise_http::quic::transport(peer));
                     if let Err(e) = connection(inc, config, root, lim, stop, book).await && log {

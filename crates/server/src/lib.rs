@@ -224,17 +224,20 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// Raises `RLIMIT_NOFILE` as far as it goes and lowers `max_conns` to
-    /// what it then allows (less 64 descriptors for listeners and files).
-    pub fn fit_fd_limit(self) -> Limits {
-        let fds = tcpwise_sys::raise_fd_limit();
-        let fit = usize::try_from(fds)
+    /// Fits `max_conns` to `fds` descriptors, less 64 for listeners and the
+    /// like. With `--root` a connection holds more than its socket:
+    /// HTTP/1.1 one file at a time, HTTP/2 and HTTP/3 one a stream sending
+    /// a file. Then at most a third of the descriptors go to connections,
+    /// a third to their HTTP/1.1 files, and the rest (returned) is the
+    /// streams' file budget, so the limit is never reached.
+    pub fn fit_fds(self, fds: u64, root: bool) -> (Limits, usize) {
+        let free = usize::try_from(fds)
             .unwrap_or(usize::MAX)
             .saturating_sub(64);
-        Limits {
-            max_conns: self.max_conns.min(fit.max(1)),
-            ..self
-        }
+        let per = if root { 3 } else { 1 };
+        let max_conns = self.max_conns.min((free / per).max(1));
+        let files = free.saturating_sub(2 * max_conns).max(1);
+        (Limits { max_conns, ..self }, files)
     }
 }
 
@@ -273,7 +276,8 @@ pub async fn serve(
             opts.access_log,
             opts.quic_book.clone(),
         );
-        tokio::spawn(h3::serve(e, root, lim, stop, log, book))
+        let conns = shared.conns.clone();
+        tokio::spawn(h3::serve(e, (root, conns), lim, stop, log, book))
     });
     let r = serve_listener(TcpListener::from_std(listener)?, opts, shutdown, shared).await;
     if let Some(h) = h3 {
@@ -397,10 +401,12 @@ pub fn serve_threads(
                 opts.access_log,
                 opts.quic_book.clone(),
             );
+            // QUIC connections count against --max-conns with TCP's.
+            let conns = shared.conns.clone();
             std::thread::Builder::new()
                 .name("tw-serve-h3".into())
                 .spawn_scoped(s, move || {
-                    rt.block_on(h3::serve(e, root, lim, stop, log, book))
+                    rt.block_on(h3::serve(e, (root, conns), lim, stop, log, book))
                 })
         });
         let quic = quic.transpose()?;
