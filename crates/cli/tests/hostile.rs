@@ -435,3 +435,50 @@ fn http2_attackers_are_closed_in_time_and_bounded() {
         );
     }
 }
+
+/// A server that accepts and never answers the TLS handshake: curl's
+/// `--connect-timeout` covers the handshake (28 in time; it was read
+/// until the server went away).
+#[test]
+fn a_stalled_tls_handshake_hits_the_connect_timeout() {
+    if !tool_ok("stalled_tls", "python3") {
+        return;
+    }
+    let (_srv, base) = hostile("silent", None);
+    let url = base.replacen("http://", "https://", 1) + "/";
+    let (code, e, secs) = get(&["-s", "-S", "--connect-timeout", "1", &url]);
+    println!("stalled TLS handshake, --connect-timeout 1: exit {code:?} in {secs:.3} s: {e}");
+    assert_eq!(code, Some(28), "{e}");
+    assert!(
+        one_error_line(&e) && e.contains("TLS handshake") && secs < 2.0,
+        "{secs} {e}"
+    );
+}
+
+/// `--compressed` undoes stacked codings as curl does (the body of
+/// `Content-Encoding: gzip, gzip, gzip` decoded three times) and refuses a
+/// sixth layer with 61; a 64 MiB gzip bomb is decoded in bounded pieces
+/// (unit test `decode::tests::a_bomb_is_handed_on_in_bounded_pieces`;
+/// 4 GiB bombs of each coding in docs/get.md).
+#[test]
+fn stacked_codings_decode_as_curls() {
+    if !tool_ok("stacked_codings", "python3") || !tool_ok("stacked_codings", "curl") {
+        return;
+    }
+    let (_srv, base) = hostile("stacked-gzip", None);
+    for (path, layers) in [("/3", 3), ("/6", 6)] {
+        let url = format!("{base}{path}");
+        let ours = tcpwise(&["get", "-s", "--compressed", &url]);
+        let curl = Command::new("curl")
+            .args(["-s", "--compressed", &url])
+            .output()
+            .unwrap();
+        println!(
+            "{layers} gzip layers: tcpwise exit {:?}, curl exit {:?}",
+            ours.status.code(),
+            curl.status.code()
+        );
+        assert_eq!(ours.status.code(), curl.status.code(), "{layers}");
+        assert_eq!(ours.stdout, curl.stdout, "{layers}");
+    }
+}

@@ -257,9 +257,22 @@ impl Client {
                 Some(c) => tokio_rustls::TlsConnector::from(c.clone()).early_data(true),
                 None => tokio_rustls::TlsConnector::from(self.tls_config()?),
             };
-            let tls = connector
-                .connect(name, stream)
+            // curl's --connect-timeout covers the TLS handshake too: a
+            // server that accepts and never answers ends with 28 in time.
+            let limit = self.inner.cfg.connect_timeout;
+            let left = limit.saturating_sub(start.elapsed());
+            let tls = tokio::time::timeout(left, connector.connect(name, stream))
                 .await
+                .map_err(|_| {
+                    let why = format!(
+                        "the TLS handshake did not end within {:.1} s (--connect-timeout)",
+                        limit.as_secs_f64()
+                    );
+                    HttpError::connect(
+                        &target,
+                        std::io::Error::new(std::io::ErrorKind::TimedOut, why),
+                    )
+                })?
                 .map_err(|source| handshake_error(&target, source))?;
             t.tls_ms = Some(start.elapsed().as_secs_f64() * 1e3);
             let c = tls.get_ref().1;

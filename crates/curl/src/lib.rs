@@ -26,6 +26,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cookies;
+pub mod decode;
 pub mod exit;
 pub mod extra;
 pub mod flags;

@@ -19,6 +19,7 @@
 //!   second ([`meter_line`]).
 
 use super::meter::Meter;
+use crate::decode::Decoder;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -211,78 +212,6 @@ pub enum TransferError {
         #[source]
         source: std::io::Error,
     },
-}
-
-/// The final body's decoder (`--compressed`), decoding into a buffer that
-/// is drained into the output after every write.
-enum Decoder {
-    Identity,
-    Gzip(Box<flate2::write::MultiGzDecoder<Vec<u8>>>),
-    Deflate(Box<flate2::write::ZlibDecoder<Vec<u8>>>),
-    Brotli(Box<brotli_decompressor::DecompressorWriter<Vec<u8>>>),
-    Zstd(Box<zstd::stream::write::Decoder<'static, Vec<u8>>>),
-}
-
-impl Decoder {
-    fn for_encoding(enc: Option<&str>) -> std::io::Result<Decoder> {
-        Ok(
-            match enc.map(|e| e.trim().to_ascii_lowercase()).as_deref() {
-                Some("gzip" | "x-gzip") => {
-                    Decoder::Gzip(Box::new(flate2::write::MultiGzDecoder::new(Vec::new())))
-                }
-                Some("deflate") => {
-                    Decoder::Deflate(Box::new(flate2::write::ZlibDecoder::new(Vec::new())))
-                }
-                Some("br") => Decoder::Brotli(Box::new(
-                    brotli_decompressor::DecompressorWriter::new(Vec::new(), 4096),
-                )),
-                Some("zstd") => {
-                    Decoder::Zstd(Box::new(zstd::stream::write::Decoder::new(Vec::new())?))
-                }
-                _ => Decoder::Identity,
-            },
-        )
-    }
-
-    /// Feeds `d` and returns what decoded so far.
-    fn feed(&mut self, d: &[u8]) -> std::io::Result<Vec<u8>> {
-        let out = match self {
-            Decoder::Identity => return Ok(d.to_vec()),
-            Decoder::Gzip(g) => {
-                g.write_all(d)?;
-                g.get_mut()
-            }
-            Decoder::Deflate(z) => {
-                z.write_all(d)?;
-                z.get_mut()
-            }
-            Decoder::Brotli(b) => {
-                b.write_all(d)?;
-                b.get_mut()
-            }
-            Decoder::Zstd(z) => {
-                z.write_all(d)?;
-                z.get_mut()
-            }
-        };
-        Ok(std::mem::take(out))
-    }
-
-    /// Ends the stream: what is left.
-    fn finish(self) -> std::io::Result<Vec<u8>> {
-        match self {
-            Decoder::Identity => Ok(Vec::new()),
-            Decoder::Gzip(g) => g.finish(),
-            Decoder::Deflate(z) => z.finish(),
-            Decoder::Brotli(b) => b
-                .into_inner()
-                .map_err(|_| std::io::Error::other("truncated brotli stream")),
-            Decoder::Zstd(mut z) => {
-                z.flush()?;
-                Ok(z.into_inner())
-            }
-        }
-    }
 }
 
 /// The `-o` file's buffer: writes of a body's pieces smaller than this
@@ -750,7 +679,11 @@ fn on_head(
         && let Some(e) = h.header("content-encoding")
     {
         st.hop.encoding = e.to_string();
-        st.hop.decoder = Decoder::for_encoding(Some(e))?;
+        match Decoder::for_encoding(e) {
+            Ok(d) => st.hop.decoder = d,
+            // The body is read and dropped; the transfer ends with 61.
+            Err(why) => st.hop.decode_error = Some(std::io::Error::other(why)),
+        }
     }
     Ok(HeadAction::Read)
 }
@@ -783,12 +716,19 @@ fn on_data(
     if st.hop.decode_error.is_some() {
         return Ok(());
     }
-    match st.hop.decoder.feed(d) {
-        Ok(out) => st.dest.write(&out),
-        Err(e) => {
+    // What the destination refused, told apart from what did not decode.
+    let mut sink_error = None;
+    let dest = &mut st.dest;
+    let r = st.hop.decoder.feed(d, &mut |b| {
+        dest.write(b).inspect_err(|e| sink_error = Some(e.kind()))
+    });
+    match (r, sink_error) {
+        (Err(e), Some(_)) => Err(e),
+        (Err(e), None) => {
             st.hop.decode_error = Some(e);
             Ok(())
         }
+        (Ok(()), _) => Ok(()),
     }
 }
 
@@ -802,13 +742,14 @@ fn finish_final(
 ) -> Option<TransferError> {
     let mut decode_error = hop.decode_error;
     if decode_error.is_none() {
-        match hop.decoder.finish() {
-            Ok(rest) => {
-                if let Err(e) = dest.write(&rest) {
-                    return Some(HttpError::Sink(e).into());
-                }
-            }
-            Err(e) => decode_error = Some(e),
+        let mut sink_error = None;
+        let r = hop
+            .decoder
+            .finish(&mut |b| dest.write(b).inspect_err(|e| sink_error = Some(e.kind())));
+        match (r, sink_error) {
+            (Err(e), Some(_)) => return Some(HttpError::Sink(e).into()),
+            (Err(e), None) => decode_error = Some(e),
+            (Ok(()), _) => {}
         }
     }
     if let Some(source) = decode_error {
@@ -925,7 +866,7 @@ impl Default for Hop {
     fn default() -> Hop {
         Hop {
             is_final: true,
-            decoder: Decoder::Identity,
+            decoder: Decoder::identity(),
             failed_status: None,
             no_resume: false,
             too_large: None,
@@ -953,27 +894,4 @@ mod tests {
     }
 
     use super::*;
-
-    #[test]
-    fn decoders_for_every_encoding_curl_asks_for() {
-        let text = b"hello hello hello hello".repeat(100);
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        gz.write_all(&text).unwrap();
-        let gz = gz.finish().unwrap();
-        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
-        z.write_all(&text).unwrap();
-        let z = z.finish().unwrap();
-        let zs = zstd::stream::encode_all(&text[..], 1).unwrap();
-        for (enc, data) in [("gzip", gz), ("deflate", z), ("zstd", zs)] {
-            let mut d = Decoder::for_encoding(Some(enc)).unwrap();
-            let mut out = Vec::new();
-            for c in data.chunks(7) {
-                out.extend(d.feed(c).unwrap());
-            }
-            out.extend(d.finish().unwrap());
-            assert_eq!(out, text, "{enc}");
-        }
-        let mut bad = Decoder::for_encoding(Some("gzip")).unwrap();
-        assert!(bad.feed(b"not gzip at all").is_err() || bad.finish().is_err());
-    }
 }

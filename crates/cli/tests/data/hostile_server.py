@@ -12,6 +12,15 @@ def handle(c):
     try:
         if mode == "silent":
             time.sleep(30)
+        elif mode == "stacked-gzip":
+            # Content-Encoding: gzip three (/3) or six (/6) times over.
+            import gzip
+            layers = 6 if b" /6 " in c.recv(65536) else 3
+            body = b"stacked body\n" * 100
+            for _ in range(3):
+                body = gzip.compress(body)
+            enc = ", ".join(["gzip"] * layers).encode()
+            c.send(b"HTTP/1.1 200 OK\r\nContent-Encoding: " + enc + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
         elif mode == "trickle":
             c.recv(65536)
             for b in b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + b"x"*100:
