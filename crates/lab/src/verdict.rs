@@ -180,11 +180,22 @@ impl Estimate {
         Estimate { median, interval }
     }
 
-    /// `median [lo, hi]`, or the median alone from one run.
+    /// `median [lo, hi]`, or the median alone from one run; "not
+    /// measured" when nothing ran (never "NaN" in a sentence).
     pub fn text(&self, prec: usize) -> String {
         match &self.interval {
+            _ if !self.median.is_finite() => "not measured".into(),
             Some(i) => i.with_median(prec),
             None => format!("{:.prec$}", self.median),
+        }
+    }
+
+    /// A ratio as `x1.14 [1.10, 1.20]`, or "not measured".
+    pub fn times(&self, prec: usize) -> String {
+        if self.median.is_finite() {
+            format!("x{}", self.text(prec))
+        } else {
+            "not measured".into()
         }
     }
 
@@ -192,6 +203,7 @@ impl Estimate {
     /// heading says it), or the median alone.
     pub fn cell(&self, prec: usize) -> String {
         match &self.interval {
+            _ if !self.median.is_finite() => "not measured".into(),
             Some(i) => format!("{:.prec$} [{:.prec$}, {:.prec$}]", i.median, i.lo, i.hi),
             None => format!("{:.prec$}", self.median),
         }
@@ -253,6 +265,14 @@ pub fn overlap_note(what: &str, a: &Estimate, b: &Estimate, unit: &str) -> Optio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_estimate_of_nothing_says_so_in_words() {
+        let none = Estimate::of(&[]);
+        assert_eq!(none.text(2), "not measured");
+        assert_eq!(none.cell(2), "not measured");
+        assert_eq!(Estimate::of(&[1.5]).text(1), "1.5");
+    }
 
     #[test]
     fn a_medians_interval_needs_six_samples_and_narrows_with_more() {

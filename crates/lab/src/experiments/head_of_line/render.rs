@@ -97,9 +97,9 @@ impl Section<'_> {
             if let Some(r) = a.ratios.iter().find(|r| r.path == p.name) {
                 let _ = writeln!(
                     md,
-                    "\nPaired by trial: HTTP/3 / HTTP/2 x{}, HTTP/1.1 / HTTP/2 x{}.",
-                    r.h3.text(2),
-                    r.h1.text(2)
+                    "\nPaired by trial: HTTP/3 / HTTP/2 {}, HTTP/1.1 / HTTP/2 {}.",
+                    r.h3.times(2),
+                    r.h1.times(2)
                 );
                 if let Some(n) = crate::verdict::ratio_note("HTTP/3 / HTTP/2", &r.h3) {
                     let _ = writeln!(md, "\n{n}");

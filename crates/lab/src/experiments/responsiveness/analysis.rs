@@ -200,11 +200,11 @@ pub fn verdict(
     lowat_self: &Estimate,
 ) -> Verdict {
     let measured = format!(
-        "RPM x{} at goodput x{}; FQ-CoDel alone (both with the mark) x{}; self probe with the mark over without, under FQ-CoDel, x{}; {}",
-        fixed.text(2),
-        goodput.text(2),
-        queue_alone.text(2),
-        lowat_self.text(2),
+        "RPM {} at goodput {}; FQ-CoDel alone (both with the mark) {}; self probe with the mark over without, under FQ-CoDel, {}; {}",
+        fixed.times(2),
+        goodput.times(2),
+        queue_alone.times(2),
+        lowat_self.times(2),
         record.line()
     );
     Verdict {

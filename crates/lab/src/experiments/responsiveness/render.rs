@@ -136,11 +136,11 @@ impl Section<'_> {
         }
         let _ = writeln!(
             md,
-            "On the first path with CUBIC: FQ-CoDel with the mark over the bloated drop-tail without it: RPM x{}, goodput x{}; FQ-CoDel over the bloated drop-tail with the mark on both (the network's queue alone): RPM x{}; under FQ-CoDel the self probes take x{} as long with the mark as without.\n",
-            a.fixed_over_bloated.text(2),
-            a.goodput_ratio.text(2),
-            a.queue_alone.text(2),
-            a.lowat_self.text(2),
+            "On the first path with CUBIC: FQ-CoDel with the mark over the bloated drop-tail without it: RPM {}, goodput {}; FQ-CoDel over the bloated drop-tail with the mark on both (the network's queue alone): RPM {}; under FQ-CoDel the self probes take {} as long with the mark as without.\n",
+            a.fixed_over_bloated.times(2),
+            a.goodput_ratio.times(2),
+            a.queue_alone.times(2),
+            a.lowat_self.times(2),
         );
         if let Some(n) = crate::verdict::ratio_note(
             "FQ-CoDel over drop-tail, both with the mark",
