@@ -544,9 +544,11 @@ where
         let alt_svc = alt_svc.clone();
         let guard = StreamGuard::open(&acts);
         let permit = STREAMS.try_acquire().ok();
-        let req = req.map(|body| Touching {
+        let act = acts.clone();
+        let req = req.map(|body| Marking {
             body,
-            act: acts.clone(),
+            act,
+            _hold: (),
         });
         let a = answer(req, (scheme, early), root.clone(), lim);
         async move {
@@ -564,14 +566,8 @@ where
                 r.headers_mut().insert("alt-svc", v);
             }
             guard.0.touch();
-            Ok::<_, io::Error>(r.map(|body| {
-                Tracked {
-                    body,
-                    guard,
-                    _permit: permit,
-                }
-                .boxed()
-            }))
+            let (act, _hold) = (guard.0.clone(), (guard, permit));
+            Ok::<_, io::Error>(r.map(|body| Marking { body, act, _hold }.boxed()))
         }
     });
     let mut b = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new());
@@ -696,15 +692,6 @@ impl Drop for StreamGuard {
     }
 }
 
-/// A response body that marks the connection's progress with each frame
-/// and closes its stream's count when it ends.
-struct Tracked {
-    body: Body,
-    guard: StreamGuard,
-    /// Its place among the server's [`STREAMS`].
-    _permit: tokio::sync::SemaphorePermit<'static>,
-}
-
 /// HTTP/2 streams the whole server answers at once. A stream held at a
 /// zero window costs about 27 KB of RSS (its task, hyper's state, a file
 /// descriptor under `--root`; measured by the test
@@ -717,44 +704,27 @@ pub const MAX_STREAMS_TOTAL: usize = 1024;
 
 static STREAMS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(MAX_STREAMS_TOTAL);
 
-impl hyper::body::Body for Tracked {
-    type Data = Bytes;
-    type Error = io::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
-        let r = Pin::new(&mut self.body).poll_frame(cx);
-        if let Poll::Ready(Some(Ok(_))) = &r {
-            self.guard.0.touch();
-        }
-        r
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        self.body.size_hint()
-    }
-}
-
-/// A request body that marks the connection's progress with each frame.
-struct Touching {
-    body: hyper::body::Incoming,
+/// A body that marks its connection's progress with each frame, holding
+/// `_hold` until it ends: a response holds its stream's count and its
+/// place in [`STREAMS`], a request nothing.
+struct Marking<B, H> {
+    body: B,
     act: Arc<Activity>,
+    _hold: H,
 }
 
-impl hyper::body::Body for Touching {
+impl<B, H> hyper::body::Body for Marking<B, H>
+where
+    B: hyper::body::Body<Data = Bytes> + Unpin,
+    H: Unpin,
+{
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = B::Error;
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
         let r = Pin::new(&mut self.body).poll_frame(cx);
         if let Poll::Ready(Some(Ok(_))) = &r {
             self.act.touch();

@@ -394,20 +394,13 @@ pub fn serve_threads(
     let tasks = Arc::new(AtomicU64::new(0));
     let r = std::thread::scope(|s| {
         let quic = quic.zip(h3rt).map(|(e, rt)| {
-            let (root, lim, stop, log, book) = (
-                opts.root.clone(),
-                opts.limits,
-                shutdown.clone(),
-                opts.access_log,
-                opts.quic_book.clone(),
-            );
             // QUIC connections count against --max-conns with TCP's.
-            let conns = shared.conns.clone();
+            let root_conns = (opts.root.clone(), shared.conns.clone());
+            let (lim, stop, log) = (opts.limits, shutdown.clone(), opts.access_log);
+            let run = h3::serve(e, root_conns, lim, stop, log, opts.quic_book.clone());
             std::thread::Builder::new()
                 .name("tw-serve-h3".into())
-                .spawn_scoped(s, move || {
-                    rt.block_on(h3::serve(e, (root, conns), lim, stop, log, book))
-                })
+                .spawn_scoped(s, move || rt.block_on(run))
         });
         let quic = quic.transpose()?;
         let handles: Vec<_> = listeners
