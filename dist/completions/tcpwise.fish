@@ -292,7 +292,7 @@ complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_su
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_subcommand_from server" -s V -l verbose -d 'Print a line per test (iperf3\'s -V; -v is the version, as there)'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_subcommand_from server" -s v -l version -d 'Print the version (iperf3\'s -v)'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_subcommand_from server" -s s -l server -d 'Accepted for iperf3\'s sake (`iperf3 -s`): this is the server'
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_subcommand_from server" -s h -l help -d 'Print help'
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_subcommand_from server" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_subcommand_from client" -s p -l port -d 'Server port: 5301 (where `tcpwise perf server` listens, beside iperf3\'s 5201), or 5201 with --iperf3' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_subcommand_from client" -s t -l time -d 'Test length: seconds (10, 2.5) or with a unit (500ms). 0 runs until Ctrl-C (at most an hour), as iperf3\'s -t 0' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_subcommand_from client" -s n -l bytes -d 'Send this many bytes instead of running for a time: bytes, or K, M, G as iperf3 reads them (powers of 1024: 10M, 1G; 10MiB too)' -r
