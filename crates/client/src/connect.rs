@@ -257,23 +257,8 @@ impl Client {
                 Some(c) => tokio_rustls::TlsConnector::from(c.clone()).early_data(true),
                 None => tokio_rustls::TlsConnector::from(self.tls_config()?),
             };
-            // curl's --connect-timeout covers the TLS handshake too: a
-            // server that accepts and never answers ends with 28 in time.
             let limit = self.inner.cfg.connect_timeout;
-            let left = limit.saturating_sub(start.elapsed());
-            let tls = tokio::time::timeout(left, connector.connect(name, stream))
-                .await
-                .map_err(|_| {
-                    let why = format!(
-                        "the TLS handshake did not end within {:.1} s (--connect-timeout)",
-                        limit.as_secs_f64()
-                    );
-                    HttpError::connect(
-                        &target,
-                        std::io::Error::new(std::io::ErrorKind::TimedOut, why),
-                    )
-                })?
-                .map_err(|source| handshake_error(&target, source))?;
+            let tls = tls_within(connector.connect(name, stream), (start, limit), &target).await?;
             t.tls_ms = Some(start.elapsed().as_secs_f64() * 1e3);
             let c = tls.get_ref().1;
             facts = TlsFacts::of(c);
@@ -520,6 +505,30 @@ fn handshake_error(target: &str, source: std::io::Error) -> HttpError {
             source,
         },
     }
+}
+
+/// A TLS handshake within what is left of `--connect-timeout` since
+/// `start`: curl's limit covers the handshake too, so a server that accepts
+/// and never answers ends with 28 in time.
+async fn tls_within<S>(
+    handshake: impl std::future::Future<Output = std::io::Result<S>>,
+    (start, limit): (Instant, std::time::Duration),
+    target: &str,
+) -> Result<S, HttpError> {
+    let left = limit.saturating_sub(start.elapsed());
+    tokio::time::timeout(left, handshake)
+        .await
+        .map_err(|_| {
+            let why = format!(
+                "the TLS handshake did not end within {:.1} s (--connect-timeout)",
+                limit.as_secs_f64()
+            );
+            HttpError::connect(
+                target,
+                std::io::Error::new(std::io::ErrorKind::TimedOut, why),
+            )
+        })?
+        .map_err(|source| handshake_error(target, source))
 }
 
 #[cfg(test)]
