@@ -314,6 +314,9 @@ impl<'de> serde::Deserialize<'de> for Figure {
 impl std::fmt::Display for Figure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            // A figure that did not run says so in words (stdout, the
+            // page's table), never "NaN"; results.json keeps it null.
+            Figure::Num(v) if !v.is_finite() => f.write_str("not measured"),
             Figure::Num(v) => write!(f, "{v:.2}"),
             Figure::Count(v) => write!(f, "{v}"),
             Figure::Flag(b) => write!(f, "{b}"),
@@ -772,3 +775,14 @@ impl tcpwise_outcome::Classify for LabError {
 mod fixtures_tests;
 #[cfg(test)]
 mod schedule_tests;
+
+#[cfg(test)]
+mod figure_tests {
+    use super::Figure;
+
+    #[test]
+    fn a_figure_that_did_not_run_reads_in_words() {
+        assert_eq!(Figure::Num(f64::NAN).to_string(), "not measured");
+        assert_eq!(Figure::Num(1.234).to_string(), "1.23");
+    }
+}
