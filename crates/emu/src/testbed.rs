@@ -107,16 +107,20 @@ pub fn tcp_mem_max() -> u64 {
         .unwrap_or(0)
 }
 
-/// The kernel's own `tcp_rmem`/`tcp_wmem` for a new namespace
-/// (Documentation/networking/ip-sysctl.rst): what a testbed would have
-/// without [`DEFAULT_SYSCTLS`].
-pub const KERNEL_TCP_MEM: &[(&str, &str)] = &[
+/// Linux's boot-time `tcp_rmem`/`tcp_wmem` (`tcp_init`; the maxima are
+/// 6 MiB and 4 MiB on a host of more than a few GB,
+/// Documentation/networking/ip-sysctl.rst): what a stock host has. It is
+/// not what a new namespace gets: since Linux 4.15 a namespace copies its
+/// host's values (this VM's `tcp_rmem` is `4096 131072 33554432`), so a
+/// testbed that wants the stock values sets them ([`host_tcp_mem`] reads
+/// the host's).
+pub const LINUX_DEFAULT_TCP_MEM: &[(&str, &str)] = &[
     ("net.ipv4.tcp_rmem", "4096 131072 6291456"),
     ("net.ipv4.tcp_wmem", "4096 16384 4194304"),
 ];
 
 /// Sysctls as one line, `key="value", ...`, for reports and notices
-/// ([`DEFAULT_SYSCTLS`], [`KERNEL_TCP_MEM`]).
+/// ([`DEFAULT_SYSCTLS`], [`LINUX_DEFAULT_TCP_MEM`]).
 pub fn sysctls_text(sysctls: &[(&str, &str)]) -> String {
     sysctls
         .iter()
@@ -125,12 +129,29 @@ pub fn sysctls_text(sysctls: &[(&str, &str)]) -> String {
         .join(", ")
 }
 
+/// This host's `tcp_rmem` and `tcp_wmem` (what a new namespace copies),
+/// each value as the sysctl prints it with single spaces; a value that
+/// cannot be read is left out.
+pub fn host_tcp_mem() -> Vec<(&'static str, String)> {
+    ["net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"]
+        .into_iter()
+        .filter_map(|k| {
+            let file = format!("/proc/sys/{}", k.replace('.', "/"));
+            let v = std::fs::read_to_string(file).ok()?;
+            Some((k, v.split_whitespace().collect::<Vec<_>>().join(" ")))
+        })
+        .collect()
+}
+
 /// What every testbed changes and why, for `tcpwise emu` to say on start.
 pub fn sysctl_notice() -> String {
+    let read = host_tcp_mem();
+    let host: Vec<(&str, &str)> = read.iter().map(|(k, v)| (*k, v.as_str())).collect();
     format!(
-        "every testbed namespace gets {} (autotuning ceilings above a long fat path's BDP; the kernel's own are {}); --client-sysctl/--server-sysctl override them",
+        "every testbed namespace gets {} (autotuning ceilings above a long fat path's BDP; a new namespace would copy this host's {}; Linux's boot-time defaults are {}); --client-sysctl/--server-sysctl override them",
         sysctls_text(DEFAULT_SYSCTLS),
-        sysctls_text(KERNEL_TCP_MEM)
+        sysctls_text(&host),
+        sysctls_text(LINUX_DEFAULT_TCP_MEM)
     )
 }
 

@@ -6,7 +6,7 @@ pub const HELP: &str = "\
 Experiments (each a field report, reproduced with real kernel TCP on both ends):
   buffers          177 ms / 151 Mbit/s: rounds of a static 278,775-byte SO_RCVBUF download and
                    an autotuned one (testbed ceilings tcp_rmem/tcp_wmem 128 MiB), 10 s each
-                   (5 s in a short share); then autotuned with the kernel's ceilings
+                   (5 s in a short share); then autotuned with Linux's default ceilings
   idle-selection   250 ms / 8 Mbit/s: six objects, 1 s idle, a 25 KB object on the idle
                    connection FIFO and the largest burst pick, a round each; then every pool
                    policy, HTTP/2 and HTTP/3 with server tcp_slow_start_after_idle=0 and =1,

@@ -21,7 +21,7 @@ pub struct Analysis {
     pub pinned: Estimate,
     /// The same, autotuned.
     pub auto: Estimate,
-    /// The same, autotuned under the kernel's ceilings.
+    /// The same, autotuned under Linux's default ceilings.
     pub auto_default: Estimate,
     /// The autotuned flow's steady rate ([`steady_mbit`]) over its
     /// downloads.

@@ -1,7 +1,7 @@
 //! The downloads: a round is a static-buffer and an autotuned download
 //! back to back on the same path (the testbed's raised ceilings; which
 //! goes first alternates), run until the sequential decision is made;
-//! then autotuned with the kernel's own ceilings, with what the budget
+//! then autotuned with Linux's default ceilings, with what the budget
 //! leaves.
 
 use super::{MAX_ROUNDS, Plan, SEED_BUFFER};
@@ -11,7 +11,7 @@ use crate::{LabError, LabOptions, Progress};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use tcpwise_emu::Role;
-use tcpwise_emu::testbed::KERNEL_TCP_MEM;
+use tcpwise_emu::testbed::LINUX_DEFAULT_TCP_MEM;
 use tcpwise_perf::{ClientOptions, PerfReport};
 
 /// Everything measured: every download of each arm, in the order they
@@ -24,7 +24,7 @@ pub struct Details {
     /// The downloads with an autotuned buffer (the testbed's raised
     /// ceilings).
     pub auto: Vec<PerfReport>,
-    /// The same with the kernel's default autotuning ceilings
+    /// The same with the Linux's default (boot-time) autotuning ceilings
     /// (`tcp_rmem` 6 MiB, `tcp_wmem` 4 MiB).
     pub auto_default: Vec<PerfReport>,
     /// The path's RTT, ms (after `--rtt`).
@@ -100,7 +100,7 @@ impl Downloads<'_> {
         })
     }
 
-    /// The descriptive extra: the kernel's own ceilings, set on the live
+    /// The descriptive extra: Linux's default (boot-time) ceilings, set on the live
     /// namespaces (on Linux autotuning stops at tcp_wmem[2]/tcp_rmem[2],
     /// and the default send ceiling, 4 MiB, is close to this path's BDP,
     /// 3.3 MB), then as many downloads as the decision's rounds (`n`),
@@ -108,7 +108,7 @@ impl Downloads<'_> {
     fn kernel_ceilings(&self, n: usize) -> Result<Vec<PerfReport>, LabError> {
         for role in [Role::Client, Role::Server] {
             let ns = self.bed.tb.netns(role).expect("pair");
-            for (k, v) in KERNEL_TCP_MEM {
+            for (k, v) in LINUX_DEFAULT_TCP_MEM {
                 ns.sysctl(k, v)?;
             }
         }
@@ -119,7 +119,7 @@ impl Downloads<'_> {
             if late || self.opts.check().is_err() {
                 break;
             }
-            let what = format!("autotuned, kernel's default ceilings ({i}/{n})");
+            let what = format!("autotuned, Linux's default ceilings ({i}/{n})");
             v.push(self.run(&what, None)?);
         }
         Ok(v)

@@ -2,7 +2,7 @@
 //! 151 Mbit/s with a static 278,775-byte receive buffer, then autotuned,
 //! a pair a round (alternating which goes first) until the sequential
 //! decision is made, then, with what the budget leaves, downloads with
-//! the kernel's own autotuning ceilings. All with the `tcpwise-perf` library (server and client in-process, in
+//! Linux's default (boot-time) autotuning ceilings. All with the `tcpwise-perf` library (server and client in-process, in
 //! their namespaces) on real kernel TCP.
 //!
 //! Plan ([`Plan`]: how long each download runs, how many) → [`measure`]
@@ -86,7 +86,7 @@ impl Stages for Buffers {
 
     fn cost(&self, _opts: &LabOptions) -> crate::Cost {
         // The least rounds and one spare of 5 s downloads; a full share
-        // has 10 s downloads, two more rounds and the kernel's ceilings.
+        // has 10 s downloads, two more rounds and Linux's default ceilings.
         crate::Cost {
             need: SETUP_SECS + round_secs(5) * (min_rounds() + 1) as f64,
             planned: SETUP_SECS + round_secs(10) * (min_rounds() + 2) as f64 + 40.0,

@@ -8,7 +8,7 @@ use crate::html::{Band, Series, lines};
 use crate::{Headline, Render, Rendered};
 use plotters::style::{BLUE, RED, RGBColor};
 use std::fmt::Write;
-use tcpwise_emu::testbed::{DEFAULT_SYSCTLS, KERNEL_TCP_MEM, sysctls_text};
+use tcpwise_emu::testbed::{DEFAULT_SYSCTLS, LINUX_DEFAULT_TCP_MEM, sysctls_text};
 use tcpwise_perf::PerfReport;
 
 /// What the section is made of.
@@ -43,10 +43,10 @@ impl Section<'_> {
     fn claim(&self) -> String {
         let (secs, rounds) = (self.plan.secs, self.analysis.rounds);
         format!(
-            "A receive buffer pinned with `SO_RCVBUF` caps a download at about the buffer over the round trip, whatever the link; leaving the buffer to the kernel's autotuning reaches line rate. **Here**: path {}; {rounds} download(s) of {secs} s an arm with `tcpwise perf -R`, receiver in the client namespace, static and autotuned alternating. The testbed raises the autotuning ceilings in both namespaces ({}); the third arm sets them back to the kernel's own ({}) on the same path. Figures are medians over an arm's downloads ({}).",
+            "A receive buffer pinned with `SO_RCVBUF` caps a download at about the buffer over the round trip, whatever the link; leaving the buffer to the kernel's autotuning reaches line rate. **Here**: path {}; {rounds} download(s) of {secs} s an arm with `tcpwise perf -R`, receiver in the client namespace, static and autotuned alternating. The testbed raises the autotuning ceilings in both namespaces ({}); the third arm sets them to Linux's boot-time defaults ({}, what a stock host has; a new namespace copies its host's values, so the testbed sets these) on the same path. Figures are medians over an arm's downloads ({}).",
             self.measured.paths.first().map_or("", |p| p.path.as_str()),
             sysctls_text(DEFAULT_SYSCTLS),
-            sysctls_text(KERNEL_TCP_MEM),
+            sysctls_text(LINUX_DEFAULT_TCP_MEM),
             crate::verdict::intervals_in_words(rounds)
         )
     }
@@ -66,7 +66,7 @@ impl Section<'_> {
         };
         let _ = writeln!(
             md,
-            "| goodput over the run | static {SEED_BUFFER} B | autotuned ({} MiB ceilings) | autotuned (kernel's ceilings) | path ceiling |\n|---|---|---|---|---|",
+            "| goodput over the run | static {SEED_BUFFER} B | autotuned ({} MiB ceilings) | autotuned (Linux's default ceilings) | path ceiling |\n|---|---|---|---|---|",
             tcpwise_emu::testbed::tcp_mem_max() >> 20
         );
         let _ = writeln!(
@@ -88,7 +88,7 @@ impl Section<'_> {
             a.times.text(1)
         );
         if let Some(note) = crate::verdict::overlap_note(
-            "the autotuned flows with the testbed's and with the kernel's ceilings",
+            "the autotuned flows with the testbed's and with Linux's default ceilings",
             &a.auto,
             &a.auto_default,
             " Mbit/s",
@@ -103,7 +103,7 @@ impl Section<'_> {
         let ceiling = self.analysis.ceiling;
         let _ = writeln!(
             md,
-            "Per second, Mbit/s{}:\n\n| second | static | autotuned | autotuned, kernel's ceilings |\n|---|---|---|---|",
+            "Per second, Mbit/s{}:\n\n| second | static | autotuned | autotuned, Linux's default ceilings |\n|---|---|---|---|",
             if rounds > 1 {
                 format!(" (median of {rounds} downloads [smallest, largest])")
             } else {
@@ -140,7 +140,7 @@ impl Section<'_> {
         }
     }
 
-    /// What `tcpwise perf` diagnosed of the static and the kernel's runs.
+    /// What `tcpwise perf` diagnosed of the static and the default ceilings' runs.
     fn diagnoses(&self, md: &mut String) {
         let d = &self.measured.details;
         if let Some(dg) = d.pinned.iter().find_map(|r| r.summary.diagnosis.as_ref()) {
@@ -151,7 +151,7 @@ impl Section<'_> {
             .iter()
             .find_map(|r| r.summary.diagnosis.as_ref())
         {
-            let _ = writeln!(md, "\nDiagnosis with the kernel's ceilings: {dg}");
+            let _ = writeln!(md, "\nDiagnosis with Linux's default ceilings: {dg}");
         }
         let _ = writeln!(
             md,
@@ -167,7 +167,7 @@ impl Section<'_> {
         let names = [
             "static SO_RCVBUF",
             "autotuned",
-            "autotuned, kernel's ceilings",
+            "autotuned, Linux's default ceilings",
         ];
         let end = arms[1].last().map_or(secs as f64, |x| x.0);
         let mut series: Vec<Series> = names
@@ -223,7 +223,7 @@ impl Section<'_> {
         Headline {
             field_report: "278,775-byte static buffer: 11.3 Mbit/s avg (12.6 max); autotuned 126 avg, 151 max, on 151 Mbit/s / 177 ms".into(),
             ours: format!(
-                "static {:.1} Mbit/s (predicted cap {predicted:.1}); autotuned {:.1} Mbit/s = {:.0} % of the {ceiling:.1} ceiling ({secs} s, median of {rounds}; {:.1} with the kernel's default autotuning ceilings)",
+                "static {:.1} Mbit/s (predicted cap {predicted:.1}); autotuned {:.1} Mbit/s = {:.0} % of the {ceiling:.1} ceiling ({secs} s, median of {rounds}; {:.1} with Linux's default autotuning ceilings)",
                 a.pinned.median,
                 a.auto.median,
                 100.0 * a.auto.median / ceiling,
