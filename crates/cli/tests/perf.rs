@@ -1354,6 +1354,39 @@ fn iperf3_protocol_on_loopback_and_its_one_line_errors() {
     );
 }
 
+/// Finding an iperf3 server costs it nothing: our client waits silently
+/// for our server's greeting, hears none, and sends iperf3's cookie on
+/// the same connection, so iperf3's log holds one test and no error (the
+/// probe that wrote our header first left "unable to receive parameters
+/// from client" and used up its first test).
+#[test]
+fn finding_an_iperf3_server_leaves_one_clean_test_in_its_log() {
+    if !tool_ok("perf_iperf3_log", "iperf3") {
+        return;
+    }
+    let dir = TempDir::new("iperf3-log");
+    let log = dir.0.join("iperf3.log");
+    let p = free_port().to_string();
+    let mut srv = Proc(
+        std::process::Command::new("iperf3")
+            .args(["-s", "-p", &p, "--logfile", log.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_port(&p);
+    let o = client(&p, &["-t", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is an iperf3 server"), "{}", stderr(&o));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let _ = srv.0.kill();
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    println!("iperf3's log:\n{text}");
+    assert_eq!(text.matches("Accepted connection").count(), 1, "{text}");
+    assert!(!text.contains("error"), "{text}");
+}
+
 /// `iperf3 -s` on a free loopback port, and the port.
 fn iperf3_server() -> (Proc, String) {
     let p = free_port().to_string();

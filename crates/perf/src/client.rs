@@ -5,8 +5,8 @@ use crate::PerfError;
 use crate::diagnose::{self, Asked, Interval, PerfReport};
 use crate::net::{connect_with, local_addrs, resolve};
 pub use crate::options::ClientOptions;
-use crate::proto::DATA_PREFIX;
 use crate::proto::{Accept, Header, MAGIC, Sample, ServerMsg};
+use crate::proto::{DATA_PREFIX, GREET_AFTER, GREETING};
 use crate::stream::{Limit, NOTSENT_LOWAT, run_receiver, run_sender};
 use std::time::{Duration, Instant};
 use tcpwise_tcp::{AppliedBuffers, BufferPolicy};
@@ -76,6 +76,51 @@ pub(crate) async fn iperf3_answered(
     )
 }
 
+/// Waits for our server's greeting on a new control connection. It is
+/// written [`GREET_AFTER`] after the server accepted, which is about half
+/// a round trip after our connect returned, and takes half a round trip
+/// more: the wait is that, a whole round trip (`rtt`, the connect's time)
+/// more and 20 ms of slack, 40 ms and 2 round trips in all. Silence is an
+/// iperf3 server (it reads a cookie before it writes anything): the
+/// connection is kept in `opts.adopt` for the iperf3 client to go on
+/// with, so iperf3's log shows one test, and no failed one before it.
+pub(crate) async fn greeted(
+    mut sock: tokio::net::TcpStream,
+    addr: std::net::SocketAddr,
+    rtt: Duration,
+    opts: &ClientOptions,
+) -> Result<tokio::net::TcpStream, PerfError> {
+    use tokio::io::AsyncReadExt;
+    let wait = GREET_AFTER + rtt * 2 + Duration::from_millis(20);
+    let deadline = tokio::time::Instant::now() + wait;
+    let wrong = |why: String| PerfError::WrongProtocol(addr.to_string(), why);
+    // Room for more than the greeting: what another server says instead
+    // is shown in the error.
+    let mut got = [0u8; 64];
+    let mut have = 0;
+    while have < GREETING.len() {
+        match tokio::time::timeout_at(deadline, sock.read(&mut got[have..])).await {
+            Err(_) if have == 0 => {
+                opts.adopt.keep(addr, sock);
+                return Err(PerfError::Iperf3Server(addr.to_string()));
+            }
+            Err(_) => return Err(wrong(format!("it sent {have} byte(s) of no greeting"))),
+            Ok(Err(e)) => return Err(wrong(format!("the connection failed: {e}"))),
+            Ok(Ok(0)) => return Err(wrong("it closed the connection without a word".into())),
+            Ok(Ok(n)) => have += n,
+        }
+        // iperf3 answers a second client at once (ACCESS_DENIED).
+        if matches!(got[0], 9 | 0xfe | 0xff) {
+            return Err(PerfError::Iperf3Server(addr.to_string()));
+        }
+        if have > GREETING.len() || got[..have] != GREETING[..have] {
+            let shown = String::from_utf8_lossy(&got[..have]).into_owned();
+            return Err(wrong(format!("it answered {shown:?}")));
+        }
+    }
+    Ok(sock)
+}
+
 /// Reads the server's answer to the test header, by `deadline`: its
 /// token, or why it is no tcpwise perf server (an iperf3 one says so).
 async fn read_accept(
@@ -134,7 +179,9 @@ async fn set_up(opts: &ClientOptions) -> Result<Setup, PerfError> {
         )
     };
     let connect_limit = opts.connect_timeout.min(setup_limit);
+    let dialled = Instant::now();
     let (ctl, _) = connect_with(addr, BufferPolicy::Auto, connect_limit, None, ctl_local).await?;
+    let ctl = greeted(ctl, addr, dialled.elapsed(), opts).await?;
     let (r, mut w) = ctl.into_split();
     let mut r = BufReader::new(r);
     let header = test_header(opts);

@@ -65,6 +65,10 @@ pub struct ClientArgs {
     /// [`ClientOptions::after_probe`].
     #[arg(skip)]
     pub after_probe: bool,
+    /// The probe's control connection, for the iperf3 client
+    /// ([`ClientOptions::adopt`]).
+    #[arg(skip)]
+    pub adopt: crate::options::Adopt,
     /// Test length: seconds (10, 2.5) or with a unit (500ms).
     /// 0 runs until Ctrl-C (at most an hour), as iperf3's -t 0.
     #[arg(
@@ -398,6 +402,7 @@ impl ClientArgs {
             }),
             length: a.length,
             after_probe: a.after_probe,
+            adopt: a.adopt.clone(),
         }
     }
 }

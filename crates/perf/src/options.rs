@@ -62,6 +62,48 @@ pub struct ClientOptions {
     /// attempt: a refused control connection is tried again for a
     /// moment (iperf3's protocol only).
     pub after_probe: bool,
+    /// The control connection a probe found silent (an iperf3 server's),
+    /// kept for the iperf3 client to go on with; shared by clones.
+    pub adopt: Adopt,
+}
+
+/// A control connection handed from our protocol's probe to the iperf3
+/// client: the server, and the connection (its cookie not sent yet).
+#[derive(Clone, Default)]
+pub struct Adopt(
+    std::sync::Arc<std::sync::Mutex<Option<(std::net::SocketAddr, std::net::TcpStream)>>>,
+);
+
+impl std::fmt::Debug for Adopt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let held = self
+            .0
+            .lock()
+            .map(|g| g.as_ref().map(|(a, _)| *a))
+            .ok()
+            .flatten();
+        f.debug_tuple("Adopt").field(&held).finish()
+    }
+}
+
+impl Adopt {
+    /// Keeps `sock` (connected to `peer`) unless one is kept already.
+    pub(crate) fn keep(&self, peer: std::net::SocketAddr, sock: tokio::net::TcpStream) {
+        let mut slot = self.0.lock().expect("lock");
+        if slot.is_none()
+            && let Ok(s) = sock.into_std()
+        {
+            *slot = Some((peer, s));
+        }
+    }
+
+    /// The connection kept for `peer`, registered with this runtime.
+    pub(crate) fn take(&self, peer: std::net::SocketAddr) -> Option<tokio::net::TcpStream> {
+        let (at, s) = self.0.lock().expect("lock").take()?;
+        (at == peer)
+            .then(|| tokio::net::TcpStream::from_std(s).ok())
+            .flatten()
+    }
 }
 
 impl Default for ClientOptions {
@@ -88,6 +130,7 @@ impl Default for ClientOptions {
             cport: None,
             length: None,
             after_probe: false,
+            adopt: Adopt::default(),
             server_output: false,
             zerocopy: None,
         }

@@ -16,6 +16,17 @@ pub const DEFAULT_PORT: u16 = 5301;
 pub const MAX_LINE: u64 = 64 * 1024;
 /// Prefix of a data connection (then the 8-byte token).
 pub const DATA_PREFIX: &[u8; 4] = b"TWPD";
+
+/// What our server writes on a control connection whose client has sent
+/// nothing for [`GREET_AFTER`]: our client waits for it before it sends
+/// the header. An iperf3 server reads a 37-byte cookie before it writes
+/// anything, so a client that hears nothing knows it is not ours without
+/// writing a byte that iperf3 would count as a failed test; an iperf3
+/// client sends its cookie at once, and is never greeted.
+pub const GREETING: &[u8; 8] = b"TWPERF1\n";
+
+/// How long our server waits for a client's first bytes before it greets.
+pub const GREET_AFTER: std::time::Duration = std::time::Duration::from_millis(20);
 /// Longest test a server accepts (an hour).
 pub const MAX_DURATION_MS: u64 = 3_600_000;
 

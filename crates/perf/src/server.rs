@@ -86,9 +86,19 @@ async fn handle(
 ) -> Result<Option<String>, PerfError> {
     sock.set_nodelay(true)?;
     let mut first = [0u8; 1];
-    let n = tokio::time::timeout(Duration::from_secs(10), sock.peek(&mut first))
-        .await
-        .map_err(|_| PerfError::WrongProtocol("client".into(), "sent nothing for 10 s".into()))??;
+    // A client silent for GREET_AFTER is ours waiting to be greeted (an
+    // iperf3 client and our data connections speak first).
+    let n = match tokio::time::timeout(proto::GREET_AFTER, sock.peek(&mut first)).await {
+        Ok(n) => n?,
+        Err(_) => {
+            sock.write_all(proto::GREETING).await?;
+            tokio::time::timeout(Duration::from_secs(10), sock.peek(&mut first))
+                .await
+                .map_err(|_| {
+                    PerfError::WrongProtocol("client".into(), "sent nothing for 10 s".into())
+                })??
+        }
+    };
     if n == 0 {
         return Ok(None);
     }

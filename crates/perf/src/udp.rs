@@ -558,6 +558,7 @@ pub async fn run_udp_client(
     let (ctl_local, data_local) = crate::net::local_addrs(opts, addr)?;
     let rate = opts.pacing_bps.unwrap_or(DEFAULT_RATE);
     let len = opts.length.unwrap_or(DEFAULT_LEN);
+    let dialled = std::time::Instant::now();
     let (ctl, _) = crate::net::connect_with(
         addr,
         tcpwise_tcp::BufferPolicy::Auto,
@@ -566,6 +567,7 @@ pub async fn run_udp_client(
         ctl_local,
     )
     .await?;
+    let ctl = crate::client::greeted(ctl, addr, dialled.elapsed(), opts).await?;
     let (r, mut w) = ctl.into_split();
     let mut r = BufReader::new(r);
     let header = udp_header(opts, rate, len);

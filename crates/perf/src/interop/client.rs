@@ -145,8 +145,14 @@ impl Control {
         let (local, _) = local_addrs(opts, peer)?;
         let setup = opts.connect_timeout.max(Duration::from_secs(3));
         let until = Instant::now() + Duration::from_secs(2);
+        // The connection our protocol's probe found silent, if it did:
+        // the cookie goes on it, so iperf3 sees one test.
+        let mut adopted = opts.adopt.take(peer);
         let (mut ctl, cookie) = loop {
-            let sock = connect_control(opts, peer, local).await?;
+            let sock = match adopted.take() {
+                Some(s) => s,
+                None => connect_control(opts, peer, local).await?,
+            };
             let mut ctl = Control {
                 sock,
                 addr: peer.to_string(),
