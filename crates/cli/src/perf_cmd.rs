@@ -40,7 +40,7 @@ pub fn run(cmd: PerfCommand) -> Result<i32> {
             match e.and_then(|e| tcpwise_perf::PerfError::iperf3_peer(e.as_ref())) {
                 // An iperf3 server: speak its protocol, as iperf3 would.
                 Some(addr) if !a.iperf3 => {
-                    eprintln!("tcpwise perf: {addr} is an iperf3 server: speaking iperf3's protocol (--iperf3)");
+                    eprintln!("tcpwise perf: {addr} is an iperf3 server, or none of ours (it did not greet): speaking iperf3's protocol (--iperf3)");
                     (a.iperf3, a.after_probe) = (true, true);
                     client(&a)
                 }

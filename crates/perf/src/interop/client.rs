@@ -149,9 +149,14 @@ impl Control {
         // the cookie goes on it, so iperf3 sees one test.
         let mut adopted = opts.adopt.take(peer);
         let (mut ctl, cookie) = loop {
-            let sock = match adopted.take() {
-                Some(s) => s,
-                None => connect_control(opts, peer, local).await?,
+            // A server silent after our probe may be no iperf3 server at
+            // all: it gets what set-up gets in our protocol, -t + 0.5 s.
+            let (sock, wait) = match adopted.take() {
+                Some(s) if !opts.duration.is_zero() => {
+                    (s, setup.min(opts.duration + Duration::from_millis(500)))
+                }
+                Some(s) => (s, setup),
+                None => (connect_control(opts, peer, local).await?, setup),
             };
             let mut ctl = Control {
                 sock,
@@ -162,7 +167,7 @@ impl Control {
             };
             let cookie = random_cookie();
             let greeted = match ctl.sock.write_all(&cookie).await {
-                Ok(()) => ctl.expect(State::ParamExchange, setup).await,
+                Ok(()) => ctl.expect(State::ParamExchange, wait).await,
                 Err(e) => Err(e.into()),
             };
             match greeted {
