@@ -1366,16 +1366,7 @@ fn finding_an_iperf3_server_leaves_one_clean_test_in_its_log() {
     }
     let dir = TempDir::new("iperf3-log");
     let log = dir.0.join("iperf3.log");
-    let p = free_port().to_string();
-    let mut srv = Proc(
-        std::process::Command::new("iperf3")
-            .args(["-s", "-p", &p, "--logfile", log.to_str().unwrap()])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    wait_port(&p);
+    let (mut srv, p) = iperf3_server_with(&["--logfile", log.to_str().unwrap()]);
     let o = client(&p, &["-t", "1"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("is an iperf3 server"), "{}", stderr(&o));
@@ -1389,10 +1380,16 @@ fn finding_an_iperf3_server_leaves_one_clean_test_in_its_log() {
 
 /// `iperf3 -s` on a free loopback port, and the port.
 fn iperf3_server() -> (Proc, String) {
+    iperf3_server_with(&[])
+}
+
+/// The same with `extra` flags.
+fn iperf3_server_with(extra: &[&str]) -> (Proc, String) {
     let p = free_port().to_string();
     let srv = Proc(
         std::process::Command::new("iperf3")
             .args(["-s", "-p", &p])
+            .args(extra)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()

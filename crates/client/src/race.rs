@@ -68,6 +68,8 @@ impl Client {
         // every connection's time_connect 1.2-1.4 ms on loopback where
         // curl's is 0.25 ms (2 Dec). The timer runs only for the delay.
         let far = start + Duration::from_secs(86_400 * 365);
+        // The next attempt: one delay on (or when this one fails).
+        let due = || delay.map_or(far, |d| tokio::time::Instant::now() + d);
         let timer = tokio::time::sleep_until(far);
         tokio::pin!(timer);
         let launch = |attempts: &mut tokio::task::JoinSet<_>, next: &mut usize| {
@@ -78,15 +80,14 @@ impl Client {
         };
         if !order.is_empty() {
             launch(&mut attempts, &mut next);
-            timer.as_mut().reset(delay.map_or(far, |d| start + d));
+            timer.as_mut().reset(due());
         }
         loop {
             let more = next < order.len();
             tokio::select! {
                 _ = &mut timer, if more => {
                     launch(&mut attempts, &mut next);
-                    // The next attempt: one delay on, or when this fails.
-                    timer.as_mut().reset(delay.map_or(far, |d| tokio::time::Instant::now() + d));
+                    timer.as_mut().reset(due());
                 }
                 Some(done) = attempts.join_next() => {
                     let (addr, r) = done.map_err(|e| HttpError::connect(dial, std::io::Error::other(e)))?;
@@ -122,7 +123,7 @@ impl Client {
                             // A failure starts the next attempt at once.
                             if more {
                                 launch(&mut attempts, &mut next);
-                                timer.as_mut().reset(delay.map_or(far, |d| tokio::time::Instant::now() + d));
+                                timer.as_mut().reset(due());
                             } else if attempts.is_empty() {
                                 return Err(HttpError::connect(dial, last));
                             }

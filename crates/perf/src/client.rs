@@ -64,18 +64,6 @@ fn test_header(opts: &ClientOptions) -> Header {
     }
 }
 
-/// Whether the server's first byte is an iperf3 server's (its
-/// PARAM_EXCHANGE, or ACCESS_DENIED / SERVER_ERROR), by `deadline`.
-pub(crate) async fn iperf3_answered(
-    r: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
-    deadline: tokio::time::Instant,
-) -> bool {
-    matches!(
-        tokio::time::timeout_at(deadline, tokio::io::AsyncBufReadExt::fill_buf(&mut *r)).await,
-        Ok(Ok(first)) if matches!(first.first(), Some(9 | 0xfe | 0xff))
-    )
-}
-
 /// Waits for our server's greeting on a new control connection. It is
 /// written [`GREET_AFTER`] after the server accepted, which is about half
 /// a round trip after our connect returned, and takes half a round trip
@@ -122,7 +110,8 @@ pub(crate) async fn greeted(
 }
 
 /// Reads the server's answer to the test header, by `deadline`: its
-/// token, or why it is no tcpwise perf server (an iperf3 one says so).
+/// token, or why it is no tcpwise perf server (an iperf3 server was
+/// found before, by [`greeted`]).
 async fn read_accept(
     r: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
     addr: std::net::SocketAddr,
@@ -131,9 +120,6 @@ async fn read_accept(
 ) -> Result<u64, PerfError> {
     let mut reply = String::new();
     let wrong = |why: String| PerfError::WrongProtocol(addr.to_string(), why);
-    if iperf3_answered(r, deadline).await {
-        return Err(PerfError::Iperf3Server(addr.to_string()));
-    }
     match tokio::time::timeout_at(deadline, crate::proto::read_line(&mut *r, &mut reply)).await {
         Err(_) => {
             return Err(wrong(format!(

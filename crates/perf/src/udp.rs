@@ -576,10 +576,6 @@ pub async fn run_udp_client(
     w.write_all(&line).await?;
     let mut reply = String::new();
     let wrong = |why: String| PerfError::WrongProtocol(addr.to_string(), why);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    if crate::client::iperf3_answered(&mut r, deadline).await {
-        return Err(PerfError::Iperf3Server(addr.to_string()));
-    }
     tokio::time::timeout(
         Duration::from_secs(10),
         proto::read_line(&mut r, &mut reply),

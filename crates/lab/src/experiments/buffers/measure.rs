@@ -24,7 +24,7 @@ pub struct Details {
     /// The downloads with an autotuned buffer (the testbed's raised
     /// ceilings).
     pub auto: Vec<PerfReport>,
-    /// The same with the Linux's default (boot-time) autotuning ceilings
+    /// The same with Linux's default (boot-time) autotuning ceilings
     /// (`tcp_rmem` 6 MiB, `tcp_wmem` 4 MiB).
     pub auto_default: Vec<PerfReport>,
     /// The path's RTT, ms (after `--rtt`).
