@@ -196,6 +196,11 @@ pub fn section(e: &Entry) -> String {
         let decision = e.decision.as_ref().map_or(String::new(), |r| r.markdown());
         md.insert_str(at, &format!("\n{}{decision}", v.line()));
     }
+    if e.paths.is_empty() {
+        // No header over no rows: an experiment that ran no path says so.
+        let _ = writeln!(md, "\nNo emulated path was measured.\n");
+        return md;
+    }
     let _ = writeln!(
         md,
         "\nEmulator error on the paths used (smallest RTT TCP measured minus the configured RTT; how late the forwarders released packets; the TUN offload mode they ran, and their threads):\n\n| path | TCP min RTT - configured | lateness up p50 / p99 / max µs | down | offload |\n|---|---|---|---|---|"
@@ -258,5 +263,41 @@ mod tests {
         // Results written before either was kept.
         assert_eq!(offload_cell(&p("tso+uso", 0)), "tso+uso");
         assert_eq!(offload_cell(&p("", 0)), "-");
+    }
+
+    #[test]
+    fn a_section_without_paths_has_no_headed_empty_table() {
+        let mut e = super::Entry {
+            name: "buffers".into(),
+            summary: Default::default(),
+            paths: vec![],
+            headline: crate::Headline {
+                field_report: String::new(),
+                ours: String::new(),
+                verdict: None,
+            },
+            markdown: "## buffers\n".into(),
+            plots: vec![],
+            decision: None,
+        };
+        let md = super::section(&e);
+        assert!(
+            md.contains("No emulated path was measured.") && !md.contains("| path |"),
+            "{md}"
+        );
+        e.paths.push(crate::PathError {
+            path: "rtt 20.0 ms".into(),
+            rtt_error_ms: Some(0.01),
+            up_lateness_us: (1.0, 2.0, 3.0),
+            down_lateness_us: (1.0, 2.0, 3.0),
+            rtt_ms: 20.0,
+            offload: "tso+uso".into(),
+            threads: 1,
+        });
+        let md = super::section(&e);
+        assert!(
+            md.contains("| rtt 20.0 ms | +0.01 ms | 1 / 2 / 3 |"),
+            "{md}"
+        );
     }
 }
