@@ -126,12 +126,9 @@ pub fn run(a: LabArgs) -> Result<i32> {
     progress.clear();
     match result {
         Ok(done) => {
-            for e in &done {
-                println!("{}:", e.name);
-                for (k, v) in &e.summary {
-                    println!("  {k:<32} {v:>10}");
-                }
-            }
+            // The verdicts and the tally; every named figure is in
+            // results.json's summaries.
+            print!("{}", tcpwise_lab::report::Glance::of_results(&done).text());
             println!("report: {0}/report.md, {0}/results.json", a.out.display());
             Ok(0)
         }

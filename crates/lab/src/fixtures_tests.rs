@@ -6,8 +6,17 @@
 //! byte for byte, so a change to an analysis or a render that moves what
 //! a recorded run reports fails here, and an experiment without a
 //! recording fails too. A deliberate change of the report's wording
-//! records the fixture anew (`tcpwise lab`, then keep its
-//! `results.json`'s entries).
+//! renders the fixture anew from the same recorded measurements:
+//!
+//! ```text
+//! TCPWISE_RERENDER_FIXTURE=1 cargo test -p tcpwise-lab --lib fixtures_tests
+//! ```
+//!
+//! rewrites each entry's `summary`, `headline` and `markdown` from its
+//! replay and leaves `details`, `paths` and `decision` (what was measured
+//! and decided) as they were; `git diff` then shows every sentence that
+//! moved. A change to what is measured records it anew instead
+//! (`tcpwise lab`, then keep its `results.json`'s entries).
 
 use crate::{LabOptions, all};
 
@@ -38,9 +47,12 @@ fn opts(dir: &std::path::Path) -> LabOptions {
 
 #[test]
 fn every_experiment_replays_its_recorded_run() {
-    let fx = recorded();
+    let mut fx = recorded();
     let dir = std::env::temp_dir().join(format!("tcpwise-fixtures-{}", std::process::id()));
     let opts = opts(&dir);
+    if std::env::var_os("TCPWISE_RERENDER_FIXTURE").is_some() {
+        rerender(&mut fx, &opts);
+    }
     for e in all() {
         let key = e.name().replace('-', "_");
         let entry = &fx["experiments"][&key];
@@ -73,6 +85,27 @@ fn every_experiment_replays_its_recorded_run() {
     std::fs::remove_dir_all(&dir).expect("the stand-ins go");
 }
 
+/// Renders every entry anew from its recorded measurements and writes the
+/// fixture back (see the module's doc).
+fn rerender(fx: &mut serde_json::Value, opts: &LabOptions) {
+    for e in all() {
+        let key = e.name().replace('-', "_");
+        let entry = &mut fx["experiments"][&key];
+        let a = e
+            .replay(opts, entry)
+            .unwrap_or_else(|err| panic!("{}: {err}", e.name()));
+        entry["summary"] = serde_json::to_value(&a.summary).expect("serializes");
+        entry["headline"] = serde_json::to_value(&a.rendered.headline).expect("serializes");
+        entry["markdown"] = a.rendered.markdown.into();
+    }
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/lab-default.json"
+    );
+    let text = serde_json::to_string_pretty(fx).expect("serializes") + "\n";
+    std::fs::write(path, text).expect("the fixture is writable");
+}
+
 #[test]
 fn a_recording_that_does_not_read_back_is_refused_in_words() {
     let e = &all()[0];
@@ -84,4 +117,44 @@ fn a_recording_that_does_not_read_back_is_refused_in_words() {
         .expect_err("refused")
         .to_string();
     assert!(err.contains("does not read back"), "{err}");
+}
+
+#[test]
+fn no_replayed_plot_draws_nothing() {
+    // Every plot of every experiment, and every part's narrowing plot,
+    // from the recorded run: no line of fewer than two points, no band
+    // without area (completion's two points on a log axis from 0 were).
+    let fx = recorded();
+    let dir = std::env::temp_dir().join(format!("tcpwise-plots-{}", std::process::id()));
+    let opts = opts(&dir);
+    let mut empty = Vec::new();
+    let mut plots = 0;
+    for e in all() {
+        let entry = &fx["experiments"][e.name().replace('-', "_")];
+        let a = e
+            .replay(&opts, entry)
+            .unwrap_or_else(|err| panic!("{}: {err}", e.name()));
+        let record: Option<crate::sequential::Record> =
+            serde_json::from_value(entry["decision"].clone()).ok();
+        let narrowing = record
+            .iter()
+            .flat_map(|r| &r.parts)
+            .map(crate::html::narrowing);
+        for (i, svg) in a
+            .rendered
+            .plots
+            .iter()
+            .cloned()
+            .chain(narrowing)
+            .enumerate()
+        {
+            plots += 1;
+            for mark in crate::html::empty_marks(&svg) {
+                empty.push(format!("{} plot {i}: {mark}", e.name()));
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).expect("the stand-ins go");
+    println!("{plots} plots checked");
+    assert!(empty.is_empty(), "plots that draw nothing: {empty:#?}");
 }

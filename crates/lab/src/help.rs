@@ -39,9 +39,13 @@ Experiments (each a field report, reproduced with real kernel TCP on both ends):
 Each experiment runs rounds until its criterion is decided: its arms back to
 back on the same path, then, for every part of the criterion, the median's
 confidence sequence (an interval valid however often it is looked at; Howard
-& Ramdas 2022), 5 % error a side. It stops when every part clears its
-threshold or band, or when its share of --budget ends (undecided at budget,
-with the intervals reached); the time it saves goes to the next. Every
+& Ramdas 2022), 5 % error a side. Every part states an indifference zone
+fixed in code (a confirming and a refuting edge, or an inner and an outer
+band): it is confirmed once its interval excludes the refuting edge and
+refuted once it excludes the confirming one, so a part always ends once its
+interval is narrower than its zone. The experiment stops when every part is
+decided, or when its share of --budget ends (undecided at budget, with the
+intervals reached); the time it saves goes to the next. Every
 experiment decides this way. Descriptive extras (every pool policy,
 responsiveness's matrix, cold-start's other paths, completion's tables,
 head-of-line's other paths) take what is left.

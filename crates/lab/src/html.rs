@@ -7,6 +7,12 @@ use plotters::prelude::*;
 use std::fmt::Write;
 use std::path::Path;
 
+/// Text size for plotters: its SVG writes a font's size / 1.24 as pixels,
+/// so 15 is 12.1 px, the smallest the pages use.
+const TEXT: f64 = 15.0;
+/// Titles.
+const TITLE: f64 = 19.0;
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -40,7 +46,7 @@ pub(crate) fn lines(title: &str, x: &str, y: &str, series: &[Series], bands: &[B
             .max(1e-9)
             * 1.1;
         let chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
+            .caption(title, ("sans-serif", TITLE))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
@@ -48,7 +54,13 @@ pub(crate) fn lines(title: &str, x: &str, y: &str, series: &[Series], bands: &[B
         let Ok(mut chart) = chart else {
             return String::new();
         };
-        let _ = chart.configure_mesh().x_desc(x).y_desc(y).draw();
+        let _ = chart
+            .configure_mesh()
+            .x_desc(x)
+            .y_desc(y)
+            .label_style(("sans-serif", TEXT))
+            .axis_desc_style(("sans-serif", TEXT))
+            .draw();
         for (color, pts) in bands {
             // The upper ends left to right, then the lower ends back.
             let mut poly: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.2)).collect();
@@ -60,9 +72,13 @@ pub(crate) fn lines(title: &str, x: &str, y: &str, series: &[Series], bands: &[B
         }
         for (name, color, pts) in series {
             let c = *color;
-            if let Ok(a) =
+            // A series of one point is a point: a line needs two.
+            let drawn = if pts.len() < 2 {
+                chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, c.filled())))
+            } else {
                 chart.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))
-            {
+            };
+            if let Ok(a) = drawn {
                 a.label(name.as_str()).legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
                 });
@@ -73,6 +89,7 @@ pub(crate) fn lines(title: &str, x: &str, y: &str, series: &[Series], bands: &[B
         let _ = chart
             .configure_series_labels()
             .position(SeriesLabelPosition::UpperLeft)
+            .label_font(("sans-serif", TEXT))
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .draw();
@@ -99,7 +116,7 @@ pub(crate) fn bars(title: &str, unit: &str, items: &[Bar]) -> String {
             * 1.15;
         let n = items.len().max(1) as f64;
         let chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
+            .caption(title, ("sans-serif", TITLE))
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(170)
@@ -121,6 +138,8 @@ pub(crate) fn bars(title: &str, unit: &str, items: &[Bar]) -> String {
                 }
             })
             .x_desc(unit)
+            .label_style(("sans-serif", TEXT))
+            .axis_desc_style(("sans-serif", TEXT))
             .draw();
         for (i, (_, v, ci)) in items.iter().enumerate() {
             let y = i as f64;
@@ -131,20 +150,25 @@ pub(crate) fn bars(title: &str, unit: &str, items: &[Bar]) -> String {
             let mut end = *v;
             if let Some((lo, hi)) = *ci {
                 end = end.max(hi);
+                // An interval narrower than a pixel is its one cap, not
+                // a line of one point.
+                let whisker = [
+                    vec![(lo, y + 0.3), (lo, y + 0.7)],
+                    vec![(hi, y + 0.3), (hi, y + 0.7)],
+                    vec![(lo, y + 0.5), (hi, y + 0.5)],
+                ];
+                let n = if (hi - lo) / max * 560.0 >= 1.0 { 3 } else { 1 };
                 let _ = chart.draw_series(
-                    [
-                        vec![(lo, y + 0.5), (hi, y + 0.5)],
-                        vec![(lo, y + 0.3), (lo, y + 0.7)],
-                        vec![(hi, y + 0.3), (hi, y + 0.7)],
-                    ]
-                    .into_iter()
-                    .map(|p| PathElement::new(p, BLACK.stroke_width(2))),
+                    whisker
+                        .into_iter()
+                        .take(n)
+                        .map(|p| PathElement::new(p, BLACK.stroke_width(2))),
                 );
             }
             let _ = chart.draw_series(std::iter::once(Text::new(
                 format!("{v:.0}"),
                 (end, y + 0.4),
-                ("sans-serif", 13),
+                ("sans-serif", TEXT),
             )));
         }
         let _ = root.present();
@@ -160,58 +184,172 @@ pub(crate) fn render(md: &str) -> String {
     out
 }
 
-/// How a part's interval narrowed, round by round: the band between its
-/// ends after each look (an end not yet bounded runs to the chart's
-/// edge), and its threshold or band edges as red lines.
+/// How a part's interval narrowed, round by round: the median so far
+/// (a line with a point a round), the interval from the first round that
+/// bounds it (a band, its ends as lines), and the zone: the confirming
+/// edge green, the refuting edge red, the zone between them shaded. The
+/// rounds before the first bound are said in the caption, not drawn as
+/// an infinite band.
 pub(crate) fn narrowing(p: &crate::sequential::PartResult) -> String {
     let edges = p.target.edges();
-    let finite: Vec<f64> = p
+    let bounded: Vec<(f64, f64, f64)> = p
         .looks
         .iter()
-        .flat_map(|l| [l.low, l.high])
-        .flatten()
-        .chain(edges.iter().copied())
-        .chain(std::iter::once(p.estimate).filter(|x| x.is_finite()))
+        .filter_map(|l| Some((l.round as f64, l.low?, l.high?)))
         .collect();
-    let (lo, hi) = finite
+    let mut median: Vec<(f64, f64)> = p
+        .looks
         .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
-            (a.min(*x), b.max(*x))
-        });
+        .filter_map(|l| Some((l.round as f64, l.estimate?)))
+        .collect();
+    // A recording from before the medians were kept: its last one.
+    if let (true, Some(l)) = (median.is_empty() && p.estimate.is_finite(), p.looks.last()) {
+        median.push((l.round as f64, p.estimate));
+    }
+    let ys = bounded
+        .iter()
+        .flat_map(|b| [b.1, b.2])
+        .chain(median.iter().map(|m| m.1))
+        .chain(edges.iter().map(|e| e.0))
+        .chain(std::iter::once(p.estimate).filter(|x| x.is_finite()));
+    let (lo, hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
     let pad = ((hi - lo) * 0.15).max(1e-6);
     let (ylo, yhi) = (lo - pad, hi + pad);
-    let xmax = p.looks.last().map_or(1.0, |l| l.round as f64).max(1.0);
+    let xmax = p.looks.last().map_or(1.0, |l| l.round as f64).max(2.0) + 0.5;
+    let first = bounded.first().map(|b| b.0 as usize);
+    let caption = match first {
+        Some(r) if r > 1 => format!("{} (no interval before round {r})", p.name),
+        Some(_) => p.name.clone(),
+        None => format!("{} (no interval yet)", p.name),
+    };
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (370, 220)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (640, 300)).into_drawing_area();
         let _ = root.fill(&WHITE);
-        let chart = ChartBuilder::on(&root)
-            .caption(&p.name, ("sans-serif", 12))
+        // The legend beside the plot, never over its data.
+        let (plot, side) = root.split_horizontally(500);
+        let chart = ChartBuilder::on(&plot)
+            .caption(caption, ("sans-serif", TEXT + 1.0))
             .margin(8)
-            .x_label_area_size(28)
-            .y_label_area_size(48)
-            .build_cartesian_2d(0.0..xmax, ylo..yhi);
+            .x_label_area_size(36)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0.5..xmax, ylo..yhi);
         let Ok(mut chart) = chart else {
             return String::new();
         };
-        let _ = chart.configure_mesh().x_desc("round").draw();
-        let mut poly: Vec<(f64, f64)> = p
-            .looks
-            .iter()
-            .map(|l| (l.round as f64, l.high.unwrap_or(yhi).min(yhi)))
-            .collect();
-        poly.extend(
-            p.looks
-                .iter()
-                .rev()
-                .map(|l| (l.round as f64, l.low.unwrap_or(ylo).max(ylo))),
-        );
-        let _ = chart.draw_series(std::iter::once(Polygon::new(poly, BLUE.mix(0.25).filled())));
-        for e in edges {
-            let _ = chart.draw_series(LineSeries::new([(0.0, e), (xmax, e)], RED));
+        let _ = chart
+            .configure_mesh()
+            .x_desc("round")
+            .y_desc(format!("median{}", p.unit))
+            .x_labels(usize::min(p.looks.len().max(2), 10))
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .label_style(("sans-serif", TEXT))
+            .axis_desc_style(("sans-serif", TEXT))
+            .draw();
+        zone_and_edges(&mut chart, &p.target, xmax);
+        if bounded.len() >= 2 {
+            let mut poly: Vec<(f64, f64)> = bounded.iter().map(|b| (b.0, b.2)).collect();
+            poly.extend(bounded.iter().rev().map(|b| (b.0, b.1)));
+            let band = BLUE.mix(0.2);
+            let _ = chart.draw_series(std::iter::once(Polygon::new(poly, band.filled())));
+        } else if let Some(&(x, l, h)) = bounded.first() {
+            let _ = chart.draw_series(std::iter::once(PathElement::new(
+                [(x, l), (x, h)],
+                BLUE.stroke_width(3),
+            )));
         }
+        let _ = chart.draw_series(median.iter().map(|m| Circle::new(*m, 3, BLACK.filled())));
+        if median.len() >= 2 {
+            let _ = chart.draw_series(LineSeries::new(median.clone(), BLACK));
+        }
+        legend(&side, p.target.zone_width() > 0.0);
+        let _ = root.present();
     }
     svg
+}
+
+/// A part's zone shaded (a band's two margins between its inner and outer
+/// edges) and its edges as dashed lines: confirming green, refuting red.
+fn zone_and_edges<DB: DrawingBackend>(
+    chart: &mut ChartContext<
+        '_,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    target: &crate::sequential::Target,
+    xmax: f64,
+) {
+    use crate::sequential::{State, Target};
+    let zone = RGBColor(230, 160, 60).mix(0.18);
+    let zones: Vec<(f64, f64)> = match *target {
+        Target::AtLeast { confirm, refute } | Target::AtMost { confirm, refute } => {
+            vec![(refute, confirm)]
+        }
+        Target::Within {
+            lo,
+            hi,
+            outer_lo,
+            outer_hi,
+        } => vec![(outer_lo, lo), (hi, outer_hi)],
+    };
+    for (a, b) in zones.into_iter().filter(|(a, b)| a != b) {
+        let _ = chart.draw_series(std::iter::once(Rectangle::new(
+            [(0.5, a.min(b)), (xmax, a.max(b))],
+            zone.filled(),
+        )));
+    }
+    for (e, wrong) in target.edges() {
+        // A confirming edge is where refuting would be wrong.
+        let c = if wrong == State::Fails {
+            RGBColor(30, 140, 60)
+        } else {
+            RED
+        };
+        let _ = chart.draw_series(DashedLineSeries::new(
+            [(0.5, e), (xmax, e)],
+            6,
+            4,
+            c.stroke_width(2),
+        ));
+    }
+}
+
+/// The narrowing plot's legend, in its own area.
+fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, plotters::coord::Shift>, zone: bool) {
+    let font = ("sans-serif", TEXT).into_font();
+    let mut y = 40;
+    let mut entry =
+        |shape: &dyn Fn(i32) -> Vec<(i32, i32)>, style: ShapeStyle, filled: bool, text: &str| {
+            let pts = shape(y);
+            let _ = if filled {
+                area.draw(&Rectangle::new([pts[0], pts[1]], style))
+            } else {
+                area.draw(&PathElement::new(pts, style))
+            };
+            let _ = area.draw(&Text::new(text.to_string(), (26, y - 6), font.clone()));
+            y += 22;
+        };
+    let line = |y: i32| vec![(4, y), (20, y)];
+    let boxed = |y: i32| vec![(4, y - 5), (20, y + 5)];
+    entry(&line, BLACK.stroke_width(2), false, "median so far");
+    entry(&boxed, BLUE.mix(0.2).filled(), true, "interval");
+    entry(
+        &line,
+        RGBColor(30, 140, 60).stroke_width(2),
+        false,
+        "confirming edge",
+    );
+    entry(&line, RED.stroke_width(2), false, "refuting edge");
+    if zone {
+        entry(
+            &boxed,
+            RGBColor(230, 160, 60).mix(0.18).filled(),
+            true,
+            "zone",
+        );
+    }
 }
 
 /// Writes `index.html`: the same text as report.md, rendered, with each
@@ -271,4 +409,128 @@ pub fn write(out: &Path, done: &[Entry], header: &str) -> std::io::Result<()> {
     let tmp = out.join("index.html.tmp");
     std::fs::write(&tmp, h)?;
     std::fs::rename(&tmp, out.join("index.html"))
+}
+
+#[cfg(test)]
+/// What in an SVG draws nothing a reader can see: a line of fewer than
+/// two points, a band or box without area. The lab's plots must have none
+/// (`fixtures_tests` checks every experiment's, replayed).
+pub(crate) fn empty_marks(svg: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (tag, min) in [("<polyline", 2), ("<polygon", 3)] {
+        for el in svg.split(tag).skip(1) {
+            let pts: Vec<(f64, f64)> = attr(el, "points")
+                .split_whitespace()
+                .filter_map(|p| {
+                    let (x, y) = p.split_once(',')?;
+                    Some((x.parse().ok()?, y.parse().ok()?))
+                })
+                .collect();
+            let mut distinct = pts.clone();
+            distinct.dedup();
+            if distinct.len() < min {
+                found.push(format!("{tag}> of {} point(s)", distinct.len()));
+            } else if tag == "<polygon" && area(&pts) < 1.0 {
+                found.push(format!("<polygon> of area {:.2}", area(&pts)));
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+fn attr<'a>(el: &'a str, name: &str) -> &'a str {
+    let key = format!("{name}=\"");
+    el.split('>')
+        .next()
+        .and_then(|head| head.split_once(key.as_str()))
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .map_or("", |(v, _)| v)
+}
+
+/// The shoelace area of a polygon, in square pixels.
+#[cfg(test)]
+fn area(pts: &[(f64, f64)]) -> f64 {
+    let n = pts.len();
+    (0..n)
+        .map(|i| {
+            let (a, b) = (pts[i], pts[(i + 1) % n]);
+            a.0 * b.1 - b.0 * a.1
+        })
+        .sum::<f64>()
+        .abs()
+        / 2.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_of_one_point_and_a_band_without_area_are_found() {
+        let found = empty_marks(r#"<svg><polyline fill="none" points="10,20 10,20 "/></svg>"#);
+        assert_eq!(found, vec!["<polyline> of 1 point(s)".to_string()]);
+        // A band whose ends meet has no area; a one-point series is drawn
+        // as a point, not as a line of one point.
+        let flat = lines(
+            "t",
+            "x",
+            "y",
+            &[("a".into(), BLUE, vec![(1.0, 2.0)])],
+            &[(BLUE, vec![(1.0, 2.0, 2.0), (2.0, 2.0, 2.0)])],
+        );
+        assert_eq!(
+            empty_marks(&flat),
+            vec!["<polygon> of area 0.00".to_string()]
+        );
+        let two = lines(
+            "t",
+            "x",
+            "y",
+            &[("a".into(), BLUE, vec![(1.0, 2.0), (2.0, 3.0)])],
+            &[],
+        );
+        assert_eq!(empty_marks(&two), Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_narrowing_plot_shows_the_median_the_interval_and_the_zone() {
+        use crate::sequential::{PartSpec, Record, Stop, Target};
+        let spec = PartSpec {
+            name: "x".into(),
+            target: Target::at_least(5.0, 3.0),
+            unit: "x",
+            prec: 2,
+            planning: (8.0, 0.3),
+        };
+        let rounds: Vec<Vec<f64>> = [8.0, 8.2, 7.9, 8.1, 8.3, 7.8, 8.0, 8.1]
+            .iter()
+            .map(|v| vec![*v])
+            .collect();
+        let r = Record::of_rounds(vec![spec], &rounds, Stop::Decided);
+        let svg = narrowing(&r.parts[0]);
+        assert_eq!(empty_marks(&svg), Vec::<String>::new());
+        for word in [
+            "median so far",
+            "interval",
+            "confirming edge",
+            "refuting edge",
+            "zone",
+            "round",
+            "no interval before round 7",
+        ] {
+            assert!(svg.contains(word), "{word} missing");
+        }
+        // No text under 12 px.
+        for size in svg.split("font-size=\"").skip(1) {
+            let px: f64 = size
+                .split('"')
+                .next()
+                .unwrap_or("0")
+                .trim_end_matches("px")
+                .parse()
+                .unwrap_or(0.0);
+            assert!(px >= 12.0, "text of {px} px");
+        }
+    }
 }

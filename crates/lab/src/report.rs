@@ -104,6 +104,7 @@ struct ResultsFile<'a> {
     quick: bool,
     header: &'a str,
     order: Vec<&'a str>,
+    glance: Glance,
     experiments: std::collections::BTreeMap<String, &'a ExperimentResult>,
 }
 
@@ -135,6 +136,7 @@ pub fn write_json(opts: &LabOptions, done: &[ExperimentResult]) -> std::io::Resu
         quick: opts.quick,
         header: &header,
         order: done.iter().map(|e| e.name.as_str()).collect(),
+        glance: Glance::of_results(done),
         experiments: done.iter().map(|e| (e.name.replace('-', "_"), e)).collect(),
     };
     let tmp = opts.out.join("results.json.tmp");
@@ -164,26 +166,174 @@ pub fn table_head<S: AsRef<str>>(cols: &[S]) -> String {
     format!("| {} |\n|{}", names.join(" | "), "---|".repeat(names.len()))
 }
 
-/// The first table: each experiment's seed figure beside ours.
-pub fn glance(done: &[Entry]) -> String {
-    let mut md = String::from(
-        "| experiment | the seed reported | this run measured | verdict (criterion in the section) |\n|---|---|---|---|\n",
-    );
-    for e in done {
-        let _ = writeln!(
-            md,
-            "| [{}](#{}) | {} | {} | {} |",
-            e.name,
-            e.name,
-            e.headline.field_report,
-            e.headline.ours,
-            e.headline
-                .verdict
-                .as_ref()
-                .map_or("-".to_string(), |v| v.cell())
-        );
+/// The experiments that test the four field reports, first in the
+/// report (the mission's order); every other experiment follows them.
+pub const FIELD_REPORTS: [&str; 4] = ["read-slow-start", "buffers", "completion", "idle-selection"];
+
+/// One row of the report's first tables.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GlanceRow {
+    /// The experiment.
+    pub experiment: String,
+    /// Its claim in a line (its section's title).
+    pub claim: String,
+    /// What the field report (or paper) measured.
+    pub reported: String,
+    /// What this run measured.
+    pub measured: String,
+    /// The verdict in words (`None`: the experiment gives none).
+    pub verdict: Option<String>,
+    /// Rounds its decision counted, and their seconds.
+    pub rounds: Option<(usize, f64)>,
+}
+
+/// The report at a glance: the four field reports, the other
+/// experiments, and the tally of their verdicts (kept in `results.json`
+/// as `glance`, and printed at the end of a run).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Glance {
+    /// The field reports' rows.
+    pub field_reports: Vec<GlanceRow>,
+    /// Every other experiment's.
+    pub others: Vec<GlanceRow>,
+    /// "3 reproduced, 1 not reproduced, 4 undecided at budget".
+    pub tally: String,
+    /// The parts decided, and what their error rates imply together.
+    pub family: String,
+}
+
+fn row(e: &Entry) -> GlanceRow {
+    let title = e.markdown.lines().next().unwrap_or_default();
+    let claim = title
+        .split_once('(')
+        .and_then(|(_, r)| r.strip_suffix(')'))
+        .unwrap_or(title.trim_start_matches("## "));
+    GlanceRow {
+        experiment: e.name.clone(),
+        claim: claim.into(),
+        reported: e.headline.field_report.clone(),
+        measured: e.headline.ours.clone(),
+        verdict: e.headline.verdict.as_ref().map(|v| v.outcome.to_string()),
+        rounds: e.decision.as_ref().map(|d| (d.rounds, d.secs)),
     }
-    md
+}
+
+impl Glance {
+    /// Of the experiments that ran.
+    pub fn of_results(done: &[ExperimentResult]) -> Glance {
+        Glance::of(&done.iter().map(Entry::from).collect::<Vec<_>>())
+    }
+
+    /// Of the entries that ran.
+    pub fn of(done: &[Entry]) -> Glance {
+        let (field_reports, others): (Vec<GlanceRow>, Vec<GlanceRow>) = done
+            .iter()
+            .map(row)
+            .partition(|r| FIELD_REPORTS.contains(&r.experiment.as_str()));
+        let mut counts: Vec<(String, usize)> = Vec::new();
+        for v in done.iter().filter_map(|e| e.headline.verdict.as_ref()) {
+            let w = v.outcome.to_string();
+            match counts.iter_mut().find(|(k, _)| *k == w) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((w, 1)),
+            }
+        }
+        let tally = if counts.is_empty() {
+            "no experiment gave a verdict".into()
+        } else {
+            let c: Vec<String> = counts.iter().map(|(w, n)| format!("{n} {w}")).collect();
+            c.join(", ")
+        };
+        let decided = done
+            .iter()
+            .filter_map(|e| e.decision.as_ref())
+            .map(|d| d.decided())
+            .sum();
+        Glance {
+            field_reports,
+            others,
+            tally,
+            family: crate::sequential::family_text(decided, "in this run"),
+        }
+    }
+
+    /// Markdown: the two tables, the tally and the family's bound.
+    pub fn markdown(&self) -> String {
+        let mut md = String::new();
+        for (title, rows) in [
+            ("The four field reports", &self.field_reports),
+            ("The other experiments", &self.others),
+        ] {
+            if rows.is_empty() {
+                continue;
+            }
+            let _ = writeln!(
+                md,
+                "**{title}**\n\n{}",
+                table_head(&[
+                    "experiment",
+                    "claim",
+                    "reported",
+                    "this run measured",
+                    "verdict",
+                    "rounds, time"
+                ])
+            );
+            for r in rows {
+                let _ = writeln!(
+                    md,
+                    "| [{0}](#{0}) | {1} | {2} | {3} | {4} | {5} |",
+                    r.experiment,
+                    r.claim,
+                    r.reported,
+                    r.measured,
+                    r.verdict
+                        .as_deref()
+                        .map_or("-".into(), |v| format!("**{v}**")),
+                    r.rounds
+                        .map_or("-".into(), |(n, s)| format!("{n}, {}", duration(s)))
+                );
+            }
+            md.push('\n');
+        }
+        let _ = writeln!(md, "**Tally**: {}. {}", self.tally, self.family);
+        md
+    }
+
+    /// Plain text for the terminal: a line per experiment, then the tally.
+    pub fn text(&self) -> String {
+        let mut t = String::new();
+        for r in self.field_reports.iter().chain(&self.others) {
+            let _ = writeln!(
+                t,
+                "{:<16} {:<28} {}",
+                r.experiment,
+                r.verdict.as_deref().unwrap_or("-"),
+                r.rounds.map_or(String::new(), |(n, s)| format!(
+                    "{n} rounds, {}",
+                    duration(s)
+                ))
+            );
+        }
+        let _ = writeln!(t, "tally: {}", self.tally);
+        t
+    }
+}
+
+/// `3 min 10 s`, `41 s`.
+fn duration(secs: f64) -> String {
+    let s = secs.round() as u64;
+    if s >= 60 {
+        format!("{} min {} s", s / 60, s % 60)
+    } else {
+        format!("{s} s")
+    }
+}
+
+/// The first tables: each experiment's reported figure beside ours, its
+/// verdict in words, then the tally.
+pub fn glance(done: &[Entry]) -> String {
+    Glance::of(done).markdown()
 }
 
 /// One experiment's section: its text and tables, then the emulator's

@@ -16,58 +16,231 @@ mod sim_tests;
 pub use cs::{ALPHA, METHOD};
 use serde::{Deserialize, Serialize};
 
-/// What a part claims of its effect (the median of its per-round value).
+/// What a part claims of its effect (the median of its per-round value),
+/// with its indifference zone: a confirming edge, where the claim is
+/// what the field report (or the paper) says, and a refuting edge, where
+/// it is plainly false; between them either answer is acceptable. Both
+/// are fixed in code before any run. A part is confirmed once its
+/// interval excludes the refuting edge and refuted once it excludes the
+/// confirming one, so an interval narrower than the zone always decides
+/// (fishtest's [elo0, elo1] for Elo, Wald's indifference zone). Each
+/// wrong decision is bounded by [`ALPHA`] at its edge: confirming when
+/// the truth is at the refuting edge, refuting when it is at the
+/// confirming one.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
+#[serde(tag = "kind", rename_all = "kebab-case", from = "Wire")]
 pub enum Target {
-    /// At least `threshold` (one-sided).
+    /// At least `confirm`; refuted at `refute` or below (`refute <=
+    /// confirm`): confirmed once the lower end is above `refute`, refuted
+    /// once the upper end is below `confirm`.
     AtLeast {
-        /// The threshold.
-        threshold: f64,
+        /// The confirming edge (the claim's figure).
+        confirm: f64,
+        /// The refuting edge.
+        refute: f64,
     },
-    /// At most `threshold` (one-sided).
+    /// At most `confirm`; refuted at `refute` or above (`confirm <=
+    /// refute`).
     AtMost {
-        /// The threshold.
-        threshold: f64,
+        /// The confirming edge.
+        confirm: f64,
+        /// The refuting edge.
+        refute: f64,
     },
-    /// Within `[lo, hi]` (two-sided).
+    /// Within the inner band `[lo, hi]` (the claim); refuted outside the
+    /// outer band `[outer_lo, outer_hi]`: confirmed once the interval
+    /// lies inside the outer band, refuted once it misses the inner one.
     Within {
-        /// Lower edge.
+        /// The inner band's lower edge.
         lo: f64,
-        /// Upper edge.
+        /// The inner band's upper edge.
         hi: f64,
+        /// The outer band's lower edge.
+        outer_lo: f64,
+        /// The outer band's upper edge.
+        outer_hi: f64,
     },
 }
 
+/// How a target reads back: a `results.json` written before zones had one
+/// edge (`threshold`, or the band alone), read as a zone of no width,
+/// which decides exactly as that run's rule did.
+#[derive(Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+enum Wire {
+    AtLeast {
+        #[serde(alias = "threshold")]
+        confirm: f64,
+        refute: Option<f64>,
+    },
+    AtMost {
+        #[serde(alias = "threshold")]
+        confirm: f64,
+        refute: Option<f64>,
+    },
+    Within {
+        lo: f64,
+        hi: f64,
+        outer_lo: Option<f64>,
+        outer_hi: Option<f64>,
+    },
+}
+
+impl From<Wire> for Target {
+    fn from(w: Wire) -> Target {
+        match w {
+            Wire::AtLeast { confirm, refute } => Target::AtLeast {
+                confirm,
+                refute: refute.unwrap_or(confirm),
+            },
+            Wire::AtMost { confirm, refute } => Target::AtMost {
+                confirm,
+                refute: refute.unwrap_or(confirm),
+            },
+            Wire::Within {
+                lo,
+                hi,
+                outer_lo,
+                outer_hi,
+            } => Target::Within {
+                lo,
+                hi,
+                outer_lo: outer_lo.unwrap_or(lo),
+                outer_hi: outer_hi.unwrap_or(hi),
+            },
+        }
+    }
+}
+
 impl Target {
-    /// What an interval `[lo, hi]` decides.
+    /// At least `confirm`, refuted at `refute`.
+    pub const fn at_least(confirm: f64, refute: f64) -> Target {
+        Target::AtLeast { confirm, refute }
+    }
+
+    /// At most `confirm`, refuted at `refute`.
+    pub const fn at_most(confirm: f64, refute: f64) -> Target {
+        Target::AtMost { confirm, refute }
+    }
+
+    /// Within `inner`, refuted outside `outer`.
+    pub const fn within(inner: (f64, f64), outer: (f64, f64)) -> Target {
+        Target::Within {
+            lo: inner.0,
+            hi: inner.1,
+            outer_lo: outer.0,
+            outer_hi: outer.1,
+        }
+    }
+
+    /// What an interval `[lo, hi]` decides. An interval inside the zone
+    /// excludes both edges; it confirms (either answer is acceptable
+    /// there, and the text says the interval is inside the zone).
     pub fn decide(&self, lo: f64, hi: f64) -> State {
         match *self {
-            Target::AtLeast { threshold } if lo > threshold => State::Holds,
-            Target::AtLeast { threshold } if hi < threshold => State::Fails,
-            Target::AtMost { threshold } if hi < threshold => State::Holds,
-            Target::AtMost { threshold } if lo > threshold => State::Fails,
-            Target::Within { lo: a, hi: b } if a < lo && hi < b => State::Holds,
-            Target::Within { lo: a, hi: b } if lo > b || hi < a => State::Fails,
+            Target::AtLeast { refute, .. } if lo > refute => State::Holds,
+            Target::AtLeast { confirm, .. } if hi < confirm => State::Fails,
+            Target::AtMost { refute, .. } if hi < refute => State::Holds,
+            Target::AtMost { confirm, .. } if lo > confirm => State::Fails,
+            Target::Within {
+                outer_lo, outer_hi, ..
+            } if outer_lo < lo && hi < outer_hi => State::Holds,
+            Target::Within { lo: a, hi: b, .. } if lo > b || hi < a => State::Fails,
             _ => State::Undecided,
         }
     }
 
-    /// The edges a wrong decision is likeliest at (the simulation's
-    /// true medians).
-    pub fn edges(&self) -> Vec<f64> {
+    /// Whether `[lo, hi]` lies between the zone's edges (the effect is
+    /// in the zone, where either answer is acceptable).
+    pub fn in_zone(&self, lo: f64, hi: f64) -> bool {
         match *self {
-            Target::AtLeast { threshold } | Target::AtMost { threshold } => vec![threshold],
-            Target::Within { lo, hi } => vec![lo, hi],
+            Target::AtLeast { confirm, refute } => refute < lo && hi < confirm,
+            Target::AtMost { confirm, refute } => confirm < lo && hi < refute,
+            Target::Within {
+                lo: a,
+                hi: b,
+                outer_lo,
+                outer_hi,
+            } => (outer_lo < lo && hi < a) || (b < lo && hi < outer_hi),
         }
     }
 
-    /// In words: "at least 5", "within [-0.3, 0.3]".
-    pub fn text(&self, prec: usize) -> String {
+    /// The edges a wrong decision is likeliest at (the simulation's true
+    /// medians), each with the decision that is wrong there.
+    pub fn edges(&self) -> Vec<(f64, State)> {
         match *self {
-            Target::AtLeast { threshold } => format!("at least {threshold:.prec$}"),
-            Target::AtMost { threshold } => format!("at most {threshold:.prec$}"),
-            Target::Within { lo, hi } => format!("within [{lo:.prec$}, {hi:.prec$}]"),
+            Target::AtLeast { confirm, refute } | Target::AtMost { confirm, refute } => {
+                vec![(refute, State::Holds), (confirm, State::Fails)]
+            }
+            Target::Within {
+                lo,
+                hi,
+                outer_lo,
+                outer_hi,
+            } => vec![
+                (outer_lo, State::Holds),
+                (lo, State::Fails),
+                (hi, State::Fails),
+                (outer_hi, State::Holds),
+            ],
+        }
+    }
+
+    /// The zone's width (the narrowest of a band's two margins): an
+    /// interval narrower than it always decides.
+    pub fn zone_width(&self) -> f64 {
+        match *self {
+            Target::AtLeast { confirm, refute } | Target::AtMost { confirm, refute } => {
+                (confirm - refute).abs()
+            }
+            Target::Within {
+                lo,
+                hi,
+                outer_lo,
+                outer_hi,
+            } => (lo - outer_lo).min(outer_hi - hi),
+        }
+    }
+
+    /// In words: "at least 5 (zone 3 to 5)", "within [-10, 10] (zone out
+    /// to [-20, 20])"; a zone of no width (a recording from before zones)
+    /// as its one edge.
+    pub fn text(&self, prec: usize) -> String {
+        let zone = |r: f64, c: f64| {
+            let (a, b) = (r.min(c), r.max(c));
+            format!(" (zone {a:.prec$} to {b:.prec$})")
+        };
+        match *self {
+            Target::AtLeast { confirm, refute } => format!(
+                "at least {confirm:.prec$}{}",
+                if refute == confirm {
+                    String::new()
+                } else {
+                    zone(refute, confirm)
+                }
+            ),
+            Target::AtMost { confirm, refute } => format!(
+                "at most {confirm:.prec$}{}",
+                if refute == confirm {
+                    String::new()
+                } else {
+                    zone(refute, confirm)
+                }
+            ),
+            Target::Within {
+                lo,
+                hi,
+                outer_lo,
+                outer_hi,
+            } if (outer_lo, outer_hi) == (lo, hi) => format!("within [{lo:.prec$}, {hi:.prec$}]"),
+            Target::Within {
+                lo,
+                hi,
+                outer_lo,
+                outer_hi,
+            } => format!(
+                "within [{lo:.prec$}, {hi:.prec$}] (zone out to [{outer_lo:.prec$}, {outer_hi:.prec$}])"
+            ),
         }
     }
 }
@@ -111,6 +284,10 @@ pub struct Look {
     pub low: Option<f64>,
     /// Upper end.
     pub high: Option<f64>,
+    /// The median of the rounds so far (absent in results written
+    /// before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<f64>,
 }
 
 /// A part's effect and interval as `results.json` keeps them.
@@ -148,17 +325,39 @@ fn finite(x: f64) -> Option<f64> {
 }
 
 impl PartResult {
-    /// `4.1 [3.8, 4.4]` (an open end as `-inf`/`inf`).
+    /// `4.1 [3.8, 4.4]`, or `4.1 (no interval yet after 3 rounds)` while
+    /// the rounds cannot bound it (never "[-inf, inf]" in text).
     pub fn interval_text(&self) -> String {
         let p = self.prec;
-        let end = |x: Option<f64>, inf: &str| x.map_or(inf.to_string(), |v| format!("{v:.p$}"));
-        format!(
-            "{:.p$}{} [{}, {}]",
-            self.estimate,
-            self.unit,
-            end(self.low, "-inf"),
-            end(self.high, "inf")
-        )
+        match (self.low, self.high) {
+            _ if !self.estimate.is_finite() => "not measured".into(),
+            (Some(lo), Some(hi)) => {
+                format!("{:.p$}{} [{lo:.p$}, {hi:.p$}]", self.estimate, self.unit)
+            }
+            (lo, hi) => {
+                let side = match (lo, hi) {
+                    (Some(lo), None) => format!(", above {lo:.p$}"),
+                    (None, Some(hi)) => format!(", below {hi:.p$}"),
+                    _ => String::new(),
+                };
+                let n = self.looks.last().map_or(0, |l| l.round);
+                format!(
+                    "{:.p$}{} (no interval yet after {n} round{}{side})",
+                    self.estimate,
+                    self.unit,
+                    if n == 1 { "" } else { "s" }
+                )
+            }
+        }
+    }
+
+    /// The decision in a word: confirmed, refuted, undecided.
+    pub fn decision_word(&self) -> &'static str {
+        match self.state {
+            State::Holds => "confirmed",
+            State::Fails => "refuted",
+            State::Undecided => "undecided",
+        }
     }
 }
 
@@ -213,6 +412,7 @@ impl Tracker {
             round: n,
             low: finite(self.lo),
             high: finite(self.hi),
+            estimate: finite(self.cs.median()),
         });
     }
 
@@ -338,27 +538,36 @@ impl Record {
             self.stop_text()
         );
         for p in &self.parts {
+            let zone = match (p.low, p.high) {
+                (Some(lo), Some(hi)) if p.target.in_zone(lo, hi) => " (inside the zone)",
+                _ => "",
+            };
             md.push_str(&format!(
-                "| {} | {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {}{zone} | {} |\n",
                 p.name,
                 p.target.text(p.prec),
                 p.interval_text(),
-                match p.state {
-                    State::Holds => "holds",
-                    State::Fails => "fails",
-                    State::Undecided => "undecided",
-                },
+                p.decision_word(),
                 p.decided_after.map_or("-".into(), |n| n.to_string())
             ));
         }
         md.push_str(&format!(
-            "\nIntervals: {}, {:.0} % each (each end wrong with at most {:.0} % probability, however often it was looked at); rounds whose machine had more than {:.0} % of its CPU stolen are discarded before their figures are read.\n",
+            "\nIntervals: {}, {:.0} % each (each end wrong with at most {:.0} % probability, however often it was looked at); rounds whose machine had more than {:.0} % of its CPU stolen are discarded before their figures are read. {}\n",
             METHOD,
             100.0 * (1.0 - 2.0 * ALPHA),
             100.0 * ALPHA,
-            100.0 * driver::STARVED
+            100.0 * driver::STARVED,
+            family_text(self.decided(), "here")
         ));
         md
+    }
+
+    /// Parts decided (confirmed or refuted).
+    pub fn decided(&self) -> usize {
+        self.parts
+            .iter()
+            .filter(|p| p.state != State::Undecided)
+            .count()
     }
 
     fn stop_text(&self) -> String {
@@ -394,8 +603,8 @@ impl Record {
             .iter()
             .map(|p| {
                 let verb = match p.state {
-                    State::Holds => "clears",
-                    State::Fails => "misses",
+                    State::Holds => "confirms",
+                    State::Fails => "refutes",
                     State::Undecided => "does not yet decide",
                 };
                 format!(
@@ -407,6 +616,30 @@ impl Record {
             })
             .collect();
         format!("{}: {}", self.stop_text(), parts.join("; "))
+    }
+}
+
+/// A decision's error rate and what it implies for `decided` of them
+/// (`where_`: "here", "in this run"): each part wrong with at most
+/// [`ALPHA`] at its zone's edge, so any of them wrong with at most their
+/// sum (Bonferroni), a bound that says nothing once it reaches 1.
+pub fn family_text(decided: usize, where_: &str) -> String {
+    let sum = decided as f64 * ALPHA;
+    let each = format!(
+        "Each decision is wrong with at most {:.0} % probability (at its zone's edge; less inside or beyond the zone)",
+        100.0 * ALPHA
+    );
+    match decided {
+        0 => format!("{each}; no part was decided {where_}."),
+        1 => format!("{each}; one part was decided {where_}."),
+        _ if sum < 1.0 => format!(
+            "{each}; {decided} parts were decided {where_}, so at most {:.0} % that any of them is wrong (Bonferroni: their sum).",
+            100.0 * sum
+        ),
+        _ => format!(
+            "{each}; {decided} parts were decided {where_}, whose sum of rates ({:.2}) bounds nothing: read each decision at its own rate.",
+            sum
+        ),
     }
 }
 
@@ -426,7 +659,7 @@ mod tests {
 
     #[test]
     fn a_part_is_decided_once_and_stays_decided() {
-        let mut t = Tracker::new(spec(Target::AtLeast { threshold: 5.0 }));
+        let mut t = Tracker::new(spec(Target::at_least(5.0, 5.0)));
         for x in [8.0, 9.0, 8.5, 7.9, 8.8, 9.1] {
             t.push(x);
             assert_eq!(t.state(), State::Undecided);
@@ -453,14 +686,72 @@ mod tests {
 
     #[test]
     fn bands_and_upper_bounds_decide_both_ways() {
-        let b = Target::Within { lo: -0.3, hi: 0.3 };
+        let b = Target::within((-0.3, 0.3), (-0.3, 0.3));
         assert_eq!(b.decide(-0.1, 0.2), State::Holds);
         assert_eq!(b.decide(0.4, 0.9), State::Fails);
         assert_eq!(b.decide(0.1, 0.5), State::Undecided);
-        let m = Target::AtMost { threshold: 1.0 };
+        let m = Target::at_most(1.0, 1.0);
         assert_eq!(m.decide(0.2, 0.9), State::Holds);
         assert_eq!(m.decide(1.1, 2.0), State::Fails);
-        assert_eq!(b.edges(), vec![-0.3, 0.3]);
+        assert_eq!(b.text(1), "within [-0.3, 0.3]");
+    }
+
+    #[test]
+    fn a_zone_decides_once_the_interval_is_narrower_than_it() {
+        // At least 5, refuted at 3: every interval narrower than 2
+        // decides, wherever it sits; one straddling the whole zone does not.
+        let t = Target::at_least(5.0, 3.0);
+        for i in 0..=80 {
+            let lo = i as f64 * 0.1;
+            assert_ne!(t.decide(lo, lo + 1.99), State::Undecided, "{lo}");
+        }
+        assert_eq!(t.decide(2.9, 5.1), State::Undecided);
+        assert_eq!(t.decide(3.1, 4.0), State::Holds);
+        assert!(t.in_zone(3.1, 4.0));
+        assert_eq!(t.decide(2.0, 4.9), State::Fails);
+        assert_eq!(t.text(0), "at least 5 (zone 3 to 5)");
+        let m = Target::at_most(1.0, 1.2);
+        assert_eq!(m.decide(0.5, 1.19), State::Holds);
+        assert_eq!(m.decide(1.01, 1.5), State::Fails);
+        assert_eq!(m.text(1), "at most 1.0 (zone 1.0 to 1.2)");
+        // A band: confirmed inside the outer band, refuted off the inner.
+        let b = Target::within((-10.0, 10.0), (-20.0, 20.0));
+        assert_eq!(b.decide(12.0, 19.0), State::Holds);
+        assert_eq!(b.decide(11.0, 25.0), State::Fails);
+        assert_eq!(b.decide(-25.0, 9.0), State::Undecided);
+        assert_eq!(b.zone_width(), 10.0);
+        for i in 0..=60 {
+            let lo = -30.0 + i as f64;
+            assert_ne!(b.decide(lo, lo + 9.9), State::Undecided, "{lo}");
+        }
+        assert_eq!(
+            b.edges(),
+            vec![
+                (-20.0, State::Holds),
+                (-10.0, State::Fails),
+                (10.0, State::Fails),
+                (20.0, State::Holds)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_target_from_before_zones_reads_as_a_zone_of_no_width() {
+        let t: Target = serde_json::from_str(r#"{"kind":"at-least","threshold":5.0}"#).unwrap();
+        assert_eq!(t, Target::at_least(5.0, 5.0));
+        let b: Target = serde_json::from_str(r#"{"kind":"within","lo":-1.0,"hi":1.0}"#).unwrap();
+        assert_eq!(b, Target::within((-1.0, 1.0), (-1.0, 1.0)));
+        // And a zone survives its own round trip.
+        let z = Target::within((0.4, 0.6), (0.3, 0.7));
+        let back: Target = serde_json::from_str(&serde_json::to_string(&z).unwrap()).unwrap();
+        assert_eq!(back, z);
+    }
+
+    #[test]
+    fn the_family_bound_is_the_sum_of_the_decided_parts_rates() {
+        assert!(family_text(4, "here").contains("at most 20 % that any"));
+        assert!(family_text(0, "here").contains("no part was decided"));
+        assert!(family_text(25, "in this run").contains("bounds nothing"));
     }
 
     #[test]
@@ -468,7 +759,7 @@ mod tests {
         use crate::verdict::Outcome;
         let r = |state| PartResult {
             name: "p".into(),
-            target: Target::AtLeast { threshold: 0.0 },
+            target: Target::at_least(0.0, 0.0),
             unit: String::new(),
             prec: 0,
             estimate: 0.0,

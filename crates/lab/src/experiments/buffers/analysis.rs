@@ -94,7 +94,7 @@ pub fn analyse(m: &Measured) -> Analysis {
 }
 
 /// The field report's claim as this experiment decides it, fixed before the run.
-pub const CRITERION: &str = "round by round (a static and an autotuned download back to back), the median of autotuned over static goodput at least 5, and the median steady rate of the autotuned flow (the median second of each download's second half, after slow start) at least 80 % of the path's payload ceiling; each median's confidence sequence clear of its threshold";
+pub const CRITERION: &str = "round by round (a static and an autotuned download back to back), the median of autotuned over static goodput at least 5, and the median steady rate of the autotuned flow (the median second of each download's second half, after slow start) at least 80 % of the path's payload ceiling; each median decided by its indifference zone (the decision table)";
 
 /// The criterion's parts, with their planning figures (24 Nov's run:
 /// 8.5 [8.3, 8.6] times, steady 99 % of the ceiling [94, 100+]).
@@ -102,14 +102,19 @@ pub fn parts() -> Vec<PartSpec> {
     vec![
         PartSpec {
             name: "autotuned over static goodput".into(),
-            target: Target::AtLeast { threshold: 5.0 },
+            // The report's gap was 126 / 11.3 = 11x; confirmed from under
+            // half of it (5), refuted where a pinned buffer would cost
+            // less than half the goodput (2).
+            target: Target::at_least(5.0, 2.0),
             unit: "x",
             prec: 2,
             planning: (8.5, 0.3),
         },
         PartSpec {
             name: "autotuned steady rate over the payload ceiling".into(),
-            target: Target::AtLeast { threshold: 0.8 },
+            // The report's autotuned flow averaged 126 of its 151 Mbit/s
+            // peak (0.83): confirmed at 0.8, refuted at 0.6.
+            target: Target::at_least(0.8, 0.6),
             unit: "",
             prec: 3,
             planning: (0.99, 0.05),
@@ -219,7 +224,7 @@ mod tests {
         assert_eq!(flipped.outcome, Outcome::NotReproduced, "{flipped:?}");
         // Autotuned far below the ceiling: not the field report's line rate.
         assert_eq!(
-            super::verdict(&figures(&[14.0; 7], &[80.0; 7], &[90.0; 7])).outcome,
+            super::verdict(&figures(&[14.0; 7], &[70.0; 7], &[80.0; 7])).outcome,
             Outcome::NotReproduced
         );
         // Three rounds decide nothing: undecided, with the intervals.

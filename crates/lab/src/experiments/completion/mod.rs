@@ -289,14 +289,18 @@ pub fn parts() -> Vec<crate::sequential::PartSpec> {
     vec![
         crate::sequential::PartSpec {
             name: "shared's requests/s at 1,024 clients over its best count".into(),
-            target: crate::sequential::Target::AtLeast { threshold: 0.9 },
+            // The report's fixed build kept 25,925 of 25,986 (1.00) at
+            // 1,024 clients, the segmented one 6,043 of 23,436 (0.26):
+            // confirmed at 0.9, refuted at 0.75 (a collapse begun).
+            target: crate::sequential::Target::at_least(0.9, 0.75),
             unit: "",
             prec: 3,
             planning: (0.85, 0.05),
         },
         crate::sequential::PartSpec {
             name: "file I/O, skewed keys, 1,024 clients: shared over segments".into(),
-            target: crate::sequential::Target::AtLeast { threshold: 1.0 },
+            // At least as fast (1); refuted at a tenth slower.
+            target: crate::sequential::Target::at_least(1.0, 0.9),
             unit: "x",
             prec: 2,
             planning: (0.88, 0.08),

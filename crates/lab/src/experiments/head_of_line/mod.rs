@@ -312,17 +312,21 @@ pub fn parts() -> Vec<crate::sequential::PartSpec> {
     vec![
         crate::sequential::PartSpec {
             name: "HTTP/3 over HTTP/2 page-load time at the highest loss, paired".into(),
-            target: crate::sequential::Target::AtMost { threshold: 1.0 },
+            // A fifth faster, 27 Nov's figure (0.8), is the confirming
+            // edge; no faster at all (1) the refuting one: confirmed once
+            // HTTP/3 is faster beyond doubt, as the criterion was before.
+            target: crate::sequential::Target::at_most(0.8, 1.0),
             unit: "x",
             prec: 2,
             planning: (0.81, 0.3),
         },
         crate::sequential::PartSpec {
             name: "HTTP/3 over HTTP/2 page-load time without loss, paired".into(),
-            target: crate::sequential::Target::Within {
-                lo: 1.0 - NO_LOSS_TOLERANCE,
-                hi: 1.0 + NO_LOSS_TOLERANCE,
-            },
+            // Within 10 % (the issue's); refuted beyond 20 %.
+            target: crate::sequential::Target::within(
+                (1.0 - NO_LOSS_TOLERANCE, 1.0 + NO_LOSS_TOLERANCE),
+                (1.0 - 2.0 * NO_LOSS_TOLERANCE, 1.0 + 2.0 * NO_LOSS_TOLERANCE),
+            ),
             unit: "x",
             prec: 2,
             planning: (0.97, 0.05),

@@ -112,7 +112,10 @@ pub const MAX_ROUNDS: usize = 40;
 pub fn parts() -> Vec<crate::sequential::PartSpec> {
     vec![crate::sequential::PartSpec {
         name: "FIFO's load time minus the largest burst's, in RTTs".into(),
-        target: crate::sequential::Target::AtLeast { threshold: 0.9 },
+        // The report saved about two round trips (793 against 363 ms at
+        // 250 ms), this scenario one: confirmed at 0.9 of it, refuted at
+        // half a round trip.
+        target: crate::sequential::Target::at_least(0.9, 0.5),
         unit: " RTT",
         prec: 2,
         planning: (1.0, 0.05),

@@ -167,7 +167,7 @@ pub fn analyse(trials: &[Trial], record: Record) -> Result<Analysis, LabError> {
 }
 
 /// The field report's claim as this experiment decides it, fixed before the run.
-pub const CRITERION: &str = "read slow start saves time to first byte: each round runs pairs of fresh connections, one of each arm, of one response size, back to back on one path; the median of the rounds' median off-minus-on saving is at least the seed's smallest, 3 ms, its confidence sequence clear of that";
+pub const CRITERION: &str = "read slow start saves time to first byte: each round runs pairs of fresh connections, one of each arm, of one response size, back to back on one path; the median of the rounds' median off-minus-on saving is at least the field report's smallest, 3 ms, decided by its indifference zone (the decision table)";
 
 /// The verdict on the field report's claim: the sequential decision, with the
 /// arms' medians beside it.

@@ -245,7 +245,7 @@ mod moved_tests {
     fn part(state: State, low: f64, high: f64) -> PartResult {
         PartResult {
             name: "saving".into(),
-            target: Target::AtLeast { threshold: 3.0 },
+            target: Target::at_least(3.0, 1.0),
             unit: " ms".into(),
             prec: 2,
             estimate: (low + high) / 2.0,

@@ -176,7 +176,7 @@ pub fn analyse(plan: &Plan, runs: &[Run], record: &crate::sequential::Record) ->
 }
 
 /// What the verdict is decided by, stated before anything runs.
-pub const CRITERION: &str = "on the first path with CUBIC, round by round (the bloated drop-tail with the mark off, FQ-CoDel with it auto and off, in a rotating order): the median of FQ-CoDel with TCP_NOTSENT_LOWAT auto over a bloated drop-tail queue (4 BDP) with it off is at least 3x in RPM, and the mark shortens the self probes under FQ-CoDel (their median ratio under 1); its goodput at least 0.9 of the drop-tail's, or the verdict says the difference; each median's confidence sequence clear of its threshold";
+pub const CRITERION: &str = "on the first path with CUBIC, round by round (the bloated drop-tail with the mark off, FQ-CoDel with it auto and off, in a rotating order): the median of FQ-CoDel with TCP_NOTSENT_LOWAT auto over a bloated drop-tail queue (4 BDP) with it off is at least 3x in RPM, and the mark shortens the self probes under FQ-CoDel (their median ratio under 1); its goodput at least 0.9 of the drop-tail's, or the verdict says the difference; each median decided by its indifference zone (the decision table)";
 
 /// A decisive round's values, one per part ([`super::parts`]): RPM of
 /// FQ-CoDel with the mark over the bloated drop-tail without, the self
@@ -312,7 +312,7 @@ mod tests {
         );
         let slow = verdict(&record(&[[3.5, 0.3, 0.8]; 7]), &x, &g, &q, &l);
         assert_eq!(slow.outcome, Outcome::Differs);
-        let no = verdict(&record(&[[2.2, 0.3, 1.0]; 7]), &x, &g, &q, &l);
+        let no = verdict(&record(&[[1.8, 0.3, 1.0]; 7]), &x, &g, &q, &l);
         assert_eq!(no.outcome, Outcome::NotReproduced);
         let longer = verdict(&record(&[[3.5, 1.2, 1.0]; 7]), &x, &g, &q, &l);
         assert_eq!(longer.outcome, Outcome::NotReproduced);
