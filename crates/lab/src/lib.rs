@@ -233,6 +233,22 @@ pub struct Headline {
     /// (absent in results written before verdicts).
     #[serde(default)]
     pub verdict: Option<verdict::Verdict>,
+    /// A field report decided under more than one condition (read slow
+    /// start: under the report's cause, and on Linux): a row each in the
+    /// first table.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+}
+
+/// One condition's row of a field report in the first table.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct Condition {
+    /// The condition, in words ("on Linux").
+    pub name: String,
+    /// What this run measured under it.
+    pub measured: String,
+    /// Its part's decision in a word.
+    pub verdict: String,
 }
 
 /// What an experiment's renderer makes of its typed results: its

@@ -202,20 +202,34 @@ pub struct Glance {
     pub family: String,
 }
 
-fn row(e: &Entry) -> GlanceRow {
+/// An entry's rows: one, or one a condition it was decided under.
+fn rows(e: &Entry) -> Vec<GlanceRow> {
     let title = e.markdown.lines().next().unwrap_or_default();
     let claim = title
         .split_once('(')
         .and_then(|(_, r)| r.strip_suffix(')'))
         .unwrap_or(title.trim_start_matches("## "));
-    GlanceRow {
+    let row = GlanceRow {
         experiment: e.name.clone(),
         claim: claim.into(),
         reported: e.headline.field_report.clone(),
         measured: e.headline.ours.clone(),
         verdict: e.headline.verdict.as_ref().map(|v| v.outcome.to_string()),
         rounds: e.decision.as_ref().map(|d| (d.rounds, d.secs)),
+    };
+    if e.headline.conditions.is_empty() {
+        return vec![row];
     }
+    e.headline
+        .conditions
+        .iter()
+        .map(|c| GlanceRow {
+            claim: format!("{}, {}", row.claim, c.name),
+            measured: c.measured.clone(),
+            verdict: Some(c.verdict.clone()),
+            ..row.clone()
+        })
+        .collect()
 }
 
 impl Glance {
@@ -228,7 +242,7 @@ impl Glance {
     pub fn of(done: &[Entry]) -> Glance {
         let (field_reports, others): (Vec<GlanceRow>, Vec<GlanceRow>) = done
             .iter()
-            .map(row)
+            .flat_map(rows)
             .partition(|r| FIELD_REPORTS.contains(&r.experiment.as_str()));
         let mut counts: Vec<(String, usize)> = Vec::new();
         for v in done.iter().filter_map(|e| e.headline.verdict.as_ref()) {
@@ -425,6 +439,7 @@ mod tests {
                 field_report: String::new(),
                 ours: String::new(),
                 verdict: None,
+                conditions: Vec::new(),
             },
             markdown: "## buffers\n".into(),
             plots: vec![],

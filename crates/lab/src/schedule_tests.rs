@@ -57,6 +57,7 @@ impl Experiment for Fake {
                 field_report: "seed".into(),
                 ours: "ours".into(),
                 verdict: None,
+                conditions: Vec::new(),
             },
         };
         Ok(ExperimentResult::of(

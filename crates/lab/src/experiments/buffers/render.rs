@@ -230,6 +230,7 @@ impl Section<'_> {
                 a.auto_default.median,
             ),
             verdict: Some(super::analysis::verdict(a)),
+            conditions: Vec::new(),
         }
     }
 }

@@ -175,6 +175,7 @@ impl Render for Section<'_> {
                 field_report: "(beside the Firefox seed) a cold HTTPS request: 3 RTT; resumed with 0-RTT 2; TFO + 0-RTT 1; warm 1".into(),
                 ours,
                 verdict: Some(a.verdict.clone()),
+                conditions: Vec::new(),
             },
         }
     }

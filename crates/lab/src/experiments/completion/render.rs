@@ -198,6 +198,7 @@ impl Render for Section<'_> {
             field_report: "sysbench, 4 -> 1024 clients: segments 17,812 -> 6,043 tx/s; completion port 19,217 -> 25,925 (flat)".into(),
             ours,
             verdict: Some(super::analysis::verdict(a, &m.models, self.record)),
+            conditions: Vec::new(),
         };
         let mut plots = vec![lines(
             "Requests per second by number of clients",

@@ -176,6 +176,7 @@ impl Render for Section<'_> {
                 field_report: "(beside the seeds) HTTP/3 vs HTTP/2 on lossy paths: gains at high loss (netem studies), little from loss alone (Trevisan et al. 2021)".into(),
                 ours: self.ours(),
                 verdict: Some(a.verdict.clone()),
+                conditions: Vec::new(),
             },
         }
     }

@@ -53,6 +53,7 @@ impl Render for Section<'_> {
                     .into(),
             ours: headline_figures(a, runs),
             verdict: Some(super::analysis::verdict(a)),
+            conditions: Vec::new(),
         };
         let mut items: Vec<Bar> = Vec::new();
         for t in &a.tables {

@@ -8,8 +8,6 @@ use crate::together::Part;
 use crate::{LabError, LabOptions, Progress};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering;
-use tcpwise_client::{Client, ClientConfig, Request};
-use tcpwise_pool::{Limits, Policy};
 use tcpwise_tcp::ReadSizer;
 
 /// The trial's two arms.
@@ -40,11 +38,39 @@ impl Arm {
     }
 }
 
+/// The condition a trial ran under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cause {
+    /// Linux as it is: a read returns what is there.
+    #[default]
+    Linux,
+    /// The field report's cause, modelled ([`super::reader::Hold`]): a read
+    /// that got less than it asked completes 40-50 ms later unless filled.
+    Held,
+}
+
+impl Cause {
+    /// Both, in the report's order.
+    pub const ALL: [Cause; 2] = [Cause::Held, Cause::Linux];
+
+    /// In words.
+    pub fn label(self) -> &'static str {
+        match self {
+            Cause::Linux => "on Linux",
+            Cause::Held => "under the report's cause (reads partly filled held 40-50 ms)",
+        }
+    }
+}
+
 /// One trial.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Trial {
     /// Its arm.
     pub arm: Arm,
+    /// Its condition (absent in results written before the model: Linux).
+    #[serde(default)]
+    pub cause: Cause,
     /// Path RTT, ms.
     pub rtt_ms: f64,
     /// Response size, bytes.
@@ -55,6 +81,9 @@ pub struct Trial {
     pub total_ms: f64,
     /// Largest read the connection asked for, bytes.
     pub max_read: usize,
+    /// Every read, as (asked, returned) bytes (absent before 2 Dec).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reads: Vec<(u32, u32)>,
     /// The connection's smallest RTT sample (TCP_INFO), ms.
     pub min_rtt_ms: Option<f64>,
 }
@@ -157,55 +186,48 @@ fn start(rtt: u64, opts: &LabOptions) -> Result<(ServedTestbed, u16), LabError> 
 fn one_round(
     bed: &ServedTestbed,
     port: u16,
-    trials: &[(Arm, u64)],
+    trials: &[super::Draw],
     opts: &LabOptions,
 ) -> Result<Vec<Trial>, LabError> {
-    let base = format!("http://{}", bed.peer(port));
+    let addr = bed.peer(port);
     let rtt_ms = bed.rtt_ms;
     let cancel = opts.cancel.clone();
     bed.in_client(false, || async {
         let mut out = Vec::new();
-        for &(arm, size) in trials {
+        for d in trials {
             if cancel.load(Ordering::Relaxed) {
                 return Err(LabError::Interrupted);
             }
-            out.push(trial(&base, rtt_ms, arm, size).await?);
+            out.push(trial(addr, rtt_ms, d).await?);
         }
         Ok::<_, LabError>(out)
     })
 }
 
-/// One GET on a fresh client: every trial is a new connection.
-async fn trial(base: &str, rtt_ms: f64, arm: Arm, size: u64) -> Result<Trial, LabError> {
-    let client = Client::new(ClientConfig {
-        policy: Policy::Lifo,
-        limits: Limits {
-            max_idle: 0,
-            ..Limits::default()
-        },
-        read_sizing: arm.sizer(),
-        ..ClientConfig::default()
-    });
-    let url = url::Url::parse(&format!("{base}/bytes/{size}")).expect("valid");
-    let r = client
-        .request(&Request::get(url), |_| Ok(()))
+/// One GET on a fresh connection, read as its arm says.
+async fn trial(
+    addr: std::net::SocketAddr,
+    rtt_ms: f64,
+    d: &super::Draw,
+) -> Result<Trial, LabError> {
+    let hold = (d.cause == Cause::Held).then(|| super::reader::Hold::new(d.hold_seed));
+    let f = super::reader::fetch(addr, d.size, d.arm.sizer(), hold)
         .await
-        .map_err(|source| LabError::Http {
-            what: format!("read-slow-start: GET /bytes/{size}"),
-            source,
+        .map_err(|e| {
+            LabError::Io(std::io::Error::other(format!(
+                "read-slow-start: GET /bytes/{}: {e}",
+                d.size
+            )))
         })?;
     Ok(Trial {
-        arm,
+        arm: d.arm,
+        cause: d.cause,
         rtt_ms,
-        size,
-        ttfb_ms: r.timings.first_byte_ms,
-        total_ms: r.timings.body_done_ms,
-        max_read: r.conn.max_read,
-        min_rtt_ms: r
-            .conn
-            .tcp_info_end
-            .as_ref()
-            .and_then(|i| i.min_rtt_us)
-            .map(|us| f64::from(us) / 1e3),
+        size: d.size,
+        ttfb_ms: f.ttfb_ms,
+        total_ms: f.total_ms,
+        max_read: f.reads.iter().map(|r| r.0 as usize).max().unwrap_or(0),
+        reads: f.reads,
+        min_rtt_ms: f.min_rtt_ms,
     })
 }

@@ -3,8 +3,8 @@
 
 use super::Plan;
 use super::analysis::{Analysis, ix};
-use super::measure::{Arm, Trial};
-use crate::html::{Band, Series, lines};
+use super::measure::{Arm, Cause, Trial};
+use crate::html::{Series, lines};
 use crate::{Headline, Render, Rendered};
 use plotters::style::{BLUE, RED};
 use std::fmt::Write;
@@ -19,12 +19,9 @@ pub struct Section<'a> {
     pub analysis: &'a Analysis,
 }
 
-/// The pairs' saving and its interval, in words.
-fn saving(a: &Analysis) -> String {
-    a.record
-        .parts
-        .first()
-        .map_or("not measured".into(), |p| p.interval_text())
+/// The pairs' saving under `cause` and its interval, in words.
+fn saving(a: &Analysis, cause: Cause) -> String {
+    super::analysis::part(&a.record, cause).map_or("not measured".into(), |p| p.interval_text())
 }
 
 /// Whether the first byte moved by the field report's saving, from the
@@ -59,19 +56,84 @@ impl Section<'_> {
     /// The claim's paragraph, with what this run found.
     fn claim(&self) -> String {
         let a = self.analysis;
-        let mem = |arm: Arm| a.read_buffer[ix(arm)];
         let (off50, on50) = (&a.table[0].off, &a.table[0].on);
+        let held = super::analysis::part(&a.record, Cause::Held);
+        let linux = super::analysis::part(&a.record, Cause::Linux);
+        let word = |p: Option<&crate::sequential::PartResult>| {
+            p.map_or("not measured", |p| p.decision_word())
+        };
         format!(
-            "Chromium found that starting each connection's reads small (1 KiB, doubling after every read that fills, up to 32 KiB) rather than at 32 KiB lowered the median time to first byte by 0.8-6.3 % (3-20 ms) on Windows, because Windows held back completing a large read it could only partly fill. **On this machine** the median time to first byte is {:.1} ms with fixed reads and {:.1} ms with read slow start over {} fresh connections, and the pairs' saving is {} ({}). Linux completes a read as soon as any data is there, so the read's size should not move the first byte here; {}. What read slow start does save is memory per connection ({:.0} B asked on average against {:.0} B).",
+            "Chromium found that starting each connection's reads small (1 KiB, doubling after every read that fills, up to 32 KiB) rather than at 32 KiB lowered the median time to first byte by 0.8-6.3 % (3-20 ms) on Windows, because Windows held back completing a read it could only partly fill (by 40-50 ms, issue 30144). **On this machine**, under that cause modelled (a read that got less than it asked completes 40-50 ms later unless later data fills it), the pairs' saving is {} ({}): {}. **On Linux as it is** the median time to first byte is {:.1} ms with fixed reads and {:.1} ms with read slow start over {} fresh connections, and the pairs' saving is {} ({}): Linux completes a read as soon as any data is there; {}.",
+            saving(a, Cause::Held),
+            word(held),
+            moved(held),
             off50.value,
             on50.value,
-            self.trials.len(),
-            saving(a),
-            crate::sequential::outcome(&a.record.parts, crate::sequential::Combine::All),
-            moved(a.record.parts.first()),
-            mem(Arm::On),
-            mem(Arm::Off)
+            a.ttfb[0].len() + a.ttfb[1].len(),
+            saving(a, Cause::Linux),
+            word(linux),
+            moved(linux),
         )
+    }
+
+    /// A table per path and condition, and what the arms' reads asked.
+    fn per_path(&self, md: &mut String) {
+        let a = self.analysis;
+        let _ = writeln!(
+            md,
+            "\n**Per path** (medians; a pair is one connection of each arm for one response size, back to back; \"total, >= 100 KB\" is the pairs' off-minus-on total time on responses of 100 KB or more, what small reads cost and the model does not inject):\n\n{}",
+            crate::report::table_head(&[
+                "condition",
+                "path RTT",
+                "pairs",
+                "off: TTFB, ms",
+                "on: TTFB, ms",
+                "saved per pair, ms",
+                "total, >= 100 KB: saved per pair, ms (pairs)"
+            ])
+        );
+        for r in &a.paths {
+            let f = |x: f64| {
+                if x.is_finite() {
+                    format!("{x:.1}")
+                } else {
+                    "none ran".into()
+                }
+            };
+            let _ = writeln!(
+                md,
+                "| {} | {:.0} ms | {} | {} | {} | {:+.2} | {} ({}) |",
+                r.cause.label(),
+                r.rtt_ms,
+                r.pairs,
+                f(r.ttfb[0]),
+                f(r.ttfb[1]),
+                r.saved_ms,
+                if r.large_total_saved.0.is_finite() {
+                    format!("{:+.1}", r.large_total_saved.0)
+                } else {
+                    "none ran".into()
+                },
+                r.large_total_saved.1
+            );
+        }
+        let words = |arm: Arm| {
+            let r = &a.reads[ix(arm)];
+            if r.n == 0 {
+                "not recorded (a run from before every read was kept)".to_string()
+            } else {
+                format!(
+                    "{} reads, asked {} to {} B ({} of them 32 KiB), {} returned less than asked, median {:.0} B returned",
+                    r.n, r.asked.0, r.asked.1, r.at_32k, r.partial, r.returned_median
+                )
+            }
+        };
+        let _ = writeln!(
+            md,
+            "\nEvery read, as asked of the socket and returned (each read asks its whole size: no HTTP library's buffer sizes it): fixed arm {}; read slow start {}.",
+            words(Arm::Off),
+            words(Arm::On)
+        );
     }
 
     /// How the trials ran, and the field report's table.
@@ -80,8 +142,8 @@ impl Section<'_> {
         let (on_t, off_t) = (&a.ttfb[ix(Arm::On)], &a.ttfb[ix(Arm::Off)]);
         let _ = writeln!(
             md,
-            "{} fresh connections ({} on, {} off) in {} rounds of {} pairs a path, a pair being one of each arm for one response size, back to back in a random order (seed {}), GET /bytes/N with N log-uniform in 500 B..500 KB, over {} at 20 Mbit/s (one testbed per path, the paths at once, each path's trials one after another; the arms interleave on every path, so whatever a path's emulator error does, it does to both). Time to first byte from the request's start (connect included), ms; per cutoff: the value at that percentile and the mean of the samples at or below it with its 95 % confidence interval (the seed's ~Avg with Min Avg and Max Avg).\n",
-            self.trials.len(),
+            "{} fresh connections on Linux ({} on, {} off; as many under the modelled cause, in the table per path) in {} rounds of {} pairs a path and condition, a pair being one of each arm for one response size, back to back in a random order (seed {}), GET /bytes/N with N log-uniform in 500 B..500 KB, over {} at 20 Mbit/s (one testbed per path, the paths at once, each path's trials one after another; the arms interleave on every path, so whatever a path's emulator error does, it does to both). The field report's table, on Linux, every path's connections together as the report's histograms were: time to first byte from the connect's start, ms; per cutoff: the value at that percentile and the mean of the samples at or below it with its 95 % confidence interval (the report's ~Avg with Min Avg and Max Avg).\n",
+            on_t.len() + off_t.len(),
             on_t.len(),
             off_t.len(),
             a.record.rounds + a.record.discarded,
@@ -147,7 +209,7 @@ impl Section<'_> {
         let mem = |arm: Arm| a.read_buffer[ix(arm)];
         let _ = writeln!(
             md,
-            "\n{}. Median total time: off {:.1} ms, on {:.1} ms. Read buffer per connection (largest read asked, mean): off {:.0} B, on {:.0} B.\n\nThe seed saw 0.8-6.3 % (3-20 ms) saved because Windows delayed completing reads it could only partly fill; Linux completes a read as soon as any data is there, so read sizing should not move the first byte here.",
+            "\nOn Linux: {}. Median total time: off {:.1} ms, on {:.1} ms. Read buffer per connection (largest read asked, mean): off {:.0} B, on {:.0} B.",
             if a.significant {
                 "The 95 % confidence intervals of the means below the median do not overlap: the difference is significant"
             } else {
@@ -160,59 +222,62 @@ impl Section<'_> {
         );
     }
 
-    /// The first table's line.
+    /// The first table's line, and a row for each condition.
     fn headline(&self) -> Headline {
         let a = self.analysis;
-        let mem = |arm: Arm| a.read_buffer[ix(arm)];
         let (off50, on50) = (&a.table[0].off, &a.table[0].on);
+        let conditions = Cause::ALL
+            .iter()
+            .map(|&c| crate::Condition {
+                name: c.label().into(),
+                measured: format!("saved per pair {}", saving(a, c)),
+                verdict: super::analysis::part(&a.record, c)
+                    .map_or("not measured", |p| p.decision_word())
+                    .into(),
+            })
+            .collect();
         Headline {
             field_report:
                 "median time to first byte 0.8-6.3 % (3-20 ms) lower with read slow start (Windows)"
                     .into(),
             ours: format!(
-                "median TTFB off {:.1} ms, on {:.1} ms over {} trials; saved per pair {}; read buffer {:.0} B vs {:.0} B",
+                "under the modelled cause: saved per pair {}; on Linux: median TTFB off {:.1} ms, on {:.1} ms, saved per pair {}",
+                saving(a, Cause::Held),
                 off50.value,
                 on50.value,
-                self.trials.len(),
-                saving(a),
-                mem(Arm::Off),
-                mem(Arm::On)
+                saving(a, Cause::Linux),
             ),
             verdict: Some(super::analysis::verdict(a)),
+            conditions,
         }
     }
 
-    /// Both arms' time-to-first-byte CDFs.
+    /// The pairs' saving under each condition, CDF (paired within a path,
+    /// so the paths' RTTs do not make its steps).
     fn plot(&self) -> String {
-        let a = self.analysis;
-        let (on_t, off_t) = (&a.ttfb[ix(Arm::On)], &a.ttfb[ix(Arm::Off)]);
-        let cdf = |v: &[f64]| -> Vec<(f64, f64)> {
+        let cdf = |c: Cause| -> Vec<(f64, f64)> {
+            let mut v: Vec<f64> = super::analysis::pairs(self.trials)
+                .filter(|(on, _)| on.cause == c)
+                .map(|(on, off)| off.ttfb_ms - on.ttfb_ms)
+                .collect();
+            v.sort_by(f64::total_cmp);
             let n = v.len().max(1) as f64;
             v.iter()
                 .enumerate()
                 .map(|(i, x)| (*x, (i + 1) as f64 / n))
                 .collect()
         };
-        let series: [Series; 2] = [
-            ("on (read slow start)".into(), BLUE, cdf(on_t)),
-            ("off (fixed 32 KiB)".into(), RED, cdf(off_t)),
-        ];
-        // The Dvoretzky-Kiefer-Wolfowitz band: the true CDF lies within
-        // eps of the sample's everywhere, with 95 % confidence.
-        let band = |v: &[f64]| -> Vec<(f64, f64, f64)> {
-            let eps = ((2.0f64 / 0.05).ln() / (2.0 * v.len().max(1) as f64)).sqrt();
-            cdf(v)
-                .into_iter()
-                .map(|(x, f)| (x, (f - eps).max(0.0), (f + eps).min(1.0)))
-                .collect()
-        };
-        let bands: [Band; 2] = [(BLUE, band(on_t)), (RED, band(off_t))];
+        let series: Vec<Series> = [(Cause::Held, RED), (Cause::Linux, BLUE)]
+            .into_iter()
+            .map(|(c, col)| (c.label().to_string(), col, cdf(c)))
+            .filter(|s| !s.2.is_empty())
+            .collect();
         lines(
-            "Time to first byte, CDF of both arms (band: 95 % confidence, DKW)",
-            "ms",
-            "fraction of connections",
+            "Time to first byte saved per pair (off minus on), CDF",
+            "ms saved",
+            "fraction of pairs",
             &series,
-            &bands,
+            &[],
         )
     }
 }
@@ -222,6 +287,7 @@ impl Render for Section<'_> {
         let mut md = String::new();
         self.table(&mut md);
         self.notes(&mut md);
+        self.per_path(&mut md);
         Rendered {
             markdown: crate::section::Skeleton {
                 name: "read-slow-start",

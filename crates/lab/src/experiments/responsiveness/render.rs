@@ -233,6 +233,7 @@ impl Render for Section<'_> {
                 field_report: "(the Windows seed's other half) the field: a bloated 90 Mbit/s home link about 840 RPM, well-run links several thousand; bands < 300 poor, to 1000 fair".into(),
                 ours: self.ours(path),
                 verdict: Some(a.verdict.clone()),
+                conditions: Vec::new(),
             },
         }
     }

@@ -123,6 +123,7 @@ impl Render for Section<'_> {
                 field_report: "BBR's share vs CUBIC: 0.94 shallow (Cao et al.), ~0.55 deep (Ware et al.), fair under FQ-CoDel".into(),
                 ours,
                 verdict: Some(a.verdict.clone()),
+                conditions: Vec::new(),
             },
         }
     }

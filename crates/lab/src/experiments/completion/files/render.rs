@@ -161,6 +161,7 @@ impl Render for Section<'_> {
             ours: a.headline.clone().unwrap_or_default(),
             // The experiment's verdict weighs this half in.
             verdict: None,
+            conditions: Vec::new(),
         };
         if let Some(reason) = &m.skipped {
             return Rendered {
