@@ -12,8 +12,9 @@ Experiments (each a field report, reproduced with real kernel TCP on both ends):
                    policy, HTTP/2 and HTTP/3 with server tcp_slow_start_after_idle=0 and =1,
                    and 100 KB and 400 KB objects
   read-slow-start  read sizing over 20/50/100/200 ms paths (at once): rounds of 4 pairs of
-                   fresh connections a path, one with read slow start and one with fixed
-                   32 KiB reads, of one response size
+                   fresh connections a path and condition, one reading 1 KiB doubling and
+                   one 32 KiB every read, of one response size; on Linux, and under the
+                   field report's cause modelled (a partly filled read held 40-50 ms)
   completion       1 ms / 1 Gbit/s: rounds of the shared epoll queue at 4, 64 and 1024 clients
                    (closed loop) and of shared vs segments under Zipf-skewed file I/O on
                    io_uring (16 KiB O_DIRECT read-modify-write, no fsync, 1 GiB file in

@@ -29,28 +29,36 @@ pub(crate) type Band = (RGBColor, Vec<(f64, f64, f64)>);
 /// A line chart as an SVG string, with `bands` (the spread of the runs a
 /// line is the median of) shaded behind the lines.
 pub(crate) fn lines(title: &str, x: &str, y: &str, series: &[Series], bands: &[Band]) -> String {
+    let xs = || series.iter().flat_map(|s| s.2.iter().map(|p| p.0));
+    let ys = || {
+        series.iter().flat_map(|s| s.2.iter().map(|p| p.1)).chain(
+            bands
+                .iter()
+                .flat_map(|b| b.1.iter().flat_map(|p| [p.1, p.2])),
+        )
+    };
+    // From zero, or below it where a value is (a saving can be negative).
+    let (xmin, xmax) = (
+        xs().fold(0.0f64, f64::min),
+        xs().fold(0.0f64, f64::max).max(1e-9),
+    );
+    let (ymin, ymax) = (
+        ys().fold(0.0f64, f64::min),
+        ys().fold(0.0f64, f64::max).max(1e-9) * 1.1,
+    );
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (760, 360)).into_drawing_area();
+        // The legend under the plot, a row a series: never over the data.
+        let rows = series.len() as u32;
+        let root = SVGBackend::with_string(&mut svg, (760, 360 + 22 * rows)).into_drawing_area();
         let _ = root.fill(&WHITE);
-        let xmax = series
-            .iter()
-            .flat_map(|s| s.2.iter().map(|p| p.0))
-            .fold(0.0f64, f64::max)
-            .max(1e-9);
-        let ymax = series
-            .iter()
-            .flat_map(|s| s.2.iter().map(|p| p.1))
-            .chain(bands.iter().flat_map(|b| b.1.iter().map(|p| p.2)))
-            .fold(0.0f64, f64::max)
-            .max(1e-9)
-            * 1.1;
-        let chart = ChartBuilder::on(&root)
+        let (plot, below) = root.split_vertically(360);
+        let chart = ChartBuilder::on(&plot)
             .caption(title, ("sans-serif", TITLE))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d(0.0..xmax, 0.0..ymax);
+            .build_cartesian_2d(xmin..xmax, ymin..ymax);
         let Ok(mut chart) = chart else {
             return String::new();
         };
@@ -70,29 +78,22 @@ pub(crate) fn lines(title: &str, x: &str, y: &str, series: &[Series], bands: &[B
                 color.mix(0.18).filled(),
             )));
         }
-        for (name, color, pts) in series {
+        for (k, (name, color, pts)) in series.iter().enumerate() {
             let c = *color;
             // A series of one point is a point: a line needs two.
-            let drawn = if pts.len() < 2 {
+            let _ = if pts.len() < 2 {
                 chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, c.filled())))
             } else {
                 chart.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))
             };
-            if let Ok(a) = drawn {
-                a.label(name.as_str()).legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
-                });
-            }
+            let y = 10 + 22 * k as i32;
+            let _ = below.draw(&PathElement::new(vec![(72, y), (96, y)], c.stroke_width(3)));
+            let _ = below.draw(&Text::new(
+                name.clone(),
+                (104, y - 7),
+                ("sans-serif", TEXT).into_font(),
+            ));
         }
-        // Upper left: the one corner a curve rising from zero leaves free
-        // (the middle right, plotters' default, hid a curve).
-        let _ = chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font(("sans-serif", TEXT))
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw();
         let _ = root.present();
     }
     svg
@@ -219,10 +220,12 @@ pub(crate) fn narrowing(p: &crate::sequential::PartResult) -> String {
     let (ylo, yhi) = (lo - pad, hi + pad);
     let xmax = p.looks.last().map_or(1.0, |l| l.round as f64).max(2.0) + 0.5;
     let first = bounded.first().map(|b| b.0 as usize);
+    // The part's name is the page's caption above the plot (a long name
+    // does not fit a chart's).
     let caption = match first {
-        Some(r) if r > 1 => format!("{} (no interval before round {r})", p.name),
-        Some(_) => p.name.clone(),
-        None => format!("{} (no interval yet)", p.name),
+        Some(r) if r > 1 => format!("no interval before round {r}"),
+        Some(_) => "an interval from the first round".to_string(),
+        None => "no interval yet".to_string(),
     };
     let mut svg = String::new();
     {
@@ -391,7 +394,14 @@ pub fn write(out: &Path, done: &[Entry], header: &str) -> std::io::Result<()> {
         }
         // Each part's interval narrowing round by round.
         for p in e.decision.iter().flat_map(|d| &d.parts) {
-            h.push_str(&narrowing(p));
+            // The part's name above its plot, in the page's own text (a
+            // long name does not fit a chart's caption).
+            let _ = write!(
+                h,
+                "<figure style=\"margin:1em 0\"><figcaption style=\"font-size:14px\">How the interval narrowed: {}</figcaption>{}</figure>",
+                esc(&p.name),
+                narrowing(p)
+            );
         }
         h.push_str(rest);
         h.push_str("<details><summary>Every named figure (results.json <code>summary</code>)</summary><table><tr><th>figure</th><th>value</th></tr>");

@@ -320,13 +320,14 @@ impl Glance {
         for r in self.field_reports.iter().chain(&self.others) {
             let _ = writeln!(
                 t,
-                "{:<16} {:<28} {}",
+                "{:<16} {:<30} {:<20} {}",
                 r.experiment,
                 r.verdict.as_deref().unwrap_or("-"),
                 r.rounds.map_or(String::new(), |(n, s)| format!(
                     "{n} rounds, {}",
                     duration(s)
-                ))
+                )),
+                r.claim
             );
         }
         let _ = writeln!(t, "tally: {}", self.tally);
