@@ -3,7 +3,7 @@
 /// `tcpwise lab --help`'s closing text: what each experiment runs, and
 /// the flags that shorten or repeat them.
 pub const HELP: &str = "\
-Experiments (each a field report, reproduced with real kernel TCP on both ends):
+Experiments (the four field reports first, then the rest; real kernel TCP on both ends):
   buffers          177 ms / 151 Mbit/s: rounds of a static 278,775-byte SO_RCVBUF download and
                    an autotuned one (testbed ceilings tcp_rmem/tcp_wmem 128 MiB), 10 s each
                    (5 s in a short share); then autotuned with Linux's default ceilings
@@ -36,6 +36,10 @@ Experiments (each a field report, reproduced with real kernel TCP on both ends):
                    as far as the budget holds, HTTP/1.1 with 6 connections too, at 0, 1, 2
                    and 5 % loss and the LTE trace, up to 10 loads a cell; link drops, TCP
                    retransmissions and QUIC lost packets beside each
+  sharing          BBR against CUBIC at one bottleneck of an emu dumbbell: rounds of a shallow
+                   drop-tail and an FQ-CoDel trial (each flow's share counted at the
+                   bottleneck); named on its own (tcpwise lab sharing) also deep drop-tail,
+                   4 CUBIC flows and RTT unfairness
 
 Each experiment runs rounds until its criterion is decided: its arms back to
 back on the same path, then, for every part of the criterion, the median's
@@ -65,7 +69,8 @@ after every experiment. Progress bars on a terminal, plain lines otherwise.
 
 Examples:
   tcpwise lab                               every experiment in 15 minutes (2 cores)
-  tcpwise lab --quick --out /tmp/lab        5 minutes: the obvious verdicts decided
+  tcpwise lab --quick --out /tmp/lab        5 minutes: the rounds that fit; a part left
+                                            undecided says so
   tcpwise lab buffers --budget 3m           one experiment, its own budget
   tcpwise lab --runs 3                      fixed rounds, no stopping (the old full run)
   tcpwise lab idle-selection --rtt 100ms    one experiment on your own path
@@ -73,3 +78,70 @@ Examples:
 
 Exit codes: 0 done, 1 a step failed, 2 bad flags, 3 missing privileges,
 4 emulator failure, 130 Ctrl-C / 143 SIGTERM (finished experiments are kept).";
+
+#[cfg(test)]
+mod tests {
+    /// docs/lab.md, from the crate.
+    fn lab_md() -> String {
+        let p = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/lab.md");
+        std::fs::read_to_string(p).expect("docs/lab.md is in the repository")
+    }
+
+    #[test]
+    fn help_and_pages_name_every_experiment() {
+        let md = lab_md();
+        for e in crate::all() {
+            let name = e.name();
+            assert!(
+                super::HELP.contains(&format!("\n  {name} ")),
+                "lab --help does not list {name}"
+            );
+            let page = format!("{}/../../docs/lab-{name}.md", env!("CARGO_MANIFEST_DIR"));
+            assert!(std::path::Path::new(&page).exists(), "no page {page}");
+            assert!(
+                md.contains(&format!("lab-{name}.md")),
+                "docs/lab.md does not link lab-{name}.md"
+            );
+        }
+    }
+
+    #[test]
+    fn the_zones_table_states_every_parts_edges_as_the_code_does() {
+        use crate::sequential::Target;
+        let md = lab_md();
+        let rows: Vec<&str> = md
+            .lines()
+            .skip_while(|l| !l.starts_with("**Indifference zones**"))
+            .filter(|l| l.starts_with("| "))
+            .take_while(|l| !l.starts_with("| `"))
+            .collect();
+        assert!(!rows.is_empty(), "docs/lab.md has no zones table");
+        for e in crate::all() {
+            for p in e.criterion() {
+                let edges: Vec<f64> = match p.target {
+                    Target::AtLeast { confirm, refute } | Target::AtMost { confirm, refute } => {
+                        vec![confirm, refute]
+                    }
+                    Target::Within {
+                        lo,
+                        hi,
+                        outer_lo,
+                        outer_hi,
+                    } => vec![lo, hi, outer_lo, outer_hi],
+                };
+                let words: Vec<String> = edges.iter().map(|x| format!("{}", x.abs())).collect();
+                let found = rows.iter().any(|r| {
+                    r.starts_with(&format!("| {} |", e.name()))
+                        && words.iter().all(|w| r.contains(w.as_str()))
+                });
+                assert!(
+                    found,
+                    "docs/lab.md's zones table has no {} row with {:?} ({})",
+                    e.name(),
+                    words,
+                    p.name
+                );
+            }
+        }
+    }
+}
