@@ -245,6 +245,31 @@ pub fn intervals_in_words(n: usize) -> String {
     }
 }
 
+/// How many runs the cells that ran had, and what their intervals are,
+/// in words, from the counts themselves (never from what a plan meant
+/// to run): "3 fetches a cell; in brackets the smallest and largest...",
+/// "1 to 20 fetches a cell; ...", or "no cell ran".
+pub fn cells_in_words(counts: &[usize], what: &str) -> String {
+    let ran: Vec<usize> = counts.iter().copied().filter(|&n| n > 0).collect();
+    let (Some(&lo), Some(&hi)) = (ran.iter().min(), ran.iter().max()) else {
+        return format!("no cell ran any {what}");
+    };
+    if lo == hi {
+        format!("{lo} {what} a cell; {}", intervals_in_words(lo))
+    } else if intervals_in_words(lo) == intervals_in_words(hi) {
+        format!(
+            "{lo} to {hi} {what} a cell (each cell's count in its table); {}",
+            intervals_in_words(lo)
+        )
+    } else {
+        format!(
+            "{lo} to {hi} {what} a cell (each cell's count in its table); for the smallest, {}; for the largest, {}",
+            intervals_in_words(lo),
+            intervals_in_words(hi)
+        )
+    }
+}
+
 /// The line two medians get when their runs' intervals overlap though
 /// the medians differ: `what` (a difference of the medians) is within the
 /// runs' own spread. `None` when the intervals are apart (or missing).
@@ -324,6 +349,18 @@ mod tests {
         let c = Estimate::of(&[5.0, 6.0, 7.0]);
         assert!(overlap_note("a and c", &a, &c, " ms").is_none());
         assert!(overlap_note("one run", &Estimate::of(&[1.0]), &c, " ms").is_none());
+    }
+
+    #[test]
+    fn cells_are_counted_from_what_ran() {
+        assert!(
+            cells_in_words(&[3, 3, 0], "fetches").starts_with(
+                "3 fetches a cell; in brackets the smallest and largest of the 3 runs"
+            )
+        );
+        assert!(cells_in_words(&[1, 20], "fetches").starts_with("1 to 20 fetches a cell"));
+        assert_eq!(cells_in_words(&[0], "tests"), "no cell ran any tests");
+        assert!(cells_in_words(&[1], "tests").contains("no interval from a single run"));
     }
 
     #[test]

@@ -21,9 +21,9 @@ pub struct Section<'a> {
 impl Section<'_> {
     /// How it ran here.
     fn here(&self) -> String {
-        let (plan, d) = (self.plan, self.details);
+        let d = self.details;
         format!(
-            "`tcpwise serve --tls --tls-earlydata --tls-tickets 4 --tfo` in the server namespace (`net.ipv4.tcp_fastopen=3` there; the client's keeps the kernel's default, 1), HTTP/1.1 over TLS 1.3, a {OBJECT}-byte object. Each trial fetches once per arm, the arms in a rotating order; an arm that resumes first makes a full handshake on a fresh client (its tickets; for TFO the kernel's cookie), then fetches on another fresh client sharing its sessions; warm fetches twice on one client. Time to first byte counts from the start of the request (connect and handshakes included). curl{} fetches the same way on the same testbed in the same run: resumed is two URLs with `Connection: close` (curl keeps its sessions in-process), TFO is `--tcp-fastopen` (curl 7.88 has no early data: its TFO row is TFO with a resumed 1-RTT handshake), warm is two URLs on one connection. OpenSSL's `s_client -tls1_3`{} fetches cold, resumed (`-sess_out` from a full handshake, then `-sess_in`: sessions through a file, across processes) and resumed + 0-RTT (`-early_data`, the request from a file), timed from the process's start to the response's first byte, so its figures carry its start-up (its 1 ms row is mostly that); it has no TFO (OpenSSL 3.2+) and one request a connection. {} fetches a cell; {}. A fallback is a fetch whose mechanism did not happen (no resumption, early data refused, no data in the SYN, no reuse), counted, never an error. Steal: hypervisor ticks over a cell's fetches.",
+            "`tcpwise serve --tls --tls-earlydata --tls-tickets 4 --tfo` in the server namespace (`net.ipv4.tcp_fastopen=3` there; the client's keeps the kernel's default, 1), HTTP/1.1 over TLS 1.3, a {OBJECT}-byte object. Each trial fetches once per arm, the arms in a rotating order; an arm that resumes first makes a full handshake on a fresh client (its tickets; for TFO the kernel's cookie), then fetches on another fresh client sharing its sessions; warm fetches twice on one client. Time to first byte counts from the start of the request (connect and handshakes included). curl{} fetches the same way on the same testbed in the same run: resumed is two URLs with `Connection: close` (curl keeps its sessions in-process), TFO is `--tcp-fastopen` (curl 7.88 has no early data: its TFO row is TFO with a resumed 1-RTT handshake), warm is two URLs on one connection. OpenSSL's `s_client -tls1_3`{} fetches cold, resumed (`-sess_out` from a full handshake, then `-sess_in`: sessions through a file, across processes) and resumed + 0-RTT (`-early_data`, the request from a file), timed from the process's start to the response's first byte, so its figures carry its start-up (its 1 ms row is mostly that); it has no TFO (OpenSSL 3.2+) and one request a connection. {}. A fallback is a fetch whose mechanism did not happen (no resumption, early data refused, no data in the SYN, no reuse), counted, never an error. Steal: hypervisor ticks over a cell's fetches.",
             d.curl.as_ref().map_or(
                 " (not installed: its rows are left out)".to_string(),
                 |v| format!(" ({v})")
@@ -32,8 +32,10 @@ impl Section<'_> {
                 " (not installed: its rows are left out)".to_string(),
                 |v| format!(" ({v})")
             ),
-            plan.trials,
-            crate::verdict::intervals_in_words(plan.trials),
+            crate::verdict::cells_in_words(
+                &self.analysis.cells.iter().map(|c| c.n).collect::<Vec<_>>(),
+                "fetches"
+            ),
         )
     }
 

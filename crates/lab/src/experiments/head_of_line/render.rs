@@ -48,7 +48,7 @@ impl Section<'_> {
         let (plan, d) = (self.plan, self.details);
         let objects = &d.page[1..];
         format!(
-            "`tcpwise serve --tls --http3 -C {CONGESTION}` in the server namespace (TCP with CUBIC, as quinn's QUIC uses by default, so the transports' loss recovery and multiplexing are compared, not two congestion controls), TLS 1.3 with ALPN for both. A page of one {} B HTML and {} objects of {} to {} B ({} B in all, drawn from the seed), loaded cold on a fresh client each time (connects and handshakes included, as a first visit): the HTML, then every object at once; HTTP/1.1 over at most {H1_CONNECTIONS} connections, HTTP/2 and HTTP/3 over one. Page-load time runs to the last byte of the last object. The decision's rounds load the page over HTTP/2 and HTTP/3 on the paths without loss and with the most, back to back, the two paths at once ({} rounds); then, as far as the budget holds, each trial loads the page once per way on every path, the ways in a rotating order ({} loads a cell at most; the cells' loads are counted in their tables, and a path that got none has none). The cells' intervals: {}. Random loss is Bernoulli, the same rate each way. Beside each cell, per load (means): packets the link dropped (server to client / client to server), and what the server's transport recovered: TCP segments retransmitted over segments sent (the server namespace's `RetransSegs` / `OutSegs`, so a cell's figure is its own connections'), QUIC packets declared lost over packets sent (quinn's statistics). Steal: hypervisor ticks over the cell's loads.",
+            "`tcpwise serve --tls --http3 -C {CONGESTION}` in the server namespace (TCP with CUBIC, as quinn's QUIC uses by default, so the transports' loss recovery and multiplexing are compared, not two congestion controls), TLS 1.3 with ALPN for both. A page of one {} B HTML and {} objects of {} to {} B ({} B in all, drawn from the seed), loaded cold on a fresh client each time (connects and handshakes included, as a first visit): the HTML, then every object at once; HTTP/1.1 over at most {H1_CONNECTIONS} connections, HTTP/2 and HTTP/3 over one. Page-load time runs to the last byte of the last object. The decision's rounds load the page over HTTP/2 and HTTP/3 on the paths without loss and with the most, back to back, the two paths at once ({} rounds); then, as far as the budget holds, each trial loads the page once per way on every path, the ways in a rotating order ({} loads a cell at most): {}. Random loss is Bernoulli, the same rate each way. Beside each cell, per load (means): packets the link dropped (server to client / client to server), and what the server's transport recovered: TCP segments retransmitted over segments sent (the server namespace's `RetransSegs` / `OutSegs`, so a cell's figure is its own connections'), QUIC packets declared lost over packets sent (quinn's statistics). Steal: hypervisor ticks over the cell's loads.",
             d.page[0],
             objects.len(),
             objects.iter().min().copied().unwrap_or(0),
@@ -56,7 +56,10 @@ impl Section<'_> {
             plan.page_bytes(),
             self.record.rounds + self.record.discarded,
             plan.trials,
-            crate::verdict::intervals_in_words(plan.trials),
+            crate::verdict::cells_in_words(
+                &self.analysis.cells.iter().map(|c| c.n).collect::<Vec<_>>(),
+                "loads"
+            ),
         )
     }
 

@@ -100,7 +100,7 @@ impl Section<'_> {
     fn here(&self) -> String {
         let plan = self.plan;
         format!(
-            "`tcpwise rpm --direction down` (the draft's method and defaults, each loaded phase at most {} s, HTTP/2 over TLS, in-process in the client namespace) against `tcpwise serve --tls` in the server namespace, one server per setting side by side: `--notsent-lowat off` or `auto` ({} ms of the connection's delivery rate from TCP_INFO, {} KiB to {} MiB, the same bound on each HTTP/2 stream's and rustls's send buffer) × `-C cubic` or `bbr`. Queues (both directions): {}. {} test(s) a cell, rounds interleaving the settings; {}. Testbed: {}. Steal: hypervisor ticks over a cell's tests.",
+            "`tcpwise rpm --direction down` (the draft's method and defaults, each loaded phase at most {} s, HTTP/2 over TLS, in-process in the client namespace) against `tcpwise serve --tls` in the server namespace, one server per setting side by side: `--notsent-lowat off` or `auto` ({} ms of the connection's delivery rate from TCP_INFO, {} KiB to {} MiB, the same bound on each HTTP/2 stream's and rustls's send buffer) × `-C cubic` or `bbr`. Queues (both directions): {}. Rounds interleave the settings: {}. Testbed: {}. Steal: hypervisor ticks over a cell's tests.",
             plan.max_duration.as_secs(),
             ADAPTIVE_TIME.as_millis(),
             ADAPTIVE_MIN / 1024,
@@ -110,8 +110,10 @@ impl Section<'_> {
                 .map(|q| format!("{} (`--queue {}`)", q.label, q.spec))
                 .collect::<Vec<_>>()
                 .join(", "),
-            plan.runs,
-            crate::verdict::intervals_in_words(plan.runs),
+            crate::verdict::cells_in_words(
+                &self.analysis.cells.iter().map(|c| c.n).collect::<Vec<_>>(),
+                "tests"
+            ),
             sysctls_text(DEFAULT_SYSCTLS),
         )
     }
