@@ -131,7 +131,14 @@ pub fn analyse(plan: &Plan, runs: &[Run], record: &crate::sequential::Record) ->
     let goodput_ratio = ratio(&fq_auto, &dt_off, |r| r.goodput_mbit);
     let queue_alone = ratio(&fq_auto, &dt_auto, |r| r.rpm);
     let lowat_self = ratio(&fq_auto, &fq_off, |r| r.self_ms);
-    let advice = advice(plan, runs);
+    // The advice rests on the decided part about the mark (its self
+    // probes), never on the matrix's cells alone.
+    let mark = record
+        .parts
+        .iter()
+        .find(|p| p.name.starts_with("self probe"))
+        .map(|p| p.state);
+    let advice = advice(plan, runs, mark);
     let verdict = verdict(
         record,
         &fixed_over_bloated,
@@ -219,8 +226,9 @@ pub fn verdict(
 /// costs goodput when its runs with the mark and without are apart (their
 /// intervals share no value) and the mark's median is over 5 % lower: a
 /// trace-driven path's goodput spreads too widely for its medians alone
-/// to say.
-pub fn advice(plan: &Plan, runs: &[Run]) -> String {
+/// to say. A recommendation needs the mark's part of the criterion
+/// (`mark`, its self probes) confirmed and more than one cell.
+pub fn advice(plan: &Plan, runs: &[Run], mark: Option<crate::sequential::State>) -> String {
     let (mut better, mut total, mut costly) = (0, 0, Vec::new());
     let (mut rpm_x, mut gp_x) = (Vec::new(), Vec::new());
     for p in &plan.paths {
@@ -256,13 +264,24 @@ pub fn advice(plan: &Plan, runs: &[Run]) -> String {
             }
         }
     }
-    if total == 0 {
-        return "Too few tests to advise.".into();
+    if total < 2 {
+        return format!(
+            "No advice: {total} cell(s) with and without the mark ran, too few to advise from."
+        );
     }
     rpm_x.sort_by(f64::total_cmp);
     gp_x.sort_by(f64::total_cmp);
     let med = |v: &[f64]| tcpwise_units::nearest_rank(v, 0.5);
+    let confirmed = mark == Some(crate::sequential::State::Holds);
     let pick = match (better * 2 > total, costly.is_empty()) {
+        _ if !confirmed => format!(
+            "no advice, since the criterion's part on the mark (its self probes under FQ-CoDel) was {}",
+            match mark {
+                Some(crate::sequential::State::Fails) => "refuted",
+                Some(_) => "not decided",
+                None => "not measured",
+            }
+        ),
         (true, true) => "**set `--notsent-lowat auto`** (tcpwise serve's default)".to_string(),
         (true, false) => format!(
             "set `--notsent-lowat auto`, except where it cost goodput beyond its runs' spread ({})",
@@ -364,11 +383,18 @@ mod tests {
             v
         };
         // Lower at the median but within the spread: no cost.
-        let a = advice(&plan, &cells([17.5, 18.5, 19.5]));
+        use crate::sequential::State;
+        let a = advice(&plan, &cells([17.5, 18.5, 19.5]), Some(State::Holds));
         assert!(a.contains("in 2 of 2 cells"), "{a}");
         assert!(a.contains("**set `--notsent-lowat auto`**"), "{a}");
+        // The mark's part undecided or refuted: no recommendation.
+        let a = advice(&plan, &cells([17.5, 18.5, 19.5]), Some(State::Undecided));
+        assert!(
+            a.contains("no advice") && !a.contains("set `--notsent"),
+            "{a}"
+        );
         // Lower by over 5 % and apart: named.
-        let a = advice(&plan, &cells([14.0, 14.5, 15.0]));
+        let a = advice(&plan, &cells([14.0, 14.5, 15.0]), Some(State::Holds));
         assert!(a.contains("except where it cost goodput"), "{a}");
         assert!(a.contains("FQ-CoDel, cubic"), "{a}");
         let r = analyse(
