@@ -214,7 +214,16 @@ fn rows(e: &Entry) -> Vec<GlanceRow> {
         claim: claim.into(),
         reported: e.headline.field_report.clone(),
         measured: e.headline.ours.clone(),
-        verdict: e.headline.verdict.as_ref().map(|v| v.outcome.to_string()),
+        verdict: e.headline.verdict.as_ref().map(|v| {
+            match e
+                .decision
+                .as_ref()
+                .and_then(crate::sequential::Record::more_text)
+            {
+                Some(more) => format!("{} ({more})", v.outcome),
+                None => v.outcome.to_string(),
+            }
+        }),
         rounds: e.decision.as_ref().map(|d| (d.rounds, d.secs)),
     };
     if e.headline.conditions.is_empty() {

@@ -351,6 +351,30 @@ impl PartResult {
         }
     }
 
+    /// About how many more rounds an undecided part needs before its
+    /// interval is narrower than its zone, where it must decide (`None`
+    /// once decided): an interval of the median narrows about as one over
+    /// the square root of the rounds, so from width `w` after `n` rounds
+    /// it takes about `n (w / zone)^2`; before its first bound, the rounds
+    /// to that bound at least.
+    pub fn rounds_to_decide(&self) -> Option<usize> {
+        // A zone of no width (a recording from before zones) may never
+        // decide: no estimate.
+        let z = self.target.zone_width();
+        if self.state != State::Undecided || z <= 0.0 {
+            return None;
+        }
+        let n = self.looks.last().map_or(0, |l| l.round);
+        let first = cs::first_bounded_round(ALPHA);
+        Some(match (self.low, self.high) {
+            (Some(lo), Some(hi)) => {
+                let need = (n as f64 * ((hi - lo) / z).powi(2)).ceil() as usize;
+                need.saturating_sub(n).max(1)
+            }
+            _ => first.saturating_sub(n).max(1),
+        })
+    }
+
     /// The decision in a word: confirmed, refuted, undecided.
     pub fn decision_word(&self) -> &'static str {
         match self.state {
@@ -593,7 +617,37 @@ impl Record {
         if self.discarded > 0 {
             s.push_str(&format!(" ({} starved round(s) discarded)", self.discarded));
         }
+        if let Some(more) = self.more_text() {
+            s.push_str(&format!("; {more}"));
+        }
         s
+    }
+
+    /// "needs about 12 more rounds (3 min) to decide" for a run that
+    /// stopped undecided, at its own rounds' pace.
+    pub fn more_text(&self) -> Option<String> {
+        if !matches!(
+            self.stopped,
+            Stop::Budget | Stop::MaxRounds | Stop::Interrupted
+        ) {
+            return None;
+        }
+        let more = self
+            .parts
+            .iter()
+            .filter_map(PartResult::rounds_to_decide)
+            .max()?;
+        let ran = (self.rounds + self.discarded).max(1);
+        let secs = self.secs / ran as f64 * more as f64;
+        let time = if secs >= 90.0 {
+            format!("{:.0} min", secs / 60.0)
+        } else {
+            format!("{secs:.0} s")
+        };
+        let rounds = if more == 1 { "round" } else { "rounds" };
+        Some(format!(
+            "needs about {more} more {rounds} ({time}) to decide"
+        ))
     }
 
     /// The report's line: "decided after 8 rounds, 3 min 10 s: ...".
@@ -745,6 +799,42 @@ mod tests {
         let z = Target::within((0.4, 0.6), (0.3, 0.7));
         let back: Target = serde_json::from_str(&serde_json::to_string(&z).unwrap()).unwrap();
         assert_eq!(back, z);
+    }
+
+    #[test]
+    fn an_undecided_run_says_how_many_more_rounds_it_needs() {
+        // Eight rounds spread over 4 with a zone of 1: about 8 (4/1)^2.
+        let rounds: Vec<Vec<f64>> = [1.0, 5.0, 2.0, 4.0, 3.0, 1.5, 4.5, 3.0]
+            .iter()
+            .map(|v| vec![*v])
+            .collect();
+        let mut r = Record::of_rounds(
+            vec![spec(Target::at_least(3.5, 2.5))],
+            &rounds,
+            Stop::Budget,
+        );
+        r.secs = 80.0;
+        let more = r.parts[0].rounds_to_decide().expect("undecided");
+        assert!(more > 50 && more < 200, "{more}");
+        let t = r.more_text().expect("a budget stop");
+        assert!(
+            t.starts_with(&format!("needs about {more} more rounds (")),
+            "{t}"
+        );
+        // Three rounds: at least to the first bound.
+        let r3 = Record::of_rounds(
+            vec![spec(Target::at_least(3.5, 2.5))],
+            &rounds[..3],
+            Stop::Budget,
+        );
+        assert_eq!(r3.parts[0].rounds_to_decide(), Some(4));
+        // Decided: nothing more.
+        let done = Record::of_rounds(
+            vec![spec(Target::at_least(0.5, 0.4))],
+            &rounds,
+            Stop::Decided,
+        );
+        assert_eq!(done.more_text(), None);
     }
 
     #[test]
