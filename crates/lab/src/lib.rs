@@ -410,6 +410,9 @@ pub trait Progress: Sync {
     fn inc(&self, id: usize, n: u64);
     /// Step `id` ended; `msg` says what it found.
     fn done(&self, id: usize, msg: &str);
+    /// Where step `id` stands now, in words (a step whose length is not
+    /// known: rounds until decided).
+    fn note(&self, _id: usize, _msg: &str) {}
 }
 
 /// An experiment.

@@ -112,6 +112,18 @@ impl Progress for Bars {
         }
     }
 
+    fn note(&self, id: usize, msg: &str) {
+        let steps = self.steps.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(s) = steps.get(id) else { return };
+        if self.multi.is_some() {
+            s.bar.set_message(format!("{}: {msg}", s.msg));
+        } else {
+            let line = format!("{}: {msg}", s.msg);
+            drop(steps);
+            self.line(&line);
+        }
+    }
+
     fn done(&self, id: usize, msg: &str) {
         let steps = self.steps.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(s) = steps.get(id) {

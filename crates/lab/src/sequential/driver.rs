@@ -98,8 +98,13 @@ pub fn drive<R>(
     mut round: impl FnMut(usize) -> Result<(R, Vec<f64>), LabError>,
 ) -> Result<Rounds<R>, LabError> {
     let mut parts: Vec<Tracker> = specs.into_iter().map(Tracker::new).collect();
-    let total = budget.fixed.unwrap_or(budget.max_rounds);
-    let id = progress.step(&format!("{what}: rounds until decided"), total as u64);
+    // A bar only for a known count (--runs): rounds until decided have no
+    // length to extrapolate an eta from (a bar of max_rounds said "eta
+    // 14m" for a run that ended in 17 s); each round says where it stands.
+    let id = match budget.fixed {
+        Some(k) => progress.step(&format!("{what}: {k} fixed rounds"), k as u64),
+        None => progress.step(&format!("{what}: rounds until decided"), 0),
+    };
     let start = Instant::now();
     let (mut rounds, mut discarded) = (Vec::new(), 0);
     let stopped = loop {
@@ -125,6 +130,12 @@ pub fn drive<R>(
         }
         rounds.push(r);
         progress.inc(id, 1);
+        if budget.fixed.is_none() {
+            progress.note(
+                id,
+                &round_note(&parts, budget, rounds.len(), discarded, start),
+            );
+        }
     };
     // Stopped before any round counted: there is no interval to keep.
     if stopped == Stop::Interrupted && rounds.is_empty() {
@@ -148,6 +159,41 @@ pub fn drive<R>(
 
 /// Why the loop stops before round `ran` (of which `n` counted), if it
 /// does.
+/// Where a run of rounds stands, in true words: rounds counted, parts
+/// decided, when the first bound can come, the budget left.
+fn round_note(
+    parts: &[Tracker],
+    budget: &Budget,
+    ran: usize,
+    discarded: usize,
+    start: Instant,
+) -> String {
+    let n = ran - discarded;
+    let decided = parts
+        .iter()
+        .filter(|p| p.state() != State::Undecided)
+        .count();
+    let first = super::cs::first_bounded_round(super::ALPHA);
+    let mut s = format!(
+        "round {n} counted, {decided} of {} parts decided",
+        parts.len()
+    );
+    if discarded > 0 {
+        s.push_str(&format!(" ({discarded} starved discarded)"));
+    }
+    if n < first {
+        s.push_str(&format!("; no interval before round {first}"));
+    }
+    if let Some(d) = budget.deadline {
+        let left = d.saturating_duration_since(Instant::now()).as_secs();
+        let per = start.elapsed().as_secs_f64() / ran.max(1) as f64;
+        s.push_str(&format!(
+            "; {left} s of its budget left, {per:.0} s a round"
+        ));
+    }
+    s
+}
+
 fn stop_before(
     parts: &[Tracker],
     budget: &Budget,
@@ -172,4 +218,67 @@ fn stop_before(
     }
     let mean = start.elapsed() / ran as u32;
     (Instant::now() + mean > deadline).then_some(Stop::Budget)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sequential::Target;
+    use std::sync::Mutex;
+
+    /// What a run told its progress: each step's total, and every note.
+    #[derive(Default)]
+    struct Log(Mutex<(Vec<u64>, Vec<String>)>);
+    impl Progress for Log {
+        fn step(&self, _: &str, total: u64) -> usize {
+            self.0.lock().unwrap().0.push(total);
+            0
+        }
+        fn inc(&self, _: usize, _: u64) {}
+        fn done(&self, _: usize, _: &str) {}
+        fn note(&self, _: usize, msg: &str) {
+            self.0.lock().unwrap().1.push(msg.to_string());
+        }
+    }
+
+    #[test]
+    fn rounds_until_decided_show_no_false_eta_and_say_where_they_stand() {
+        let spec = PartSpec {
+            name: "x".into(),
+            target: Target::at_least(1.0, 0.5),
+            unit: "",
+            prec: 1,
+            planning: (5.0, 0.1),
+        };
+        let budget = Budget {
+            deadline: Some(Instant::now() + Duration::from_secs(600)),
+            given: None,
+            fixed: None,
+            min_rounds: 7,
+            max_rounds: 40,
+        };
+        let log = Log::default();
+        let opts = LabOptions::for_tests(true, None);
+        let r = drive("t", vec![spec], &budget, &opts, &log, |_| {
+            Ok(((), vec![5.0]))
+        })
+        .unwrap();
+        assert_eq!(r.record.rounds, 7);
+        let (totals, notes) = log.0.into_inner().unwrap();
+        // No bar of max_rounds to extrapolate an eta from.
+        assert_eq!(totals, vec![0]);
+        assert_eq!(notes.len(), 7);
+        assert!(
+            notes[0]
+                .starts_with("round 1 counted, 0 of 1 parts decided; no interval before round 7"),
+            "{}",
+            notes[0]
+        );
+        assert!(notes[0].contains("s of its budget left"), "{}", notes[0]);
+        assert!(
+            notes[6].starts_with("round 7 counted, 1 of 1 parts decided"),
+            "{}",
+            notes[6]
+        );
+    }
 }
