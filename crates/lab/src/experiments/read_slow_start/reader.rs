@@ -80,8 +80,13 @@ async fn read_once(
     Ok(n)
 }
 
+/// What went wrong, as an I/O error with its reason.
+fn failed(what: String) -> std::io::Error {
+    std::io::Error::other(what)
+}
+
 /// Where the head ends and how long the body is, once the head is in.
-fn framing(got: &[u8]) -> Result<Option<(usize, usize)>, String> {
+fn framing(got: &[u8]) -> std::io::Result<Option<(usize, usize)>> {
     let mut headers = [httparse::EMPTY_HEADER; 32];
     let mut resp = httparse::Response::new(&mut headers);
     match resp.parse(got) {
@@ -92,10 +97,10 @@ fn framing(got: &[u8]) -> Result<Option<(usize, usize)>, String> {
                 .iter()
                 .find(|h| h.name.eq_ignore_ascii_case("content-length"))
                 .and_then(|h| std::str::from_utf8(h.value).ok()?.trim().parse().ok())
-                .ok_or("a response without Content-Length")?;
+                .ok_or_else(|| failed("a response without Content-Length".into()))?;
             Ok(Some((head, len)))
         }
-        Err(e) => Err(format!("a response that does not parse: {e}")),
+        Err(e) => Err(failed(format!("a response that does not parse: {e}"))),
     }
 }
 
@@ -106,15 +111,15 @@ pub async fn fetch(
     size: u64,
     mut sizer: ReadSizer,
     mut hold: Option<Hold>,
-) -> Result<Fetched, String> {
+) -> std::io::Result<Fetched> {
     let t0 = Instant::now();
     let mut s = TcpStream::connect(addr)
         .await
-        .map_err(|e| format!("connect {addr}: {e}"))?;
+        .map_err(|e| failed(format!("connect {addr}: {e}")))?;
     let req = format!("GET /bytes/{size} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
     s.write_all(req.as_bytes())
         .await
-        .map_err(|e| format!("write: {e}"))?;
+        .map_err(|e| failed(format!("write: {e}")))?;
     let (mut head, mut reads, mut ttfb) = (Vec::new(), Vec::new(), None);
     let mut buf = vec![0u8; sizer.max_size()];
     let mut total = 0usize;
@@ -123,11 +128,11 @@ pub async fn fetch(
         let want = sizer.next_size().min(buf.len());
         let n = read_once(&mut s, &mut buf[..want], hold.as_mut())
             .await
-            .map_err(|e| format!("read: {e}"))?;
+            .map_err(|e| failed(format!("read: {e}")))?;
         if n == 0 {
-            return Err(format!(
+            return Err(failed(format!(
                 "the origin closed after {total} of the response's bytes"
-            ));
+            )));
         }
         ttfb.get_or_insert_with(|| t0.elapsed());
         sizer.record(want, n);
