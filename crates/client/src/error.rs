@@ -124,6 +124,22 @@ pub enum HttpError {
         /// During the QUIC handshake.
         connecting: bool,
     },
+    /// The server sent more 1xx response heads than `get` reads before
+    /// a final response (curl 8.3's 300 KiB of response headers; curl
+    /// 7.88 read them until `-m`): curl 8.3's 56.
+    #[error(
+        "{target} sent {informational} informational (1xx) responses, {bytes} bytes of heads, and no final response: more than the {limit} bytes read before one"
+    )]
+    HeadersTooLarge {
+        /// host:port.
+        target: String,
+        /// The 1xx heads' bytes.
+        bytes: usize,
+        /// Their number.
+        informational: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// Socket buffers.
     #[error(transparent)]
     Buffer(#[from] tcpwise_tcp::BufferError),

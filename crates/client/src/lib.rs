@@ -277,6 +277,17 @@ impl Client {
                     }
                     return Ok((r, head, retried));
                 }
+                Err(send::SendError::HeadersTooLarge {
+                    bytes,
+                    informational,
+                }) => {
+                    return Err(HttpError::HeadersTooLarge {
+                        target: origin.target(),
+                        bytes,
+                        informational,
+                        limit: send::MAX_INFORMATIONAL_BYTES,
+                    });
+                }
                 Err(e) if report.reused && !retried && idempotent(&req.method) => {
                     // The server may have closed the idle connection as we
                     // sent: retry once on a fresh one.
@@ -286,7 +297,7 @@ impl Client {
                     *conn = self.connect_new(origin, start, timings, early).await?;
                     *report = self.report(conn, None);
                 }
-                Err(source) => {
+                Err(send::SendError::Hyper(source)) => {
                     // curl's 52 is a fresh connection that closed without
                     // a byte; a reused one that did was closed while idle
                     // (curl resends there; we never resend a POST: 8).

@@ -23,21 +23,84 @@ impl Sender {
     }
     pub(super) async fn send(
         &self,
-        req: hyper::Request<ReqBody>,
-    ) -> hyper::Result<hyper::Response<hyper::body::Incoming>> {
+        mut req: hyper::Request<ReqBody>,
+    ) -> Result<hyper::Response<hyper::body::Incoming>, SendError> {
         match self {
             Sender::H1(s) => {
                 // An idle connection whose last body just ended may not be
                 // marked ready yet: wait for it (an error if it closed).
                 let mut s = s.lock().await;
                 s.ready().await?;
-                s.send_request(req).await
+                // hyper reads 1xx responses and waits for the next: count
+                // their bytes, and stop past the limit (endless 100
+                // Continue lines were read until -m).
+                let heads = Arc::new(Informational::default());
+                let seen = heads.clone();
+                hyper::ext::on_informational(&mut req, move |r| seen.add(r.headers()));
+                tokio::select! {
+                    r = s.send_request(req) => Ok(r?),
+                    () = heads.over.notified() => Err(SendError::HeadersTooLarge {
+                        bytes: heads.bytes.load(std::sync::atomic::Ordering::Relaxed),
+                        informational: heads.count.load(std::sync::atomic::Ordering::Relaxed),
+                    }),
+                }
             }
             Sender::H2(s) => {
                 let mut s = s.clone();
                 s.ready().await?;
-                s.send_request(req).await
+                Ok(s.send_request(req).await?)
             }
+        }
+    }
+}
+
+/// The most bytes of 1xx response heads `get` reads before the final
+/// response: curl 8.3's total for a response's headers
+/// (`MAX_HTTP_RESP_HEADER_SIZE`, 300 KiB, 1xx heads counted); curl 7.88
+/// had no such limit.
+pub const MAX_INFORMATIONAL_BYTES: usize = 300 * 1024;
+
+/// Why a request got no response.
+#[derive(Debug)]
+pub(super) enum SendError {
+    /// hyper's error.
+    Hyper(hyper::Error),
+    /// 1xx heads past [`MAX_INFORMATIONAL_BYTES`].
+    HeadersTooLarge {
+        /// Their bytes.
+        bytes: usize,
+        /// Their number.
+        informational: usize,
+    },
+}
+
+impl From<hyper::Error> for SendError {
+    fn from(e: hyper::Error) -> SendError {
+        SendError::Hyper(e)
+    }
+}
+
+/// The 1xx heads of one request so far.
+#[derive(Default)]
+struct Informational {
+    bytes: std::sync::atomic::AtomicUsize,
+    count: std::sync::atomic::AtomicUsize,
+    over: tokio::sync::Notify,
+}
+
+impl Informational {
+    /// One more head: its status line and headers as they came, about.
+    fn add(&self, headers: &hyper::HeaderMap) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let head: usize = 17
+            + headers
+                .iter()
+                .map(|(k, v)| k.as_str().len() + v.len() + 4)
+                .sum::<usize>()
+            + 2;
+        self.count.fetch_add(1, Relaxed);
+        if self.bytes.fetch_add(head, Relaxed) + head > MAX_INFORMATIONAL_BYTES {
+            self.over.notify_one();
         }
     }
 }

@@ -31,7 +31,7 @@ pub fn http(e: &HttpError) -> i32 {
         HttpError::TooManyRedirects { .. } => 47,
         // curl's 18: the body ended before its length said it would.
         HttpError::Body { .. } if e.is_partial() => 18,
-        HttpError::Body { .. } | HttpError::Tunnel { .. } => 56,
+        HttpError::Body { .. } | HttpError::Tunnel { .. } | HttpError::HeadersTooLarge { .. } => 56,
     }
 }
 

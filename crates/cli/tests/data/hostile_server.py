@@ -28,6 +28,10 @@ def handle(c):
         elif mode == "endless-header":
             c.recv(65536); c.send(b"HTTP/1.1 200 OK\r\n")
             while True: c.send(b"X-A: " + b"a"*1000 + b"\r\n")
+        elif mode == "endless-1xx":
+            # 100 Continue heads for ever, never a final response
+            c.recv(65536)
+            while True: c.send(b"HTTP/1.1 100 Continue\r\nX-A: " + b"a"*100 + b"\r\n\r\n")
         elif mode == "endless-chunked":
             c.recv(65536); c.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
             while True: c.send(b"10000\r\n" + b"z"*65536 + b"\r\n")
