@@ -302,7 +302,9 @@ pub struct PartResult {
     /// Decimals.
     #[serde(default)]
     pub prec: usize,
-    /// The median of the counted rounds' values.
+    /// The median of the counted rounds' values (NaN, written as null,
+    /// when no round counted).
+    #[serde(deserialize_with = "null_is_nan")]
     pub estimate: f64,
     /// The interval's lower end (`None`: not bounded yet).
     pub low: Option<f64>,
@@ -318,6 +320,11 @@ pub struct PartResult {
     pub decided_after: Option<usize>,
     /// The interval after every round, for the narrowing plot.
     pub looks: Vec<Look>,
+}
+
+/// serde_json writes a NaN as null: read it back as NaN.
+fn null_is_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 fn finite(x: f64) -> Option<f64> {
