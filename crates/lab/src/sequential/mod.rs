@@ -206,27 +206,19 @@ impl Target {
     /// to [-20, 20])"; a zone of no width (a recording from before zones)
     /// as its one edge.
     pub fn text(&self, prec: usize) -> String {
-        let zone = |r: f64, c: f64| {
-            let (a, b) = (r.min(c), r.max(c));
-            format!(" (zone {a:.prec$} to {b:.prec$})")
+        // One edge, or the claim's edge with its zone.
+        let edge = |word: &str, confirm: f64, refute: f64| {
+            let (a, b) = (refute.min(confirm), refute.max(confirm));
+            let zone = if refute == confirm {
+                String::new()
+            } else {
+                format!(" (zone {a:.prec$} to {b:.prec$})")
+            };
+            format!("{word} {confirm:.prec$}{zone}")
         };
         match *self {
-            Target::AtLeast { confirm, refute } => format!(
-                "at least {confirm:.prec$}{}",
-                if refute == confirm {
-                    String::new()
-                } else {
-                    zone(refute, confirm)
-                }
-            ),
-            Target::AtMost { confirm, refute } => format!(
-                "at most {confirm:.prec$}{}",
-                if refute == confirm {
-                    String::new()
-                } else {
-                    zone(refute, confirm)
-                }
-            ),
+            Target::AtLeast { confirm, refute } => edge("at least", confirm, refute),
+            Target::AtMost { confirm, refute } => edge("at most", confirm, refute),
             Target::Within {
                 lo,
                 hi,
