@@ -245,7 +245,10 @@ pub(crate) fn narrowing(p: &crate::sequential::PartResult) -> String {
         let _ = chart
             .configure_mesh()
             .x_desc("round")
-            .y_desc(format!("median{}", p.unit))
+            .y_desc(match p.unit.trim() {
+                "" => "median".to_string(),
+                u => format!("median ({u})"),
+            })
             .x_labels(usize::min(p.looks.len().max(2), 10))
             .x_label_formatter(&|x| format!("{x:.0}"))
             .label_style(("sans-serif", TEXT))
