@@ -13,6 +13,8 @@ use std::time::Duration;
 use tcpwise_sys::mono_ns;
 use tcpwise_sys::uring::{AlignedBuf, Doorbell, Event, Ring, SharedFd};
 
+mod innodb;
+
 /// Token of a ring's doorbell read (no data I/O has it: client ids stay
 /// far below 2^32 - 1).
 const BELL: u64 = u64::MAX;
@@ -256,8 +258,22 @@ impl Ctx<'_> {
         bell: &Arc<Doorbell>,
         evs: &mut Vec<Event>,
     ) -> bool {
+        self.turn_for(ring, pending, (cap, 1), data, bell, evs)
+    }
+
+    /// [`Ctx::turn`] waiting for `want` completions (0: only submit and
+    /// look), with `cap` in flight at most: `(cap, want)`.
+    fn turn_for(
+        &self,
+        ring: &mut Ring,
+        pending: &mut VecDeque<Pending>,
+        (cap, want): (usize, usize),
+        data: &mut usize,
+        bell: &Arc<Doorbell>,
+        evs: &mut Vec<Event>,
+    ) -> bool {
         self.fill(ring, pending, cap, data);
-        if let Err(e) = ring.submit_and_wait(1, IDLE_MS) {
+        if let Err(e) = ring.submit_and_wait(want, IDLE_MS) {
             self.io_error("io_uring wait on", e);
             return false;
         }
@@ -344,6 +360,9 @@ pub fn run(opts: &Options, file: &DataFile) -> Result<Outcome, AioError> {
         Model::Sync => sync(&ctx, threads, first),
         Model::Segments { slots } => segments(&ctx, threads, slots, first)?,
         Model::Shared { depth } => shared(&ctx, threads, depth, first)?,
+        Model::Innodb { semantics } => {
+            innodb::run(&ctx, threads, opts.clients as usize, semantics, first)?
+        }
     }
     if let Some(e) = ctx.error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(e);

@@ -23,6 +23,14 @@
 //!   whichever thread is free reaps the ring itself, was not built.
 //! - [`Model::Sync`]: T threads doing `pread`/`pwrite`, what a naive
 //!   server does.
+//! - [`Model::Innodb`]: segments as InnoDB built them on Windows: the
+//!   clients' own threads reserve a slot in one array of T segments of 32
+//!   and hand the I/O to that segment's reaper, which takes one completion
+//!   a wait, the smallest slot first; a request that finds every slot
+//!   taken waits on one manual-reset event that wakes every waiter. Each
+//!   of those [`Semantic`]s can be left out (`innodb:without=spill`).
+//!   Pages map to segments as InnoDB maps them (64 neighbouring pages a
+//!   segment), not by the hash the fair model uses.
 //!
 //! The workload ([`txn`]) is sysbench's `update_no_key` reduced to its
 //! I/O: C closed-loop clients, each transaction reads one 16 KiB page at a
@@ -64,6 +72,110 @@ pub enum Model {
     },
     /// Blocking `pread`/`pwrite` on a thread pool.
     Sync,
+    /// Segments with InnoDB's own semantics on Windows (`os0file.c`),
+    /// each of which can be left out to see what it costs.
+    Innodb {
+        /// The semantics in force.
+        semantics: Semantics,
+    },
+}
+
+/// One of InnoDB's Windows segment semantics (`os0file.c` of MariaDB 5.2
+/// and MySQL 5.5, the builds of the field report). Left out, each falls
+/// back to what the fair [`Model::Segments`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Semantic {
+    /// 32 slots a segment (`OS_AIO_N_PENDING_IOS_PER_THREAD`: "Win NT
+    /// does not allow more than 64" handles a wait); without it, 64.
+    Slots32,
+    /// A reaper handles one completion a wait, the smallest slot index
+    /// first (`WaitForMultipleObjects` returns the lowest signalled
+    /// handle); without it, every ready completion in arrival order.
+    LowestFirst,
+    /// A request takes the first free slot from its preferred segment's
+    /// first slot over the whole array (`os_aio_array_reserve_slot`), so it
+    /// may be reaped by another segment's thread; without it, it waits for
+    /// a slot of its own segment.
+    Spill,
+    /// Requests that find every slot taken wait on one manual-reset
+    /// `not_full` event, set when a slot frees in a full array: it wakes
+    /// every waiter and all but one find it full again; without it, one
+    /// waiter is woken a freed slot.
+    WakeAll,
+}
+
+impl Semantic {
+    /// All four, in the order they are named.
+    pub const ALL: [Semantic; 4] = [
+        Semantic::Slots32,
+        Semantic::LowestFirst,
+        Semantic::Spill,
+        Semantic::WakeAll,
+    ];
+
+    /// The name in a model's spelling (`innodb:without=spill`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Semantic::Slots32 => "slots32",
+            Semantic::LowestFirst => "lowest-first",
+            Semantic::Spill => "spill",
+            Semantic::WakeAll => "wake-all",
+        }
+    }
+
+    fn bit(self) -> u8 {
+        1 << self as u8
+    }
+}
+
+/// A set of [`Semantic`]s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Semantics(u8);
+
+impl Semantics {
+    /// Every semantic InnoDB has.
+    pub const ALL: Semantics = Semantics(0b1111);
+
+    /// This set less `s`.
+    pub fn without(self, s: Semantic) -> Semantics {
+        Semantics(self.0 & !s.bit())
+    }
+
+    /// Whether `s` is in force.
+    pub fn has(self, s: Semantic) -> bool {
+        self.0 & s.bit() != 0
+    }
+
+    /// The semantics left out of [`Semantics::ALL`].
+    pub fn missing(self) -> Vec<Semantic> {
+        Semantic::ALL
+            .into_iter()
+            .filter(|&s| !self.has(s))
+            .collect()
+    }
+
+    /// Slots a segment.
+    pub fn slots(self) -> usize {
+        if self.has(Semantic::Slots32) { 32 } else { 64 }
+    }
+}
+
+/// `innodb` or `innodb:without=A+B`.
+fn parse_innodb(rest: Option<&str>, s: &str) -> Result<Model, ModelError> {
+    let mut semantics = Semantics::ALL;
+    if let Some(rest) = rest {
+        let list = rest
+            .strip_prefix("without=")
+            .ok_or_else(|| ModelError::Semantic(s.to_string()))?;
+        for name in list.split('+') {
+            let one = Semantic::ALL
+                .into_iter()
+                .find(|m| m.name() == name)
+                .ok_or_else(|| ModelError::Semantic(s.to_string()))?;
+            semantics = semantics.without(one);
+        }
+    }
+    Ok(Model::Innodb { semantics })
 }
 
 /// The shared ring's default depth: room for every client's I/O.
@@ -73,8 +185,15 @@ pub const SHARED_DEPTH: usize = 4095;
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     /// Not a model.
-    #[error("unknown file-I/O model '{0}': use shared[:DEPTH], segments[:SLOTS] or sync")]
+    #[error(
+        "unknown file-I/O model '{0}': use shared[:DEPTH], segments[:SLOTS], innodb[:without=S+S] or sync"
+    )]
     Unknown(String),
+    /// `innodb:` with something else than `without=` and known names.
+    #[error(
+        "'{0}': use innodb or innodb:without= with some of slots32, lowest-first, spill and wake-all joined by +"
+    )]
+    Semantic(String),
     /// `segments:N` or `shared:N` with a bad N.
     #[error("'{0}': the slot count (depth) must be a whole number from 1 to 4095")]
     Slots(String),
@@ -94,6 +213,8 @@ impl std::str::FromStr for Model {
                 _ => Err(ModelError::Slots(s.to_string())),
             },
             None if s == "sync" => Ok(Model::Sync),
+            None if s == "innodb" => parse_innodb(None, s),
+            Some(("innodb", rest)) => parse_innodb(Some(rest), s),
             None if s == "segments" => Ok(Model::Segments { slots: 64 }),
             Some(("segments", n)) => match n.parse::<usize>() {
                 Ok(v) if (1..=SHARED_DEPTH).contains(&v) => Ok(Model::Segments { slots: v }),
@@ -114,6 +235,11 @@ impl std::fmt::Display for Model {
             Model::Segments { slots: 64 } => f.write_str("segments"),
             Model::Segments { slots } => write!(f, "segments:{slots}"),
             Model::Sync => f.write_str("sync"),
+            Model::Innodb { semantics } if *semantics == Semantics::ALL => f.write_str("innodb"),
+            Model::Innodb { semantics } => {
+                let names: Vec<&str> = semantics.missing().iter().map(|m| m.name()).collect();
+                write!(f, "innodb:without={}", names.join("+"))
+            }
         }
     }
 }
@@ -475,7 +601,16 @@ mod tests {
 
     #[test]
     fn models_and_keys_parse_and_print_back() {
-        for s in ["shared", "shared:256", "segments", "segments:8", "sync"] {
+        for s in [
+            "shared",
+            "shared:256",
+            "segments",
+            "segments:8",
+            "sync",
+            "innodb",
+            "innodb:without=spill",
+            "innodb:without=slots32+wake-all",
+        ] {
             assert_eq!(s.parse::<Model>().unwrap().to_string(), s);
         }
         for bad in [
@@ -487,6 +622,9 @@ mod tests {
             "tokio",
             "shared:0",
             "shared:5000",
+            "innodb:spill",
+            "innodb:without=",
+            "innodb:without=fifo",
         ] {
             assert!(bad.parse::<Model>().is_err(), "{bad}");
         }

@@ -69,7 +69,13 @@ fn every_model_runs_counts_and_leaves_every_page_intact() {
     let again = DataFile::open(&dir.file(), SIZE, || panic!("recreated")).unwrap();
     drop(again);
     for keys in [Keys::Uniform, Keys::Zipf(0.99)] {
-        for model in ["shared", "segments", "sync"] {
+        for model in [
+            "shared",
+            "segments",
+            "sync",
+            "innodb",
+            "innodb:without=slots32+lowest-first+spill+wake-all",
+        ] {
             let r = tcpwise_aio::run(&opts(model, 32, keys), &file).unwrap();
             assert!(r.txns > 0, "{model} {keys}: no transaction");
             assert_eq!(r.verified_pages, 512);

@@ -42,6 +42,14 @@ pub enum DispatchCommand {
     ///   segments[:N]    T rings, each I/O bound to ring hash(page) mod T with at
     ///                   most N (64) in flight; only the owner reaps it
     ///   sync            T threads doing pread/pwrite
+    ///   innodb          segments as InnoDB built them on Windows: 32 slots a
+    ///                   segment, one reaper each taking one completion a wait,
+    ///                   smallest slot first; a request takes the first free
+    ///                   slot from its segment over the whole array, and when
+    ///                   all are taken waits on one event that wakes every
+    ///                   waiter; a thread a client
+    ///   innodb:without=S[+S]  the same without slots32, lowest-first, spill
+    ///                   or wake-all (each falls back to what segments does)
     ///
     /// The data file (default 1 GiB under /var/tmp/tcpwise) is written once and
     /// reused; after the run every page is read back and checked against its
@@ -50,13 +58,14 @@ pub enum DispatchCommand {
     /// Examples:
     ///   tcpwise dispatch aio --model shared --clients 256 -t 5s
     ///   tcpwise dispatch aio --model segments:8 --clients 256 --skew zipf:0.99 --json
+    ///   tcpwise dispatch aio --model innodb:without=wake-all --clients 1024
     #[command(verbatim_doc_comment)]
     Aio(AioArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct AioArgs {
-    /// Discipline: shared, segments[:N] or sync.
+    /// Discipline: shared, segments[:N], innodb[:without=S+S] or sync.
     #[arg(long, default_value = "shared")]
     pub model: tcpwise_aio::Model,
     /// Closed-loop clients (transactions in progress at once).
