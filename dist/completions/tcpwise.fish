@@ -351,7 +351,7 @@ complete -c tcpwise -n "__fish_tcpwise_using_subcommand dispatch; and __fish_see
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand dispatch; and __fish_seen_subcommand_from load" -l json -d 'Print the report as JSON'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand dispatch; and __fish_seen_subcommand_from load" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand dispatch; and __fish_seen_subcommand_from load" -s V -l version -d 'Print version'
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand dispatch; and __fish_seen_subcommand_from aio" -l model -d 'Discipline: shared, segments[:N] or sync' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand dispatch; and __fish_seen_subcommand_from aio" -l model -d 'Discipline: shared, segments[:N], innodb[:without=S+S] or sync' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand dispatch; and __fish_seen_subcommand_from aio" -s c -l clients -d 'Closed-loop clients (transactions in progress at once)' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand dispatch; and __fish_seen_subcommand_from aio" -l threads -d 'I/O threads (segments: rings; shared: workers beside the reaper; sync: threads)' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand dispatch; and __fish_seen_subcommand_from aio" -s t -l time -d 'How long transactions start' -r

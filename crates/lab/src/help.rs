@@ -16,11 +16,12 @@ Experiments (the four field reports first, then the rest; real kernel TCP on bot
                    one 32 KiB every read, of one response size; on Linux, and under the
                    field report's cause modelled (a partly filled read held 40-50 ms)
   completion       1 ms / 1 Gbit/s: rounds of the shared epoll queue at 4, 64 and 1024 clients
-                   (closed loop) and of shared vs segments under Zipf-skewed file I/O on
-                   io_uring (16 KiB O_DIRECT read-modify-write, no fsync, 1 GiB file in
-                   /var/tmp/tcpwise); then the tables: four dispatch models (shared, fixed
-                   64-slot segments, tokio, io_uring) by clients, and the file I/O models by
-                   clients with uniform and skewed keys
+                   (closed loop), and of file I/O on io_uring (16 KiB O_DIRECT
+                   read-modify-write, no fsync, 1 GiB file in /var/tmp/tcpwise): shared and
+                   innodb (segments with InnoDB's semantics) at 64 and 1024 clients, innodb
+                   less one semantic at a time at 1024; then the tables: four dispatch models
+                   (shared, fixed 64-slot segments, tokio, io_uring) by clients, and the file
+                   I/O models by clients with uniform and skewed keys
   responsiveness   RPM under load (tcpwise rpm --direction down against serve --tls), rounds of
                    bloated drop-tail (4 BDP) lowat off, FQ-CoDel lowat auto and off, CUBIC, on
                    20 Mbit/s / 40 ms, tests of at most 10 s; then the matrix: an LTE trace

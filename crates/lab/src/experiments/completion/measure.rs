@@ -121,8 +121,9 @@ pub fn measure(
 /// A decision round's runs: the network's, then the file I/O's.
 pub type DecisionRound = (Vec<Run>, Vec<FileRun>);
 
-/// The decision's rounds: `shared` at each count, then shared and
-/// segments under skewed file I/O at the top count, back to back.
+/// The decision's rounds: `shared` at each count, then the file I/O of
+/// shared and innodb at each file count and innodb's leave-one-out
+/// variants at the top, back to back.
 fn decide(
     d: &Decision,
     bed: &ServedTestbed,
@@ -157,16 +158,40 @@ fn decide(
         }
         let mut fr = Vec::new();
         if let Ok(file) = opened {
-            for name in ["shared", "segments"] {
-                opts.check()?;
-                let model: tcpwise_aio::Model = name.parse().expect("a known model");
-                let o = files::options(model, files::SKEW, d.top() as u32, d.file_secs, seed);
-                fr.push(files::run_one(file, &o, round)?);
-            }
+            fr = file_round(d, file, opts, seed, round)?;
         }
         let v = values(d, &net, &fr);
         Ok(((net, fr), v))
     })
+}
+
+/// A decision round's file runs (uniform keys, the report's workload):
+/// the two models at each file count, then the variants at the top.
+fn file_round(
+    d: &Decision,
+    file: &files::DataFile,
+    opts: &LabOptions,
+    seed: u64,
+    round: usize,
+) -> Result<Vec<FileRun>, LabError> {
+    let runs = d
+        .file_counts
+        .iter()
+        .flat_map(|&c| d.file_models.iter().map(move |&m| (m, c)))
+        .chain(d.ablations.iter().map(|&m| (m, d.file_top())));
+    let mut out = Vec::new();
+    for (model, clients) in runs {
+        opts.check()?;
+        let o = files::options(
+            model,
+            tcpwise_aio::Keys::Uniform,
+            clients,
+            d.file_secs,
+            seed,
+        );
+        out.push(files::run_one(file, &o, round)?);
+    }
+    Ok(out)
 }
 
 /// One load run: `(clients, measured time, warm-up, seed)` against the

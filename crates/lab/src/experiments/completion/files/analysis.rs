@@ -82,6 +82,21 @@ pub fn model_key(m: Model) -> String {
     m.to_string().replace(':', "")
 }
 
+/// innodb's uniform-key tx/s from the lowest to the top count, or that
+/// the table did not run it (a table recorded before the model).
+fn innodb_span(med: &Medians<'_>, lo: u32, hi: u32) -> String {
+    let innodb: Model = "innodb".parse().expect("model");
+    let (l, h) = (
+        med.median(Keys::Uniform, innodb, lo, tps),
+        med.median(Keys::Uniform, innodb, hi, tps),
+    );
+    if l.is_finite() && h.is_finite() {
+        format!("{l:.0} -> {h:.0}")
+    } else {
+        "not in this table".into()
+    }
+}
+
 /// What the half's runs show.
 pub struct Analysis {
     /// Per key set, per model: median tx/s per count, and flatness.
@@ -183,11 +198,12 @@ pub fn analyse(plan: &Plan, m: &FileTable) -> Analysis {
     }
     let skew = plan.sets.iter().position(|(k, _)| *k == SKEW);
     let headline = format!(
-        "file I/O (uniform): shared {:.0} -> {:.0} tx/s, segments {:.0} -> {:.0}; skewed at {hi}: shared/segments {} (per round, {} round(s))",
+        "file I/O (uniform): shared {:.0} -> {:.0} tx/s, segments {:.0} -> {:.0}, innodb {}; skewed at {hi}: shared/segments {} (per round, {} round(s))",
         med.median(Keys::Uniform, shared, lo, tps),
         med.median(Keys::Uniform, shared, hi, tps),
         med.median(Keys::Uniform, segments, lo, tps),
         med.median(Keys::Uniform, segments, hi, tps),
+        innodb_span(&med, lo, hi),
         skew.and_then(|i| by_round.get(i))
             .map_or("-".into(), |r| r.text(2)),
         plan.rounds,

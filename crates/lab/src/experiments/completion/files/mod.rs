@@ -123,19 +123,26 @@ fn models(names: &[&str]) -> Vec<Model> {
 impl Plan {
     /// `shared:256` caps the shared queue at the in-flight total of the
     /// segments (4 x 64), so the two differ only in who may reap what;
-    /// `segments:8` shows the slot binding at every count. The quick run
-    /// leaves both out (one round of 1.5 s runs at 3 counts) to stay short.
+    /// `segments:8` shows the slot binding at every count; `innodb` is
+    /// segments with InnoDB's semantics. The quick run leaves the first two out (one round of 1.5 s runs at 3 counts) to stay short.
     pub fn new(opts: &LabOptions) -> Plan {
         let quick = opts.quick || crate::budget::left(opts).is_some();
         let (uniform, skew): (&[&str], &[&str]) = if quick {
             (
-                &["shared", "segments", "sync"],
-                &["shared", "segments", "sync"],
+                &["shared", "segments", "innodb", "sync"],
+                &["shared", "segments", "innodb", "sync"],
             )
         } else {
             (
-                &["shared", "shared:256", "segments", "segments:8", "sync"],
-                &["shared", "shared:256", "segments", "sync"],
+                &[
+                    "shared",
+                    "shared:256",
+                    "segments",
+                    "segments:8",
+                    "innodb",
+                    "sync",
+                ],
+                &["shared", "shared:256", "segments", "innodb", "sync"],
             )
         };
         Plan {

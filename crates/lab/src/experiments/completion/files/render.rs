@@ -18,6 +18,7 @@ fn color_of(m: &str) -> RGBColor {
         "shared:256" => RGBColor(120, 0, 160),
         "segments" => RED,
         "segments:8" => RGBColor(200, 120, 0),
+        "innodb" => RGBColor(0, 0, 0),
         _ => RGBColor(0, 140, 0),
     }
 }
@@ -177,7 +178,7 @@ impl Render for Section<'_> {
         let mut md = String::new();
         let _ = writeln!(
             md,
-            "### File I/O: the report's own workload, on io_uring\n\nsysbench `update_no_key` reduced to its I/O: each closed-loop client's transaction reads one 16 KiB page at a random key from `{}` (1 GiB, {pages} pages, written once and reused) with `O_DIRECT`, updates a row and writes the page back. **No fsync** (the report's author turned durability off to stress the I/O path; so do we). A transaction holds its page's latch from read to write (as a row lock would), so under skewed keys the hottest pages queue (`latch waits`). {THREADS} I/O threads per model: `shared` (one ring, as deep as the clients need; a reaper thread hands completions to one queue any of the 4 workers drains: a completion port, as MariaDB's tpool does on Linux), `shared:256` (the same with at most 256 I/Os in flight, the total the segments allow), `segments` (4 rings, each I/O bound to ring hash(page) mod 4 with at most 64 in flight; only the owner reaps it: WaitForMultipleObjects' segments), `segments:8` (8 slots a segment), `sync` (4 threads doing pread/pwrite). {secs:?} per run, {rounds} round(s) interleaving every model, key set and count; medians. Every page of the file was read back and checked after every run (header, checksum, version of its last write). Hypervisor steal over all runs: {steal} ticks.\n",
+            "### File I/O: the report's own workload, on io_uring\n\nsysbench `update_no_key` reduced to its I/O: each closed-loop client's transaction reads one 16 KiB page at a random key from `{}` (1 GiB, {pages} pages, written once and reused) with `O_DIRECT`, updates a row and writes the page back. **No fsync** (the report's author turned durability off to stress the I/O path; so do we). A transaction holds its page's latch from read to write (as a row lock would), so under skewed keys the hottest pages queue (`latch waits`). {THREADS} I/O threads per model: `shared` (one ring, as deep as the clients need; a reaper thread hands completions to one queue any of the 4 workers drains: a completion port, as MariaDB's tpool does on Linux), `shared:256` (the same with at most 256 I/Os in flight, the total the segments allow), `segments` (4 rings, each I/O bound to ring hash(page) mod 4 with at most 64 in flight; only the owner reaps it: WaitForMultipleObjects' segments), `segments:8` (8 slots a segment), `innodb` (segments as InnoDB built them on Windows, from `os0file.c` of MariaDB 5.2 and MySQL 5.5, the report's builds: 32 slots a segment, `OS_AIO_N_PENDING_IOS_PER_THREAD`, because \"Win NT does not allow more than 64\" handles a wait; one reaper thread a segment taking one completion a wait, the lowest-numbered slot first, as `WaitForMultipleObjects` returns the signalled handle with the smallest index; a request takes the first free slot of its preferred segment, then of the whole array, `os_aio_array_reserve_slot`; when every slot is taken it waits on one manual-reset `not_full` event that `os_aio_array_free_slot` sets, waking every waiter; a thread a client, as a thread a connection in the server), `sync` (4 threads doing pread/pwrite). {secs:?} per run, {rounds} round(s) interleaving every model, key set and count; medians. Every page of the file was read back and checked after every run (header, checksum, version of its last write). Hypervisor steal over all runs: {steal} ticks.\n",
             path.display(),
         );
         let mut plots = Vec::new();
@@ -196,7 +197,7 @@ impl Render for Section<'_> {
         // The field report's table is printed once, with the network half above.
         let _ = writeln!(
             md,
-            "Compare with the seed's table in the network half above (transactions/s at the same client counts).\n"
+            "Compare with the field report's table in the network half above (transactions/s at the same client counts).\n"
         );
         Rendered {
             markdown: md,
