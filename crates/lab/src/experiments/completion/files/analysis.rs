@@ -116,19 +116,26 @@ pub struct Analysis {
     pub summary: Summary,
 }
 
-/// The figures of `m`.
-pub fn analyse(plan: &Plan, m: &FileTable) -> Analysis {
-    let mut summary = Summary::new();
-    if m.skipped.is_some() {
-        return Analysis {
+impl Analysis {
+    /// Nothing ran (io_uring or the file's filesystem not there).
+    fn skipped() -> Analysis {
+        Analysis {
             tps: Vec::new(),
             spread: Vec::new(),
             shared_over_segments: Vec::new(),
             ratio_by_round: Vec::new(),
             steal: 0,
             headline: None,
-            summary,
-        };
+            summary: Summary::new(),
+        }
+    }
+}
+
+/// The figures of `m`.
+pub fn analyse(plan: &Plan, m: &FileTable) -> Analysis {
+    let mut summary = Summary::new();
+    if m.skipped.is_some() {
+        return Analysis::skipped();
     }
     let med = Medians::of(m);
     let counts = &plan.counts;
