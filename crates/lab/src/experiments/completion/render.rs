@@ -320,4 +320,54 @@ mod tests {
         let mask = |t: &str| t.replace(|c: char| c.is_ascii_digit(), "#");
         assert_ne!(mask(&holds), mask(&fails));
     }
+
+    /// The section rendered from the recorded run's tables with two
+    /// synthetic decisions: innodb collapsed (holds) and innodb flat
+    /// (fails); the verdicts must read apart with figures masked, and
+    /// neither section may print NaN or an unbounded interval.
+    #[test]
+    fn the_verdict_follows_the_decision() {
+        use crate::sequential::{Record, Stop};
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/lab-default.json"
+        );
+        let fx: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON");
+        let m: super::super::Details =
+            serde_json::from_value(fx["experiments"]["completion"]["details"].clone())
+                .expect("the recorded details");
+        let plan = m.plan();
+        let a = super::super::analysis::analyse(&plan, &m);
+        let fa = super::super::files::analysis::analyse(&plan.files, &m.files);
+        let render = |rounds: [f64; 3]| {
+            let record = Record::of_rounds(
+                super::super::parts(),
+                &vec![rounds.to_vec(); 8],
+                Stop::Decided,
+            );
+            let r = Section {
+                plan: &plan,
+                measured: &m,
+                analysis: &a,
+                record: &record,
+                files: files::render::Section {
+                    plan: &plan.files,
+                    measured: &m.files,
+                    analysis: &fa,
+                },
+            }
+            .render();
+            (r.markdown, r.headline.verdict.expect("a verdict"))
+        };
+        let (holds_md, holds) = render([0.97, 0.95, 0.4]);
+        let (fails_md, fails) = render([0.97, 0.95, 0.97]);
+        for md in [&holds_md, &fails_md] {
+            assert!(!md.contains("NaN") && !md.contains("inf]"), "{md}");
+        }
+        assert!(holds_md.contains("0.400") && fails_md.contains("0.970"));
+        let mask = |t: &str| t.replace(|c: char| c.is_ascii_digit(), "#");
+        assert_ne!(holds.outcome, fails.outcome);
+        assert_ne!(mask(&holds.line()), mask(&fails.line()));
+    }
 }
