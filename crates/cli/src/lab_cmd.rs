@@ -16,11 +16,13 @@ pub struct LabArgs {
     #[command(subcommand)]
     pub sub: Option<LabSub>,
     /// Experiments to run (default: all): buffers, idle-selection, read-slow-start, completion,
-    /// responsiveness, cold-start, head-of-line. Idle-selection, read-slow-start and
-    /// head-of-line run at once; buffers, completion, responsiveness, cold-start alone, after.
+    /// responsiveness, cold-start, head-of-line, sharing. Idle-selection, read-slow-start and
+    /// head-of-line run at once; buffers, completion, responsiveness, cold-start and sharing
+    /// alone, after.
     #[arg(value_name = "EXPERIMENT")]
     pub experiments: Vec<String>,
-    /// A short run: --budget 5m (the obvious verdicts decided, the close ones undecided).
+    /// A short run: --budget 5m. The decisions that fit decide (buffers, idle-selection and
+    /// read-slow-start here); each part that does not says how many more rounds it needs.
     #[arg(long, conflicts_with = "budget")]
     pub quick: bool,
     /// Time for the whole run, shared among the experiments, each running rounds until decided
@@ -117,6 +119,7 @@ pub fn run(a: LabArgs) -> Result<i32> {
         slots: Some(tcpwise_lab::sweep::slots::Slots::for_this_machine()),
         budget: tcpwise_lab::budget::of_flags(a.budget.map(|d| d.0), a.quick, a.runs),
         deadline: None,
+        extras_until: None,
     };
     // Bad requests are refused before anything is set up or written.
     let plan = tcpwise_lab::plan(&opts, &a.experiments)?;

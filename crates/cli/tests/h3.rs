@@ -302,3 +302,55 @@ fn bench_http3_loads_serve_http3_and_refuses_plain_http() {
         stderr(&o)
     );
 }
+
+/// HTTP/3 under HTTP/1.1's connection limits: a QUIC connection that asks
+/// nothing is closed at `--header-timeout`, one idle after its request at
+/// `--idle-timeout`, each within 0.5 s (QUIC's own idle timeout is the
+/// client's, 60 s here, and would have held both).
+#[test]
+fn http3_connections_obey_the_header_and_idle_timeouts() {
+    let has = Command::new("python3")
+        .args(["-c", "import aioquic"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !peer_ok(
+        "http3_timeouts",
+        "the aioquic package (scripts/test installs it)",
+        has,
+    ) {
+        return;
+    }
+    let d = TempDir::new("h3-idle");
+    let pem = d.0.join("tw.pem");
+    let (_tw, base) = serve_loopback(&[
+        "--tls",
+        "--http3",
+        "--header-timeout",
+        "2s",
+        "--idle-timeout",
+        "3s",
+        "--cert-out",
+        pem.to_str().unwrap(),
+    ]);
+    let port = base.rsplit(':').next().unwrap().to_string();
+    wait_udp(port.parse().unwrap());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/aioquic_idle.py");
+    for (mode, limit) in [("silent", 2.0), ("after-one", 3.0)] {
+        let o = Command::new("python3")
+            .arg(&script)
+            .arg(&pem)
+            .args(["127.0.0.1", &port, mode, "10"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{mode}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        let after = v["closed_after"].as_f64();
+        println!(
+            "http3 {mode}: closed after {after:?} s (limit {limit} s): {}",
+            v["reason"]
+        );
+        let after = after.unwrap_or_else(|| panic!("{mode}: still open after 10 s"));
+        assert!(after <= limit + 0.5, "{mode}: {after} s");
+    }
+}

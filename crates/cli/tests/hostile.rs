@@ -64,6 +64,20 @@ fn hostile_servers_end_with_curls_exit_codes_in_time() {
         // 1xx heads count against 300 KiB (curl 8.3's limit; 7.88 read
         // them until -m): 56, long before the 20 s.
         ("endless-1xx", vec!["-m", "20"], 56, 10.0),
+        // Control frames for ever over h2c, never a response: nghttp2's
+        // flood limit of 1,000, curl's 16, long before the 20 s.
+        (
+            "h2-ping-flood",
+            vec!["-m", "20", "--http2-prior-knowledge"],
+            16,
+            10.0,
+        ),
+        (
+            "h2-settings-flood",
+            vec!["-m", "20", "--http2-prior-knowledge"],
+            16,
+            10.0,
+        ),
         (
             "endless-chunked",
             vec!["-m", "20", "--max-filesize", "5M", "-o", &out],
@@ -290,6 +304,11 @@ fn fds(pid: u32) -> usize {
 /// server's peak RSS and descriptors, and the slowest normal request.
 struct Attacked {
     closed: Vec<Option<f64>>,
+    /// The attacker's JSON line (`one-live` adds `reset_after`).
+    line: serde_json::Value,
+    /// The server's descriptors at the last sample, as the attacker
+    /// printed (its connections still open).
+    last_fds: usize,
     peak_mb: f64,
     peak_fds: usize,
     worst_ms: f64,
@@ -322,9 +341,11 @@ fn attack(
         let _ = tx.send(line);
     });
     let (mut peak_mb, mut peak_fds, mut worst_ms) = (0.0f64, 0usize, 0.0f64);
+    let mut last_fds;
     let line = loop {
         peak_mb = peak_mb.max(rss_mb(pid));
-        peak_fds = peak_fds.max(fds(pid));
+        last_fds = fds(pid);
+        peak_fds = peak_fds.max(last_fds);
         let t = Instant::now();
         if let Ok(mut s) = std::net::TcpStream::connect(addr) {
             let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(10)));
@@ -350,6 +371,8 @@ fn attack(
         .collect();
     Attacked {
         closed,
+        line: v,
+        last_fds,
         peak_mb,
         peak_fds,
         worst_ms,
@@ -437,6 +460,49 @@ fn http2_attackers_are_closed_in_time_and_bounded() {
             a.worst_ms
         );
     }
+}
+
+/// One live stream does not shield stalled ones: 10 connections of 100
+/// GETs of a 4 MiB file with the initial window 0, stream 1's window
+/// opened 4 KiB every 0.2 s, the other 99 never. The connection moves,
+/// so it stays open; each stalled stream is reset (`RST_STREAM`) within
+/// `--idle-timeout` plus 0.5 s, and its file descriptor is given back.
+#[test]
+fn http2_stalled_streams_are_reset_beside_a_live_one() {
+    if !tool_ok("http2_stalled_streams", "python3") {
+        return;
+    }
+    let dir = TempDir::new("h2-stall");
+    std::fs::write(dir.0.join("big.bin"), vec![7u8; 4 << 20]).unwrap();
+    let root = dir.0.display().to_string();
+    let (srv, base) = serve_loopback(&["--idle-timeout", "3s", "--root", &root]);
+    let pid = srv.0.id();
+    let addr = base.trim_start_matches("http://").to_string();
+    let at_rest = fds(pid);
+    let a = attack(pid, &addr, ("one-live", 10, 100, "/big.bin"), 6.0);
+    let after = a.last_fds;
+    let resets: Vec<f64> = a.line["reset_after"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c.as_array().unwrap().iter())
+        .map(|x| x.as_f64().unwrap_or(f64::INFINITY))
+        .collect();
+    let worst = resets.iter().copied().fold(0.0, f64::max);
+    println!(
+        "one-live: {} stalled streams reset after at most {worst:.2} s; connections closed {:?}; descriptors {at_rest} at rest, peak {}, {after} after the resets (connections still open); peak {:.1} MB RSS",
+        resets.len(),
+        a.closed,
+        a.peak_fds,
+        a.peak_mb
+    );
+    assert_eq!(resets.len(), 990);
+    assert!(worst <= 3.5, "{resets:?}");
+    assert!(a.closed.iter().all(Option::is_none), "{:?}", a.closed);
+    // Each connection (one descriptor) and its live stream's file (two:
+    // the file and the response's own) stay; the stalled streams gave
+    // theirs back (they held 1,000 at the peak).
+    assert!(after <= at_rest + 3 * 10 + 5, "{at_rest} -> {after}");
 }
 
 /// A server that accepts and never answers the TLS handshake: curl's

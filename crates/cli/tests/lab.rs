@@ -171,3 +171,32 @@ fn lab_refuses_bad_requests_before_setting_anything_up() {
         assert!(!out.exists(), "{args:?} created the output directory");
     }
 }
+
+/// `lab --help` names every experiment it describes in the EXPERIMENT
+/// argument's list too (that list once left out `sharing`, which runs by
+/// default).
+#[test]
+fn lab_help_lists_every_experiment_it_describes() {
+    let out = Command::new(BIN).args(["lab", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let (args, rest) = text.split_once("Options:").expect("an options section");
+    let args = args.split_whitespace().collect::<Vec<_>>().join(" ");
+    let described: Vec<&str> = rest
+        .split_once("Experiments (")
+        .expect("the experiments section")
+        .1
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(described.len() >= 8, "{described:?}");
+    for name in described {
+        assert!(
+            args.contains(&format!("{name},")) || args.contains(&format!("{name}.")),
+            "the EXPERIMENT list leaves out {name}: {args}"
+        );
+    }
+}

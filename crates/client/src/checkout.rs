@@ -34,6 +34,14 @@ pub(super) struct Origin {
     pub(super) via: Option<Proxy>,
 }
 
+impl Conn {
+    /// The frames counted, when a control-frame flood stopped this
+    /// connection ([`crate::h2frames`]).
+    pub(super) fn flood(&self) -> Option<u32> {
+        self.tap.lock().ok()?.flood
+    }
+}
+
 impl Origin {
     pub(super) fn target(&self) -> String {
         if self.host.contains(':') {

@@ -357,6 +357,7 @@ impl Client {
         let target = target.to_string();
         let tap = Arc::new(Mutex::new(TapState {
             tls,
+            h2: h2.then(crate::h2frames::Frames::default),
             ..TapState::default()
         }));
         let tapped = Tapped {

@@ -140,6 +140,20 @@ pub enum HttpError {
         /// The limit.
         limit: usize,
     },
+    /// The server sent HTTP/2 frames that carry nothing of a response
+    /// (PING, SETTINGS, empty DATA, ...) past nghttp2's flood limit:
+    /// curl's 16 (`CURLE_HTTP2`).
+    #[error(
+        "{target} sent {frames} HTTP/2 frames in a row that carry nothing of a response (PING, SETTINGS, WINDOW_UPDATE, empty DATA): more than the {limit} read before one (nghttp2's flood limit)"
+    )]
+    Flood {
+        /// host:port.
+        target: String,
+        /// Frames counted.
+        frames: u32,
+        /// The limit.
+        limit: u32,
+    },
     /// Socket buffers.
     #[error(transparent)]
     Buffer(#[from] tcpwise_tcp::BufferError),

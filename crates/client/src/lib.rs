@@ -38,6 +38,7 @@ mod checkout;
 mod config;
 mod connect;
 mod error;
+mod h2frames;
 mod message;
 mod payload;
 mod quic;
@@ -277,6 +278,13 @@ impl Client {
                     }
                     return Ok((r, head, retried));
                 }
+                Err(_) if let Some(frames) = conn.flood() => {
+                    return Err(HttpError::Flood {
+                        target: origin.target(),
+                        frames,
+                        limit: h2frames::FLOOD_MAX,
+                    });
+                }
                 Err(send::SendError::HeadersTooLarge {
                     bytes,
                     informational,
@@ -336,10 +344,17 @@ impl Client {
         };
         let mut got = 0u64;
         while let Some(frame) = body.frame().await {
-            let frame = frame.map_err(|source| HttpError::Body {
-                target: target.to_string(),
-                after: got,
-                source,
+            let frame = frame.map_err(|source| match conn.flood() {
+                Some(frames) => HttpError::Flood {
+                    target: target.to_string(),
+                    frames,
+                    limit: h2frames::FLOOD_MAX,
+                },
+                None => HttpError::Body {
+                    target: target.to_string(),
+                    after: got,
+                    source,
+                },
             })?;
             if let Some(d) = frame.data_ref() {
                 let now = self.now();

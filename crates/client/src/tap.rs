@@ -81,6 +81,10 @@ pub(super) struct TapState {
     pub(super) buf: Vec<u8>,
     /// What the TLS handshake did, learnt when it completes.
     pub(super) tls: TlsFacts,
+    /// An HTTP/2 connection's frames, counted for floods.
+    pub(super) h2: Option<crate::h2frames::Frames>,
+    /// The frames counted when a flood stopped the connection.
+    pub(super) flood: Option<u32>,
 }
 
 /// A TLS connection's handshake, as it becomes known: with early data
@@ -174,6 +178,15 @@ impl AsyncRead for Tapped<Transport> {
         let mut t = me.tap.lock().expect("lock");
         if let (false, Some(c)) = (t.tls.done, me.tls()) {
             t.tls.settle(c);
+        }
+        if let (Some(f), Poll::Ready(Ok(()))) = (t.h2.as_mut(), &r)
+            && let Err(n) = f.feed(&buf.filled()[before..])
+        {
+            t.flood = Some(n);
+            return Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "an HTTP/2 control-frame flood",
+            )));
         }
         if t.armed && buf.filled().len() > before {
             let room = TAP_MAX.saturating_sub(t.buf.len());

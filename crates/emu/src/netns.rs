@@ -183,6 +183,18 @@ impl Netns {
         })?
     }
 
+    /// Reads a per-namespace sysctl as this namespace has it, its words
+    /// joined by single spaces (`4096 131072 33554432`).
+    pub fn read_sysctl(&self, key: &str) -> Result<String, EmuError> {
+        let path = sysctl_path(key)?;
+        let key = key.to_string();
+        self.run(move || {
+            let v = std::fs::read_to_string(&path)
+                .map_err(|e| EmuError::caused(Kind::Setup, format!("cannot read {key}"), e))?;
+            Ok(v.split_whitespace().collect::<Vec<_>>().join(" "))
+        })?
+    }
+
     /// Whether a TCP socket listens in this namespace (on `port`, or any).
     pub fn listening(&self, port: Option<u16>) -> Result<bool, EmuError> {
         self.run(move || {

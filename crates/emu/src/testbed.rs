@@ -143,6 +143,21 @@ pub fn host_tcp_mem() -> Vec<(&'static str, String)> {
         .collect()
 }
 
+/// What a new namespace inherits on this host, read from one made for
+/// the purpose and removed at once: its `tcp_rmem` and `tcp_wmem` (since
+/// Linux 4.15 the host's values, not the boot-time
+/// [`LINUX_DEFAULT_TCP_MEM`]). Read at measure time so a report names the
+/// values the run had, not a constant.
+pub fn fresh_namespace_tcp_mem() -> Result<Vec<(String, String)>, EmuError> {
+    check_privileges()?;
+    let n = SERIAL.fetch_add(1, Ordering::Relaxed);
+    let ns = Netns::create(&format!("tw-{}-f{n}", std::process::id()))?;
+    ["net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"]
+        .into_iter()
+        .map(|k| Ok((k.to_string(), ns.read_sysctl(k)?)))
+        .collect()
+}
+
 /// What every testbed changes and why, for `tcpwise emu` to say on start.
 pub fn sysctl_notice() -> String {
     let read = host_tcp_mem();

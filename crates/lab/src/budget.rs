@@ -38,14 +38,29 @@ pub fn of_flags(
     }
 }
 
-/// Seconds left of this experiment's share (`None`: no budget, or fixed
-/// rounds with `--runs`).
+/// Seconds left for this experiment's descriptive extras (`None`: no
+/// budget, or fixed rounds with `--runs`): its share, or less where the
+/// phases after it need the rest for their decisions
+/// ([`LabOptions::extras_until`]).
 pub fn left(opts: &LabOptions) -> Option<f64> {
+    let until = match (opts.deadline, opts.extras_until) {
+        (Some(d), Some(e)) => Some(d.min(e)),
+        (d, _) => d,
+    };
+    secs_to(opts, until)
+}
+
+/// Seconds left of this experiment's whole share, for plans that size
+/// the decision's own rounds by it.
+pub fn share_left(opts: &LabOptions) -> Option<f64> {
+    secs_to(opts, opts.deadline)
+}
+
+fn secs_to(opts: &LabOptions, until: Option<Instant>) -> Option<f64> {
     if opts.runs.is_some() {
         return None;
     }
-    opts.deadline
-        .map(|d| d.saturating_duration_since(Instant::now()).as_secs_f64())
+    until.map(|d| d.saturating_duration_since(Instant::now()).as_secs_f64())
 }
 
 /// For descriptive extras that run in whole rounds (completion's
@@ -168,13 +183,22 @@ impl Shares {
         }
     }
 
-    /// The next phase's deadline: now plus its share of the time left.
-    pub fn next_deadline(&mut self) -> Option<Instant> {
-        let budget = self.budget?;
+    /// The next phase's deadline (now plus its share of the time left),
+    /// and where its extras end when the phases after it would get less
+    /// than they need (`None`: its whole share).
+    pub fn next_deadline(&mut self) -> (Option<Instant>, Option<Instant>) {
+        let Some(budget) = self.budget else {
+            return (None, None);
+        };
         let rest = &self.costs[self.next.min(self.costs.len())..];
         self.next += 1;
         let left = budget.saturating_sub(self.start.elapsed()).as_secs_f64();
-        Some(Instant::now() + Duration::from_secs_f64(share(left, rest).clamp(0.0, left)))
+        let mine = share(left, rest).clamp(0.0, left);
+        let now = Instant::now();
+        let after: f64 = rest.iter().skip(1).map(|c| c.need).sum();
+        let lack = after - (left - mine);
+        let extras = (lack > 0.0).then(|| now + Duration::from_secs_f64((mine - lack).max(0.0)));
+        (Some(now + Duration::from_secs_f64(mine)), extras)
     }
 }
 
@@ -230,19 +254,40 @@ mod tests {
         };
         let phases = [p("a", c(100.0, 200.0, 20.0)), p("b", c(50.0, 150.0, 10.0))];
         let mut s = Shares::new(&opts, &phases);
-        let first = s
-            .next_deadline()
-            .unwrap()
-            .duration_since(Instant::now())
-            .as_secs_f64();
-        assert!((first - 200.0).abs() < 1.0, "{first}");
+        let secs = |t: Option<Instant>| t.unwrap().duration_since(Instant::now()).as_secs_f64();
+        let (first, extras) = s.next_deadline();
+        assert!((secs(first) - 200.0).abs() < 1.0, "{first:?}");
+        assert_eq!(extras, None, "b keeps its need: a's extras have a's share");
         // Nothing was spent: b gets all that is left.
-        let second = s
-            .next_deadline()
-            .unwrap()
-            .duration_since(Instant::now())
-            .as_secs_f64();
-        assert!((second - 350.0).abs() < 1.0, "{second}");
+        let (second, _) = s.next_deadline();
+        assert!((secs(second) - 350.0).abs() < 1.0);
         assert_eq!(text(Duration::from_secs(250)), "4 min 10 s");
+    }
+
+    #[test]
+    fn a_starved_run_gives_what_a_decision_saves_to_the_next_not_to_extras() {
+        // 120 s for needs of 100 and 50: a gets its 100 less b's round
+        // (90 s), and its extras end where b would lose more of its need:
+        // at 90 - (50 - 30) = 70 s.
+        let opts = LabOptions {
+            budget: Some(Duration::from_secs(120)),
+            ..LabOptions::for_tests(false, None)
+        };
+        let phases = [p("a", c(100.0, 200.0, 20.0)), p("b", c(50.0, 150.0, 30.0))];
+        let mut s = Shares::new(&opts, &phases);
+        let secs = |t: Option<Instant>| t.unwrap().duration_since(Instant::now()).as_secs_f64();
+        let (share, extras) = s.next_deadline();
+        assert!((secs(share) - 90.0).abs() < 1.0, "{share:?}");
+        assert!((secs(extras) - 70.0).abs() < 1.0, "{extras:?}");
+        let a = LabOptions {
+            deadline: share,
+            extras_until: extras,
+            ..opts.clone()
+        };
+        let (l, whole) = (left(&a).unwrap(), share_left(&a).unwrap());
+        assert!(
+            (l - 70.0).abs() < 1.0 && (whole - 90.0).abs() < 1.0,
+            "{l} {whole}"
+        );
     }
 }

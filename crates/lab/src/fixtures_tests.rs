@@ -158,3 +158,79 @@ fn no_replayed_plot_draws_nothing() {
     println!("{plots} plots checked");
     assert!(empty.is_empty(), "plots that draw nothing: {empty:#?}");
 }
+
+/// A per-round value that decides `t` one way: inside the claim (holds)
+/// or past the refuting edge (fails), a zone's width clear of it.
+fn deciding(t: &crate::sequential::Target, holds: bool) -> f64 {
+    use crate::sequential::Target::*;
+    let clear = |a: f64, b: f64| (a - b).abs().max(a.abs() * 0.2).max(0.1);
+    match *t {
+        AtLeast { confirm, refute } if holds => confirm + clear(confirm, refute),
+        AtLeast { confirm, refute } => refute - clear(confirm, refute),
+        AtMost { confirm, refute } if holds => confirm - clear(confirm, refute),
+        AtMost { confirm, refute } => refute + clear(confirm, refute),
+        Within { lo, hi, .. } if holds => (lo + hi) / 2.0,
+        Within {
+            outer_lo, outer_hi, ..
+        } => outer_hi + clear(outer_hi, outer_lo),
+    }
+}
+
+/// The holds/fails rendering test: every experiment's section rendered
+/// from its recorded measurements with two synthetic decisions, every
+/// part confirmed and every part refuted. The verdict's outcome and,
+/// with digits masked, what it says was measured (the figures and
+/// decisions it states) must read apart: a conclusion written as a
+/// literal reads the same in both. Neither section may print NaN or an
+/// unbounded interval.
+#[test]
+fn every_section_reads_apart_when_the_claim_holds_and_when_it_fails() {
+    use crate::sequential::{Record, State, Stop};
+    let fx = recorded();
+    let dir = std::env::temp_dir().join(format!("tcpwise-apart-{}", std::process::id()));
+    let opts = opts(&dir);
+    let mask = |t: &str| t.replace(|c: char| c.is_ascii_digit(), "#");
+    for e in all() {
+        let mut entry = fx["experiments"][e.name().replace('-', "_")].clone();
+        let mut render = |holds: bool| {
+            let specs = e.criterion();
+            let one: Vec<f64> = specs.iter().map(|s| deciding(&s.target, holds)).collect();
+            let rounds: Vec<Vec<f64>> = (0..40)
+                .map(|i| {
+                    one.iter()
+                        .map(|v| v * (1.0 + 1e-4 * f64::from(i % 3)))
+                        .collect()
+                })
+                .collect();
+            let record = Record::of_rounds(specs, &rounds, Stop::Decided);
+            let want = if holds { State::Holds } else { State::Fails };
+            assert!(record.parts.iter().all(|p| p.state == want), "{}", e.name());
+            entry["decision"] = serde_json::to_value(&record).expect("serializes");
+            let a = e
+                .replay(&opts, &entry)
+                .unwrap_or_else(|err| panic!("{}: {err}", e.name()));
+            let v = a.rendered.headline.verdict.expect("a verdict");
+            (a.rendered.markdown, v)
+        };
+        let (holds_md, holds) = render(true);
+        let (fails_md, fails) = render(false);
+        for md in [&holds_md, &fails_md] {
+            assert!(!md.contains("NaN"), "{}: NaN in\n{md}", e.name());
+            assert!(!md.contains("inf]"), "{}: unbounded in\n{md}", e.name());
+        }
+        assert_ne!(holds.outcome, fails.outcome, "{}", e.name());
+        assert_ne!(
+            mask(&holds.measured),
+            mask(&fails.measured),
+            "{}: the verdict's figures read the same either way",
+            e.name()
+        );
+        println!(
+            "{}: {} / {} read apart",
+            e.name(),
+            holds.outcome,
+            fails.outcome
+        );
+    }
+    std::fs::remove_dir_all(&dir).expect("the stand-ins go");
+}

@@ -154,6 +154,10 @@ pub struct LabOptions {
     /// This experiment's share of the budget ends here: no round starts
     /// that would end after it (set by [`LabPlan::run`] per phase).
     pub deadline: Option<std::time::Instant>,
+    /// Its descriptive extras end here when the phases after it would
+    /// otherwise get less than their decisions need ([`budget::Shares`]):
+    /// then time its decision saves goes to them, not to its extras.
+    pub extras_until: Option<std::time::Instant>,
 }
 
 impl LabOptions {
@@ -174,6 +178,7 @@ impl LabOptions {
             slots: None,
             budget: None,
             deadline: None,
+            extras_until: None,
         }
     }
 
@@ -695,12 +700,14 @@ impl LabPlan {
         // Each phase's share of the budget is set when it starts, from
         // what is left: time one phase saves goes to the next.
         let mut shares = budget::Shares::new(opts, &budget::phases(&self.chosen, opts));
+        let (deadline, extras_until) = if shared.is_empty() {
+            (None, None)
+        } else {
+            shares.next_deadline()
+        };
         let phase = LabOptions {
-            deadline: if shared.is_empty() {
-                None
-            } else {
-                shares.next_deadline()
-            },
+            deadline,
+            extras_until,
             ..opts.clone()
         };
         let parts = shared
@@ -716,8 +723,10 @@ impl LabPlan {
         together::at_once(&phase, "lab", parts)?;
         for (i, e) in alone {
             opts.check()?;
+            let (deadline, extras_until) = shares.next_deadline();
             let phase = LabOptions {
-                deadline: shares.next_deadline(),
+                deadline,
+                extras_until,
                 ..opts.clone()
             };
             finished(i, e.run(&phase, progress)?)?;

@@ -323,7 +323,8 @@ impl Glance {
         md
     }
 
-    /// Plain text for the terminal: a line per experiment, then the tally.
+    /// Plain text for the terminal: a line per experiment, then the tally
+    /// and the decisions' error rates.
     pub fn text(&self) -> String {
         let mut t = String::new();
         for r in self.field_reports.iter().chain(&self.others) {
@@ -340,6 +341,7 @@ impl Glance {
             );
         }
         let _ = writeln!(t, "tally: {}", self.tally);
+        let _ = writeln!(t, "errors: {}", self.family);
         t
     }
 }

@@ -570,7 +570,10 @@ where
             Ok::<_, io::Error>(r.map(|body| Marking { body, act, _hold }.boxed()))
         }
     });
-    let mut b = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new());
+    let exec = super::h2_watch::StreamExec {
+        idle: lim.idle_timeout,
+    };
+    let mut b = hyper::server::conn::http2::Builder::new(exec);
     b.timer(hyper_util::rt::TokioTimer::new())
         .keep_alive_interval(None)
         .max_concurrent_streams(MAX_STREAMS)
@@ -688,7 +691,10 @@ impl Drop for StreamGuard {
         self.0
             .open
             .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-        self.0.touch();
+        // A stream reset for stalling did not move its connection.
+        if !super::h2_watch::stalled() {
+            self.0.touch();
+        }
     }
 }
 
@@ -728,6 +734,7 @@ where
         let r = Pin::new(&mut self.body).poll_frame(cx);
         if let Poll::Ready(Some(Ok(_))) = &r {
             self.act.touch();
+            super::h2_watch::touch();
         }
         r
     }

@@ -139,19 +139,38 @@ async fn connection(
     // a request cost a spawn, a join and a scheduler trip a wake-up
     // (measured in docs/get.md, "HTTP/3's datapath").
     let mut requests = FuturesUnordered::new();
+    // HTTP/1.1's connection limits: a first request within
+    // --header-timeout, then no more than --idle-timeout with none in
+    // flight (QUIC's own idle timeout is the client's to keep alive).
+    let (mut last, mut asked) = (tokio::time::Instant::now(), false);
     loop {
+        let wait = if asked {
+            lim.idle_timeout
+        } else {
+            lim.header_timeout
+        };
         tokio::select! {
             r = h3c.accept() => match r {
                 Ok(Some(resolver)) => {
                     let root = root.clone();
                     requests.push(Box::pin(request(resolver, root, lim)));
+                    asked = true;
                 }
                 Ok(None) => return Ok(()),
                 // The client closing the connection is how it ends.
                 Err(e) if e.is_h3_no_error() => return Ok(()),
                 Err(e) => return Err(e.into()),
             },
-            Some(_) = requests.next(), if !requests.is_empty() => {}
+            Some(_) = requests.next(), if !requests.is_empty() => last = tokio::time::Instant::now(),
+            () = tokio::time::sleep_until(last + wait), if requests.is_empty() => {
+                conn.close(H3_NO_ERROR.into(), b"idle");
+                return Err(if asked {
+                    "HTTP/3: idle longer than --idle-timeout"
+                } else {
+                    "HTTP/3: no request within --header-timeout"
+                }
+                .into());
+            }
             _ = stop.wait() => {
                 // GOAWAY: requests already sent are answered (at most
                 // 10 s), then the connection closes at once: an idle
@@ -279,7 +298,12 @@ where
     C::BidiStream: h3::quic::BidiStream<Bytes> + Send + 'static,
     <C::BidiStream as h3::quic::BidiStream<Bytes>>::RecvStream: Send + Unpin + 'static,
 {
-    let (req, stream) = resolver.resolve_request().await?;
+    // HTTP/1.1's limits, per stream: a head within --header-timeout, and
+    // a response whose window stays shut for --idle-timeout is reset (it
+    // held a descriptor under --root and a chunk of the body).
+    let (req, stream) = tokio::time::timeout(lim.header_timeout, resolver.resolve_request())
+        .await
+        .map_err(|_| "HTTP/3: no complete request head within --header-timeout")??;
     let (mut send, recv) = stream.split();
     let resp = respond(req.map(|()| RecvBody(recv)), root, lim).await?;
     let (parts, mut body) = resp.into_parts();
@@ -288,8 +312,15 @@ where
     while let Some(frame) = body.frame().await {
         if let Ok(data) = frame?.into_data()
             && !data.is_empty()
+            && tokio::time::timeout(lim.idle_timeout, send.send_data(data))
+                .await
+                .map_err(|_| {
+                    send.stop_stream(h3::error::Code::H3_REQUEST_CANCELLED);
+                    "HTTP/3: a response's window stayed shut for --idle-timeout: stream reset"
+                })?
+                .is_err()
         {
-            send.send_data(data).await?;
+            return Err("HTTP/3: the client stopped a response".into());
         }
     }
     send.finish().await?;

@@ -28,6 +28,7 @@ pub mod command;
 pub mod files;
 pub mod flags;
 pub mod h2;
+mod h2_watch;
 pub mod pattern;
 pub mod routes;
 

@@ -12,7 +12,11 @@ Modes: half-preface (part of the preface, then nothing); settings-idle
 (a HEADERS frame without END_HEADERS, never continued); body (POST PATH
 with a Content-Length, the body never sent); zero-window (SETTINGS with
 an initial window of 0, STREAMS GETs of PATH, no WINDOW_UPDATE); post-body
-(STREAMS POSTs of PATH, each sending 512 B of its body, never ending).
+(STREAMS POSTs of PATH, each sending 512 B of its body, never ending);
+one-live (as zero-window, but stream 1's window opened by 4 KiB every
+0.2 s, so the connection moves while the other streams stall: the JSON
+line then also has, per connection, the seconds after which each stalled
+stream was reset, null for one never reset).
 HPACK is written by hand (static-table names, literals without indexing):
 no library is needed and nothing is compressed.
 """
@@ -55,12 +59,12 @@ def opening(mode, streams, path):
         return PREFACE[:12]
     if mode == "pri":
         return b"PRI"
-    out = PREFACE + settings(0 if mode == "zero-window" else None) + frame(4, 1, 0)
+    out = PREFACE + settings(0 if mode in ("zero-window", "one-live") else None) + frame(4, 1, 0)
     if mode == "headers":
         return out + frame(1, 0, 1, request("GET", path))  # no END_HEADERS
     if mode == "body":
         return out + frame(1, 4, 1, request("POST", path, 10_000_000))
-    if mode == "zero-window":
+    if mode in ("zero-window", "one-live"):
         return out + b"".join(frame(1, 5, 2 * i + 1, request("GET", path)) for i in range(streams))
     if mode == "post-body":
         # 512 B a stream: 100 streams stay inside the 65,535-byte
@@ -103,7 +107,19 @@ def main():
         sel.register(s, selectors.EVENT_READ, k)
         socks.append(s)
     deadline = time.time() + wait
+    resets = {k: {} for k in range(conns)}
+    pending = {k: b"" for k in range(conns)}
+    next_open = time.time()
     while len(closed) < conns and time.time() < deadline:
+        if mode == "one-live" and time.time() >= next_open:
+            next_open = time.time() + 0.2
+            grant = struct.pack(">I", 4096)
+            for k, s in enumerate(socks):
+                if k not in closed:
+                    try:
+                        s.send(frame(8, 0, 1, grant) + frame(8, 0, 0, grant))
+                    except OSError:
+                        pass
         for key, _ in sel.select(timeout=0.05):
             k = key.data
             try:
@@ -115,7 +131,22 @@ def main():
             if not b:
                 closed[k] = time.time() - sent_at[k]
                 sel.unregister(key.fileobj)
-    print(json.dumps({"mode": mode, "closed_after": [closed.get(k) for k in range(conns)]}), flush=True)
+                continue
+            # RST_STREAM frames, by stream: when the server reset it.
+            buf = pending[k] + b
+            while len(buf) >= 9:
+                n = int.from_bytes(buf[:3], "big")
+                if len(buf) < 9 + n:
+                    break
+                sid = int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF
+                if buf[3] == 3 and sid not in resets[k]:
+                    resets[k][sid] = time.time() - sent_at[k]
+                buf = buf[9 + n:]
+            pending[k] = buf
+    out = {"mode": mode, "closed_after": [closed.get(k) for k in range(conns)]}
+    if mode == "one-live":
+        out["reset_after"] = [[resets[k].get(2 * i + 1) for i in range(1, streams)] for k in range(conns)]
+    print(json.dumps(out), flush=True)
     # Keep them open until told (stdin closes), so the caller can measure.
     sys.stdin.read()
     for s in socks:

@@ -35,6 +35,18 @@ def handle(c):
         elif mode == "endless-chunked":
             c.recv(65536); c.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
             while True: c.send(b"10000\r\n" + b"z"*65536 + b"\r\n")
+        elif mode in ("h2-ping-flood", "h2-settings-flood"):
+            # h2c with prior knowledge: the server's SETTINGS, then PINGs
+            # (or SETTINGS) for ever, never a response; the client's answers are drained.
+            import struct
+            def frame(kind, flags, stream, payload=b""):
+                return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+            c.recv(65536)
+            threading.Thread(target=lambda: [None for _ in iter(lambda: c.recv(65536), b"")], daemon=True).start()
+            one = {"h2-ping-flood": frame(6, 0, 0, b"\0" * 8),
+                   "h2-settings-flood": frame(4, 0, 0, b"\0\3\0\0\0\x64")}[mode]
+            c.sendall(frame(4, 0, 0))
+            while True: c.sendall(one * 100)
         elif mode == "close-on-reuse":
             # answers the first request, then closes just as the client reuses it
             data = c.recv(65536)

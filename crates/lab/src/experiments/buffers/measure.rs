@@ -36,6 +36,11 @@ pub struct Details {
     /// Seconds of each download (the plan's: 10, or 5 in a short share).
     #[serde(default)]
     pub secs: u64,
+    /// `tcp_rmem` and `tcp_wmem` as a new namespace had them when the run
+    /// started (the host's values it inherits; empty in a record from
+    /// before they were kept).
+    #[serde(default)]
+    pub inherited: Vec<(String, String)>,
 }
 
 /// What [`measure`] returns: the downloads and the path they ran on.
@@ -133,6 +138,7 @@ pub fn measure(
     progress: &dyn Progress,
     (parts, values): (Vec<crate::sequential::PartSpec>, Values<'_>),
 ) -> Result<Measured, LabError> {
+    let inherited = tcpwise_emu::testbed::fresh_namespace_tcp_mem()?;
     let id = progress.step("buffers: starting the 177 ms / 151 Mbit/s path", 0);
     let mut bed = ServedTestbed::start(opts, 177_000_000, 151_000_000, Vec::new())?;
     let port = bed.serve_perf()?;
@@ -166,6 +172,7 @@ pub fn measure(
             rtt_ms,
             rate_mbit,
             secs: plan.secs,
+            inherited,
         },
         paths: vec![path],
         decision: done.record,

@@ -56,7 +56,7 @@ impl Plan {
     /// by the second half the steady rate is read from.
     pub fn new(opts: &LabOptions) -> Plan {
         let long = SETUP_SECS + round_secs(10) * (min_rounds() + 1) as f64;
-        let fits = crate::budget::left(opts).is_none_or(|l| l >= long);
+        let fits = crate::budget::share_left(opts).is_none_or(|l| l >= long);
         Plan {
             secs: if fits { 10 } else { 5 },
         }

@@ -38,15 +38,34 @@ fn per_second(runs: &[PerfReport]) -> Vec<(f64, f64, f64, f64)> {
         .collect()
 }
 
+/// What a new namespace inherited, as the run read it: the host's values
+/// (Linux 4.15 on), which are neither arm's unless they happen to match.
+fn inherited_text(read: &[(String, String)]) -> String {
+    if read.is_empty() {
+        return "a new namespace copies its host's values, which this record does not keep".into();
+    }
+    let kv: Vec<(&str, &str)> = read.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    format!(
+        "the host's values a new namespace inherits, read from a fresh one when the run started, are {} (so each arm sets its own)",
+        sysctls_text(&kv)
+    )
+}
+
 impl Section<'_> {
     /// The claim's paragraph, with how the downloads ran.
     fn claim(&self) -> String {
         let (secs, rounds) = (self.plan.secs, self.analysis.rounds);
         format!(
-            "A receive buffer pinned with `SO_RCVBUF` caps a download at about the buffer over the round trip, whatever the link; leaving the buffer to the kernel's autotuning reaches line rate. **Here**: path {}; {rounds} download(s) of {secs} s an arm with `tcpwise perf -R`, receiver in the client namespace, static and autotuned alternating. The testbed raises the autotuning ceilings in both namespaces ({}); the third arm sets them to Linux's boot-time defaults ({}, what a stock host has; a new namespace copies its host's values, so the testbed sets these) on the same path. Figures are medians over an arm's downloads ({}).",
+            "A receive buffer pinned with `SO_RCVBUF` caps a download at about the buffer over the round trip, whatever the link; leaving the buffer to the kernel's autotuning reaches line rate. **Here**: path {}; {rounds} download(s) of {secs} s an arm with `tcpwise perf -R`, receiver in the client namespace, static and autotuned alternating. The testbed raises the autotuning ceilings in both namespaces ({}); the third arm sets them to Linux's boot-time defaults ({}, what a stock host has) on the same path{}; {}. Figures are medians over an arm's downloads ({}).",
             self.measured.paths.first().map_or("", |p| p.path.as_str()),
             sysctls_text(DEFAULT_SYSCTLS),
             sysctls_text(LINUX_DEFAULT_TCP_MEM),
+            if self.measured.details.auto_default.is_empty() {
+                ", as far as the share holds: it did not run here (the experiments after this one needed the time)"
+            } else {
+                ""
+            },
+            inherited_text(&self.measured.details.inherited),
             crate::verdict::intervals_in_words(rounds)
         )
     }
@@ -71,12 +90,19 @@ impl Section<'_> {
         );
         let _ = writeln!(
             md,
-            "| this run, Mbit/s | {} (cap predicted {predicted:.2}) | {} (steady {}) | {} (send-buffer-limited {}) | {ceiling:.2} |",
+            "| this run, Mbit/s | {} (cap predicted {predicted:.2}) | {} (steady {}) | {} | {ceiling:.2} |",
             a.pinned.cell(2),
             a.auto.cell(2),
             a.steady.cell(1),
-            a.auto_default.cell(2),
-            sndbuf.map_or("-".into(), |p| format!("{p:.0} % of the time"))
+            if d.auto_default.is_empty() {
+                "did not run".to_string()
+            } else {
+                format!(
+                    "{} (send-buffer-limited {})",
+                    a.auto_default.cell(2),
+                    sndbuf.map_or("-".into(), |p| format!("{p:.0} % of the time"))
+                )
+            }
         );
         let _ = writeln!(
             md,
@@ -101,14 +127,25 @@ impl Section<'_> {
     fn per_second(&self, md: &mut String, arms: &[Vec<(f64, f64, f64, f64)>; 3]) {
         let rounds = self.analysis.rounds;
         let ceiling = self.analysis.ceiling;
+        // An arm that did not run gets no column.
+        let ran: Vec<bool> = arms.iter().map(|r| !r.is_empty()).collect();
+        let names = ["static", "autotuned", "autotuned, Linux's default ceilings"];
+        let head: Vec<&str> = names
+            .iter()
+            .zip(&ran)
+            .filter(|x| *x.1)
+            .map(|x| *x.0)
+            .collect();
         let _ = writeln!(
             md,
-            "Per second, Mbit/s{}:\n\n| second | static | autotuned | autotuned, Linux's default ceilings |\n|---|---|---|---|",
+            "Per second, Mbit/s{}:\n\n| second | {} |\n|---|{}",
             if rounds > 1 {
                 format!(" (median of {rounds} downloads [smallest, largest])")
             } else {
                 String::new()
-            }
+            },
+            head.join(" | "),
+            "---|".repeat(head.len())
         );
         let rows = arms.iter().map(Vec::len).max().unwrap_or(0);
         // A second above the ceiling is physics, not a fault: say why.
@@ -120,7 +157,9 @@ impl Section<'_> {
                 .map_or(i as f64, |x| x.0 - 1.0);
             let cells: Vec<String> = arms
                 .iter()
-                .map(|r| {
+                .zip(&ran)
+                .filter(|x| *x.1)
+                .map(|(r, _)| {
                     r.get(i).map_or("-".into(), |x| {
                         if rounds > 1 {
                             format!("{:.1} [{:.1}, {:.1}]", x.1, x.2, x.3)
@@ -174,6 +213,7 @@ impl Section<'_> {
             .iter()
             .zip(colors)
             .zip(arms)
+            .filter(|(_, r)| !r.is_empty())
             .map(|((n, c), r)| {
                 (
                     if rounds > 1 {
@@ -195,6 +235,7 @@ impl Section<'_> {
             colors
                 .iter()
                 .zip(arms)
+                .filter(|(_, r)| !r.is_empty())
                 .map(|(c, r)| (*c, r.iter().map(|x| (x.0, x.2, x.3)).collect()))
                 .collect()
         } else {

@@ -70,6 +70,10 @@ pub struct Details {
     pub runs: Vec<Run>,
     /// Each path as the emulator describes it, with its queue.
     pub paths: Vec<String>,
+    /// The longest loaded phase a test had, s (the plan's, kept because
+    /// it follows the share; absent in a record from before).
+    #[serde(default)]
+    pub max_secs: Option<u64>,
 }
 
 /// What [`measure`] returns.
@@ -361,7 +365,11 @@ pub fn measure(
     }
     let (paths, descs): (Vec<PathError>, Vec<String>) = beds.into_iter().unzip();
     Ok(Measured {
-        details: Details { runs, paths: descs },
+        details: Details {
+            runs,
+            paths: descs,
+            max_secs: Some(plan.max_duration.as_secs()),
+        },
         paths,
         decision: done.record,
     })

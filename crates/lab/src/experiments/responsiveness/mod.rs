@@ -126,9 +126,20 @@ pub fn round_secs(secs: u64) -> f64 {
     3.0 * (secs as f64 + 3.0)
 }
 
-/// Seconds the decision needs: both testbeds, the least rounds and one
-/// spare.
+/// Seconds a decision round of [`TINY_TEST_SECS`] tests takes as
+/// measured (the default run of 3 Dec: 7 rounds in 2 min 14 s, where
+/// [`round_secs`] plans 24 s).
+pub const DECISION_ROUND_SECS: f64 = 20.0;
+
+/// Seconds the decision needs, what the budget plans for: both testbeds,
+/// the least rounds and one spare, of 5 s tests.
 pub fn need() -> f64 {
+    2.0 * SETUP_SECS + DECISION_ROUND_SECS * (min_rounds() + 1) as f64
+}
+
+/// Seconds the decision takes with [`TEST_SECS`] tests: a share this
+/// long gets them.
+pub fn long_need() -> f64 {
     2.0 * SETUP_SECS + round_secs(TEST_SECS) * (min_rounds() + 1) as f64
 }
 
@@ -262,11 +273,11 @@ impl Plan {
             arms,
             runs: opts.runs.unwrap_or(MIN_RUNS),
             // The draft's 20 s with fixed rounds (--runs, the long run);
-            // 10 s in a budget, where a round is three tests.
-            // A share too small to decide: 5 s, one round of each.
-            max_duration: Duration::from_secs(match crate::budget::left(opts) {
+            // 10 s in a share that holds the decision's rounds of them;
+            // 5 s in a shorter one (the default run's).
+            max_duration: Duration::from_secs(match crate::budget::share_left(opts) {
                 _ if opts.runs.is_some() => 20,
-                Some(l) if l < need() => TINY_TEST_SECS,
+                Some(l) if l < long_need() => TINY_TEST_SECS,
                 _ => TEST_SECS,
             }),
             left_out,

@@ -101,7 +101,7 @@ impl Section<'_> {
         let plan = self.plan;
         format!(
             "`tcpwise rpm --direction down` (the draft's method and defaults, each loaded phase at most {} s, HTTP/2 over TLS, in-process in the client namespace) against `tcpwise serve --tls` in the server namespace, one server per setting side by side: `--notsent-lowat off` or `auto` ({} ms of the connection's delivery rate from TCP_INFO, {} KiB to {} MiB, the same bound on each HTTP/2 stream's and rustls's send buffer) × `-C cubic` or `bbr`. Queues (both directions): {}. Rounds interleave the settings: {}. Testbed: {}. Steal: hypervisor ticks over a cell's tests.",
-            plan.max_duration.as_secs(),
+            self.details.max_secs.unwrap_or(plan.max_duration.as_secs()),
             ADAPTIVE_TIME.as_millis(),
             ADAPTIVE_MIN / 1024,
             ADAPTIVE_MAX >> 20,
