@@ -21,8 +21,9 @@ pub struct LabArgs {
     /// alone, after.
     #[arg(value_name = "EXPERIMENT")]
     pub experiments: Vec<String>,
-    /// A short run: --budget 5m. The decisions that fit decide (buffers, idle-selection and
-    /// read-slow-start here); each part that does not says how many more rounds it needs.
+    /// A short run: --budget 5m, without completion, head-of-line and sharing (their decisions
+    /// take longer) unless named, the cheapest decisions first; a part that does not fit says
+    /// how many more rounds it needs.
     #[arg(long, conflicts_with = "budget")]
     pub quick: bool,
     /// Time for the whole run, shared among the experiments, each running rounds until decided

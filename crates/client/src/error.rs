@@ -142,7 +142,7 @@ pub enum HttpError {
     },
     /// The server sent HTTP/2 frames that carry nothing of a response
     /// (PING, SETTINGS, empty DATA, ...) past nghttp2's flood limit:
-    /// curl's 16 (`CURLE_HTTP2`).
+    /// curl 7.88's 56 ("Flooding was detected in this HTTP/2 session").
     #[error(
         "{target} sent {frames} HTTP/2 frames in a row that carry nothing of a response (PING, SETTINGS, WINDOW_UPDATE, empty DATA): more than the {limit} read before one (nghttp2's flood limit)"
     )]

@@ -28,7 +28,8 @@ pub fn http(e: &HttpError) -> i32 {
         HttpError::Tls { .. } => 35,
         HttpError::Certificate { .. } => 60,
         HttpError::TooLarge { .. } => 63,
-        HttpError::Flood { .. } => 16,
+        // curl 7.88 with nghttp2: "Flooding was detected", 56.
+        HttpError::Flood { .. } => 56,
         HttpError::TooManyRedirects { .. } => 47,
         // curl's 18: the body ended before its length said it would.
         HttpError::Body { .. } if e.is_partial() => 18,

@@ -209,6 +209,12 @@ fn every_section_reads_apart_when_the_claim_holds_and_when_it_fails() {
             let a = e
                 .replay(&opts, &entry)
                 .unwrap_or_else(|err| panic!("{}: {err}", e.name()));
+            let ours = &a.rendered.headline.ours;
+            assert!(
+                !ours.contains("NaN"),
+                "{}: NaN in the first table: {ours}",
+                e.name()
+            );
             let v = a.rendered.headline.verdict.expect("a verdict");
             (a.rendered.markdown, v)
         };

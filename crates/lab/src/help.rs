@@ -54,24 +54,27 @@ decided, or when its share of --budget ends (undecided at budget, with the
 intervals reached); the time it saves goes to the next. Every
 experiment decides this way. Descriptive extras (every pool policy,
 responsiveness's matrix, cold-start's other paths, completion's tables,
-head-of-line's other paths) take what is left.
+head-of-line's other paths) take what is left, and stop early where the
+experiments after them would get less than their decisions need.
 --budget DURATION (default 14m, the run in 15 minutes on 2 cores; --quick is
 5m) is printed with each phase's share at the start; a budget without one
-round for every experiment is refused. --runs N fixes the rounds instead
+round for every experiment is refused. --quick leaves out completion,
+head-of-line and sharing unless named (their decisions take longer) and
+runs the cheapest decisions first. --runs N fixes the rounds instead
 (no stopping, no budget): N rounds of every experiment's decision, then N
 runs of each of its extras (idle-selection's size sweep at most 5).
 Idle-selection, read-slow-start and head-of-line run at once, each testbed
 within the sweep's limit (4 testbeds and 100 Mbit/s of link rate a core);
-buffers (151 Mbit/s, most of that limit), completion, responsiveness and
-cold-start then run alone, since their figures move when other testbeds
-share the cores.
+buffers (151 Mbit/s, most of that limit), completion, responsiveness,
+cold-start and sharing then run alone, since their figures move when other
+testbeds share the cores.
 Results go to DIR/results.json, DIR/report.md and DIR/index.html, rewritten
 after every experiment. Progress bars on a terminal, plain lines otherwise.
 
 Examples:
   tcpwise lab                               every experiment in 15 minutes (2 cores)
-  tcpwise lab --quick --out /tmp/lab        5 minutes: the rounds that fit; a part left
-                                            undecided says so
+  tcpwise lab --quick --out /tmp/lab        5 minutes: the decisions that fit; a part
+                                            left undecided says how many rounds it needs
   tcpwise lab buffers --budget 3m           one experiment, its own budget
   tcpwise lab --runs 3                      fixed rounds, no stopping (the old full run)
   tcpwise lab idle-selection --rtt 100ms    one experiment on your own path

@@ -497,10 +497,28 @@ fn named(name: &str) -> Option<Box<dyn Experiment>> {
     all().into_iter().find(|e| e.name() == name)
 }
 
-/// The experiments `names` asks for (all when empty), checked against
+/// What `--quick` leaves out unless named: experiments whose decision
+/// does not fit its 5 minutes beside the others here (completion's takes
+/// about 6 min, head-of-line's about 7, sharing's 2; docs/lab.md has the
+/// runs). Their one round each would take the time the others decide in.
+pub const NOT_QUICK: &[&str] = &["completion", "head-of-line", "sharing"];
+
+/// The experiments `names` asks for (all when empty; with `--quick`, all
+/// but [`NOT_QUICK`], the cheapest decisions first), checked against
 /// `opts` before anything is set up.
 pub fn select(opts: &LabOptions, names: &[String]) -> Result<Vec<Box<dyn Experiment>>, LabError> {
-    let chosen: Vec<Box<dyn Experiment>> = if names.is_empty() {
+    let chosen: Vec<Box<dyn Experiment>> = if names.is_empty() && opts.quick {
+        let mut v: Vec<_> = all()
+            .into_iter()
+            .filter(|e| !NOT_QUICK.contains(&e.name()))
+            .collect();
+        // A short budget starves the phases that come last: the cheap
+        // decisions go first, so they are the ones that end.
+        v.sort_by(|a, b| {
+            (a.alone().cmp(&b.alone())).then(a.cost(opts).need.total_cmp(&b.cost(opts).need))
+        });
+        v
+    } else if names.is_empty() {
         all()
     } else {
         let mut v = Vec::new();
@@ -661,6 +679,17 @@ impl LabPlan {
         if !alone.is_empty() {
             parts.push(format!("then alone: {}", alone.join(", ")));
         }
+        let out: Vec<&str> = NOT_QUICK
+            .iter()
+            .copied()
+            .filter(|n| opts.quick && !self.chosen.iter().any(|e| e.name() == *n))
+            .collect();
+        if !out.is_empty() {
+            parts.push(format!(
+                "--quick leaves out {} (their decisions take longer than its 5 minutes here: name them to run them, or run without --quick)",
+                out.join(", ")
+            ));
+        }
         parts.join("; ")
     }
 
@@ -683,9 +712,18 @@ impl LabPlan {
         let done: std::sync::Mutex<Vec<Option<ExperimentResult>>> =
             std::sync::Mutex::new((0..n).map(|_| None).collect());
         // Each result is written as it ends, in report order.
+        // The report keeps `all()`'s order, whatever order they ran in
+        // (`--quick` runs the cheapest decisions first).
+        let rank = |name: &str| all().iter().position(|e| e.name() == name);
+        let mut by_report: Vec<usize> = (0..n).collect();
+        by_report.sort_by_key(|&i| rank(self.chosen[i].name()));
+        let mut slot = vec![0; n];
+        for (k, &i) in by_report.iter().enumerate() {
+            slot[i] = k;
+        }
         let finished = |i: usize, r: ExperimentResult| -> Result<(), LabError> {
             let mut d = done.lock().unwrap_or_else(|p| p.into_inner());
-            d[i] = Some(r);
+            d[slot[i]] = Some(r);
             let sofar: Vec<ExperimentResult> = d.iter().flatten().cloned().collect();
             let header = report::write_json(opts, &sofar)?;
             let entries: Vec<report::Entry> = sofar.iter().map(Into::into).collect();

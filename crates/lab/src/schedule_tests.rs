@@ -145,3 +145,27 @@ fn a_failure_stops_the_others_and_is_what_the_run_returns() {
     assert!(log.contains(&"stopped long".to_string()), "{log:?}");
     assert!(!log.contains(&"start after".to_string()), "{log:?}");
 }
+
+#[test]
+fn quick_leaves_out_the_long_decisions_and_runs_the_cheap_ones_first() {
+    let opts = LabOptions::for_tests(true, None);
+    let chosen = select(&opts, &[]).expect("valid");
+    let names: Vec<&str> = chosen.iter().map(|e| e.name()).collect();
+    for n in NOT_QUICK {
+        assert!(!names.contains(n), "{names:?}");
+    }
+    let alone: Vec<f64> = chosen
+        .iter()
+        .filter(|e| e.alone())
+        .map(|e| e.cost(&opts).need)
+        .collect();
+    assert!(alone.is_sorted(), "{names:?}: {alone:?}");
+    let plan = LabPlan { chosen };
+    assert!(
+        plan.schedule(&opts)
+            .contains("--quick leaves out completion, head-of-line, sharing")
+    );
+    // Named, they run.
+    let named = select(&opts, &["completion".into()]).expect("valid");
+    assert_eq!(named.len(), 1);
+}

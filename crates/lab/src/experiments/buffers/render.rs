@@ -264,11 +264,18 @@ impl Section<'_> {
         Headline {
             field_report: "278,775-byte static buffer: 11.3 Mbit/s avg (12.6 max); autotuned 126 avg, 151 max, on 151 Mbit/s / 177 ms".into(),
             ours: format!(
-                "static {:.1} Mbit/s (predicted cap {predicted:.1}); autotuned {:.1} Mbit/s = {:.0} % of the {ceiling:.1} ceiling ({secs} s, median of {rounds}; {:.1} with Linux's default autotuning ceilings)",
+                "static {:.1} Mbit/s (predicted cap {predicted:.1}); autotuned {:.1} Mbit/s = {:.0} % of the {ceiling:.1} ceiling ({secs} s, median of {rounds}; {})",
                 a.pinned.median,
                 a.auto.median,
                 100.0 * a.auto.median / ceiling,
-                a.auto_default.median,
+                if self.measured.details.auto_default.is_empty() {
+                    "Linux's default autotuning ceilings did not run".to_string()
+                } else {
+                    format!(
+                        "{:.1} with Linux's default autotuning ceilings",
+                        a.auto_default.median
+                    )
+                },
             ),
             verdict: Some(super::analysis::verdict(a)),
             conditions: Vec::new(),
