@@ -134,9 +134,19 @@ mod tests {
                     } => vec![lo, hi, outer_lo, outer_hi],
                 };
                 let words: Vec<String> = edges.iter().map(|x| format!("{}", x.abs())).collect();
+                // Whole numbers of the row, not substrings ("0.65" is not
+                // 0.6; a test that matched substrings passed a wrong edge).
+                let numbers = |r: &str| -> Vec<f64> {
+                    r.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+                        .filter_map(|t| t.trim_matches('.').parse().ok())
+                        .collect()
+                };
                 let found = rows.iter().any(|r| {
+                    let have = numbers(r);
                     r.starts_with(&format!("| {} |", e.name()))
-                        && words.iter().all(|w| r.contains(w.as_str()))
+                        && edges
+                            .iter()
+                            .all(|x| have.iter().any(|h| (h - x.abs()).abs() < 1e-9))
                 });
                 assert!(
                     found,
