@@ -267,6 +267,15 @@ impl QueueBed {
     }
 }
 
+/// Whether `q` on `p` is one of the decisive testbeds (on the first path,
+/// the bloated drop-tail and FQ-CoDel), already up for the decision.
+fn decisive(first: &super::PathPlan, p: &super::PathPlan, q: &super::Queue) -> bool {
+    p.name == first.name
+        && [super::BLOATED, super::FQ_CODEL]
+            .iter()
+            .any(|&i| q.label == super::QUEUES[i].label)
+}
+
 /// A decisive round's values come from `values` (the analysis's, given
 /// the round's three tests: drop-tail off, FQ-CoDel auto, FQ-CoDel off).
 /// The decisive rounds (on the first path: the bloated drop-tail with
@@ -308,12 +317,6 @@ pub fn measure(
     // the decisive rounds measured), as many rounds as the time left
     // holds, the decisive testbeds first while they are up.
     let mut beds: Vec<(PathError, String)> = Vec::new();
-    let decisive = |p: &super::PathPlan, q: &super::Queue| {
-        p.name == first.name
-            && [super::BLOATED, super::FQ_CODEL]
-                .iter()
-                .any(|&i| q.label == super::QUEUES[i].label)
-    };
     type Cell<'a> = (
         Option<QueueBed>,
         Option<(&'a super::PathPlan, &'a super::Queue)>,
@@ -324,7 +327,7 @@ pub fn measure(
         (Some(fq), None, vec![off, auto]),
     ];
     for p in &plan.paths {
-        for q in plan.queues.iter().filter(|q| !decisive(p, q)) {
+        for q in plan.queues.iter().filter(|q| !decisive(first, p, q)) {
             up.push((None, Some((p, q)), Vec::new()));
         }
     }
@@ -364,12 +367,14 @@ pub fn measure(
         beds.push(bed.finish(&runs)?);
     }
     let (paths, descs): (Vec<PathError>, Vec<String>) = beds.into_iter().unzip();
+    let max_secs = Some(plan.max_duration.as_secs());
+    let details = Details {
+        runs,
+        paths: descs,
+        max_secs,
+    };
     Ok(Measured {
-        details: Details {
-            runs,
-            paths: descs,
-            max_secs: Some(plan.max_duration.as_secs()),
-        },
+        details,
         paths,
         decision: done.record,
     })
