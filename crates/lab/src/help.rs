@@ -45,7 +45,8 @@ Experiments (the four field reports first, then the rest; real kernel TCP on bot
 Each experiment runs rounds until its criterion is decided: its arms back to
 back on the same path, then, for every part of the criterion, the median's
 confidence sequence (an interval valid however often it is looked at; Howard
-& Ramdas 2022), 5 % error a side. Every part states an indifference zone
+& Ramdas 2022), 5 % error a side, which bounds an obvious effect after 5
+rounds, the fewest a median's interval can at that rate. Every part states an indifference zone
 fixed in code (a confirming and a refuting edge, or an inner and an outer
 band): it is confirmed once its interval excludes the refuting edge and
 refuted once it excludes the confirming one, so a part always ends once its

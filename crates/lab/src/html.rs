@@ -530,7 +530,7 @@ mod tests {
             "refuting edge",
             "zone",
             "round",
-            "no interval before round 7",
+            "no interval before round 5",
         ] {
             assert!(svg.contains(word), "{word} missing");
         }

@@ -254,7 +254,7 @@ mod tests {
             deadline: Some(Instant::now() + Duration::from_secs(600)),
             given: None,
             fixed: None,
-            min_rounds: 7,
+            min_rounds: 5,
             max_rounds: 40,
         };
         let log = Log::default();
@@ -263,22 +263,22 @@ mod tests {
             Ok(((), vec![5.0]))
         })
         .unwrap();
-        assert_eq!(r.record.rounds, 7);
+        assert_eq!(r.record.rounds, 5);
         let (totals, notes) = log.0.into_inner().unwrap();
         // No bar of max_rounds to extrapolate an eta from.
         assert_eq!(totals, vec![0]);
-        assert_eq!(notes.len(), 7);
+        assert_eq!(notes.len(), 5);
         assert!(
             notes[0]
-                .starts_with("round 1 counted, 0 of 1 parts decided; no interval before round 7"),
+                .starts_with("round 1 counted, 0 of 1 parts decided; no interval before round 5"),
             "{}",
             notes[0]
         );
         assert!(notes[0].contains("s of its budget left"), "{}", notes[0]);
         assert!(
-            notes[6].starts_with("round 7 counted, 1 of 1 parts decided"),
+            notes[4].starts_with("round 5 counted, 1 of 1 parts decided"),
             "{}",
-            notes[6]
+            notes[4]
         );
     }
 }

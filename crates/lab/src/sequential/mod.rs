@@ -364,7 +364,7 @@ impl PartResult {
             return None;
         }
         let n = self.looks.last().map_or(0, |l| l.round);
-        let first = cs::first_bounded_round(ALPHA);
+        let first = cs::first_bounded_round_of(&self.method);
         Some(match (self.low, self.high) {
             (Some(lo), Some(hi)) => {
                 let need = (n as f64 * ((hi - lo) / z).powi(2)).ceil() as usize;
@@ -576,7 +576,9 @@ impl Record {
         }
         md.push_str(&format!(
             "\nIntervals: {}, {:.0} % each (each end wrong with at most {:.0} % probability, however often it was looked at); rounds whose machine had more than {:.0} % of its CPU stolen are discarded before their figures are read. {}\n",
-            METHOD,
+            // The method the record was made with (a record from before
+            // a change of method still reads as what ran).
+            self.parts.first().map_or(METHOD, |p| p.method.as_str()),
             100.0 * (1.0 - 2.0 * ALPHA),
             100.0 * ALPHA,
             100.0 * driver::STARVED,
@@ -713,23 +715,23 @@ mod tests {
     #[test]
     fn a_part_is_decided_once_and_stays_decided() {
         let mut t = Tracker::new(spec(Target::at_least(5.0, 5.0)));
-        for x in [8.0, 9.0, 8.5, 7.9, 8.8, 9.1] {
+        for x in [8.0, 9.0, 8.5, 7.9] {
             t.push(x);
             assert_eq!(t.state(), State::Undecided);
         }
-        t.push(8.2);
+        t.push(9.1);
         assert_eq!(t.state(), State::Holds);
         let r = t.result();
         assert_eq!(
             (r.decided_after, r.low, r.high),
-            (Some(7), Some(7.9), Some(9.1))
+            (Some(5), Some(7.9), Some(9.1))
         );
         // Later values cannot take it back.
         for _ in 0..10 {
             t.push(1.0);
         }
         assert_eq!(t.state(), State::Holds);
-        assert_eq!(r.looks.len(), 7);
+        assert_eq!(r.looks.len(), 5);
         assert!(
             r.interval_text().starts_with("8.5 [7.9, 9.1]"),
             "{}",
@@ -820,13 +822,13 @@ mod tests {
             t.starts_with(&format!("needs about {more} more rounds (")),
             "{t}"
         );
-        // Three rounds: at least to the first bound.
+        // Three rounds: at least to the first bound (round 5).
         let r3 = Record::of_rounds(
             vec![spec(Target::at_least(3.5, 2.5))],
             &rounds[..3],
             Stop::Budget,
         );
-        assert_eq!(r3.parts[0].rounds_to_decide(), Some(4));
+        assert_eq!(r3.parts[0].rounds_to_decide(), Some(2));
         // Decided: nothing more.
         let done = Record::of_rounds(
             vec![spec(Target::at_least(0.5, 0.4))],

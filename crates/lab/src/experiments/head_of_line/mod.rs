@@ -251,7 +251,7 @@ impl Stages for HeadOfLine {
         parts()
     }
 
-    // Its decision needs about 8 minutes of 5 % loss (7 rounds and a
+    // Its decision needs about 6 minutes of 5 % loss (5 rounds and a
     // spare), more than the default budget gives the phase it shares:
     // its `need` is one round, so it never takes the cheaper verdicts'
     // time; a larger budget's extra time reaches it through `planned`.

@@ -103,7 +103,7 @@ impl Case {
     /// Seconds of a trial and of its warm-up (the share is read after it).
     pub fn secs(self) -> (u64, u64) {
         match self {
-            // Short enough for seven rounds in the default run's share
+            // Short enough for the least rounds in the default run's share
             // (docs/lab-sharing.md has 30 s trials' shares beside); BBR's
             // startup is over within a second of its start.
             Case::Shallow | Case::FqCodel => (15, 5),
