@@ -200,6 +200,10 @@ pub struct Glance {
     pub tally: String,
     /// The parts decided, and what their error rates imply together.
     pub family: String,
+    /// The field reports this run left out (not named, or `--quick`'s
+    /// choice), so a short table is not read as the whole answer.
+    #[serde(default)]
+    pub not_run: Vec<String>,
 }
 
 /// An entry's rows: one, or one a condition it was decided under.
@@ -272,9 +276,15 @@ impl Glance {
             .filter_map(|e| e.decision.as_ref())
             .map(|d| d.decided())
             .sum();
+        let not_run = FIELD_REPORTS
+            .iter()
+            .filter(|n| !done.iter().any(|e| e.name == **n))
+            .map(|n| n.to_string())
+            .collect();
         Glance {
             field_reports,
             others,
+            not_run,
             tally,
             family: crate::sequential::family_text(decided, "in this run"),
         }
@@ -317,7 +327,17 @@ impl Glance {
                         .map_or("-".into(), |(n, s)| format!("{n}, {}", duration(s)))
                 );
             }
+            if title.starts_with("The four") {
+                if let Some(line) = self.not_run_line() {
+                    let _ = writeln!(md, "{line}\n");
+                }
+            }
             md.push('\n');
+        }
+        if self.field_reports.is_empty() {
+            if let Some(line) = self.not_run_line() {
+                let _ = writeln!(md, "{line}\n");
+            }
         }
         let _ = writeln!(md, "**Tally**: {}. {}", self.tally, self.family);
         md
@@ -340,9 +360,26 @@ impl Glance {
                 r.claim
             );
         }
+        if let Some(line) = self.not_run_line() {
+            let _ = writeln!(t, "{line}");
+        }
         let _ = writeln!(t, "tally: {}", self.tally);
         let _ = writeln!(t, "errors: {}", self.family);
         t
+    }
+}
+
+impl Glance {
+    /// "Not in this run: completion (...)" when a field report is missing.
+    fn not_run_line(&self) -> Option<String> {
+        if self.not_run.is_empty() {
+            return None;
+        }
+        let names = self.not_run.join(", ");
+        Some(format!(
+            "Not in this run: {names}, whose field report is not answered here (--quick leaves completion out; name an experiment to run it: tcpwise lab {}).",
+            self.not_run[0]
+        ))
     }
 }
 
@@ -476,5 +513,37 @@ mod tests {
             md.contains("| rtt 20.0 ms | +0.01 ms | 1 / 2 / 3 |"),
             "{md}"
         );
+    }
+
+    /// A run without a field report's experiment says so under the
+    /// first table, in the report and on the terminal; a full run does not.
+    #[test]
+    fn a_field_report_left_out_is_named_under_the_first_table() {
+        let entry = |name: &str| super::Entry {
+            name: name.into(),
+            summary: Default::default(),
+            paths: vec![],
+            headline: crate::Headline {
+                field_report: "theirs".into(),
+                ours: "ours".into(),
+                verdict: None,
+                conditions: Vec::new(),
+            },
+            markdown: format!("## {name} (a claim)\n"),
+            plots: vec![],
+            decision: None,
+        };
+        let quick: Vec<_> = ["buffers", "idle-selection", "read-slow-start"]
+            .into_iter()
+            .map(entry)
+            .collect();
+        let g = super::Glance::of(&quick);
+        assert_eq!(g.not_run, vec!["completion".to_string()]);
+        let line = "Not in this run: completion, whose field report is not answered here";
+        assert!(g.markdown().contains(line), "{}", g.markdown());
+        assert!(g.text().contains(line), "{}", g.text());
+        let all: Vec<_> = super::FIELD_REPORTS.into_iter().map(entry).collect();
+        let g = super::Glance::of(&all);
+        assert!(g.not_run.is_empty() && !g.markdown().contains("Not in this run"));
     }
 }
