@@ -148,6 +148,11 @@ impl MedianCs {
         self.sorted.insert(at, x);
     }
 
+    /// The values so far, smallest first.
+    pub fn sorted(&self) -> &[f64] {
+        &self.sorted
+    }
+
     /// Rounds so far.
     pub fn len(&self) -> usize {
         self.sorted.len()

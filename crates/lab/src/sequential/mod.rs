@@ -312,6 +312,10 @@ pub struct PartResult {
     pub decided_after: Option<usize>,
     /// The interval after every round, for the narrowing plot.
     pub looks: Vec<Look>,
+    /// The counted rounds' values, smallest first (absent in results
+    /// written before 3 Dec): what "needs about N more rounds" projects.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sorted_values: Vec<f64>,
 }
 
 /// serde_json writes a NaN as null: read it back as NaN.
@@ -357,6 +361,23 @@ impl PartResult {
     /// it takes about `n (w / zone)^2`; before its first bound, the rounds
     /// to that bound at least.
     pub fn rounds_to_decide(&self) -> Option<usize> {
+        self.projected().map(|(more, _)| more)
+    }
+
+    /// [`rounds_to_decide`](Self::rounds_to_decide), and whether the
+    /// projection reached its ceiling of rounds without deciding.
+    ///
+    /// With the rounds' values kept, it projects: later rounds drawn as
+    /// the ones so far (their empirical quantiles), the interval at `t`
+    /// rounds is the quantiles at the ranks the sequence uses, and the
+    /// answer is the first `t` whose interval decides. One far value
+    /// among nine then costs the rounds an order statistic needs to pass
+    /// it (a width rule read it as a spread and asked for 125); values
+    /// spread across the zone ask for many. Older records, without
+    /// values, get the width rule: an interval narrows about as one over
+    /// the square root of the rounds, so from width `w` after `n` rounds
+    /// it takes about `n (w / zone)^2`.
+    pub fn projected(&self) -> Option<(usize, bool)> {
         // A zone of no width (a recording from before zones) may never
         // decide: no estimate.
         let z = self.target.zone_width();
@@ -364,14 +385,42 @@ impl PartResult {
             return None;
         }
         let n = self.looks.last().map_or(0, |l| l.round);
+        if self.sorted_values.len() == n && n > 0 {
+            return Some(self.project(n));
+        }
         let first = cs::first_bounded_round_of(&self.method);
         Some(match (self.low, self.high) {
             (Some(lo), Some(hi)) => {
                 let need = (n as f64 * ((hi - lo) / z).powi(2)).ceil() as usize;
-                need.saturating_sub(n).max(1)
+                (need.saturating_sub(n).max(1), false)
             }
-            _ => first.saturating_sub(n).max(1),
+            _ => (first.saturating_sub(n).max(1), false),
         })
+    }
+
+    fn project(&self, n: usize) -> (usize, bool) {
+        const CEILING: usize = 2_000;
+        let v = &self.sorted_values;
+        // The empirical quantile at rank k of t (type 1).
+        let q = |k: usize, t: usize| {
+            let i = (k as f64 / t as f64 * n as f64).ceil() as usize;
+            v[i.clamp(1, n) - 1]
+        };
+        let mut t = n + 1;
+        while t <= CEILING {
+            if let Some(s) = cs::reject_count(t, ALPHA) {
+                let (mut lo, mut hi) = (q(t - s + 1, t), q(s, t));
+                // The running intersection stands.
+                lo = lo.max(self.low.unwrap_or(f64::NEG_INFINITY));
+                hi = hi.min(self.high.unwrap_or(f64::INFINITY));
+                if lo <= hi && self.target.decide(lo, hi) != State::Undecided {
+                    return (t - n, false);
+                }
+            }
+            // Every round near the present, then 5 % steps.
+            t = if t < n + 40 { t + 1 } else { t + t / 20 };
+        }
+        (CEILING - n, true)
     }
 
     /// The decision in a word: confirmed, refuted, undecided.
@@ -459,6 +508,7 @@ impl Tracker {
             state: self.state,
             decided_after: self.decided_after,
             looks: self.looks.clone(),
+            sorted_values: self.cs.sorted().to_vec(),
         }
     }
 }
@@ -633,21 +683,20 @@ impl Record {
         ) {
             return None;
         }
-        let more = self
-            .parts
-            .iter()
-            .filter_map(PartResult::rounds_to_decide)
-            .max()?;
+        let (more, ceiling) = self.parts.iter().filter_map(PartResult::projected).max()?;
         let ran = (self.rounds + self.discarded).max(1);
         let secs = self.secs / ran as f64 * more as f64;
-        let time = if secs >= 90.0 {
+        let time = if secs >= 7200.0 {
+            format!("{:.1} h", secs / 3600.0)
+        } else if secs >= 90.0 {
             format!("{:.0} min", secs / 60.0)
         } else {
             format!("{secs:.0} s")
         };
         let rounds = if more == 1 { "round" } else { "rounds" };
+        let about = if ceiling { "more than" } else { "about" };
         Some(format!(
-            "needs about {more} more {rounds} ({time}) to decide"
+            "needs {about} {more} more {rounds} ({time}) to decide"
         ))
     }
 
@@ -828,7 +877,25 @@ mod tests {
             &rounds[..3],
             Stop::Budget,
         );
-        assert_eq!(r3.parts[0].rounds_to_decide(), Some(2));
+        assert!(r3.parts[0].rounds_to_decide() >= Some(2));
+        // One far value among nine (cold-start's 41.5 ms beside 3 ms,
+        // 3 Dec) in a band out to 20: the rounds an order statistic
+        // needs to pass it, not the width rule's hundred and more.
+        let far: Vec<Vec<f64>> = [3.0, 2.9, 3.1, 41.5, 3.0, 2.8, 3.2, 3.0, 3.1]
+            .iter()
+            .map(|v| vec![*v])
+            .collect();
+        let band = Target::within((-10.0, 10.0), (-20.0, 20.0));
+        let mut rf = Record::of_rounds(vec![spec(band)], &far, Stop::Budget);
+        let more = rf.parts[0].rounds_to_decide().expect("undecided");
+        assert!((1..=10).contains(&more), "{more}");
+        rf.parts[0].sorted_values.clear();
+        let width_rule = rf.parts[0].rounds_to_decide().expect("undecided");
+        assert!(width_rule > 50, "{width_rule}");
+        // Values that straddle a threshold forever: more than the ceiling.
+        let even: Vec<Vec<f64>> = (0..10).map(|i| vec![(i % 2) as f64]).collect();
+        let re = Record::of_rounds(vec![spec(Target::at_least(0.6, 0.4))], &even, Stop::Budget);
+        assert!(re.more_text().unwrap().starts_with("needs more than"));
         // Decided: nothing more.
         let done = Record::of_rounds(
             vec![spec(Target::at_least(0.5, 0.4))],
@@ -861,6 +928,7 @@ mod tests {
             state,
             decided_after: None,
             looks: vec![],
+            sorted_values: vec![],
         };
         use State::*;
         let m = Combine::Main(1);

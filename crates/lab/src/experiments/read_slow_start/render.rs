@@ -322,6 +322,7 @@ mod moved_tests {
             state,
             decided_after: Some(7),
             looks: Vec::new(),
+            sorted_values: vec![],
         }
     }
 
