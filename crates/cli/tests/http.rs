@@ -385,7 +385,8 @@ fn serve_help_lists_every_limit_and_the_limit_log_line_appears() {
         assert!(first.contains("error") && first.contains(bad[1]), "{e}");
     }
 
-    // --max-conns 1: a second connection waits, and stderr says why, once.
+    // --max-conns 1: a second connection closes the first, which moved no
+    // data, and stderr says why, once.
     let mut child = Command::new(BIN)
         .args([
             "serve",
@@ -411,13 +412,31 @@ fn serve_help_lists_every_limit_and_the_limit_log_line_appears() {
     let banner = rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
     assert!(banner.contains("at most 1 connections"), "{banner}");
     let addr = banner.rsplit("http://").next().unwrap().to_string();
-    let _a = std::net::TcpStream::connect(&addr).unwrap();
-    let _b = std::net::TcpStream::connect(&addr).unwrap();
+    let mut a = std::net::TcpStream::connect(&addr).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let mut b = std::net::TcpStream::connect(&addr).unwrap();
     let line = rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
     assert!(
-        line.contains("connection limit reached") && line.contains("--max-conns"),
+        line.contains("connection limit reached")
+            && line.contains("--max-conns")
+            && line.contains("moved data longest ago"),
         "{line}"
     );
+    use std::io::{Read, Write};
+    a.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let mut buf = [0u8; 16];
+    assert!(
+        matches!(a.read(&mut buf), Ok(0) | Err(_)),
+        "the first connection was closed"
+    );
+    b.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    b.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let mut reply = String::new();
+    let _ = b.read_to_string(&mut reply);
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     assert!(
         rx.recv_timeout(std::time::Duration::from_millis(300))
             .is_err(),

@@ -74,8 +74,9 @@ after every experiment. Progress bars on a terminal, plain lines otherwise.
 
 Examples:
   tcpwise lab                               every experiment in 15 minutes (2 cores)
-  tcpwise lab --quick --out /tmp/lab        5 minutes: the decisions that fit; a part
-                                            left undecided says how many rounds it needs
+  tcpwise lab --quick --out /tmp/lab        5 minutes: all but completion, head-of-line
+                                            and sharing; a part left undecided says how
+                                            many rounds it needs
   tcpwise lab buffers --budget 3m           one experiment, its own budget
   tcpwise lab --runs 3                      fixed rounds, no stopping (the old full run)
   tcpwise lab idle-selection --rtt 100ms    one experiment on your own path

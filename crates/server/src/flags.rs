@@ -146,8 +146,9 @@ pub struct ServeArgs {
         help_heading = "Limits"
     )]
     pub max_delay: Seconds,
-    /// Limit: connections open at once (lowered to fit RLIMIT_NOFILE); more
-    /// wait in the listen backlog, and a line on stderr says so.
+    /// Limit: connections open at once (lowered to fit RLIMIT_NOFILE); at
+    /// the limit each newcomer closes the connection that moved data longest
+    /// ago (TCP_INFO), and a line on stderr says so.
     #[arg(
         long,
         value_name = "N",

@@ -43,6 +43,7 @@ macro_rules! log {
 
 mod coalesce;
 mod conn;
+mod evict;
 pub mod h3;
 mod head;
 mod log;
@@ -220,7 +221,8 @@ pub struct Limits {
     pub max_bytes: u64,
     /// Longest MS of `/delay/MS` (longer: 400).
     pub max_delay: Duration,
-    /// Connections open at once; more wait in the listen backlog (logged).
+    /// Connections open at once; at the limit a newcomer closes the
+    /// stalest (`evict`), logged once an episode.
     pub max_conns: usize,
 }
 
@@ -441,27 +443,69 @@ pub fn serve_threads(
     r
 }
 
-/// A connection slot: at the limit, new connections wait in the listen
-/// backlog (nginx's `worker_connections`), said once per episode; `None`
-/// when the server stops while waiting.
-async fn slot(
+/// What the accept loop got: a connection and its slot, an accept error,
+/// or the server's stop.
+enum Next {
+    Conn(
+        tokio::sync::OwnedSemaphorePermit,
+        tokio::net::TcpStream,
+        SocketAddr,
+    ),
+    Failed(io::Error),
+    Stop,
+}
+
+/// The next connection and its slot. At the limit, a newcomer that
+/// arrives before a slot frees closes this worker's stalest connection
+/// ([`evict`]) and takes the slot it gives back; said once per episode.
+async fn next_conn(
+    listener: &TcpListener,
     shared: &Shared,
+    reg: &evict::Registry,
     max_conns: usize,
     shutdown: &Shutdown,
     at_limit: &mut bool,
-) -> io::Result<Option<tokio::sync::OwnedSemaphorePermit>> {
+) -> Next {
+    let accept = |permit| async move {
+        tokio::select! {
+            acc = listener.accept() => match acc {
+                Ok((sock, peer)) => Next::Conn(permit, sock, peer),
+                Err(e) => Next::Failed(e),
+            },
+            _ = shutdown.wait() => Next::Stop,
+        }
+    };
     if let Ok(p) = shared.conns.clone().try_acquire_owned() {
         *at_limit = false;
-        return Ok(Some(p));
+        return accept(p).await;
     }
     if !std::mem::replace(at_limit, true) {
         log!(
-            "tcpwise serve: connection limit reached ({max_conns} open, --max-conns); new connections wait in the listen backlog until one closes"
+            "tcpwise serve: connection limit reached ({max_conns} open, --max-conns); each newcomer closes the connection that moved data longest ago"
         );
     }
+    let acquire = shared.conns.clone().acquire_owned();
+    tokio::pin!(acquire);
+    let (sock, peer) = tokio::select! {
+        p = &mut acquire => return match p {
+            Ok(p) => accept(p).await,
+            Err(e) => Next::Failed(io::Error::other(e)),
+        },
+        acc = listener.accept() => match acc {
+            Ok(x) => x,
+            Err(e) => return Next::Failed(e),
+        },
+        _ = shutdown.wait() => return Next::Stop,
+    };
+    // Another worker's connections are its own to choose: with none
+    // here, the newcomer waits for any slot, as before eviction.
+    reg.evict_stalest();
     tokio::select! {
-        p = shared.conns.clone().acquire_owned() => p.map(Some).map_err(io::Error::other),
-        _ = shutdown.wait() => Ok(None),
+        p = acquire => match p {
+            Ok(p) => Next::Conn(p, sock, peer),
+            Err(e) => Next::Failed(io::Error::other(e)),
+        },
+        _ = shutdown.wait() => Next::Stop,
     }
 }
 
@@ -478,21 +522,25 @@ async fn serve_listener(
         .transpose()?;
     let mut tasks = tokio::task::JoinSet::new();
     let mut at_limit = false;
+    let reg = evict::Registry::default();
     loop {
-        let Some(permit) = slot(&shared, lim.max_conns, &shutdown, &mut at_limit).await? else {
-            break;
-        };
-        tokio::select! {
-            acc = listener.accept() => {
-                let (sock, peer) = match acc {
-                    Ok(x) => x,
-                    Err(e) => {
-                        log!("tcpwise serve: accept: {e}");
-                        // Out of descriptors: back off instead of spinning.
-                        tokio::time::sleep(Duration::from_millis(10)).await;
-                        continue;
-                    }
-                };
+        match next_conn(
+            &listener,
+            &shared,
+            &reg,
+            lim.max_conns,
+            &shutdown,
+            &mut at_limit,
+        )
+        .await
+        {
+            Next::Stop => break,
+            Next::Failed(e) => {
+                log!("tcpwise serve: accept: {e}");
+                // Out of descriptors: back off instead of spinning.
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Next::Conn(permit, sock, peer) => {
                 let _ = sock.set_nodelay(true);
                 if let Some(cc) = &opts.congestion {
                     // Checked at start-up: it is available.
@@ -507,9 +555,12 @@ async fn serve_listener(
                 let root = opts.root.clone();
                 let gzip = opts.gzip;
                 let fd = std::os::fd::AsRawFd::as_raw_fd(&sock);
+                let member = reg.join(id, fd);
                 tasks.spawn(ALT_SVC.scope(alt_svc.clone(), async move {
                     let _permit = permit;
-                    let r = match acceptor {
+                    let evicted = member.evict.clone();
+                    let conn = async move {
+                    match acceptor {
                         Some(cfg) => match tokio::time::timeout(lim.header_timeout, zero_rtt::TlsStream::accept(sock, cfg)).await {
                             Ok(Ok(mut tls)) => {
                                 // rustls's own send buffer (64 KiB by default) is
@@ -533,7 +584,16 @@ async fn serve_listener(
                             Ok(false) => Conn::new(sock, id, peer, log, lim).with_root(root, gzip).with_fd(fd).run(stop).await,
                             Err(e) => Err(e),
                         },
+                    }
                     };
+                    // Chosen by a newcomer at --max-conns: the connection
+                    // (its socket with it) is dropped here, then leaves
+                    // the registry in the same poll.
+                    let r = tokio::select! {
+                        r = conn => r,
+                        _ = evicted.notified() => Err(io::Error::other("closed for a newcomer at --max-conns: it had moved no data for longest")),
+                    };
+                    drop(member);
                     if let Err(e) = r && log {
                         log!("conn={id} peer={peer} ended: {e}");
                     }
@@ -541,7 +601,6 @@ async fn serve_listener(
                 // Reap finished connections so the set does not grow with churn.
                 while tasks.try_join_next().is_some() {}
             }
-            _ = shutdown.wait() => break,
         }
     }
     drop(listener);

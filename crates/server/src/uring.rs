@@ -356,11 +356,20 @@ impl Loop {
             Err(_) => {
                 if !std::mem::replace(&mut self.at_limit, true) {
                     log!(
-                        "tcpwise serve: connection limit reached ({} open, --max-conns); new connections wait in the listen backlog until one closes",
+                        "tcpwise serve: connection limit reached ({} open, --max-conns); each newcomer closes the connection that moved data longest ago",
                         self.opts.limits.max_conns
                     );
                 }
-                // Keep the rest in the backlog: stop accepting until a slot frees.
+                // The newcomer takes the slot of this ring's stalest
+                // connection (crate::evict says why).
+                if let Some(token) = self.stalest() {
+                    self.drop_link(token)?;
+                    if let Ok(p) = self.shared.conns.clone().try_acquire_owned() {
+                        return self.start(fd, p);
+                    }
+                }
+                // None here to close: keep the rest in the backlog, and
+                // stop accepting until a slot frees.
                 self.waiting.push_back(fd);
                 if self.accepting {
                     self.ring.cancel_fd(&self.listener)?;
@@ -368,6 +377,16 @@ impl Loop {
                 Ok(())
             }
         }
+    }
+
+    /// The connection that moved data longest ago, by `TCP_INFO`.
+    fn stalest(&self) -> Option<u64> {
+        use std::os::fd::AsRawFd;
+        let idle = self.links.iter().filter_map(|(token, l)| {
+            let (info, _) = tcpwise_sys::tcp_info(l.fd.as_fd().as_raw_fd())?;
+            Some((token, info.last_data_recv.min(info.last_data_sent)))
+        });
+        crate::evict::stalest(idle.collect::<Vec<_>>()).map(|(token, _)| token)
     }
 
     /// A new connection: the socket options `serve` sets, its core, its receive.
