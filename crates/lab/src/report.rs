@@ -327,17 +327,17 @@ impl Glance {
                         .map_or("-".into(), |(n, s)| format!("{n}, {}", duration(s)))
                 );
             }
-            if title.starts_with("The four") {
-                if let Some(line) = self.not_run_line() {
-                    let _ = writeln!(md, "{line}\n");
-                }
+            if title.starts_with("The four")
+                && let Some(line) = self.not_run_line()
+            {
+                let _ = writeln!(md, "{line}\n");
             }
             md.push('\n');
         }
-        if self.field_reports.is_empty() {
-            if let Some(line) = self.not_run_line() {
-                let _ = writeln!(md, "{line}\n");
-            }
+        if self.field_reports.is_empty()
+            && let Some(line) = self.not_run_line()
+        {
+            let _ = writeln!(md, "{line}\n");
         }
         let _ = writeln!(md, "**Tally**: {}. {}", self.tally, self.family);
         md
