@@ -386,10 +386,10 @@ fn attack(
 /// those that waited in the backlog behind them one timeout later each),
 /// RSS stays under 100 MB and descriptors under the limit, and a plain
 /// HEAD is answered throughout: at --max-conns a newcomer closes the
-/// connection that moved data longest ago, so it waits for no timeout
-/// (asserted loosely, under a second, where without eviction it waited
-/// up to 3 s; past the limit by a round, the old bound). Printed: each
-/// attack's figures.
+/// connection of its worker that moved data longest ago, and waits one
+/// header timeout a round of attackers at most where its worker has
+/// none (asserted so; the figure is printed). Printed: each attack's
+/// figures.
 #[test]
 fn http2_attackers_are_closed_in_time_and_bounded() {
     if !tool_ok("http2_attackers", "python3") {
@@ -453,15 +453,13 @@ fn http2_attackers_are_closed_in_time_and_bounded() {
         assert!(first <= 3.5, "{}: {t:?}", case.0);
         assert!(t.iter().all(|x| x.is_finite()), "{}: {t:?}", case.0);
         assert!(a.peak_mb < 100.0 && a.peak_fds < 20_000, "{}", case.0);
-        // A newcomer evicts the stalest connection: no header timeout.
-        // Past --max-conns by a round (105 zero-window connections of 100
-        // file streams each) the newcomer still waited 2.3 s on 3 Dec,
-        // not understood yet (169 ms in the run after): the bound
-        // without eviction there.
-        let bound = match conns > 50 {
-            true => 3_000.0 * conns.div_ceil(49) as f64 + 200.0,
-            false => 1_000.0,
-        };
+        // A newcomer evicts the stalest connection of its own worker;
+        // one whose worker holds none of the attackers (SO_REUSEPORT
+        // hashed them all to the other) still waits for a slot, one
+        // header timeout a round of 49 (CI, 3 Dec: 2,966 ms for half a
+        // preface, where this machine saw 1 to 5 ms).
+        let rounds = conns.div_ceil(49) as f64;
+        let bound = 3_000.0 * rounds + 200.0;
         assert!(a.worst_ms < bound, "{}: {} ms", case.0, a.worst_ms);
     }
 }
