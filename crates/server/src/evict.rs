@@ -40,6 +40,24 @@ pub(crate) struct Member {
     pub evict: Arc<Notify>,
 }
 
+impl Member {
+    /// Runs the connection `conn` until it ends or a newcomer chooses it:
+    /// then the connection (its socket with it) is dropped, and the
+    /// member leaves the registry in the same poll.
+    pub async fn run<F>(self, conn: F) -> std::io::Result<()>
+    where
+        F: std::future::Future<Output = std::io::Result<()>>,
+    {
+        let evicted = self.evict.clone();
+        tokio::select! {
+            r = conn => r,
+            _ = evicted.notified() => Err(std::io::Error::other(
+                "closed for a newcomer at --max-conns: it had moved no data for longest",
+            )),
+        }
+    }
+}
+
 impl Drop for Member {
     fn drop(&mut self) {
         if let Ok(mut m) = self.reg.conns.lock() {

@@ -515,7 +515,6 @@ async fn serve_listener(
     shutdown: Shutdown,
     shared: Shared,
 ) -> io::Result<()> {
-    let acceptor = opts.tls.clone();
     let lim = opts.limits;
     let alt_svc = (opts.http3 && opts.tls.is_some())
         .then(|| listener.local_addr().map(|a| alt_svc_h3(a.port())))
@@ -547,54 +546,23 @@ async fn serve_listener(
                     let _ = tcpwise_tcp::set_congestion(&socket2::SockRef::from(&sock), cc);
                 }
                 let sock = tcpwise_tcp::LowatStream::new(sock, opts.notsent_lowat);
-                let send_buf = opts.notsent_lowat.stream_buffer();
                 let id = shared.ids.fetch_add(1, Ordering::Relaxed) + 1;
-                let log = opts.access_log;
-                let acceptor = acceptor.clone();
-                let stop = shutdown.clone();
-                let root = opts.root.clone();
-                let gzip = opts.gzip;
                 let fd = std::os::fd::AsRawFd::as_raw_fd(&sock);
                 let member = reg.join(id, fd);
+                let c = Accepted {
+                    id,
+                    peer,
+                    fd,
+                    opts: &opts,
+                    stop: shutdown.clone(),
+                };
+                let answer = answer(sock, c);
+                let log = opts.access_log;
                 tasks.spawn(ALT_SVC.scope(alt_svc.clone(), async move {
                     let _permit = permit;
-                    let evicted = member.evict.clone();
-                    let conn = async move {
-                    match acceptor {
-                        Some(cfg) => match tokio::time::timeout(lim.header_timeout, zero_rtt::TlsStream::accept(sock, cfg)).await {
-                            Ok(Ok(mut tls)) => {
-                                // rustls's own send buffer (64 KiB by default) is
-                                // one more queue above the socket: bound it too.
-                                if let Some(n) = send_buf {
-                                    tls.set_buffer_limit(Some(n.max(TLS_RECORD)));
-                                }
-                                let hs = tls.handshake();
-                                if tls.alpn_protocol() == Some(b"h2") {
-                                    // ALPN chose h2: hyper's HTTP/2 server, our answers.
-                                    h2::serve_connection(tls, ("https", send_buf, hs), root, lim, stop).await
-                                } else {
-                                    Conn::new(tls, id, peer, log, lim).with_root(root, gzip).with_fd(fd).https().with_handshake(hs).run(stop).await
-                                }
-                            }
-                            Ok(Err(e)) => Err(e),
-                            Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, "TLS handshake took longer than --header-timeout")),
-                        },
-                        None => match prior_knowledge(sock.get_ref(), lim.header_timeout).await {
-                            Ok(true) => h2::serve_connection(sock, ("http", send_buf, Handshake::done()), root, lim, stop).await,
-                            Ok(false) => Conn::new(sock, id, peer, log, lim).with_root(root, gzip).with_fd(fd).run(stop).await,
-                            Err(e) => Err(e),
-                        },
-                    }
-                    };
-                    // Chosen by a newcomer at --max-conns: the connection
-                    // (its socket with it) is dropped here, then leaves
-                    // the registry in the same poll.
-                    let r = tokio::select! {
-                        r = conn => r,
-                        _ = evicted.notified() => Err(io::Error::other("closed for a newcomer at --max-conns: it had moved no data for longest")),
-                    };
-                    drop(member);
-                    if let Err(e) = r && log {
+                    if let Err(e) = member.run(answer).await
+                        && log
+                    {
                         log!("conn={id} peer={peer} ended: {e}");
                     }
                 }));
@@ -610,6 +578,63 @@ async fn serve_listener(
     })
     .await;
     Ok(())
+}
+
+/// A connection just accepted: who it is and what answers it.
+struct Accepted<'a> {
+    id: u64,
+    peer: SocketAddr,
+    fd: std::os::fd::RawFd,
+    opts: &'a ServeOptions,
+    stop: Shutdown,
+}
+
+/// Answers one connection: TLS (then HTTP/2 or HTTP/1.1 by ALPN) or
+/// plain (h2c by its preface, else HTTP/1.1), until it ends. What it
+/// needs of the options is taken now, so the future owns all it holds.
+fn answer(
+    sock: tcpwise_tcp::LowatStream<tokio::net::TcpStream>,
+    c: Accepted<'_>,
+) -> impl std::future::Future<Output = io::Result<()>> + Send + 'static {
+    let (id, peer, fd, stop) = (c.id, c.peer, c.fd, c.stop);
+    let (lim, log, gzip) = (c.opts.limits, c.opts.access_log, c.opts.gzip);
+    let (acceptor, root) = (c.opts.tls.clone(), c.opts.root.clone());
+    let send_buf = c.opts.notsent_lowat.stream_buffer();
+    async move {
+        match acceptor {
+            Some(cfg) => {
+                let accept = zero_rtt::TlsStream::accept(sock, cfg);
+                let Ok(tls) = tokio::time::timeout(lim.header_timeout, accept).await else {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "TLS handshake took longer than --header-timeout",
+                    ));
+                };
+                let mut tls = tls?;
+                // rustls's own send buffer (64 KiB by default) is one more
+                // queue above the socket: bound it too.
+                if let Some(n) = send_buf {
+                    tls.set_buffer_limit(Some(n.max(TLS_RECORD)));
+                }
+                let hs = tls.handshake();
+                if tls.alpn_protocol() == Some(b"h2") {
+                    // ALPN chose h2: hyper's HTTP/2 server, our answers.
+                    let how = ("https", send_buf, hs);
+                    return h2::serve_connection(tls, how, root, lim, stop).await;
+                }
+                let conn = Conn::new(tls, id, peer, log, lim).with_root(root, gzip);
+                conn.with_fd(fd).https().with_handshake(hs).run(stop).await
+            }
+            None => {
+                if prior_knowledge(sock.get_ref(), lim.header_timeout).await? {
+                    let how = ("http", send_buf, Handshake::done());
+                    return h2::serve_connection(sock, how, root, lim, stop).await;
+                }
+                let conn = Conn::new(sock, id, peer, log, lim).with_root(root, gzip);
+                conn.with_fd(fd).run(stop).await
+            }
+        }
+    }
 }
 
 /// Whether a plain connection starts with HTTP/2's preface (h2c with
