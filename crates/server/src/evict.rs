@@ -18,6 +18,7 @@
 use std::collections::HashMap;
 use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 use tokio::sync::Notify;
 
 /// A worker's open connections, by id.
@@ -28,6 +29,7 @@ pub(crate) struct Registry {
 
 struct Entry {
     fd: RawFd,
+    since: Instant,
     evict: Arc<Notify>,
     chosen: bool,
 }
@@ -66,6 +68,17 @@ impl Drop for Member {
     }
 }
 
+/// How long the connection on `fd`, accepted at `since`, has moved no
+/// data, ms: the kernel's times since it last sent and received data,
+/// and never more than since it was accepted (a request that waited in
+/// the listen backlog is old to the kernel and new to us: without that
+/// bound a newcomer behind attackers was the one chosen next, CI 3 Dec).
+pub(crate) fn idle_ms(fd: RawFd, since: Instant) -> Option<u32> {
+    let (info, _) = tcpwise_sys::tcp_info(fd)?;
+    let ours = u32::try_from(since.elapsed().as_millis()).unwrap_or(u32::MAX);
+    Some(info.last_data_recv.min(info.last_data_sent).min(ours))
+}
+
 /// The candidate that moved data longest ago: `(id, ms since it last
 /// sent or received data)`; ties go to the lowest id (the oldest).
 pub(crate) fn stalest(candidates: impl IntoIterator<Item = (u64, u32)>) -> Option<(u64, u32)> {
@@ -83,6 +96,7 @@ impl Registry {
                 id,
                 Entry {
                     fd,
+                    since: Instant::now(),
                     evict: evict.clone(),
                     chosen: false,
                 },
@@ -99,10 +113,10 @@ impl Registry {
     /// staleness in ms, or `None` when this worker has none to give.
     pub fn evict_stalest(&self) -> Option<(u64, u32)> {
         let mut m = self.conns.lock().ok()?;
-        let idle = m.iter().filter(|(_, e)| !e.chosen).filter_map(|(id, e)| {
-            let (info, _) = tcpwise_sys::tcp_info(e.fd)?;
-            Some((*id, info.last_data_recv.min(info.last_data_sent)))
-        });
+        let idle = m
+            .iter()
+            .filter(|(_, e)| !e.chosen)
+            .filter_map(|(id, e)| Some((*id, idle_ms(e.fd, e.since)?)));
         let (id, ms) = stalest(idle.collect::<Vec<_>>())?;
         let e = m.get_mut(&id)?;
         e.chosen = true;

@@ -97,6 +97,8 @@ struct Link {
     end: End,
     /// [`Coalesce::received`]'s mark.
     seen: u32,
+    /// When it was accepted (`crate::evict::idle_ms`).
+    since: std::time::Instant,
 }
 
 /// The open connections, by token: a slot's index and, above it, the
@@ -383,8 +385,10 @@ impl Loop {
     fn stalest(&self) -> Option<u64> {
         use std::os::fd::AsRawFd;
         let idle = self.links.iter().filter_map(|(token, l)| {
-            let (info, _) = tcpwise_sys::tcp_info(l.fd.as_fd().as_raw_fd())?;
-            Some((token, info.last_data_recv.min(info.last_data_sent)))
+            Some((
+                token,
+                crate::evict::idle_ms(l.fd.as_fd().as_raw_fd(), l.since)?,
+            ))
         });
         crate::evict::stalest(idle.collect::<Vec<_>>()).map(|(token, _)| token)
     }
@@ -421,6 +425,7 @@ impl Loop {
             fresh: true,
             end: End::Open,
             seen: 0,
+            since: std::time::Instant::now(),
         });
         self.ring.recv_multi(&fd, token)
     }
