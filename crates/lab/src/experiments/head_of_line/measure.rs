@@ -57,6 +57,11 @@ pub struct Load {
     pub quic_lost: u64,
     /// Hypervisor steal during the load, ticks.
     pub steal_ticks: Option<u64>,
+    /// Loaded at once with the other way on the same link (the decision's
+    /// rounds at the highest loss): the link's drops are then the pair's,
+    /// and the transport counters each way's own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub beside: bool,
 }
 
 /// Everything measured.
@@ -205,7 +210,77 @@ fn start<'p>(
     })
 }
 
+/// One load's outcome: (page-load time, HTML time, bytes, connections).
+type Loaded = Result<(f64, f64, u64, u64), String>;
+
+/// A page load under the load timeout.
+async fn timed_load(proto: Proto, base: &url::Url, page: &[u64]) -> Loaded {
+    tokio::time::timeout(LOAD_TIMEOUT, load_page(proto, base, page))
+        .await
+        .unwrap_or_else(|_| Err(format!("no page after {LOAD_TIMEOUT:?}")))
+}
+
 impl PathBed<'_> {
+    /// The counters a load is measured by, now.
+    fn read(&self) -> Counters {
+        let gauges = self.bed.tb.gauges();
+        let server = self.bed.tb.netns(Role::Server).expect("pair has a server");
+        Counters {
+            drops: [gauges[1].read().dropped, gauges[0].read().dropped],
+            tcp: tcp_counters(server),
+            quic: self.book.totals(),
+        }
+    }
+
+    /// A load's record from its outcome and the counters around it
+    /// (`beside`: the other way loaded at once, so only this way's own
+    /// transport counters are its).
+    fn record(
+        &self,
+        proto: Proto,
+        trial: usize,
+        r: Loaded,
+        (c0, c1): (Counters, Counters),
+        steal: Option<u64>,
+        beside: bool,
+    ) -> Load {
+        let (plt_ms, html_ms, bytes, connections, error) = match r {
+            Ok((p, h, b, c)) => (p, h, b, c, None),
+            Err(e) => (f64::NAN, f64::NAN, 0, 0, Some(e)),
+        };
+        let tcp = c0
+            .tcp
+            .zip(c1.tcp)
+            .filter(|_| !beside || proto != Proto::Http3);
+        let quic = !beside || proto == Proto::Http3;
+        Load {
+            path: self.path.name.clone(),
+            proto,
+            trial,
+            error,
+            plt_ms,
+            html_ms,
+            bytes,
+            connections,
+            drops_down: c1.drops[0] - c0.drops[0],
+            drops_up: c1.drops[1] - c0.drops[1],
+            tcp_sent: tcp.map(|(a, b)| b.0 - a.0),
+            tcp_retrans: tcp.map(|(a, b)| b.1 - a.1),
+            quic_sent: if quic {
+                c1.quic.sent_packets - c0.quic.sent_packets
+            } else {
+                0
+            },
+            quic_lost: if quic {
+                c1.quic.lost_packets - c0.quic.lost_packets
+            } else {
+                0
+            },
+            steal_ticks: steal,
+            beside,
+        }
+    }
+
     /// Loads the page once each way of `protos`, in an order rotating
     /// with `trial` (drift hits each alike), each on a fresh client (a
     /// cold load: handshakes included, as a browser's first visit).
@@ -216,50 +291,47 @@ impl PathBed<'_> {
         trial: usize,
         opts: &LabOptions,
     ) -> Result<Vec<Load>, LabError> {
-        let gauges = self.bed.tb.gauges();
-        let server = self.bed.tb.netns(Role::Server).expect("pair has a server");
-        let read = || Counters {
-            drops: [gauges[1].read().dropped, gauges[0].read().dropped],
-            tcp: tcp_counters(server),
-            quic: self.book.totals(),
-        };
         self.bed.in_client(false, || async {
             let mut v = Vec::new();
             for k in 0..protos.len() {
                 opts.check()?;
                 let proto = protos[(k + trial) % protos.len()];
-                let (s0, c0) = (steal_ticks(), read());
-                let r = tokio::time::timeout(LOAD_TIMEOUT, load_page(proto, &self.base, page))
-                    .await
-                    .unwrap_or_else(|_| Err(format!("no page after {LOAD_TIMEOUT:?}")));
+                let (s0, c0) = (steal_ticks(), self.read());
+                let r = timed_load(proto, &self.base, page).await;
                 // The connections close (FINs, QUIC's CONNECTION_CLOSE)
                 // before the counters are read again.
                 tokio::time::sleep(Duration::from_millis(300)).await;
-                let c1 = read();
-                let (plt_ms, html_ms, bytes, connections, error) = match r {
-                    Ok((p, h, b, c)) => (p, h, b, c, None),
-                    Err(e) => (f64::NAN, f64::NAN, 0, 0, Some(e)),
-                };
-                let tcp = c0.tcp.zip(c1.tcp);
-                v.push(Load {
-                    path: self.path.name.clone(),
-                    proto,
-                    trial,
-                    error,
-                    plt_ms,
-                    html_ms,
-                    bytes,
-                    connections,
-                    drops_down: c1.drops[0] - c0.drops[0],
-                    drops_up: c1.drops[1] - c0.drops[1],
-                    tcp_sent: tcp.map(|(a, b)| b.0 - a.0),
-                    tcp_retrans: tcp.map(|(a, b)| b.1 - a.1),
-                    quic_sent: c1.quic.sent_packets - c0.quic.sent_packets,
-                    quic_lost: c1.quic.lost_packets - c0.quic.lost_packets,
-                    steal_ticks: s0.zip(steal_ticks()).map(|(a, b)| b - a),
-                });
+                let steal = s0.zip(steal_ticks()).map(|(a, b)| b - a);
+                v.push(self.record(proto, trial, r, (c0, self.read()), steal, false));
             }
             Ok(v)
+        })
+    }
+
+    /// Loads the page over HTTP/2 and HTTP/3 at once, each on a fresh
+    /// client: the decision's rounds at the highest loss, where one
+    /// connection moves about 0.6 Mbit/s (Mathis et al.) of the link's
+    /// 20, so the two barely share it (the section prints the pairs'
+    /// largest share of the rate).
+    fn pair_at_once(
+        &self,
+        page: &[u64],
+        trial: usize,
+        opts: &LabOptions,
+    ) -> Result<Vec<Load>, LabError> {
+        opts.check()?;
+        self.bed.in_client(false, || async {
+            let (s0, c0) = (steal_ticks(), self.read());
+            let (h2, h3) = tokio::join!(
+                timed_load(Proto::Http2, &self.base, page),
+                timed_load(Proto::Http3, &self.base, page)
+            );
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let (steal, c1) = (s0.zip(steal_ticks()).map(|(a, b)| b - a), self.read());
+            Ok(vec![
+                self.record(Proto::Http2, trial, h2, (c0, c1), steal, true),
+                self.record(Proto::Http3, trial, h3, (c0, c1), steal, true),
+            ])
         })
     }
 }
@@ -288,12 +360,14 @@ fn never_loaded(path: &super::PathPlan, got: &[Load]) -> Result<(), LabError> {
 /// lossless path's), one value per part of the criterion out.
 pub type Values<'a> = &'a (dyn Fn(&[Load], &[Load]) -> Vec<f64> + Sync);
 
-/// The decision's rounds until it is made (HTTP/2 and HTTP/3 on the
-/// lossless and the highest-loss paths, the two at once), then, with the
-/// share left, the tables: every way on every path, the paths at once
-/// (each its own testbed, within the lab's slots; the ways interleave
-/// within each path, so a path's share of the machine hits them alike).
-/// A failing path stops the others ([`crate::together`]).
+/// The decision's rounds until it is made (on the lossless path HTTP/2
+/// and HTTP/3 back to back; on the highest-loss path, each of
+/// [`super::REPLICAS`] testbeds loading the two at once; every testbed
+/// at once), then, with the share left, the tables: every way on every
+/// path, the paths at once (each its own testbed, within the lab's
+/// slots; the ways interleave within each path, so a path's share of the
+/// machine hits them alike). A failing path stops the others
+/// ([`crate::together`]).
 pub fn measure(
     plan: &Plan,
     opts: &LabOptions,
@@ -304,56 +378,43 @@ pub fn measure(
     let (zero, worst) = plan.decisive().ok_or_else(|| {
         LabError::Usage("head-of-line: no path without loss and none with loss".into())
     })?;
-    let starts = |ids: Vec<usize>| -> Vec<Part<'_, PathBed<'_>>> {
-        ids.into_iter()
-            .map(|i| {
-                let (path, tls) = (&plan.paths[i], tls.clone());
-                Box::new(move |o: &LabOptions| start(path, tls, o)) as Part<'_, _>
-            })
-            .collect()
-    };
-    let mut beds = crate::together::at_once(opts, "head-of-line", starts(vec![zero, worst]))?;
-    let budget = Budget::of(opts, super::min_rounds(), super::MAX_ROUNDS);
-    let done = drive(
-        "head-of-line",
-        super::parts(),
-        &budget,
-        opts,
-        progress,
-        |round| {
-            let parts = beds
-                .iter()
-                .map(|b| {
-                    Box::new(move |o: &LabOptions| {
-                        b.trial(&plan.page, &[Proto::Http2, Proto::Http3], round + 1, o)
-                    }) as Part<'_, Vec<Load>>
-                })
-                .collect();
-            let got: Vec<Vec<Load>> = crate::together::at_once(opts, "head-of-line", parts)?;
-            let v = values(&got[1], &got[0]);
-            Ok((got.concat(), v))
-        },
-    )?;
+    let spares: Vec<super::PathPlan> = (1..super::REPLICAS)
+        .map(|r| super::replica(&plan.paths[worst], r))
+        .collect();
+    let starts = |paths| starts(paths, &tls);
+    let first: Vec<&super::PathPlan> = [&plan.paths[zero], &plan.paths[worst]]
+        .into_iter()
+        .chain(&spares)
+        .collect();
+    let mut beds = crate::together::at_once(opts, "head-of-line", starts(first))?;
+    let done = decide(plan, &beds, opts, progress, values)?;
     let mut loads: Vec<Load> = done.rounds.into_iter().flatten().collect();
+    // The spares' links end with the decision; the tables load the
+    // highest-loss path on its own testbed.
+    let mut ended = Vec::new();
+    for b in beds.drain(2..) {
+        ended.push((b.bed.desc.clone(), b.bed.finish(None)?));
+    }
     // The tables, with what the share left: the other paths join.
     let trials = plan.fitted_trials(opts);
     if trials > 0 {
         let others = (0..plan.paths.len())
             .filter(|&i| i != zero && i != worst)
+            .map(|i| &plan.paths[i])
             .collect();
         beds.extend(crate::together::at_once(
             opts,
             "head-of-line",
             starts(others),
         )?);
-        let first = done.record.rounds + done.record.discarded;
+        let ran = done.record.rounds + done.record.discarded;
         let parts = beds
             .iter()
             .map(|b| {
-                let offset = if b.path.name == plan.paths[zero].name
-                    || b.path.name == plan.paths[worst].name
-                {
-                    first
+                let offset = if b.path.name == plan.paths[zero].name {
+                    ran
+                } else if b.path.name == plan.paths[worst].name {
+                    ran * super::REPLICAS
                 } else {
                     0
                 };
@@ -376,6 +437,10 @@ pub fn measure(
         descs.push(b.bed.desc.clone());
         paths.push(b.bed.finish(None)?);
     }
+    for (desc, path) in ended {
+        descs.push(desc);
+        paths.push(path);
+    }
     Ok(Measured {
         details: Details {
             loads,
@@ -386,6 +451,55 @@ pub fn measure(
         paths,
         decision: done.record,
     })
+}
+
+/// The parts that start `paths`' testbeds.
+fn starts<'p>(
+    paths: Vec<&'p super::PathPlan>,
+    tls: &std::sync::Arc<rustls::ServerConfig>,
+) -> Vec<Part<'p, PathBed<'p>>> {
+    paths
+        .into_iter()
+        .map(|path| {
+            let tls = tls.clone();
+            Box::new(move |o: &LabOptions| start(path, tls, o)) as Part<'p, _>
+        })
+        .collect()
+}
+
+/// The decision's rounds on `beds` (the lossless path's, then the
+/// highest-loss path's replicas): round `k`'s replica `i` (1-based) is
+/// trial `k * REPLICAS + i` there, so pairs never share a number.
+fn decide(
+    plan: &Plan,
+    beds: &[PathBed<'_>],
+    opts: &LabOptions,
+    progress: &dyn Progress,
+    values: Values<'_>,
+) -> Result<crate::sequential::driver::Rounds<Vec<Load>>, LabError> {
+    let budget = Budget::of(opts, super::min_rounds(), super::MAX_ROUNDS);
+    drive(
+        "head-of-line",
+        super::parts(),
+        &budget,
+        opts,
+        progress,
+        |round| {
+            let parts = beds
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    Box::new(move |o: &LabOptions| match i {
+                        0 => b.trial(&plan.page, &[Proto::Http2, Proto::Http3], round + 1, o),
+                        _ => b.pair_at_once(&plan.page, round * super::REPLICAS + i, o),
+                    }) as Part<'_, Vec<Load>>
+                })
+                .collect();
+            let got: Vec<Vec<Load>> = crate::together::at_once(opts, "head-of-line", parts)?;
+            let v = values(&got[1..].concat(), &got[0]);
+            Ok((got.concat(), v))
+        },
+    )
 }
 
 /// One path's table: `trials` loads of every way, numbered after the

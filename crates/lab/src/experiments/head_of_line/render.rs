@@ -48,13 +48,26 @@ impl Section<'_> {
         let (plan, d) = (self.plan, self.details);
         let objects = &d.page[1..];
         format!(
-            "`tcpwise serve --tls --http3 -C {CONGESTION}` in the server namespace (TCP with CUBIC, as quinn's QUIC uses by default, so the transports' loss recovery and multiplexing are compared, not two congestion controls), TLS 1.3 with ALPN for both. A page of one {} B HTML and {} objects of {} to {} B ({} B in all, drawn from the seed), loaded cold on a fresh client each time (connects and handshakes included, as a first visit): the HTML, then every object at once; HTTP/1.1 over at most {H1_CONNECTIONS} connections, HTTP/2 and HTTP/3 over one. Page-load time runs to the last byte of the last object. The decision's rounds load the page over HTTP/2 and HTTP/3 on the paths without loss and with the most, back to back, the two paths at once ({} rounds); then, as far as the budget holds, each trial loads the page once per way on every path, the ways in a rotating order ({} loads a cell at most): {}. Random loss is Bernoulli, the same rate each way. Beside each cell, per load (means): packets the link dropped (server to client / client to server), and what the server's transport recovered: TCP segments retransmitted over segments sent (the server namespace's `RetransSegs` / `OutSegs`, so a cell's figure is its own connections'), QUIC packets declared lost over packets sent (quinn's statistics). Steal: hypervisor ticks over the cell's loads.",
+            "`tcpwise serve --tls --http3 -C {CONGESTION}` in the server namespace (TCP with CUBIC, as quinn's QUIC uses by default, so the transports' loss recovery and multiplexing are compared, not two congestion controls), TLS 1.3 with ALPN for both. A page of one {} B HTML and {} objects of {} to {} B ({} B in all, drawn from the seed), loaded cold on a fresh client each time (connects and handshakes included, as a first visit): the HTML, then every object at once; HTTP/1.1 over at most {H1_CONNECTIONS} connections, HTTP/2 and HTTP/3 over one. Page-load time runs to the last byte of the last object. The decision's rounds ({} of them) load the page over HTTP/2 and HTTP/3 on the path without loss back to back, and on the highest-loss path {}, every testbed at once{}; then, as far as the budget holds, each trial loads the page once per way on every path, the ways in a rotating order ({} loads a cell at most): {}. Random loss is Bernoulli, the same rate each way. Beside each cell, per load (means): packets the link dropped (server to client / client to server; \"both ways'\" where every load of the cell shared its link with the other way, so the drops are the pair's), and what the server's transport recovered: TCP segments retransmitted over segments sent (the server namespace's `RetransSegs` / `OutSegs`, so a cell's figure is its own connections'), QUIC packets declared lost over packets sent (quinn's statistics). Steal: hypervisor ticks over the cell's loads.",
             d.page[0],
             objects.len(),
             objects.iter().min().copied().unwrap_or(0),
             objects.iter().max().copied().unwrap_or(0),
             plan.page_bytes(),
             self.record.rounds + self.record.discarded,
+            match self.analysis.replicas {
+                0 | 1 => "back to back too".to_string(),
+                n => format!(
+                    "at once on each of {n} testbeds of their own (the same path, each with its own loss draws; the round's value there is the median of the {n} ratios, whose median is one ratio's)"
+                ),
+            },
+            match self.analysis.pair_share {
+                Some(x) => format!(
+                    " (the two ways at once used at most {:.1} % of the link's rate together, the largest pair)",
+                    x * 100.0
+                ),
+                None => String::new(),
+            },
             plan.trials,
             crate::verdict::cells_in_words(
                 &self.analysis.cells.iter().map(|c| c.n).collect::<Vec<_>>(),
@@ -83,7 +96,7 @@ impl Section<'_> {
             for c in a.cells.iter().filter(|c| c.path == p.name) {
                 let _ = writeln!(
                     md,
-                    "| {} | {} | {:.0} | {} | {:.0} | {} ({}) | {:.1} / {:.1} | {} | {} |",
+                    "| {} | {} | {:.0} | {} | {:.0} | {} ({}) | {:.1} / {:.1}{} | {} | {} |",
                     c.proto.label(),
                     c.plt.cell(0),
                     c.plt_p90,
@@ -93,6 +106,11 @@ impl Section<'_> {
                     c.failed,
                     c.drops.0,
                     c.drops.1,
+                    if c.drops_of_pairs {
+                        " (both ways')"
+                    } else {
+                        ""
+                    },
                     recovered(c),
                     c.steal
                 );
@@ -215,6 +233,7 @@ mod tests {
                         quic_sent: 100,
                         quic_lost: 1,
                         steal_ticks: None,
+                        beside: false,
                     })
                 })
             })
