@@ -43,6 +43,20 @@ fn tag(plan: &Plan, path: &str) -> String {
 }
 
 impl Section<'_> {
+    /// Whether `path`'s HTTP/3 over HTTP/2 part was decided (the
+    /// highest-loss path's claim, the lossless path's detail).
+    fn decided_on(&self, path: &str) -> bool {
+        let Some((zero, worst)) = self.plan.decisive() else {
+            return false;
+        };
+        let part = [(worst, 0), (zero, 1)]
+            .into_iter()
+            .find(|(i, _)| self.plan.paths[*i].name == path)
+            .map(|(_, k)| k);
+        part.and_then(|k| self.record.parts.get(k))
+            .is_some_and(|p| p.state != crate::sequential::State::Undecided)
+    }
+
     /// How it ran here.
     fn here(&self) -> String {
         let (plan, d) = (self.plan, self.details);
@@ -122,8 +136,20 @@ impl Section<'_> {
                     r.h3.times(2),
                     r.h1.times(2)
                 );
-                if let Some(n) = crate::verdict::ratio_note("HTTP/3 / HTTP/2", &r.h3) {
-                    let _ = writeln!(md, "\n{n}");
+                match crate::verdict::ratio_note("HTTP/3 / HTTP/2", &r.h3) {
+                    // The decided part's own interval is the one to read
+                    // on its path: this one pools the rounds' pairs at a
+                    // fixed count, after the sequence chose when to stop.
+                    Some(_) if self.decided_on(&p.name) => {
+                        let _ = writeln!(
+                            md,
+                            "\nThis pooled interval over every pair is descriptive; the decision above reads the rounds' values by its confidence sequence, which stays valid however the rounds stopped."
+                        );
+                    }
+                    Some(n) => {
+                        let _ = writeln!(md, "\n{n}");
+                    }
+                    None => {}
                 }
             }
             md.push('\n');
