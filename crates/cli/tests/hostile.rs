@@ -386,10 +386,10 @@ fn attack(
 /// those that waited in the backlog behind them one timeout later each),
 /// RSS stays under 100 MB and descriptors under the limit, and a plain
 /// HEAD is answered throughout: at --max-conns a newcomer closes the
-/// connection of its worker that moved data longest ago, and waits one
-/// header timeout a round of attackers at most where its worker has
-/// none (asserted so; the figure is printed). Printed: each attack's
-/// figures.
+/// connection of any worker that moved data longest ago, so it waits far
+/// less than a header timeout (asserted under 1 s, a third of it, so a
+/// loaded CI machine does not fail it; the figure is printed, and
+/// docs/serve.md has it). Printed: each attack's figures.
 #[test]
 fn http2_attackers_are_closed_in_time_and_bounded() {
     if !tool_ok("http2_attackers", "python3") {
@@ -453,14 +453,11 @@ fn http2_attackers_are_closed_in_time_and_bounded() {
         assert!(first <= 3.5, "{}: {t:?}", case.0);
         assert!(t.iter().all(|x| x.is_finite()), "{}: {t:?}", case.0);
         assert!(a.peak_mb < 100.0 && a.peak_fds < 20_000, "{}", case.0);
-        // A newcomer evicts the stalest connection of its own worker;
-        // one whose worker holds none of the attackers (SO_REUSEPORT
-        // hashed them all to the other) still waits for a slot, one
-        // header timeout a round of 49 (CI, 3 Dec: 2,966 ms for half a
-        // preface, where this machine saw 1 to 5 ms).
-        let rounds = conns.div_ceil(49) as f64;
-        let bound = 3_000.0 * rounds + 200.0;
-        assert!(a.worst_ms < bound, "{}: {} ms", case.0, a.worst_ms);
+        // A newcomer evicts the stalest connection of any worker: before
+        // eviction crossed workers, one whose worker held none of the
+        // attackers (SO_REUSEPORT hashed them all to the other) waited a
+        // header timeout (CI, 3 Dec: 2,966 ms for half a preface).
+        assert!(a.worst_ms < 1_000.0, "{}: {} ms", case.0, a.worst_ms);
     }
 }
 

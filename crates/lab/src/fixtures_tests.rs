@@ -15,8 +15,18 @@
 //! rewrites each entry's `summary`, `headline` and `markdown` from its
 //! replay and leaves `details`, `paths` and `decision` (what was measured
 //! and decided) as they were; `git diff` then shows every sentence that
-//! moved. A change to what is measured records it anew instead
-//! (`tcpwise lab`, then keep its `results.json`'s entries).
+//! moved. A change to what is measured records it anew from a run
+//! instead:
+//!
+//! ```text
+//! tcpwise lab --out DIR
+//! TCPWISE_RECORD_FIXTURE=DIR/results.json TCPWISE_RECORD_NOTE="how it ran" \
+//!   cargo test -p tcpwise-lab --lib fixtures_tests
+//! ```
+//!
+//! keeps the run's header and each experiment's entry as written, its
+//! plots left out, with the note (the run's command, date, commit, time
+//! and steal) as `recorded`; the replay then checks them as ever.
 
 use crate::{LabOptions, all};
 
@@ -50,6 +60,9 @@ fn every_experiment_replays_its_recorded_run() {
     let mut fx = recorded();
     let dir = std::env::temp_dir().join(format!("tcpwise-fixtures-{}", std::process::id()));
     let opts = opts(&dir);
+    if let Some(run) = std::env::var_os("TCPWISE_RECORD_FIXTURE") {
+        fx = record(std::path::Path::new(&run));
+    }
     if std::env::var_os("TCPWISE_RERENDER_FIXTURE").is_some() {
         rerender(&mut fx, &opts);
     }
@@ -87,6 +100,38 @@ fn every_experiment_replays_its_recorded_run() {
 
 /// Renders every entry anew from its recorded measurements and writes the
 /// fixture back (see the module's doc).
+/// The fixture from a run's `results.json`, written where the test
+/// reads it.
+fn record(run: &std::path::Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(run).expect("the run's results.json");
+    let r: serde_json::Value = serde_json::from_str(&text).expect("results.json is JSON");
+    let mut experiments = serde_json::Map::new();
+    for (k, v) in r["experiments"].as_object().expect("experiments") {
+        let mut e = v.clone();
+        if let Some(o) = e.as_object_mut() {
+            o.remove("plots");
+        }
+        experiments.insert(k.clone(), e);
+    }
+    let note = std::env::var("TCPWISE_RECORD_NOTE").unwrap_or_default();
+    let fx = serde_json::json!({
+        "recorded": note,
+        "header": r["header"],
+        "experiments": experiments,
+    });
+    write(&fx);
+    fx
+}
+
+fn write(fx: &serde_json::Value) {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/lab-default.json"
+    );
+    let text = serde_json::to_string_pretty(fx).expect("serializes") + "\n";
+    std::fs::write(path, text).expect("the fixture is writable");
+}
+
 fn rerender(fx: &mut serde_json::Value, opts: &LabOptions) {
     for e in all() {
         let key = e.name().replace('-', "_");
@@ -98,12 +143,7 @@ fn rerender(fx: &mut serde_json::Value, opts: &LabOptions) {
         entry["headline"] = serde_json::to_value(&a.rendered.headline).expect("serializes");
         entry["markdown"] = a.rendered.markdown.into();
     }
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/lab-default.json"
-    );
-    let text = serde_json::to_string_pretty(fx).expect("serializes") + "\n";
-    std::fs::write(path, text).expect("the fixture is writable");
+    write(fx);
 }
 
 #[test]

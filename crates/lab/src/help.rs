@@ -33,7 +33,8 @@ Experiments (the four field reports first, then the rest; real kernel TCP on bot
                    at 40 ms; then 1/20/600 ms and the LTE trace
   head-of-line     a page (15 KB HTML + 30 objects of 10-100 KB) loaded cold over HTTP/2 and
                    HTTP/3 (serve --tls --http3 -C cubic) on 100 ms / 20 Mbit/s at 0 and 5 %
-                   random loss, a round each (about a minute: the decision takes 8); then,
+                   random loss, rounds of about 40 s (at 5 %: 3 testbeds, each loading the
+                   two at once, the median of their ratios); then,
                    as far as the budget holds, HTTP/1.1 with 6 connections too, at 0, 1, 2
                    and 5 % loss and the LTE trace, up to 10 loads a cell; link drops, TCP
                    retransmissions and QUIC lost packets beside each

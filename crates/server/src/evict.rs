@@ -9,17 +9,24 @@
 //! Without eviction 50 stalled connections held a newcomer for a header
 //! timeout a round of 50 (3.0 and 6.0 s, 1 Dec; docs/serve.md).
 //!
-//! The io_uring engine picks among its ring's connections the same way
-//! ([`stalest`]); the epoll engine keeps one registry a worker (its
-//! accept loop and its connections share one thread), so a descriptor read here is never one that another thread
-//! closed and reused: a connection leaves the registry in the same poll
-//! that closes its socket.
+//! The epoll engine keeps one registry a worker (its accept loop and its
+//! connections share one thread), and only that thread reads its
+//! descriptors, so a descriptor read here is never one that another
+//! thread closed and reused: a connection leaves the registry in the
+//! same poll that closes its socket. A newcomer whose worker holds no
+//! stale connection still gets one: [`Workers`] asks every other worker,
+//! on its own thread, for its stalest, and the stalest of all is told to
+//! close (by id, not by descriptor). Without that, `SO_REUSEPORT` hashed
+//! a newcomer to a worker without attackers and it waited a header
+//! timeout (CI, 3 Dec: 2,966 ms). The io_uring engine picks among its
+//! ring's connections alone ([`stalest`]): its rings take plain HTTP/1.1
+//! only, whose header timeout closes a stalled connection anyway.
 
 use std::collections::HashMap;
 use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
-use tokio::sync::Notify;
+use std::time::{Duration, Instant};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 /// A worker's open connections, by id.
 #[derive(Clone, Default)]
@@ -109,20 +116,116 @@ impl Registry {
         }
     }
 
-    /// Tells the stalest connection not yet chosen to close; its id and
-    /// staleness in ms, or `None` when this worker has none to give.
-    pub fn evict_stalest(&self) -> Option<(u64, u32)> {
-        let mut m = self.conns.lock().ok()?;
+    /// The stalest connection not yet chosen: its id and staleness in
+    /// ms, or `None` when this worker has none to give. Only the worker's
+    /// own thread calls it (it reads the descriptors).
+    pub fn stalest(&self) -> Option<(u64, u32)> {
+        let m = self.conns.lock().ok()?;
         let idle = m
             .iter()
             .filter(|(_, e)| !e.chosen)
             .filter_map(|(id, e)| Some((*id, idle_ms(e.fd, e.since)?)));
-        let (id, ms) = stalest(idle.collect::<Vec<_>>())?;
-        let e = m.get_mut(&id)?;
-        e.chosen = true;
-        // A stored permit: the connection sees it at its next await.
-        e.evict.notify_one();
-        Some((id, ms))
+        stalest(idle.collect::<Vec<_>>())
+    }
+
+    /// Tells connection `id` to close, unless it is gone or chosen
+    /// already; whether it was told. Any thread may call it: it reads
+    /// no descriptor.
+    pub fn evict(&self, id: u64) -> bool {
+        let Ok(mut m) = self.conns.lock() else {
+            return false;
+        };
+        match m.get_mut(&id) {
+            Some(e) if !e.chosen => {
+                e.chosen = true;
+                // A stored permit: the connection sees it at its next await.
+                e.evict.notify_one();
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A question from another worker's newcomer: the stalest connection
+/// here, answered on this worker's thread.
+type Ask = oneshot::Sender<Option<(u64, u32)>>;
+
+/// How long a newcomer waits for a busy worker's answer before it goes
+/// without it (a worker answers between its connections' polls).
+const ASK_WAIT: Duration = Duration::from_millis(20);
+
+/// Every epoll worker's registry and a line to each worker's thread.
+#[derive(Clone)]
+pub(crate) struct Workers {
+    regs: Arc<Vec<Registry>>,
+    asks: Arc<Vec<mpsc::UnboundedSender<Ask>>>,
+    inboxes: Arc<Vec<Mutex<Option<mpsc::UnboundedReceiver<Ask>>>>>,
+}
+
+impl Workers {
+    /// For `n` workers.
+    pub fn new(n: usize) -> Workers {
+        let (asks, inboxes) = (0..n.max(1))
+            .map(|_| {
+                let (tx, rx) = mpsc::unbounded_channel();
+                (tx, Mutex::new(Some(rx)))
+            })
+            .unzip();
+        Workers {
+            regs: Arc::new((0..n.max(1)).map(|_| Registry::default()).collect()),
+            asks: Arc::new(asks),
+            inboxes: Arc::new(inboxes),
+        }
+    }
+
+    /// Worker `i`'s registry.
+    pub fn registry(&self, i: usize) -> &Registry {
+        &self.regs[i]
+    }
+
+    /// Answers the other workers' newcomers from worker `i`'s thread
+    /// until the server drops its lines (spawn it on that thread).
+    pub fn answer(&self, i: usize) -> impl std::future::Future<Output = ()> + 'static {
+        let reg = self.regs[i].clone();
+        let inbox = self.inboxes[i].lock().ok().and_then(|mut r| r.take());
+        async move {
+            let Some(mut inbox) = inbox else { return };
+            while let Some(ask) = inbox.recv().await {
+                let _ = ask.send(reg.stalest());
+            }
+        }
+    }
+
+    /// For a newcomer on worker `me` at the limit: tells the stalest
+    /// connection of any worker to close; its id and staleness in ms.
+    pub async fn evict_for(&self, me: usize) -> Option<(u64, u32)> {
+        // A pick another newcomer chose first is asked again, a few times.
+        for _ in 0..3 {
+            let mut waits = Vec::new();
+            for (j, tx) in self.asks.iter().enumerate().filter(|(j, _)| *j != me) {
+                let (ask, answer) = oneshot::channel();
+                if tx.send(ask).is_ok() {
+                    waits.push((j, answer));
+                }
+            }
+            let mut found: Vec<(usize, (u64, u32))> = self.regs[me]
+                .stalest()
+                .map(|c| (me, c))
+                .into_iter()
+                .collect();
+            for (j, answer) in waits {
+                if let Ok(Ok(Some(c))) = tokio::time::timeout(ASK_WAIT, answer).await {
+                    found.push((j, c));
+                }
+            }
+            let (id, ms) = stalest(found.iter().map(|(_, c)| *c))?;
+            let owner = found.iter().find(|(_, c)| c.0 == id).map(|(j, _)| *j)?;
+            if self.regs[owner].evict(id) {
+                return Some((id, ms));
+            }
+        }
+        None
     }
 }
 
@@ -144,10 +247,36 @@ mod tests {
         let c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let fd = std::os::fd::AsRawFd::as_raw_fd(&c);
         let m = reg.join(1, fd);
-        assert_eq!(reg.evict_stalest().map(|(id, _)| id), Some(1));
+        assert_eq!(reg.stalest().map(|(id, _)| id), Some(1));
+        assert!(reg.evict(1));
         // Chosen already: not told twice.
-        assert_eq!(reg.evict_stalest(), None);
+        assert_eq!(reg.stalest(), None);
+        assert!(!reg.evict(1));
         drop(m);
         assert!(reg.conns.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_newcomer_on_a_worker_without_connections_closes_another_workers_stalest() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&c);
+        let w = Workers::new(3);
+        let m = w.registry(2).join(9, fd);
+        rt.block_on(async {
+            for i in 0..3 {
+                tokio::spawn(w.answer(i));
+            }
+            assert_eq!(w.evict_for(0).await.map(|(id, _)| id), Some(9));
+            // The chosen connection was told, and is not chosen twice.
+            tokio::time::timeout(Duration::from_secs(1), m.evict.notified())
+                .await
+                .expect("told to close");
+            assert_eq!(w.evict_for(1).await, None);
+        });
     }
 }
