@@ -216,10 +216,11 @@ impl Client {
             buffers,
             addr,
             note,
+            at,
         } = self
             .race(&addrs, &dial, self.inner.cfg.happy_eyeballs)
             .await?;
-        t.connect_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+        t.connect_ms = Some(at.saturating_duration_since(start).as_secs_f64() * 1e3);
         let _ = stream.set_nodelay(true);
         let _ = self.inner.cfg.notsent_lowat.apply(&stream);
         let fd = stream

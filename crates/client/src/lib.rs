@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use tcpwise_pool::{History, IdlePool, Limits, Policy};
 use tcpwise_tcp::{BufferPolicy, BurstMeter, ReadSizer, SizedRead, TcpInfo};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpSocket, TcpStream};
+use tokio::net::TcpStream;
 use tokio::sync::Semaphore;
 use url::Url;
 
@@ -197,7 +197,16 @@ impl Client {
         let (resp, request_head, retried) = self
             .send_retrying(req, sent, (&mut conn, &mut report, &mut timings))
             .await?;
-        timings.first_byte_ms = start.elapsed().as_secs_f64() * 1e3;
+        // The first response byte read, as curl times it; over HTTP/2 (no
+        // tap) the parsed head.
+        let first = conn.tap.lock().expect("lock").first_read;
+        let first = first.unwrap_or_else(Instant::now);
+        timings.first_byte_ms = first.saturating_duration_since(start).as_secs_f64() * 1e3;
+        // Read now, not before the SYN: two /proc files are 0.1 ms here.
+        if report.buffers.rcv_autotune_max.is_none() {
+            report.buffers.read_ceilings();
+            conn.buffers = report.buffers.clone();
+        }
         let status = resp.status().as_u16();
         let version = version_text(resp.version());
         let (headers, reason, head_bytes) = response_head(&conn, &resp, status);
@@ -268,6 +277,7 @@ impl Client {
                 let mut tap = conn.tap.lock().expect("lock");
                 tap.armed = !conn.sender.h2();
                 tap.buf.clear();
+                tap.first_read = None;
             }
             match conn.sender.send(hreq).await {
                 Ok(r) => {

@@ -43,6 +43,9 @@ pub(super) struct Won {
     pub(super) buffers: tcpwise_tcp::AppliedBuffers,
     pub(super) addr: SocketAddr,
     pub(super) note: Option<String>,
+    /// When the attempt saw its socket connected: curl's `time_connect`
+    /// instant (the race's bookkeeping after it is not the handshake's).
+    pub(super) at: Instant,
 }
 
 impl Client {
@@ -72,11 +75,13 @@ impl Client {
         let due = || delay.map_or(far, |d| tokio::time::Instant::now() + d);
         let timer = tokio::time::sleep_until(far);
         tokio::pin!(timer);
+        let limit = self.inner.cfg.connect_timeout;
         let launch = |attempts: &mut tokio::task::JoinSet<_>, next: &mut usize| {
             let addr = order[*next];
             *next += 1;
-            let c = self.clone();
-            attempts.spawn(async move { (addr, c.attempt(addr).await) });
+            // The SYN leaves here, before the task hop to the waiter.
+            let opened = self.open(addr);
+            attempts.spawn(async move { (addr, connected(opened, limit).await) });
         };
         if !order.is_empty() {
             launch(&mut attempts, &mut next);
@@ -95,7 +100,7 @@ impl Client {
                         // A setting no address can take (the buffer policy):
                         // the same for every attempt, so the error as it is.
                         Err(Fail::Fatal(e)) => return Err(e),
-                        Ok((stream, buffers)) => {
+                        Ok((stream, buffers, at)) => {
                             // Dropping the set cancels the other attempts.
                             attempts.abort_all();
                             let note = (addr != order[0]).then(|| {
@@ -115,7 +120,13 @@ impl Client {
                                     }),
                                 )
                             });
-                            return Ok(Won { stream, buffers, addr, note });
+                            return Ok(Won {
+                                stream,
+                                buffers,
+                                addr,
+                                note,
+                                at,
+                            });
                         }
                         Err(Fail::Io(e)) => {
                             failed.push(format!("{addr} failed: {e}"));
@@ -135,19 +146,23 @@ impl Client {
         }
     }
 
-    /// One attempt: a socket with the policy applied, connected within the
-    /// connect timeout.
-    async fn attempt(
+    /// One attempt's start: a socket with the policy's sizes set and its
+    /// connect issued (non-blocking: `EINPROGRESS`, or done at once under
+    /// TCP Fast Open, whose SYN leaves with the first write).
+    fn open(
         &self,
         addr: SocketAddr,
-    ) -> Result<(TcpStream, tcpwise_tcp::AppliedBuffers), Fail> {
+    ) -> Result<(socket2::Socket, tcpwise_tcp::AppliedBuffers), Fail> {
         let cfg = &self.inner.cfg;
         let raw = socket2::Socket::new(
             socket2::Domain::for_address(addr),
             socket2::Type::STREAM,
             Some(socket2::Protocol::TCP),
         )?;
-        let applied = cfg.buffers.apply(&raw).map_err(|e| Fail::Fatal(e.into()))?;
+        let applied = cfg
+            .buffers
+            .apply_sizes(&raw)
+            .map_err(|e| Fail::Fatal(e.into()))?;
         if let Some(cc) = &cfg.congestion {
             tcpwise_tcp::set_congestion(&socket2::SockRef::from(&raw), cc)
                 .map_err(std::io::Error::other)?;
@@ -159,17 +174,41 @@ impl Client {
             tcpwise_tcp::fastopen::enable_connect(&raw)?;
         }
         raw.set_nonblocking(true)?;
-        let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(raw));
-        match tokio::time::timeout(cfg.connect_timeout, sock.connect(addr)).await {
-            Ok(r) => Ok((r?, applied)),
-            Err(_) => Err(Fail::Io(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                format!(
-                    "no answer within {:.1} s (--connect-timeout)",
-                    cfg.connect_timeout.as_secs_f64()
-                ),
-            ))),
+        match raw.connect(&addr.into()) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+            Err(e) => return Err(Fail::Io(e)),
         }
+        Ok((raw, applied))
+    }
+}
+
+/// An opened attempt, connected within `limit`: the stream, its buffers
+/// (their autotuning ceilings are read after the first byte, out of every
+/// clock of `-w`) and when it connected.
+async fn connected(
+    opened: Result<(socket2::Socket, tcpwise_tcp::AppliedBuffers), Fail>,
+    limit: Duration,
+) -> Result<(TcpStream, tcpwise_tcp::AppliedBuffers, Instant), Fail> {
+    let (raw, applied) = opened?;
+    let stream = TcpStream::from_std(std::net::TcpStream::from(raw))?;
+    // What tokio's own connect does: writable, then the socket's error.
+    let done = async {
+        stream.writable().await?;
+        match stream.take_error()? {
+            Some(e) => Err(e),
+            None => Ok(Instant::now()),
+        }
+    };
+    match tokio::time::timeout(limit, done).await {
+        Ok(r) => Ok((stream, applied, r?)),
+        Err(_) => Err(Fail::Io(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!(
+                "no answer within {:.1} s (--connect-timeout)",
+                limit.as_secs_f64()
+            ),
+        ))),
     }
 }
 

@@ -85,6 +85,9 @@ pub(super) struct TapState {
     pub(super) h2: Option<crate::h2frames::Frames>,
     /// The frames counted when a flood stopped the connection.
     pub(super) flood: Option<u32>,
+    /// When the armed tap read the response's first bytes: curl's
+    /// `time_starttransfer` instant (hyper parses the head after it).
+    pub(super) first_read: Option<std::time::Instant>,
 }
 
 /// A TLS connection's handshake, as it becomes known: with early data
@@ -189,6 +192,9 @@ impl AsyncRead for Tapped<Transport> {
             )));
         }
         if t.armed && buf.filled().len() > before {
+            if t.buf.is_empty() {
+                t.first_read = Some(std::time::Instant::now());
+            }
             let room = TAP_MAX.saturating_sub(t.buf.len());
             let got = &buf.filled()[before..];
             t.buf.extend_from_slice(&got[..got.len().min(room)]);

@@ -63,6 +63,14 @@ pub struct AppliedBuffers {
     pub snd_autotune_max: Option<u64>,
 }
 
+impl AppliedBuffers {
+    /// Fills the autotuning ceilings from the calling thread's namespace.
+    pub fn read_ceilings(&mut self) {
+        self.rcv_autotune_max = autotune_max("tcp_rmem");
+        self.snd_autotune_max = autotune_max("tcp_wmem");
+    }
+}
+
 /// The third value (the autotuning maximum) of `net.ipv4.tcp_rmem` or
 /// `tcp_wmem` in the calling thread's namespace.
 pub fn autotune_max(which: &str) -> Option<u64> {
@@ -87,6 +95,16 @@ impl BufferPolicy {
     /// Applies the policy; call before `connect` or `listen` (the window
     /// scale is fixed at the handshake).
     pub fn apply(&self, sock: &Socket) -> Result<AppliedBuffers, BufferError> {
+        let mut out = self.apply_sizes(sock)?;
+        out.read_ceilings();
+        Ok(out)
+    }
+
+    /// [`BufferPolicy::apply`] without reading the autotuning ceilings:
+    /// a client sets the sizes, starts its connect, and reads them
+    /// ([`AppliedBuffers::read_ceilings`]) while the SYN is out, so the
+    /// two `/proc` reads do not delay it.
+    pub fn apply_sizes(&self, sock: &Socket) -> Result<AppliedBuffers, BufferError> {
         let mut out = AppliedBuffers::default();
         if let BufferPolicy::Static { rcv, snd } = *self {
             for (size, which, max_key) in [
@@ -117,8 +135,6 @@ impl BufferPolicy {
         }
         out.rcv_held = sock.recv_buffer_size().unwrap_or(0) as u64;
         out.snd_held = sock.send_buffer_size().unwrap_or(0) as u64;
-        out.rcv_autotune_max = autotune_max("tcp_rmem");
-        out.snd_autotune_max = autotune_max("tcp_wmem");
         Ok(out)
     }
 
