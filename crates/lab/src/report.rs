@@ -354,7 +354,8 @@ impl Glance {
                 r.experiment,
                 r.verdict.as_deref().unwrap_or("-"),
                 r.rounds.map_or(String::new(), |(n, s)| format!(
-                    "{n} rounds, {}",
+                    "{}, {}",
+                    crate::sequential::rounds(n),
                     duration(s)
                 )),
                 r.claim

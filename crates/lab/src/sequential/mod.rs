@@ -652,18 +652,16 @@ impl Record {
         } else {
             format!("{secs} s")
         };
+        let n = rounds(self.rounds);
         let mut s = match self.stopped {
-            Stop::Decided => format!("decided after {} rounds, {time}", self.rounds),
+            Stop::Decided => format!("decided after {n}, {time}"),
             Stop::Budget => format!(
-                "undecided at budget after {} rounds, {time} of {:.0} s",
-                self.rounds,
+                "undecided at budget after {n}, {time} of {:.0} s",
                 self.budget_secs.unwrap_or(0.0)
             ),
             Stop::Fixed => format!("{} fixed rounds (--runs), {time}", self.rounds),
-            Stop::MaxRounds => {
-                format!("stopped at the round limit, {} rounds, {time}", self.rounds)
-            }
-            Stop::Interrupted => format!("interrupted after {} rounds, {time}", self.rounds),
+            Stop::MaxRounds => format!("stopped at the round limit, {n}, {time}"),
+            Stop::Interrupted => format!("interrupted after {n}, {time}"),
         };
         if self.discarded > 0 {
             s.push_str(&format!(" ({} starved round(s) discarded)", self.discarded));
@@ -744,6 +742,14 @@ pub fn family_text(decided: usize, where_: &str) -> String {
             "{each}; {decided} parts were decided {where_}, whose sum of rates ({:.2}) bounds nothing: read each decision at its own rate.",
             sum
         ),
+    }
+}
+
+/// "1 round", "N rounds".
+pub(crate) fn rounds(n: usize) -> String {
+    match n {
+        1 => "1 round".to_string(),
+        n => format!("{n} rounds"),
     }
 }
 

@@ -78,16 +78,19 @@ impl Section<'_> {
             intervals_in_words(n),
             table_head(&["variant", "tx/s over innodb's", "reading"].map(String::from)),
         );
-        let mut made = Vec::new();
+        let (mut made, mut helps) = (Vec::new(), Vec::new());
         for (name, e) in &rows {
-            let (text, part) = reading(e);
-            if part {
-                made.push(name.trim_start_matches("innodb:without=").to_string());
+            let (text, effect) = reading(e);
+            let short = name.trim_start_matches("innodb:without=").to_string();
+            match effect {
+                Some(true) => made.push(short),
+                Some(false) => helps.push(short),
+                None => {}
             }
             let _ = writeln!(md, "| {name} | {} | {text} |", e.cell(2));
         }
         let bounded = rows.iter().any(|(_, e)| e.interval.is_some());
-        let _ = writeln!(md, "\n{}", semantics_line(&made, top, bounded));
+        let _ = writeln!(md, "\n{}", semantics_line((&made, &helps), top, bounded));
     }
 
     /// The columns of the tables by clients.
@@ -223,34 +226,46 @@ impl Section<'_> {
     }
 }
 
-/// How a leave-one-out variant's interval over innodb reads, and whether
-/// it names the semantic as part of the collapse.
-fn reading(e: &crate::verdict::Estimate) -> (&'static str, bool) {
+/// How a leave-one-out variant's interval over innodb reads, and what it
+/// names the semantic: part of the collapse (`Some(true)`), a help to
+/// innodb (`Some(false)`), or neither shown.
+fn reading(e: &crate::verdict::Estimate) -> (&'static str, Option<bool>) {
     match e.interval {
-        Some(i) if i.lo > 1.0 => ("faster without it: part of the collapse", true),
-        Some(i) if i.hi < 1.0 => ("slower without it: it helps here", false),
-        Some(_) => ("the interval holds 1: no difference shown", false),
-        None => ("too few rounds for an interval", false),
+        Some(i) if i.lo > 1.0 => ("faster without it: part of the collapse", Some(true)),
+        Some(i) if i.hi < 1.0 => ("slower without it: it helps here", Some(false)),
+        Some(_) => ("the interval holds 1: no difference shown", None),
+        None => ("too few rounds for an interval", None),
     }
 }
 
 /// The paragraph after the leave-one-out table, from the semantics it
-/// named (`made`); `bounded`: whether any variant had an interval.
-fn semantics_line(made: &[String], top: u32, bounded: bool) -> String {
+/// named part of the collapse (`made`) and a help (`helps`); `bounded`:
+/// whether any variant had an interval.
+fn semantics_line((made, helps): (&[String], &[String]), top: u32, bounded: bool) -> String {
+    let list = |v: &[String]| (v.join(", "), if v.len() == 1 { "it" } else { "they" });
     let found = if !bounded {
         format!(
             "**Not yet told:** no variant has an interval yet, so this run cannot say which semantic, if any, made innodb's transactions/s at {top} clients what they were"
         )
-    } else if made.is_empty() {
+    } else if made.is_empty() && helps.is_empty() {
         format!(
             "**No single semantic:** none of the four, left out alone, changed innodb's transactions/s at {top} clients by more than its rounds' spread here"
         )
-    } else {
+    } else if made.is_empty() {
+        let (h, they) = list(helps);
         format!(
-            "**Which made it:** leaving out {} raised innodb's transactions/s at {top} clients beyond its interval: {} made the difference here",
-            made.join(", "),
-            if made.len() == 1 { "it" } else { "they" }
+            "**No semantic of the collapse:** leaving none of the four out raised innodb's transactions/s at {top} clients beyond its interval; leaving out {h} lowered them: {they} helped innodb here, not made it collapse"
         )
+    } else {
+        let (m, they) = list(made);
+        let mut line = format!(
+            "**Which made it:** leaving out {m} raised innodb's transactions/s at {top} clients beyond its interval: {they} made the difference here"
+        );
+        if !helps.is_empty() {
+            let (h, they) = list(helps);
+            line.push_str(&format!("; leaving out {h} lowered them: {they} helped"));
+        }
+        line
     };
     format!(
         "{found}. That a semantic causes the report's collapse is our hypothesis, tested on Linux with io_uring standing in for Windows' overlapped I/O."
@@ -309,16 +324,44 @@ mod tests {
     fn the_semantics_line_names_what_the_intervals_show() {
         let above = Estimate::of(&[1.7, 1.8, 1.9, 1.6, 1.75, 1.85, 1.8]);
         let level = Estimate::of(&[0.9, 1.1, 1.0, 1.05, 0.95, 1.02, 0.98]);
-        assert!(reading(&above).1 && !reading(&level).1);
-        assert!(!reading(&Estimate::of(&[1.8])).1, "one round names nothing");
-        let holds = semantics_line(&["wake-all".into()], 1024, true);
-        let fails = semantics_line(&[], 1024, true);
-        let early = semantics_line(&[], 1024, false);
+        let below = Estimate::of(&[0.6, 0.7, 0.65, 0.72, 0.68, 0.62, 0.7]);
+        assert_eq!(reading(&above).1, Some(true));
+        assert_eq!(reading(&level).1, None);
+        assert_eq!(reading(&below).1, Some(false));
+        assert_eq!(
+            reading(&Estimate::of(&[1.8])).1,
+            None,
+            "one round names nothing"
+        );
+        let none: &[String] = &[];
+        let wake = ["wake-all".to_string()];
+        let lowest = ["lowest-first".to_string()];
+        let holds = semantics_line((&wake, none), 1024, true);
+        let fails = semantics_line((none, none), 1024, true);
+        let early = semantics_line((none, none), 1024, false);
+        // The 3 Dec default run: only lowest-first moved innodb, downward;
+        // "none of the four changed it" would have been false.
+        let helped = semantics_line((none, &lowest), 1024, true);
+        let both = semantics_line((&wake, &lowest), 1024, true);
         assert!(early.contains("cannot say"), "{early}");
         assert!(holds.contains("leaving out wake-all"), "{holds}");
-        assert!(fails.contains("none of the four"), "{fails}");
+        assert!(
+            fails.contains("none of the four, left out alone"),
+            "{fails}"
+        );
+        assert!(
+            helped.contains("leaving out lowest-first lowered")
+                && !helped.contains("none of the four, left"),
+            "{helped}"
+        );
+        assert!(
+            both.contains("wake-all raised") || both.contains("out wake-all raised"),
+            "{both}"
+        );
+        assert!(both.contains("lowest-first lowered"), "{both}");
         let mask = |t: &str| t.replace(|c: char| c.is_ascii_digit(), "#");
         assert_ne!(mask(&holds), mask(&fails));
+        assert_ne!(mask(&helped), mask(&fails));
     }
 
     /// The section rendered from the recorded run's tables with two
