@@ -102,6 +102,20 @@ pub fn idempotent(m: &hyper::Method) -> bool {
     )
 }
 
+/// A response head has come on `conn`: its first byte's time, read as
+/// curl times it (the first response byte read; over HTTP/2, which has
+/// no tap, the parsed head), and the buffer ceilings, read now rather
+/// than before the SYN (two /proc files, 0.1 ms here).
+fn head_arrived(conn: &mut Conn, report: &mut ConnReport, start: Instant, timings: &mut Timings) {
+    let first = conn.tap.lock().expect("lock").first_read;
+    let first = first.unwrap_or_else(Instant::now);
+    timings.first_byte_ms = first.saturating_duration_since(start).as_secs_f64() * 1e3;
+    if report.buffers.rcv_autotune_max.is_none() {
+        report.buffers.read_ceilings();
+        conn.buffers = report.buffers.clone();
+    }
+}
+
 impl Client {
     /// A client with `cfg`.
     pub fn new(cfg: ClientConfig) -> Client {
@@ -197,16 +211,7 @@ impl Client {
         let (resp, request_head, retried) = self
             .send_retrying(req, sent, (&mut conn, &mut report, &mut timings))
             .await?;
-        // The first response byte read, as curl times it; over HTTP/2 (no
-        // tap) the parsed head.
-        let first = conn.tap.lock().expect("lock").first_read;
-        let first = first.unwrap_or_else(Instant::now);
-        timings.first_byte_ms = first.saturating_duration_since(start).as_secs_f64() * 1e3;
-        // Read now, not before the SYN: two /proc files are 0.1 ms here.
-        if report.buffers.rcv_autotune_max.is_none() {
-            report.buffers.read_ceilings();
-            conn.buffers = report.buffers.clone();
-        }
+        head_arrived(&mut conn, &mut report, start, &mut timings);
         let status = resp.status().as_u16();
         let version = version_text(resp.version());
         let (headers, reason, head_bytes) = response_head(&conn, &resp, status);
