@@ -465,7 +465,11 @@ fn http2_attackers_are_closed_in_time_and_bounded() {
 /// GETs of a 4 MiB file with the initial window 0, stream 1's window
 /// opened 4 KiB every 0.2 s, the other 99 never. The connection moves,
 /// so it stays open; each stalled stream is reset (`RST_STREAM`) within
-/// `--idle-timeout` plus 0.5 s, and its file descriptor is given back.
+/// `--idle-timeout` plus 0.5 s of its response's HEADERS (its last
+/// progress), and its file descriptor is given back. The bound is on
+/// that interval, not on the time since the client sent the request:
+/// the latter adds however long the server took to reach the 1,000
+/// requests, which a loaded CI machine made 0.2 s more (3.70 s, 3 Dec).
 #[test]
 fn http2_stalled_streams_are_reset_beside_a_live_one() {
     if !tool_ok("http2_stalled_streams", "python3") {
@@ -480,23 +484,32 @@ fn http2_stalled_streams_are_reset_beside_a_live_one() {
     let at_rest = fds(pid);
     let a = attack(pid, &addr, ("one-live", 10, 100, "/big.bin"), 6.0);
     let after = a.last_fds;
-    let resets: Vec<f64> = a.line["reset_after"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|c| c.as_array().unwrap().iter())
-        .map(|x| x.as_f64().unwrap_or(f64::INFINITY))
-        .collect();
-    let worst = resets.iter().copied().fold(0.0, f64::max);
+    let per_stream = |key: &str| -> Vec<f64> {
+        a.line[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|c| c.as_array().unwrap().iter())
+            .map(|x| x.as_f64().unwrap_or(f64::INFINITY))
+            .collect()
+    };
+    let (resets, idles) = (per_stream("reset_after"), per_stream("idle_before_reset"));
+    let worst = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
     println!(
-        "one-live: {} stalled streams reset after at most {worst:.2} s; connections closed {:?}; descriptors {at_rest} at rest, peak {}, {after} after the resets (connections still open); peak {:.1} MB RSS",
+        "one-live: {} stalled streams reset at most {:.2} s after their answer's HEADERS ({:.2} s after the request was sent); connections closed {:?}; descriptors {at_rest} at rest, peak {}, {after} after the resets (connections still open); peak {:.1} MB RSS",
         resets.len(),
+        worst(&idles),
+        worst(&resets),
         a.closed,
         a.peak_fds,
         a.peak_mb
     );
     assert_eq!(resets.len(), 990);
-    assert!(worst <= 3.5, "{resets:?}");
+    assert!(worst(&idles) <= 3.5, "{idles:?}");
+    // Nor long before its idle time: the server's clock starts when it
+    // takes the stream, a little before its HEADERS leave (the file is
+    // opened in between), so the margin below 3 s is that delay's.
+    assert!(idles.iter().all(|&t| t >= 2.0), "{idles:?}");
     assert!(a.closed.iter().all(Option::is_none), "{:?}", a.closed);
     // Each connection (one descriptor) and its live stream's file (two:
     // the file and the response's own) stay; the stalled streams gave

@@ -16,7 +16,10 @@ an initial window of 0, STREAMS GETs of PATH, no WINDOW_UPDATE); post-body
 one-live (as zero-window, but stream 1's window opened by 4 KiB every
 0.2 s, so the connection moves while the other streams stall: the JSON
 line then also has, per connection, the seconds after which each stalled
-stream was reset, null for one never reset).
+stream was reset, null for one never reset, and "idle_before_reset",
+the seconds from the response's HEADERS on that stream to its reset:
+the stream's time without progress as the server saw it, out of the
+time the server took to reach the stream's request at all).
 HPACK is written by hand (static-table names, literals without indexing):
 no library is needed and nothing is compressed.
 """
@@ -82,6 +85,13 @@ def opening(mode, streams, path):
     raise SystemExit(f"unknown mode {mode}")
 
 
+def idle(resets, heads, sid):
+    # null when the stream was never reset or never answered.
+    if sid in resets and sid in heads:
+        return resets[sid] - heads[sid]
+    return None
+
+
 def main():
     host, port, mode, conns, streams, path, wait = sys.argv[1:8]
     conns, streams, wait = int(conns), int(streams), float(wait)
@@ -108,6 +118,7 @@ def main():
         socks.append(s)
     deadline = time.time() + wait
     resets = {k: {} for k in range(conns)}
+    heads = {k: {} for k in range(conns)}
     pending = {k: b"" for k in range(conns)}
     next_open = time.time()
     while len(closed) < conns and time.time() < deadline:
@@ -141,11 +152,16 @@ def main():
                 sid = int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF
                 if buf[3] == 3 and sid not in resets[k]:
                     resets[k][sid] = time.time() - sent_at[k]
+                if buf[3] == 1 and sid not in heads[k]:
+                    heads[k][sid] = time.time() - sent_at[k]
                 buf = buf[9 + n:]
             pending[k] = buf
     out = {"mode": mode, "closed_after": [closed.get(k) for k in range(conns)]}
     if mode == "one-live":
         out["reset_after"] = [[resets[k].get(2 * i + 1) for i in range(1, streams)] for k in range(conns)]
+        out["idle_before_reset"] = [
+            [idle(resets[k], heads[k], 2 * i + 1) for i in range(1, streams)] for k in range(conns)
+        ]
     print(json.dumps(out), flush=True)
     # Keep them open until told (stdin closes), so the caller can measure.
     sys.stdin.read()
