@@ -72,7 +72,8 @@ pub struct RcvbufCase {
     /// slow start, which must not hide a cap it then ran at.
     pub steady_mbit: Option<f64>,
     /// Whether the flow was seen to be held by the receive window (TCP_INFO
-    /// `rwnd_limited` most of the time, or a full window per RTT arriving).
+    /// `rwnd_limited` a fifth of the busy time or more, or a full window
+    /// per RTT arriving).
     pub window_bound: bool,
     /// The path's bottleneck rate, when known, for the BDP and the fix.
     pub path_rate_bps: Option<f64>,
