@@ -9,24 +9,29 @@
 //! Without eviction 50 stalled connections held a newcomer for a header
 //! timeout a round of 50 (3.0 and 6.0 s, 1 Dec; docs/serve.md).
 //!
-//! The epoll engine keeps one registry a worker (its accept loop and its
-//! connections share one thread), and only that thread reads its
-//! descriptors, so a descriptor read here is never one that another
-//! thread closed and reused: a connection leaves the registry in the
-//! same poll that closes its socket. A newcomer whose worker holds no
-//! stale connection still gets one: [`Workers`] asks every other worker,
-//! on its own thread, for its stalest, and the stalest of all is told to
-//! close (by id, not by descriptor). Without that, `SO_REUSEPORT` hashed
-//! a newcomer to a worker without attackers and it waited a header
-//! timeout (CI, 3 Dec: 2,966 ms). The io_uring engine picks among its
-//! ring's connections alone ([`stalest`]): its rings take plain HTTP/1.1
-//! only, whose header timeout closes a stalled connection anyway.
+//! The epoll engine keeps one registry a worker, and a newcomer reads
+//! every worker's registry itself, on its own thread: its worker may hold
+//! no stale connection at all (`SO_REUSEPORT` hashed it to one without
+//! attackers, and it waited a header timeout: CI, 3 Dec, 2,966 ms).
+//! Reading another thread's descriptor is safe here because nothing is
+//! done to a descriptor: the chosen connection is told to close by id,
+//! and closes on its own thread. A descriptor read just as its connection
+//! closes (it leaves the registry in the same poll) may name a socket
+//! accepted since: that misjudges only how stale the leaving connection
+//! looks, and choosing it frees the slot it is giving back anyway. Asking
+//! each worker's thread for its stalest instead, as before 4 Dec, cost a
+//! newcomer the time until that worker's next poll: a worker busy with
+//! 105 zero-window attackers' file streams answered late, and a HEAD
+//! waited 113 ms (release) to 3,259 ms (debug, CI). The io_uring engine
+//! picks among its ring's connections alone ([`stalest`]): its rings take
+//! plain HTTP/1.1 only, whose header timeout closes a stalled connection
+//! anyway.
 
 use std::collections::HashMap;
 use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-use tokio::sync::{Notify, mpsc, oneshot};
+use std::time::Instant;
+use tokio::sync::Notify;
 
 /// A worker's open connections, by id.
 #[derive(Clone, Default)]
@@ -117,8 +122,9 @@ impl Registry {
     }
 
     /// The stalest connection not yet chosen: its id and staleness in
-    /// ms, or `None` when this worker has none to give. Only the worker's
-    /// own thread calls it (it reads the descriptors).
+    /// ms, or `None` when this worker has none to give. Any thread may
+    /// call it (the module's doc says why reading the descriptors is
+    /// safe).
     pub fn stalest(&self) -> Option<(u64, u32)> {
         let m = self.conns.lock().ok()?;
         let idle = m
@@ -147,43 +153,17 @@ impl Registry {
     }
 }
 
-/// A question from another worker's newcomer: the stalest connection
-/// here, answered on this worker's thread.
-type Ask = oneshot::Sender<Option<(u64, u32)>>;
-
-/// How long a newcomer waits for a busy worker's answer before it goes
-/// without it (a worker answers between its connections' polls), when
-/// its own worker has a connection to give.
-const ASK_WAIT: Duration = Duration::from_millis(20);
-
-/// The same when its own worker has none: going without an answer then
-/// costs a slot freed by a timeout (3 s in the hostile test). With 20 ms
-/// a CI run (debug build, 3 Dec) found the worker holding the zero-window
-/// attackers busy setting up their file streams past every ask, and a
-/// HEAD waited 3,259 ms.
-const ASK_WAIT_ALONE: Duration = Duration::from_millis(500);
-
-/// Every epoll worker's registry and a line to each worker's thread.
+/// Every epoll worker's registry.
 #[derive(Clone)]
 pub(crate) struct Workers {
     regs: Arc<Vec<Registry>>,
-    asks: Arc<Vec<mpsc::UnboundedSender<Ask>>>,
-    inboxes: Arc<Vec<Mutex<Option<mpsc::UnboundedReceiver<Ask>>>>>,
 }
 
 impl Workers {
     /// For `n` workers.
     pub fn new(n: usize) -> Workers {
-        let (asks, inboxes) = (0..n.max(1))
-            .map(|_| {
-                let (tx, rx) = mpsc::unbounded_channel();
-                (tx, Mutex::new(Some(rx)))
-            })
-            .unzip();
         Workers {
             regs: Arc::new((0..n.max(1)).map(|_| Registry::default()).collect()),
-            asks: Arc::new(asks),
-            inboxes: Arc::new(inboxes),
         }
     }
 
@@ -192,46 +172,18 @@ impl Workers {
         &self.regs[i]
     }
 
-    /// Answers the other workers' newcomers from worker `i`'s thread
-    /// until the server drops its lines (spawn it on that thread).
-    pub fn answer(&self, i: usize) -> impl std::future::Future<Output = ()> + 'static {
-        let reg = self.regs[i].clone();
-        let inbox = self.inboxes[i].lock().ok().and_then(|mut r| r.take());
-        async move {
-            let Some(mut inbox) = inbox else { return };
-            while let Some(ask) = inbox.recv().await {
-                let _ = ask.send(reg.stalest());
-            }
-        }
-    }
-
-    /// For a newcomer on worker `me` at the limit: tells the stalest
-    /// connection of any worker to close; its id and staleness in ms.
-    pub async fn evict_for(&self, me: usize) -> Option<(u64, u32)> {
-        // A pick another newcomer chose first is asked again, a few times.
+    /// For a newcomer at the limit: tells the stalest connection of any
+    /// worker to close; its id and staleness in ms.
+    pub fn evict_for(&self) -> Option<(u64, u32)> {
+        // A pick another newcomer chose first is looked for again, a few
+        // times.
         for _ in 0..3 {
-            let mut waits = Vec::new();
-            for (j, tx) in self.asks.iter().enumerate().filter(|(j, _)| *j != me) {
-                let (ask, answer) = oneshot::channel();
-                if tx.send(ask).is_ok() {
-                    waits.push((j, answer));
-                }
-            }
-            let mut found: Vec<(usize, (u64, u32))> = self.regs[me]
-                .stalest()
-                .map(|c| (me, c))
-                .into_iter()
+            let found: Vec<(usize, (u64, u32))> = self
+                .regs
+                .iter()
+                .enumerate()
+                .filter_map(|(j, r)| Some((j, r.stalest()?)))
                 .collect();
-            let wait = if found.is_empty() {
-                ASK_WAIT_ALONE
-            } else {
-                ASK_WAIT
-            };
-            for (j, answer) in waits {
-                if let Ok(Ok(Some(c))) = tokio::time::timeout(wait, answer).await {
-                    found.push((j, c));
-                }
-            }
             let (id, ms) = stalest(found.iter().map(|(_, c)| *c))?;
             let owner = found.iter().find(|(_, c)| c.0 == id).map(|(j, _)| *j)?;
             if self.regs[owner].evict(id) {
@@ -280,16 +232,13 @@ mod tests {
         let fd = std::os::fd::AsRawFd::as_raw_fd(&c);
         let w = Workers::new(3);
         let m = w.registry(2).join(9, fd);
+        assert_eq!(w.evict_for().map(|(id, _)| id), Some(9));
         rt.block_on(async {
-            for i in 0..3 {
-                tokio::spawn(w.answer(i));
-            }
-            assert_eq!(w.evict_for(0).await.map(|(id, _)| id), Some(9));
             // The chosen connection was told, and is not chosen twice.
-            tokio::time::timeout(Duration::from_secs(1), m.evict.notified())
+            tokio::time::timeout(std::time::Duration::from_secs(1), m.evict.notified())
                 .await
                 .expect("told to close");
-            assert_eq!(w.evict_for(1).await, None);
         });
+        assert_eq!(w.evict_for(), None);
     }
 }

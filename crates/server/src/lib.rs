@@ -461,12 +461,11 @@ enum Next {
 
 /// The next connection and its slot. At the limit, a newcomer that
 /// arrives before a slot frees closes the stalest connection of any
-/// worker ([`evict`]; this is worker `me`) and takes the slot it gives
-/// back; said once per episode.
+/// worker ([`evict`]) and takes the slot it gives back; said once per
+/// episode.
 async fn next_conn(
     listener: &TcpListener,
     shared: &Shared,
-    me: usize,
     max_conns: usize,
     shutdown: &Shutdown,
     at_limit: &mut bool,
@@ -504,7 +503,7 @@ async fn next_conn(
         return Next::Conn(p, sock, peer);
     }
     // With none stale anywhere, the newcomer waits for any slot.
-    shared.workers.evict_for(me).await;
+    shared.workers.evict_for();
     tokio::select! {
         p = shared.conns.clone().acquire_owned() => match p {
             Ok(p) => Next::Conn(p, sock, peer),
@@ -528,19 +527,8 @@ async fn serve_listener(
     let mut tasks = tokio::task::JoinSet::new();
     let mut at_limit = false;
     let reg = shared.workers.registry(me).clone();
-    // Other workers' newcomers ask this thread for its stalest.
-    let answers = tokio::spawn(shared.workers.answer(me));
     loop {
-        match next_conn(
-            &listener,
-            &shared,
-            me,
-            lim.max_conns,
-            &shutdown,
-            &mut at_limit,
-        )
-        .await
-        {
+        match next_conn(&listener, &shared, lim.max_conns, &shutdown, &mut at_limit).await {
             Next::Stop => break,
             Next::Failed(e) => {
                 log!("tcpwise serve: accept: {e}");
@@ -580,7 +568,6 @@ async fn serve_listener(
         }
     }
     drop(listener);
-    answers.abort();
     // Let responses in flight finish (each connection got the signal too).
     let _ = tokio::time::timeout(Duration::from_secs(10), async {
         while tasks.join_next().await.is_some() {}
