@@ -405,6 +405,18 @@ pub struct Asked {
     pub window_flag: bool,
 }
 
+/// Whether a flow rwnd-limited `rwnd_pct` % of its busy time was held by
+/// the window, for the static-buffer verdict: a fifth of the sender's busy
+/// time, not a majority. A flow held by a small pinned buffer grows its
+/// cwnd to that window and stops there, so the two limits take turns:
+/// `-R --rcvbuf 64KB / 256KB / 400KB` on 100 ms, 50 Mbit/s gave 33-47 %
+/// rwnd-limited (35 % on a loaded CI machine, where a majority rule read
+/// "not the buffer"), `--rcvbuf 2MB` (the path's limit, not the
+/// buffer's) 4 % (4 Dec).
+fn held_by_window(rwnd_pct: Option<f64>) -> bool {
+    rwnd_pct.is_some_and(|p| p > 20.0)
+}
+
 /// The median goodput of the intervals after the first (slow start), when
 /// there are at least two.
 fn steady_mbit(intervals: &[Interval]) -> Option<f64> {
@@ -510,14 +522,6 @@ pub fn summarize(
         .zip(cap_rtt_ms)
         .map(|(_, rtt)| path::rcvbuf_cap_mbit(rx_buffers.rcv_held, rtt));
     let rwnd_bound = rwnd_pct.is_some_and(|p| p > 50.0);
-    // Held by the window, for the static-buffer verdict: a fifth of the
-    // sender's busy time, not a majority. A flow held by a small pinned
-    // buffer grows its cwnd to that window and stops there, so the two
-    // limits take turns: `-R --rcvbuf 64KB / 256KB / 400KB` on 100 ms,
-    // 50 Mbit/s gave 33-47 % rwnd-limited (35 % on a loaded CI machine,
-    // where this read "not the buffer"), `--rcvbuf 2MB` (the path's
-    // limit, not the buffer's) 4 % (4 Dec).
-    let held_by_window = rwnd_pct.is_some_and(|p| p > 20.0);
     let sndbuf_bound = sndbuf_pct.is_some_and(|p| p > 50.0);
     let rcvbuf_verdict = asked.rcvbuf.zip(cap_rtt_ms).and_then(|(a, rtt)| {
         path::diagnose_rcvbuf(&path::RcvbufCase {
@@ -526,7 +530,7 @@ pub fn summarize(
             rtt_ms: rtt,
             goodput_mbit: goodput,
             steady_mbit: steady_mbit(intervals),
-            window_bound: held_by_window,
+            window_bound: held_by_window(rwnd_pct),
             path_rate_bps: asked.path_rate_bps,
             flag: if asked.window_flag { "-w" } else { "--rcvbuf" },
         })

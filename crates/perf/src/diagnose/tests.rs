@@ -161,3 +161,15 @@ fn slow_reader_is_not_blamed_on_buffers() {
     assert!(!s.buffer_limited);
     assert!(s.diagnosis.unwrap().contains("did not read fast enough"));
 }
+
+#[test]
+fn a_small_pinned_buffer_takes_turns_with_the_cwnd_and_still_holds_the_flow() {
+    // The shares measured on 100 ms, 50 Mbit/s (4 Dec): pinned 64 KB to
+    // 400 KB, 33-47 % rwnd-limited (35 % on a loaded CI machine); 2 MB,
+    // the path's limit, 4 %.
+    for held in [33.0, 35.0, 47.0] {
+        assert!(held_by_window(Some(held)), "{held}");
+    }
+    assert!(!held_by_window(Some(4.0)));
+    assert!(!held_by_window(None));
+}
