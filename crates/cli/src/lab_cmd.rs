@@ -121,6 +121,7 @@ pub fn run(a: LabArgs) -> Result<i32> {
         budget: tcpwise_lab::budget::of_flags(a.budget.map(|d| d.0), a.quick, a.runs),
         deadline: None,
         extras_until: None,
+        first: None,
     };
     // Bad requests are refused before anything is set up or written.
     let plan = tcpwise_lab::plan(&opts, &a.experiments)?;

@@ -1,4 +1,4 @@
-//! # tcpwise-lab: the seed experiments, reproduced on emulated links
+//! # tcpwise-lab: the field reports' experiments, reproduced on emulated links
 //!
 //! Each experiment is one folder implementing [`stages::Stages`] (plan,
 //! measure, analyse); adding one is the folder and a line in [`all`]. The
@@ -21,6 +21,7 @@
 pub mod budget;
 pub mod common;
 pub mod experiments;
+pub mod first;
 
 pub use experiments::{
     buffers, cold_start, completion, head_of_line, idle_selection, read_slow_start, responsiveness,
@@ -158,6 +159,10 @@ pub struct LabOptions {
     /// otherwise get less than their decisions need ([`budget::Shares`]):
     /// then time its decision saves goes to them, not to its extras.
     pub extras_until: Option<std::time::Instant>,
+    /// A field report's key to the gate the other experiments of its
+    /// phase wait at ([`first`]); `None` outside that phase and for the
+    /// others.
+    pub first: Option<Arc<first::Key>>,
 }
 
 impl LabOptions {
@@ -179,6 +184,15 @@ impl LabOptions {
             budget: None,
             deadline: None,
             extras_until: None,
+            first: None,
+        }
+    }
+
+    /// A field report says its decision's testbeds are up: the other
+    /// experiments of its phase may ask for slots now ([`first`]).
+    pub fn decision_beds_up(&self) {
+        if let Some(k) = &self.first {
+            k.turn();
         }
     }
 
@@ -359,7 +373,7 @@ pub struct ExperimentResult {
     pub details: serde_json::Value,
     /// The emulator's error on each path used.
     pub paths: Vec<PathError>,
-    /// One line each, for the report's first table: what the seed reported
+    /// One line each, for the report's first table: what the field report reported
     /// and what this run measured.
     pub headline: Headline,
     /// The experiment's section of report.md.
@@ -748,13 +762,30 @@ impl LabPlan {
             extras_until,
             ..opts.clone()
         };
+        // Field reports first for the testbed slots ([`first`]).
+        let is_report = |e: &dyn Experiment| report::FIELD_REPORTS.contains(&e.name());
+        let gate = first::Gate::new(shared.iter().filter(|(_, e)| is_report(e.as_ref())).count());
         let parts = shared
             .into_iter()
             .map(|(i, e)| {
                 let finished = &finished;
+                let key = is_report(e.as_ref()).then(|| Arc::new(gate.key()));
+                let gate = gate.clone();
                 Box::new(move |o: &LabOptions| {
                     o.check()?;
-                    finished(i, e.run(o, progress)?)
+                    let r = match key {
+                        Some(k) => {
+                            let mine = LabOptions {
+                                first: Some(k.clone()),
+                                ..o.clone()
+                            };
+                            let r = e.run(&mine, progress);
+                            k.turn();
+                            r
+                        }
+                        None => gate.wait(&o.cancel).and_then(|()| e.run(o, progress)),
+                    };
+                    finished(i, r?)
                 }) as together::Part<'_, ()>
             })
             .collect();

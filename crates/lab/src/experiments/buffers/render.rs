@@ -106,7 +106,7 @@ impl Section<'_> {
         );
         let _ = writeln!(
             md,
-            "| seed (Windows, over the Internet), Mbit/s | 11.3 avg, 12.6 max | 126 avg, 151 max | | 151 |\n"
+            "| field report (Windows, over the Internet), Mbit/s | 11.3 avg, 12.6 max | 126 avg, 151 max | | 151 |\n"
         );
         let _ = writeln!(
             md,
@@ -194,7 +194,7 @@ impl Section<'_> {
         }
         let _ = writeln!(
             md,
-            "\nLinux doubles SO_RCVBUF and advertises 160/256 of it for full-sized segments, so the seed's request caps at about 15.7 Mbit/s here rather than Windows' 12.6."
+            "\nLinux doubles SO_RCVBUF and advertises 160/256 of it for full-sized segments, so the field report's request caps at about 15.7 Mbit/s here rather than Windows' 12.6."
         );
     }
 

@@ -1,4 +1,4 @@
-//! The cold start the Firefox seed's warm connection is compared against:
+//! The cold start the Firefox field report's warm connection is compared against:
 //! time to first byte of a small object over HTTPS on a fresh connection,
 //! in round trips, for each way the stack has to shorten it. A cold
 //! request costs three (TCP, TLS 1.3, the request); a resumed session

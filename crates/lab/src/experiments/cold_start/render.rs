@@ -166,7 +166,7 @@ impl Render for Section<'_> {
         Rendered {
             markdown: crate::section::Skeleton {
                 name: "cold-start",
-                reproduces: "what the Firefox seed's warm connection is compared against",
+                reproduces: "what the Firefox field report's warm connection is compared against",
                 claim,
                 here: Some(self.here()),
                 body: md,
@@ -174,7 +174,7 @@ impl Render for Section<'_> {
             .markdown(),
             plots,
             headline: Headline {
-                field_report: "(beside the Firefox seed) a cold HTTPS request: 3 RTT; resumed with 0-RTT 2; TFO + 0-RTT 1; warm 1".into(),
+                field_report: "(beside the Firefox field report) a cold HTTPS request: 3 RTT; resumed with 0-RTT 2; TFO + 0-RTT 1; warm 1".into(),
                 ours,
                 verdict: Some(a.verdict.clone()),
                 conditions: Vec::new(),

@@ -122,7 +122,7 @@ impl Section<'_> {
         let cols = self.cols();
         let _ = writeln!(
             md,
-            "Requests per second by clients, median over rounds ({}; last column: at {hi} clients over the best count, round by round; the seed's segmented server fell to 0.26, its completion port kept 1.00):\n\n{}",
+            "Requests per second by clients, median over rounds ({}; last column: at {hi} clients over the best count, round by round; the field report's segmented server fell to 0.26, its completion port kept 1.00):\n\n{}",
             intervals_in_words(a.rounds),
             table_head(&[cols.clone(), vec![format!("{hi}/peak")]].concat())
         );
@@ -177,7 +177,7 @@ impl Section<'_> {
         }
         let _ = writeln!(
             md,
-            "\nThe seed (sysbench update_no_key, Windows, 2011), transactions/s at 4 / 16 / 64 / 256 / 1024 clients:\n\n| server | 4 | 16 | 64 | 256 | 1024 |\n|---|---|---|---|---|---|"
+            "\nThe field report (sysbench update_no_key, Windows, 2011), transactions/s at 4 / 16 / 64 / 256 / 1024 clients:\n\n| server | 4 | 16 | 64 | 256 | 1024 |\n|---|---|---|---|---|---|"
         );
         for (name, v) in SEED {
             let cells: Vec<String> = v.iter().map(u32::to_string).collect();
@@ -186,7 +186,7 @@ impl Section<'_> {
         let (seg, tok) = a.ratios_at_top;
         let _ = writeln!(
             md,
-            "\nAt {hi} clients segments/shared: throughput {:.2} (round by round {}), p99 latency {:.2}; tokio/shared: throughput {:.2} (round by round {}), p99 {:.2}. Below the count where the two server cores saturate, throughput grows with clients because each client has one request in flight per round trip ({} ms here; the seed's clients were local). Linux `poll` has no 64-handle limit, so the segmented model here only loses what binding costs: a worker busy with a 5 ms request holds up the connections bound to it while the other worker might have served them.",
+            "\nAt {hi} clients segments/shared: throughput {:.2} (round by round {}), p99 latency {:.2}; tokio/shared: throughput {:.2} (round by round {}), p99 {:.2}. Below the count where the two server cores saturate, throughput grows with clients because each client has one request in flight per round trip ({} ms here; the field report's clients were local). Linux `poll` has no 64-handle limit, so the segmented model here only loses what binding costs: a worker busy with a 5 ms request holds up the connections bound to it while the other worker might have served them.",
             a.segments_over_shared.0,
             seg.text(2),
             a.segments_over_shared.1,
@@ -201,18 +201,18 @@ impl Section<'_> {
             }
         }
         // A model that loses ground toward the top count is said, most of
-        // all a completion-style one (the seed says they stay flat).
+        // all a completion-style one (the field report says they stay flat).
         for (model, flat) in m.models.iter().zip(&a.flatness) {
             if flat.median < 0.9 {
                 let why = match (model == "shared" || model == "io-uring", a.rounds >= 3) {
                     (true, false) => {
-                        ": a completion-style model, which the seed says stays flat; a round of noise can do this (the decision above reads many rounds)"
+                        ": a completion-style model, which the field report says stays flat; a round of noise can do this (the decision above reads many rounds)"
                     }
                     (true, true) if flat.interval.is_some_and(|i| i.hi < 0.9) => {
-                        ": a completion-style model, which the seed says stays flat; every round showed it, so it is not one round's noise"
+                        ": a completion-style model, which the field report says stays flat; every round showed it, so it is not one round's noise"
                     }
                     (true, true) => {
-                        ": a completion-style model, which the seed says stays flat; not every round showed it, so part of it is noise"
+                        ": a completion-style model, which the field report says stays flat; not every round showed it, so part of it is noise"
                     }
                     _ => "",
                 };

@@ -116,7 +116,7 @@ fn table(t: &Table<IdleRun>, summary: &mut Summary) -> TableFigures {
 }
 
 /// The field report's claim as this experiment decides it, fixed before the run.
-pub const CRITERION: &str = "with the server's tcp_slow_start_after_idle=0 (the seed's conditions), FIFO and the largest burst loading the object back to back each round, the median of FIFO's time minus the largest burst's is at least 0.9 of the RTT (one round trip), decided by its indifference zone (the decision table)";
+pub const CRITERION: &str = "with the server's tcp_slow_start_after_idle=0 (the field report's conditions), FIFO and the largest burst loading the object back to back each round, the median of FIFO's time minus the largest burst's is at least 0.9 of the RTT (one round trip), decided by its indifference zone (the decision table)";
 
 /// The verdict on the field report's claim: the sequential decision, with the
 /// `=0` table's medians beside it.

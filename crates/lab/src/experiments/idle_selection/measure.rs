@@ -76,6 +76,9 @@ pub fn measure(
     progress: &dyn Progress,
 ) -> Result<Measured, LabError> {
     let (mut bed, base) = idle_bed(opts, "0")?;
+    // Its decision runs on this one: the others of the phase may take
+    // the slots left ([`crate::first`]).
+    opts.decision_beds_up();
     let h3 = Scenario::seed(h3_origin(&mut bed)?);
     let o = Origin {
         bed,

@@ -24,15 +24,16 @@ impl Render for Section<'_> {
         let mut md = String::new();
         let g0 = |k: &str| a.summary.get(k).map_or(f64::NAN, |f| f.as_f64());
         let claim = format!(
-            "Firefox found that when an object can go on any of several idle connections to its origin, the one that last moved the largest burst (whose congestion window grew the furthest) loads it faster than the oldest (FIFO): a 25 KB object on a 250 ms path in 363 ms instead of 793 ms. **On this machine** FIFO takes {:.0} ms and the largest burst {:.0} ms ({:.0} and {:.0} round trips), medians of {runs} runs each: {}; Linux's initial window of 10 segments makes FIFO's cold connection one round trip shorter than the seed's.",
+            "Firefox found that when an object can go on any of several idle connections to its origin, the one that last moved the largest burst (whose congestion window grew the furthest) loads it faster than the oldest (FIFO): a 25 KB object on a 250 ms path in 363 ms instead of 793 ms. **On this machine** FIFO takes {:.0} ms and the largest burst {:.0} ms ({:.0} and {:.0} round trips), medians of {runs} runs each: {}; Linux's initial window of 10 segments makes FIFO's cold connection one round trip shorter than the field report's.",
             g0("fifo_median_ms"),
             g0("max_burst_median_ms"),
             g0("fifo_round_trips"),
             g0("max_burst_round_trips"),
             match g0("fifo_round_trips") - g0("max_burst_round_trips") {
-                d if d >= 1.0 =>
-                    format!("the largest burst saves {d:.0} round trip(s), as the seed's did"),
-                _ => "the largest burst saves no round trip, unlike the seed's".to_string(),
+                d if d >= 1.0 => format!(
+                    "the largest burst saves {d:.0} round trip(s), as the field report's did"
+                ),
+                _ => "the largest burst saves no round trip, unlike the field report's".to_string(),
             }
         );
         for t in &a.tables {

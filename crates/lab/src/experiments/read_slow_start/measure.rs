@@ -114,6 +114,8 @@ pub fn measure(
         .collect();
     let beds: Vec<(ServedTestbed, u16)> =
         crate::together::at_once(opts, "read-slow-start", starts)?;
+    // The others of the phase may take the slots left ([`crate::first`]).
+    opts.decision_beds_up();
     let id = progress.step(
         &format!(
             "read-slow-start: {} pairs a round on each of {}",

@@ -7,7 +7,7 @@
 //! `Net.Transaction_Connected_New`) and its total time, over paths of
 //! several RTTs and a spread of response sizes, in rounds until the
 //! sequential decision on the pairs' saving is made. The table has the
-//! seed's shape; Linux has no Windows completion delay, so we report
+//! field report's shape; Linux has no Windows completion delay, so we report
 //! whatever the intervals say.
 //!
 //! [`Plan`] (every round's trials, drawn from the seed) → [`measure`] →

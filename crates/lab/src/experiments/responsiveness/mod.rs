@@ -1,4 +1,4 @@
-//! The other half of the Windows seed: autotuned buffers reach line rate,
+//! The other half of the Windows field report: autotuned buffers reach line rate,
 //! and big buffers cost latency under load. Measured as the field does
 //! now, as responsiveness (round trips per minute under working
 //! conditions, draft-ietf-ippm-responsiveness, Apple's networkQuality):

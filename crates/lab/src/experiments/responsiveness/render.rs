@@ -224,7 +224,7 @@ impl Render for Section<'_> {
         Rendered {
             markdown: crate::section::Skeleton {
                 name: "responsiveness",
-                reproduces: "the Windows seed's other half: what big buffers cost in latency",
+                reproduces: "the Windows field report's other half: what big buffers cost in latency",
                 claim,
                 here: Some(self.here()),
                 body: md,
@@ -232,7 +232,7 @@ impl Render for Section<'_> {
             .markdown(),
             plots: self.plots(path),
             headline: Headline {
-                field_report: "(the Windows seed's other half) the field: a bloated 90 Mbit/s home link about 840 RPM, well-run links several thousand; bands < 300 poor, to 1000 fair".into(),
+                field_report: "(the Windows field report's other half) the field: a bloated 90 Mbit/s home link about 840 RPM, well-run links several thousand; bands < 300 poor, to 1000 fair".into(),
                 ours: self.ours(path),
                 verdict: Some(a.verdict.clone()),
                 conditions: Vec::new(),
