@@ -14,12 +14,13 @@ pub struct BenchArgs {
     /// share one origin and are taken in turn, as h2load takes its URIs.
     #[arg(required = true)]
     pub urls: Vec<String>,
-    /// Open connections.
-    #[arg(short = 'c', long, default_value_t = 64)]
+    /// Open connections (wrk's default, 10; at least -t).
+    #[arg(short = 'c', long, default_value_t = 10)]
     pub connections: usize,
-    /// Threads, each with its own connections and event loop (default: one per CPU).
-    #[arg(short = 't', long)]
-    pub threads: Option<usize>,
+    /// Threads, each with its own connections and event loop (wrk's
+    /// default, 2).
+    #[arg(short = 't', long, default_value_t = 2)]
+    pub threads: usize,
     /// How long to load (wrk's -d: 10, 10s, 2m, 500ms). Default 10 s
     /// unless -n is given. Ctrl-C or SIGTERM ends the run early and prints
     /// the report of the time so far (exit 0, as wrk).
@@ -41,8 +42,9 @@ pub struct BenchArgs {
     /// Request body, or @FILE (no short form: -d is the duration, as in wrk).
     #[arg(long, value_name = "DATA")]
     pub data: Option<String>,
-    /// A request with no complete response after this long counts as a timeout error.
-    #[arg(long, default_value = "10s")]
+    /// A request with no complete response after this long counts as a
+    /// timeout error (wrk's default, 2s).
+    #[arg(long, default_value = "2s")]
     pub timeout: Seconds,
     /// Also print wrk's "Latency Distribution" table (50, 75, 90, 99 %),
     /// as wrk lays it out (the p50 to p99.99 line is always printed).

@@ -102,6 +102,20 @@ pub enum BenchError {
         /// The first error.
         first: String,
     },
+    /// More than half the responses were errors (4xx and 5xx): the run's
+    /// rate is not the server's throughput (wrk exits 0 here; the
+    /// difference is on purpose, `docs/options-wrk.md`).
+    #[error(
+        "{errors} of {responses} responses were 4xx or 5xx (statuses {statuses}): the rate above is of error pages, not the server's throughput"
+    )]
+    MostlyErrors {
+        /// Responses with a status of 400 or more.
+        errors: u64,
+        /// Every response.
+        responses: u64,
+        /// The error statuses and their counts, `400: 12`.
+        statuses: String,
+    },
     /// Starting the threads or runtimes failed.
     #[error("cannot start the load threads")]
     Io(#[from] std::io::Error),
@@ -180,6 +194,11 @@ impl Options {
         }
         if self.threads == 0 || self.threads > 1024 {
             return u("-t must be from 1 to 1024");
+        }
+        if self.connections < self.threads {
+            return u(
+                "-c must be at least -t: each thread needs a connection (wrk: \"number of connections must be >= threads\")",
+            );
         }
         if self.duration.is_some() == self.requests.is_some() {
             return u("give one of -d DURATION and -n REQUESTS");
@@ -261,26 +280,26 @@ impl Options {
             (Some(h), None) => h.to_string(),
             _ => String::new(),
         };
-        let mut r = format!("{} {path} HTTP/1.1\r\nHost: {host}\r\n", self.method);
-        let has = |name: &str| {
-            self.headers
-                .iter()
-                .any(|(k, _)| k.eq_ignore_ascii_case(name))
-        };
-        if !has("user-agent") {
-            r.push_str("User-Agent: tcpwise-bench\r\n");
+        // As wrk's `wrk.format`: a `-H Host:` replaces the URL's host (wrk
+        // matches the name exactly; we match it in any case, so
+        // `-H 'host: x'` does not send two, which servers answer with
+        // 400), no User-Agent unless `-H` gives one, and Content-Length
+        // is the body's (a `-H` one is replaced, or dropped without a
+        // body, as wrk sets it from the body).
+        let named = |name: &'static str| move |k: &String| k.eq_ignore_ascii_case(name);
+        let mut r = format!("{} {path} HTTP/1.1\r\n", self.method);
+        if !self.headers.iter().any(|(k, _)| named("host")(k)) {
+            r.push_str(&format!("Host: {host}\r\n"));
         }
         // `-H 'Name:'` removes a header (curl's spelling): not written.
         for (k, v) in self
             .headers
             .iter()
-            .filter(|(_, v)| v != tcpwise_client::REMOVE)
+            .filter(|(k, v)| v != tcpwise_client::REMOVE && !named("content-length")(k))
         {
             r.push_str(&format!("{k}: {v}\r\n"));
         }
-        if let Some(b) = &self.body
-            && !has("content-length")
-        {
+        if let Some(b) = &self.body {
             r.push_str(&format!("Content-Length: {}\r\n", b.len()));
         }
         r.push_str("\r\n");
@@ -386,6 +405,9 @@ pub struct Report {
     pub status: BTreeMap<u16, u64>,
     /// Responses outside 2xx.
     pub non_2xx: u64,
+    /// Responses with a status of 400 or more: what wrk prints as
+    /// "Non-2xx or 3xx responses" (wrk counts `status > 399`).
+    pub error_responses: u64,
     /// Errors, all kinds.
     pub errors: u64,
     /// Errors by kind.
@@ -408,6 +430,26 @@ pub struct Report {
 }
 
 impl Report {
+    /// The run's answer after its report: an error when more than half
+    /// of its responses were 4xx or 5xx (a load test must not present
+    /// error pages as throughput).
+    pub fn outcome(&self) -> Result<(), BenchError> {
+        if self.error_responses * 2 <= self.requests {
+            return Ok(());
+        }
+        let statuses: Vec<String> = self
+            .status
+            .iter()
+            .filter(|(c, _)| **c > 399)
+            .map(|(c, n)| format!("{c}: {n}"))
+            .collect();
+        Err(BenchError::MostlyErrors {
+            errors: self.error_responses,
+            responses: self.requests,
+            statuses: statuses.join(", "),
+        })
+    }
+
     /// The report as text; with `wrk_latency` (`--latency`) followed by
     /// wrk's own "Latency Distribution" table, laid out as wrk lays it.
     pub fn text(&self, wrk_latency: bool) -> String {
@@ -516,7 +558,12 @@ impl std::fmt::Display for Report {
             e.write,
             e.timeout,
             e.parse
-        )
+        )?;
+        // wrk's own line, printed as wrk prints it: only when there are any.
+        if self.error_responses > 0 {
+            write!(f, "\n  Non-2xx or 3xx responses: {}", self.error_responses)?;
+        }
+        Ok(())
     }
 }
 

@@ -314,6 +314,7 @@ fn report(opts: &Options, s: Stats, elapsed: Duration, fd_limit: u64) -> Report 
         .filter(|(c, _)| !(200..300).contains(*c))
         .map(|(_, n)| n)
         .sum();
+    let error_responses = s.status.range(400..).map(|(_, n)| n).sum();
     Report {
         url: opts.url.to_string(),
         connections: opts.connections,
@@ -349,6 +350,7 @@ fn report(opts: &Options, s: Stats, elapsed: Duration, fd_limit: u64) -> Report 
         ttfb: percentiles(&s.ttfb),
         status: s.status,
         non_2xx,
+        error_responses,
         errors: s.errors.total(),
         errors_by_kind: s.errors,
         first_error: s.first_error,

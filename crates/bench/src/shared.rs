@@ -203,12 +203,6 @@ impl StreamRequests {
                 .map_err(|_| bad(format!("'{v}' is not a header value")))?;
             headers.append(name, value);
         }
-        if !headers.contains_key(http::header::USER_AGENT) {
-            headers.insert(
-                http::header::USER_AGENT,
-                http::HeaderValue::from_static("tcpwise-bench"),
-            );
-        }
         Ok(StreamRequests {
             streams: o.streams,
             method,

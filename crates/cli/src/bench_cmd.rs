@@ -30,15 +30,28 @@ pub fn rpm(a: tcpwise_rpm::flags::RpmArgs) -> Result<i32> {
 }
 
 pub fn run(a: BenchArgs) -> Result<i32> {
-    let json = a.json;
-    bench(a).inspect_err(|e| {
+    let (json, latency) = (a.json, a.latency);
+    let report = bench(a).inspect_err(|e| {
         if json {
             crate::print_json_error(e);
         }
-    })
+    })?;
+    // The report first, then the run's answer on it (an error when most
+    // responses were error pages): one JSON document either way.
+    let outcome = report.outcome().map_err(anyhow::Error::from);
+    if json {
+        let mut v = serde_json::json!({ "summary": report });
+        if let Err(e) = &outcome {
+            v["error"] = serde_json::json!({ "message": format!("{e:#}"), "exit_code": crate::exit_code(e) });
+        }
+        println!("{}", crate::versioned(v));
+    } else {
+        println!("{}", report.text(latency));
+    }
+    outcome.map(|()| 0)
 }
 
-fn bench(a: BenchArgs) -> Result<i32> {
+fn bench(a: BenchArgs) -> Result<tcpwise_bench::Report> {
     let (req, more_urls) = tcpwise_bench::request(&a.urls, a.method.clone(), a.data, a.headers)?;
     let tls = tcpwise_bench::tls_config(&req.url, a.insecure, a.cacert.as_deref())?;
     let ten = (a.requests.is_none()).then(|| std::time::Duration::from_secs(10));
@@ -47,9 +60,7 @@ fn bench(a: BenchArgs) -> Result<i32> {
         url: req.url,
         more_urls,
         connections: a.connections,
-        threads: a
-            .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        threads: a.threads,
         duration,
         requests: a.requests,
         rate: a.rate,
@@ -106,13 +117,5 @@ fn bench(a: BenchArgs) -> Result<i32> {
             .map_err(|_| anyhow::anyhow!("the load thread panicked"))?
             .map_err(anyhow::Error::from)
     })?;
-    if a.json {
-        println!(
-            "{}",
-            crate::versioned(serde_json::json!({ "summary": report }))
-        );
-    } else {
-        println!("{}", report.text(a.latency));
-    }
-    Ok(0)
+    Ok(report)
 }

@@ -85,10 +85,178 @@ fn a_request_budget_is_exact_and_non_2xx_is_counted() {
     let (code, v, err) = bench(&[&format!("{base}/bytes/10"), "-c", "7", "-n", "100"]);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(v["summary"]["requests"], 100, "{v}");
-    let (code, v, _) = bench(&[&format!("{base}/nope"), "-c", "2", "-n", "10"]);
-    assert_eq!(code, Some(0));
+    // Every response a 404: the figures still print (one JSON document,
+    // the summary and the error), and the run fails saying why.
+    let (code, v, err) = bench(&[&format!("{base}/nope"), "-c", "2", "-n", "10"]);
+    assert_eq!(code, Some(1), "{err}");
     assert_eq!(v["summary"]["non_2xx"], 10, "{v}");
+    assert_eq!(v["summary"]["error_responses"], 10, "{v}");
     assert_eq!(v["summary"]["status"]["404"], 10, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("10 of 10 responses were 4xx or 5xx (statuses 404: 10)")),
+        "{v}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // In text, wrk's own line is there too.
+    let o = tcpwise(&["bench", &format!("{base}/nope"), "-c", "2", "-n", "10"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("\n  Non-2xx or 3xx responses: 10"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// A loopback server that answers every request head with an empty 200
+/// and keeps the first head it read, for the same words through wrk and
+/// through `tcpwise bench`.
+fn first_request(run: impl FnOnce(&str)) -> String {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/p?q=1", l.local_addr().unwrap());
+    let first = std::sync::Mutex::new(None::<String>);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            l.set_nonblocking(true).unwrap();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let Ok((mut c, _)) = l.accept() else {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                c.set_nonblocking(false).unwrap();
+                c.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+                let mut buf = Vec::new();
+                let mut b = [0u8; 4096];
+                while let Ok(n @ 1..) = c.read(&mut b) {
+                    buf.extend_from_slice(&b[..n]);
+                    while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        let head: Vec<u8> = buf.drain(..end + 4).collect();
+                        first
+                            .lock()
+                            .unwrap()
+                            .get_or_insert_with(|| String::from_utf8_lossy(&head).into_owned());
+                        let _ = c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+                    }
+                }
+            }
+        });
+        run(&url);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    first.into_inner().unwrap().expect("a request came")
+}
+
+/// A request head's lines, sorted (wrk writes its headers from a Lua
+/// table, in no fixed order).
+fn lines_of(head: &str) -> Vec<String> {
+    let mut v: Vec<String> = head
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn requests_are_wrks_host_replaced_and_no_user_agent_of_ours() {
+    if !tool_ok(
+        "requests_are_wrks_host_replaced_and_no_user_agent_of_ours",
+        "wrk",
+    ) {
+        return;
+    }
+    for words in [
+        vec![],
+        vec!["-H", "Host: example.test"],
+        vec!["-H", "User-Agent: ua/1", "-H", "X-A: 1"],
+    ] {
+        let common = ["-t", "1", "-c", "1", "-d", "1"];
+        let theirs = first_request(|url| {
+            let o = std::process::Command::new("wrk")
+                .args(common)
+                .args(&words)
+                .arg(url)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "wrk {words:?}: {}", stderr(&o));
+        });
+        let ours = first_request(|url| {
+            let o = tcpwise(&[&["bench"][..], &common, &words, &[url]].concat());
+            assert!(o.status.success(), "tcpwise {words:?}: {}", stderr(&o));
+        });
+        // The port differs from server to server: masked in both.
+        let mask = |h: String| {
+            let port = h.split("127.0.0.1:").nth(1).map(|r| {
+                r.chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect::<String>()
+            });
+            match port {
+                Some(p) if !p.is_empty() => h.replace(&format!("127.0.0.1:{p}"), "127.0.0.1:PORT"),
+                _ => h,
+            }
+        };
+        assert_eq!(lines_of(&mask(ours)), lines_of(&mask(theirs)), "{words:?}");
+    }
+}
+
+#[test]
+fn a_host_header_against_nginx_gets_200s_as_with_wrk() {
+    if !tool_ok("a_host_header_against_nginx_gets_200s_as_with_wrk", "nginx") {
+        return;
+    }
+    let dir = TempDir::new("bench-host");
+    let port = free_port();
+    let d = dir.0.display();
+    std::fs::create_dir_all(dir.0.join("www")).unwrap();
+    std::fs::write(dir.0.join("www/index.html"), "hello").unwrap();
+    let conf = format!(
+        "daemon off; worker_processes 1; pid {d}/nginx.pid; error_log {d}/error.log;\n\
+         events {{}}\n\
+         http {{ access_log off; client_body_temp_path {d};\n\
+           server {{ listen 127.0.0.1:{port}; root {d}/www; }} }}\n"
+    );
+    let _nginx = nginx_with(&dir.0, &conf, port);
+    let url = format!("http://127.0.0.1:{port}/");
+    let (code, v, err) = bench(&[&url, "-H", "Host: example.test", "-n", "200"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(v["summary"]["status"]["200"], 200, "{v}");
+    // Two Host headers would be nginx's 400 to every request, and the
+    // run's answer an error.
+    let (code, v, _) = bench(&[&url, "-H", "host: example.test", "-n", "50"]);
+    assert_eq!(
+        (code, &v["summary"]["status"]["200"]),
+        (Some(0), &50.into()),
+        "{v}"
+    );
+}
+
+#[test]
+fn defaults_and_refusals_are_wrks() {
+    let o = tcpwise(&[
+        "bench",
+        "-t",
+        "2",
+        "-c",
+        "1",
+        "-n",
+        "1",
+        "http://127.0.0.1:1/",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("-c must be at least -t"),
+        "{}",
+        stderr(&o)
+    );
+    let help = stdout(&tcpwise(&["bench", "--help"]));
+    for default in ["[default: 10]", "[default: 2]", "[default: 2s]"] {
+        assert!(help.contains(default), "{default} in {help}");
+    }
 }
 
 #[test]
@@ -298,10 +466,13 @@ fn http2_load_with_streams_per_connection() {
         "4",
         "-c",
         "1",
+        "-t",
+        "1",
         "-n",
         "8",
     ]);
-    assert_eq!(code, Some(0));
+    // Every response an error page: counted, and the run fails.
+    assert_eq!(code, Some(1), "{v}");
     assert_eq!(v["summary"]["status"]["404"], 8, "{v}");
     // Over TLS, by ALPN.
     let dir = TempDir::new("bench-h2-tls");
@@ -328,6 +499,8 @@ fn http2_load_with_streams_per_connection() {
         &format!("http://127.0.0.1:{}/", py.port),
         "--http2",
         "-c",
+        "1",
+        "-t",
         "1",
         "-d",
         "300ms",
