@@ -422,46 +422,77 @@ fn reported_buffers_match_ss_on_an_emulated_path() {
 }
 
 #[test]
-fn bitrate_is_the_kernels_pacing_and_omit_leaves_the_start_out() {
+fn bitrate_holds_the_writes_fq_rate_paces_and_omit_leaves_the_start_out() {
     let srv = perf_server();
     let p = srv.port.to_string();
     for reverse in [false, true] {
-        let mut args = vec!["-t", "3", "-b", "20mbit", "-O", "1", "--json=tcpwise"];
+        // -b as iperf3's: the writes are held, so what the sender wrote
+        // is what the receiver got (within what was in flight at the end).
+        let mut args = vec!["-t", "2", "-b", "20mbit", "-O", "1", "--json=tcpwise"];
         if reverse {
             args.push("-R");
         }
         let v = json(&client(&p, &args));
-        // The sender's tcpi_pacing_rate is capped at SO_MAX_PACING_RATE,
-        // whichever end sends.
+        let s = &v["summary"];
+        let (sent, got) = (
+            s["sent_bytes"].as_f64().unwrap(),
+            s["bytes"].as_f64().unwrap(),
+        );
+        let (sent_s, got_s) = (
+            s["sent_seconds"].as_f64().unwrap(),
+            s["seconds"].as_f64().unwrap(),
+        );
+        let (tx, rx) = (sent * 8.0 / sent_s / 1e6, got * 8.0 / got_s / 1e6);
+        assert!(
+            (tx / rx - 1.0).abs() < 0.03,
+            "-R {reverse}: sender {tx:.2} vs receiver {rx:.2} Mbit/s: {s}"
+        );
+        assert!(
+            (rx / 20.0 - 1.0).abs() < 0.05,
+            "-R {reverse}: {rx:.2} Mbit/s: {s}"
+        );
+        assert_eq!(v["pacing"]["target_mbit"], 20.0, "{}", v["pacing"]);
+        assert!(v["pacing"]["intervals"].as_u64().unwrap() >= 1);
+        // -O 1 -t 2, as iperf3: 3 s in all, the first marked omitted,
+        // the summary the last two seconds, saying so.
+        assert_eq!(s["omitted_s"], 1.0);
+        assert!((1.5..=2.2).contains(&got_s), "{s}");
+        assert!((1.5..=2.2).contains(&sent_s), "{s}");
         let iv = v["intervals"].as_array().unwrap();
-        let paced: Vec<f64> = iv
+        assert_eq!(iv[0]["omitted"], true, "{}", iv[0]);
+        assert_eq!(iv.last().unwrap()["omitted"], false);
+        // --fq-rate: the sender's tcpi_pacing_rate is capped at
+        // SO_MAX_PACING_RATE, whichever end sends.
+        let mut args = vec!["-t", "2", "--fq-rate", "20mbit", "--json=tcpwise"];
+        if reverse {
+            args.push("-R");
+        }
+        let v = json(&client(&p, &args));
+        let paced: Vec<f64> = v["intervals"]
+            .as_array()
+            .unwrap()
             .iter()
             .filter_map(|i| i["pacing_mbit"].as_f64())
             .collect();
         assert!(
             !paced.is_empty() && paced.iter().all(|m| *m <= 20.001),
-            "-R {reverse}: {paced:?}"
+            "--fq-rate, -R {reverse}: {paced:?}"
         );
-        assert_eq!(v["pacing"]["target_mbit"], 20.0, "{}", v["pacing"]);
-        assert!(v["pacing"]["intervals"].as_u64().unwrap() >= 1);
-        // -O 1: the summary covers the last two seconds, and says so.
-        let s = &v["summary"];
-        assert_eq!(s["omitted_s"], 1.0);
-        let secs = s["seconds"].as_f64().unwrap();
-        assert!((1.5..=2.2).contains(&secs), "{s}");
     }
     // The text says both. -t 3: a 2 s test's second interval can end
     // short of a full second (the receiver's clock starts at its first
     // byte), and the check only compares full intervals after the first.
     let o = client(&p, &["-t", "3", "-b", "8mbit", "-O", "1"]);
     let t = stdout(&o);
-    assert!(
-        t.contains("sender paced at 8.00 Mbit/s by the kernel"),
-        "{t}"
-    );
+    assert!(t.contains("sender's writes held to 8.00 Mbit/s"), "{t}");
     assert!(t.contains("(the first 1.0 s omitted: -O)"), "{t}");
     assert!(
-        t.contains("pacing: -b 8.00 Mbit/s held by the kernel"),
+        t.lines()
+            .any(|l| l.starts_with("[  0.0-  1.0 s]") && l.ends_with("(omitted)")),
+        "{t}"
+    );
+    assert!(
+        t.contains("pacing: -b 8.00 Mbit/s held by the writes"),
         "{t}"
     );
 }
@@ -500,6 +531,59 @@ fn address_family_local_address_and_window_flags() {
     // -w with --rcvbuf is refused.
     let o = client(&["-w", "1M", "--rcvbuf", "1MB"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// `-n` is the test's total, as iperf3 means it, not each stream's:
+/// `-n 4M -P 2` moves 4 MiB in all, from our client to our server and
+/// from our server to an `iperf3 -c -R`, as iperf3 to iperf3 does.
+#[test]
+fn a_byte_total_is_shared_among_parallel_streams() {
+    let srv = perf_server();
+    let p = srv.port.to_string();
+    for reverse in [false, true] {
+        let mut args = vec!["-n", "4M", "-P", "2", "--json=tcpwise"];
+        if reverse {
+            args.push("-R");
+        }
+        let v = json(&client(&p, &args));
+        let total: u64 = v["streams"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s[1]["summary"]["bytes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(total, 4 << 20, "-R {reverse}: {}", v["sums"]);
+    }
+    if !tool_ok("a_byte_total_is_shared_among_parallel_streams", "iperf3") {
+        return;
+    }
+    let (_iperf3, ip) = iperf3_server();
+    for port in [&ip, &p] {
+        wait_port(port);
+        let o = std::process::Command::new("iperf3")
+            .args([
+                "-c",
+                "127.0.0.1",
+                "-p",
+                port,
+                "-R",
+                "-n",
+                "4M",
+                "-P",
+                "2",
+                "-J",
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "iperf3 against {port}: {}", stdout(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let got = v["end"]["sum_received"]["bytes"].as_u64().unwrap();
+        // What the sender wrote past the total while the end crossed.
+        assert!(
+            (4 << 20..(4 << 20) + 2 * 131_072 + 1).contains(&got),
+            "iperf3 -R -n 4M -P 2 against port {port} received {got}"
+        );
+    }
 }
 
 #[test]

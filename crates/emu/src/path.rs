@@ -464,6 +464,7 @@ pub fn summarize(up: &LinkConfig, down: &LinkConfig) -> PathSummary {
             let limit = match c.queue {
                 QueueLimit::Bytes(b) => format!("{b} B"),
                 QueueLimit::Packets(p) => format!("{p} pkt"),
+                QueueLimit::Both { packets, bytes } => format!("{packets} pkt and {bytes} B"),
             };
             match c.qdisc.name() {
                 "droptail" => limit,
@@ -473,6 +474,7 @@ pub fn summarize(up: &LinkConfig, down: &LinkConfig) -> PathSummary {
         queue_bytes: match c.queue {
             QueueLimit::Bytes(b) => b,
             QueueLimit::Packets(p) => p * 1500,
+            QueueLimit::Both { packets, bytes } => bytes.min(packets * 1500),
         },
         loss: c.loss.mean_loss(),
         jitter_ms: c.jitter.map(|j| j.amount as f64 / 1e6),

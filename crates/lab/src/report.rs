@@ -348,11 +348,19 @@ impl Glance {
     pub fn text(&self) -> String {
         let mut t = String::new();
         for r in self.field_reports.iter().chain(&self.others) {
+            // The verdict's word in its column; what it adds in brackets
+            // ("needs about 4 more rounds") at the line's end, so the
+            // columns stay straight.
+            let verdict = r.verdict.as_deref().unwrap_or("-");
+            let (word, more) = match verdict.split_once(" (") {
+                Some((w, m)) => (w, format!(": {}", m.strip_suffix(')').unwrap_or(m))),
+                None => (verdict, String::new()),
+            };
             let _ = writeln!(
                 t,
-                "{:<16} {:<30} {:<20} {}",
+                "{:<16} {:<30} {:<20} {}{more}",
                 r.experiment,
-                r.verdict.as_deref().unwrap_or("-"),
+                word,
                 r.rounds.map_or(String::new(), |(n, s)| format!(
                     "{}, {}",
                     crate::sequential::rounds(n),

@@ -103,6 +103,15 @@ pub enum QueueLimit {
     Bytes(u64),
     /// At most this many packets waiting or being serialised.
     Packets(u64),
+    /// Both at once, a packet refused when it would pass either
+    /// (Mahimahi's `packets=N,bytes=M`: its `DroptailPacketQueue`
+    /// admits a packet only when it is `good_with` both).
+    Both {
+        /// The packets limit.
+        packets: u64,
+        /// The bytes limit.
+        bytes: u64,
+    },
 }
 
 impl QueueLimit {

@@ -50,7 +50,7 @@ fn test_header(opts: &ClientOptions) -> Header {
     Header {
         magic: MAGIC.into(),
         reverse: opts.reverse,
-        duration_ms: opts.duration.as_millis() as u64,
+        duration_ms: opts.run_time().as_millis() as u64,
         bytes: opts.bytes,
         interval_ms: opts.interval.as_millis().max(1) as u64,
         server_rcvbuf: if opts.reverse { None } else { opts.rcvbuf },
@@ -58,6 +58,7 @@ fn test_header(opts: &ClientOptions) -> Header {
         server_read_sizing: Some(opts.read_sizing),
         congestion: opts.congestion.clone(),
         pacing_bps: if opts.reverse { opts.pacing_bps } else { None },
+        fq_rate_bps: if opts.reverse { opts.fq_rate_bps } else { None },
         udp: None,
         server_output: opts.server_output,
         zerocopy: opts.zerocopy,
@@ -156,7 +157,7 @@ async fn set_up(opts: &ClientOptions) -> Result<Setup, PerfError> {
     // when the sender stops (`Drain`: its unsent bytes at the rate seen,
     // two of the longest round trips measured, queueing included).
     let began = Instant::now();
-    let setup_limit = (opts.duration + Duration::from_millis(500)).min(opts.connect_timeout * 2);
+    let setup_limit = (opts.run_time() + Duration::from_millis(500)).min(opts.connect_timeout * 2);
     let setup_deadline = tokio::time::Instant::now() + setup_limit;
     let stalled = |what: &str| {
         PerfError::Unreachable(
@@ -201,7 +202,7 @@ async fn set_up(opts: &ClientOptions) -> Result<Setup, PerfError> {
         PerfError::Unreachable(..) => stalled("the data connection was not accepted"),
         e => e,
     })?;
-    if let (Some(bps), false) = (opts.pacing_bps, opts.reverse) {
+    if let (Some(bps), false) = (opts.fq_rate_bps, opts.reverse) {
         tcpwise_tcp::set_pacing(&data, bps)?;
     }
     let mut hello = DATA_PREFIX.to_vec();
@@ -213,7 +214,7 @@ async fn set_up(opts: &ClientOptions) -> Result<Setup, PerfError> {
         + match opts.bytes {
             Some(_) => Duration::from_secs(86_400),
             None => {
-                opts.duration + Duration::from_secs(1) + (setup * 3).min(Duration::from_secs(5))
+                opts.run_time() + Duration::from_secs(1) + (setup * 3).min(Duration::from_secs(5))
             }
         };
 
@@ -328,17 +329,20 @@ async fn data_phase(
     let (reader, mut mrx) = server_messages(r);
 
     let (stx, mut srx) = tokio::sync::mpsc::unbounded_channel::<Sample>();
-    let limit = opts.bytes.map_or(Limit::Time(opts.duration), Limit::Bytes);
+    let limit = opts
+        .bytes
+        .map_or(Limit::Time(opts.run_time()), Limit::Bytes);
     let local = async {
         let r = if opts.reverse {
             run_receiver(data, opts.read_sizing, opts.interval, limit, &stx).await
         } else {
-            run_sender(data, limit, opts.interval, &stx, opts.zerocopy).await
+            let held = opts.pacing_bps;
+            run_sender(data, limit, opts.interval, &stx, (opts.zerocopy, held)).await
         };
         drop(stx);
         r
     };
-    let mut st = Joiner::new(opts.reverse);
+    let mut st = Joiner::new(opts.reverse, opts.omit.as_secs_f64());
     let mut words = Words::default();
     let stall = opts.stall_timeout;
     let mut progress = (0u64, tokio::time::Instant::now());
@@ -476,7 +480,8 @@ fn summarize(opts: &ClientOptions, local_buffers: AppliedBuffers, phase: Phase) 
         &asked,
     );
     if !opts.omit.is_zero() {
-        diagnose::omit(&mut summary, &st.lines, opts.omit.as_secs_f64());
+        let tx = if opts.reverse { &st.remote } else { &st.local };
+        diagnose::omit(&mut summary, &st.lines, tx, opts.omit.as_secs_f64());
     }
     let pacing = opts
         .pacing_bps
@@ -512,15 +517,18 @@ fn summarize(opts: &ClientOptions, local_buffers: AppliedBuffers, phase: Phase) 
 /// Pairs local and remote samples by index into interval lines.
 struct Joiner {
     reverse: bool,
+    /// `-O`: lines that start before this are marked omitted.
+    omit_s: f64,
     local: Vec<Sample>,
     remote: Vec<Sample>,
     lines: Vec<Interval>,
 }
 
 impl Joiner {
-    fn new(reverse: bool) -> Joiner {
+    fn new(reverse: bool, omit_s: f64) -> Joiner {
         Joiner {
             reverse,
+            omit_s,
             local: Vec::new(),
             remote: Vec::new(),
             lines: Vec::new(),
@@ -545,7 +553,8 @@ impl Joiner {
             let zero = Sample::default();
             let r0 = if i == 0 { &zero } else { &rx[i - 1] };
             let t0 = if i == 0 { None } else { tx.get(i - 1) };
-            let line = diagnose::interval(r0, r1, t0, Some(t1));
+            let mut line = diagnose::interval(r0, r1, t0, Some(t1));
+            line.omitted = line.start_s < self.omit_s - 1e-6;
             f(&line);
             self.lines.push(line);
         }
@@ -569,7 +578,8 @@ impl Joiner {
             } else {
                 tx.get(i - 1).or(tx.last())
             };
-            let line = diagnose::interval(r0, r1, t0, t1);
+            let mut line = diagnose::interval(r0, r1, t0, t1);
+            line.omitted = line.start_s < self.omit_s - 1e-6;
             f(&line);
             self.lines.push(line);
         }

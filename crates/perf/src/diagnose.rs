@@ -12,6 +12,10 @@ use tcpwise_tcp::{AppliedBuffers, TcpInfo, path};
 pub struct Interval {
     /// Start, seconds.
     pub start_s: f64,
+    /// Inside `-O`'s omitted start: printed, marked, and left out of the
+    /// summary (iperf3's `omitted`).
+    #[serde(default)]
+    pub omitted: bool,
     /// End, seconds.
     pub end_s: f64,
     /// Bytes the receiver got in the interval.
@@ -217,6 +221,7 @@ pub fn interval(
     };
     Interval {
         start_s: rx0.t,
+        omitted: false,
         end_s: rx1.t,
         bytes,
         mbit: bytes as f64 * 8.0 / secs / 1e6,
@@ -246,7 +251,7 @@ pub fn interval(
     }
 }
 
-/// `-b` for TCP: whether the kernel's pacing held the rate.
+/// `-b` for TCP: whether the writes' throttle held the rate.
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct PacingCheck {
     /// The rate asked for, Mbit/s.
@@ -376,8 +381,14 @@ pub fn server_text(samples: &[Sample], sender: bool) -> String {
 }
 
 /// `-O N`: the summary's goodput over the full intervals that start at or
-/// after N seconds (slow start left out, as iperf3's `--omit` does).
-pub fn omit(summary: &mut Summary, lines: &[Interval], omit_s: f64) {
+/// after N seconds (slow start left out, as iperf3's `--omit` does), and
+/// the sender's line from its sample at N seconds on (`tx`, the sender's
+/// samples), so the two lines cover the same time.
+pub fn omit(summary: &mut Summary, lines: &[Interval], tx: &[Sample], omit_s: f64) {
+    if let Some(at) = tx.iter().rfind(|s| s.t <= omit_s + 0.05) {
+        summary.sent_bytes = summary.sent_bytes.map(|b| b.saturating_sub(at.bytes));
+        summary.sent_seconds = summary.sent_seconds.map(|t| (t - at.t).max(0.0));
+    }
     let kept: Vec<&Interval> = lines
         .iter()
         .filter(|l| l.start_s >= omit_s - 1e-6)
@@ -637,6 +648,9 @@ impl std::fmt::Display for Interval {
         if let (Some(bw), Some(rtt)) = (self.bbr_bw_mbit, self.bbr_min_rtt_ms) {
             write!(f, "  bbr bw {bw:.1}M min_rtt {rtt:.1}ms")?;
         }
+        if self.omitted {
+            write!(f, "  (omitted)")?;
+        }
         Ok(())
     }
 }
@@ -696,7 +710,7 @@ impl std::fmt::Display for PerfReport {
         if let Some(p) = &self.pacing {
             writeln!(
                 f,
-                "pacing: -b {:.2} Mbit/s held by the kernel (SO_MAX_PACING_RATE): {} intervals after the first at {:.2}-{:.2} Mbit/s, worst {:.1} % from the target",
+                "pacing: -b {:.2} Mbit/s held by the writes (iperf3's throttle): {} intervals after the first at {:.2}-{:.2} Mbit/s, worst {:.1} % from the target",
                 p.target_mbit, p.intervals, p.min_mbit, p.max_mbit, p.worst_pct
             )?;
         }

@@ -114,14 +114,21 @@ pub struct ClientArgs {
     #[arg(short = 'J', long, value_name = "STYLE", num_args = 0..=1, require_equals = true,
           default_missing_value = "iperf3", value_enum)]
     pub json: Option<JsonStyle>,
-    /// Pace the sender at RATE (20mbit): SO_MAX_PACING_RATE, so the
-    /// kernel holds the rate and the send loop never sleeps (iperf3's -b
-    /// for TCP); the summary says whether the pacing held.
+    /// Hold the sender to RATE (20mbit) on average, as iperf3's -b does
+    /// for TCP: the writes wait until their bytes are due, so the sender's
+    /// count is what was sent; the summary says whether the rate held
+    /// (--fq-rate has the kernel pace instead).
     /// iperf3's spelling works too: 20M, 20m, 1.5G, 500K are bits/s
     /// (powers of 1000), a bare number is bits/s.
     #[arg(short = 'b', long = "bitrate", value_name = "RATE", value_parser = iperf3_rate)]
     pub bitrate: Option<Rate>,
-    /// Leave the first SECONDS out of the summary (slow start), and say so (iperf3's -O).
+    /// Have the kernel pace the sending socket at RATE (SO_MAX_PACING_RATE,
+    /// iperf3's --fq-rate); iperf3's spelling of rates, as -b.
+    #[arg(long = "fq-rate", value_name = "RATE", value_parser = iperf3_rate)]
+    pub fq_rate: Option<Rate>,
+    /// Run SECONDS more first (slow start), each of their intervals marked
+    /// (omitted), and leave them out of the summary (iperf3's -O: the test
+    /// lasts -O plus -t).
     #[arg(
         short = 'O',
         long = "omit",
@@ -387,6 +394,7 @@ impl ClientArgs {
             ),
             // iperf3's -b 0: no limit.
             pacing_bps: a.bitrate.map(|r| r.0).filter(|&b| b > 0),
+            fq_rate_bps: a.fq_rate.map(|r| r.0).filter(|&b| b > 0),
             omit: a.omit.std(),
             ipv6: match (a.version4, a.version6) {
                 (true, _) => Some(false),

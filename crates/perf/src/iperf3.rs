@@ -43,7 +43,7 @@ fn stream_interval(socket: i64, i: &Interval, client_sends: bool) -> Value {
         v["rttvar"] = json!(us(i.rttvar_ms));
         v["pmtu"] = json!(i.pmtu.unwrap_or(0));
     }
-    v["omitted"] = json!(false);
+    v["omitted"] = json!(i.omitted);
     v["sender"] = json!(client_sends);
     v
 }
@@ -263,7 +263,7 @@ fn sent_books(rs: &[&PerfReport]) -> (f64, u64) {
     for r in rs {
         let s = &r.summary;
         let (t, b) = match (s.sent_bytes, s.sent_seconds) {
-            (Some(b), Some(t)) if t > 0.0 && s.omitted_s.is_none() => (t, b),
+            (Some(b), Some(t)) if t > 0.0 => (t, b),
             _ => (s.seconds, s.bytes),
         };
         seconds = seconds.max(t);

@@ -30,6 +30,7 @@ pub mod parallel;
 pub mod proto;
 pub mod server;
 pub mod stream;
+pub mod throttle;
 pub mod udp;
 
 pub use client::{ClientOptions, run_client};

@@ -38,10 +38,16 @@ pub struct ClientOptions {
     /// Give up when no data moves for this long (a dead path: TCP alone
     /// would retransmit for about 15 minutes); iperf3's `--rcv-timeout`.
     pub stall_timeout: Duration,
-    /// `-b`: pace the sender at this many bits/s (`SO_MAX_PACING_RATE`: the
-    /// kernel paces, the send loop never sleeps).
+    /// `-b`: the sender's writes held to this many bits/s on average
+    /// (iperf3's throttle, [`crate::throttle`]); for `-u`, the datagrams'
+    /// rate.
     pub pacing_bps: Option<u64>,
-    /// `-O`: leave this much of the start out of the summary.
+    /// `--fq-rate`: the kernel paces the sending socket at this many
+    /// bits/s (`SO_MAX_PACING_RATE`, iperf3's `--fq-rate`).
+    pub fq_rate_bps: Option<u64>,
+    /// `-O`: run this much longer than `duration` first, printed and
+    /// marked, and leave it out of the summary (iperf3's `--omit`: the
+    /// test lasts `-O` + `-t`).
     pub omit: Duration,
     /// `-4`/`-6`: only addresses of this family (`None`: the first the
     /// resolver gives).
@@ -124,6 +130,7 @@ impl Default for ClientOptions {
             congestion: None,
             stall_timeout: Duration::from_secs(30),
             pacing_bps: None,
+            fq_rate_bps: None,
             omit: Duration::ZERO,
             ipv6: None,
             bind: None,
@@ -157,10 +164,18 @@ impl ClientOptions {
             self.congestion.as_ref().map_or(String::new(), |c| format!(
                 ", congestion control {c} at both ends"
             )) + &self.pacing_bps.map_or(String::new(), |b| format!(
+                ", sender's writes held to {:.2} Mbit/s",
+                b as f64 / 1e6
+            )) + &self.fq_rate_bps.map_or(String::new(), |b| format!(
                 ", sender paced at {:.2} Mbit/s by the kernel",
                 b as f64 / 1e6
             ))
         )
+    }
+
+    /// How long a timed test sends: `-t` and `-O`'s omitted start before it.
+    pub fn run_time(&self) -> Duration {
+        self.duration + self.omit
     }
 
     /// Refuses what cannot be run, with the flag's name in the message.
@@ -178,6 +193,9 @@ impl ClientOptions {
         if self.pacing_bps == Some(0) {
             return bad("-b: a rate must be positive".into());
         }
+        if self.fq_rate_bps == Some(0) {
+            return bad("--fq-rate: a rate must be positive".into());
+        }
         if let Some(n) = self.length
             && !(crate::proto::HEADER_LEN..=crate::proto::MAX_LEN).contains(&n)
         {
@@ -187,8 +205,9 @@ impl ClientOptions {
                 crate::proto::MAX_LEN
             ));
         }
-        if self.omit >= self.duration && self.bytes.is_none() {
-            return bad("-O: the time omitted must be shorter than -t".into());
+        // iperf3's own bound (MAX_OMIT_TIME).
+        if self.omit > Duration::from_secs(600) {
+            return bad("-O: at most 600 seconds, as iperf3".into());
         }
         if let Some(algo) = &self.congestion {
             tcpwise_tcp::check_congestion(algo).map_err(|e| PerfError::Config(e.to_string()))?;

@@ -24,15 +24,27 @@ pub struct Stream {
     pub opts: ClientOptions,
 }
 
+/// `-n` (or `-k`'s bytes) shared among `n` streams as iperf3 means it,
+/// the test's total and not each stream's: equal parts, the first
+/// streams taking the remainder's bytes (`None` each without a total).
+pub fn shares(total: Option<u64>, n: usize) -> Vec<Option<u64>> {
+    let n64 = n.max(1) as u64;
+    (0..n as u64)
+        .map(|i| total.map(|t| t / n64 + u64::from(i < t % n64)))
+        .collect()
+}
+
 /// The streams for `-P n` and `--bidir`: n in the asked direction, and
-/// with `bidir` n more the other way.
+/// with `bidir` n more the other way; a `-n` total shared among each
+/// direction's n ([`shares`]).
 pub fn streams(opts: &ClientOptions, n: usize, bidir: bool) -> Vec<Stream> {
     let mut v = Vec::new();
+    let bytes = shares(opts.bytes, n);
     for dir in [opts.reverse, !opts.reverse]
         .into_iter()
         .take(if bidir { 2 } else { 1 })
     {
-        for i in 0..n {
+        for (i, &bytes) in bytes.iter().enumerate() {
             let label = match (bidir, n) {
                 (true, 1) => if dir { "RX-C" } else { "TX-C" }.to_string(),
                 (true, _) => format!("{}{}", if dir { "RX-C " } else { "TX-C " }, i + 1),
@@ -42,6 +54,7 @@ pub fn streams(opts: &ClientOptions, n: usize, bidir: bool) -> Vec<Stream> {
                 label,
                 opts: ClientOptions {
                     reverse: dir,
+                    bytes,
                     // Only one data connection can have the asked port.
                     cport: opts.cport.filter(|_| v.is_empty() && i == 0),
                     ..opts.clone()
@@ -365,6 +378,17 @@ mod tests {
             retransmits: Some(retr),
             ..Interval::default()
         }
+    }
+
+    #[test]
+    fn a_byte_total_is_the_tests_not_each_streams() {
+        assert_eq!(
+            shares(Some(5_000_000), 2),
+            vec![Some(2_500_000), Some(2_500_000)]
+        );
+        assert_eq!(shares(Some(10), 3), vec![Some(4), Some(3), Some(3)]);
+        assert_eq!(shares(None, 2), vec![None, None]);
+        assert_eq!(shares(Some(7), 1), vec![Some(7)]);
     }
 
     #[test]

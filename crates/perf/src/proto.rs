@@ -94,6 +94,13 @@ pub const BOUNDS: &[Bound] = &[
         why: "-b at most 1 Tbit/s",
     },
     Bound {
+        field: "fq_rate_bps",
+        min: 1,
+        max: 1_000_000_000_000,
+        unit: "bit/s",
+        why: "--fq-rate at most 1 Tbit/s",
+    },
+    Bound {
         field: "udp.rate_bps",
         min: 1,
         max: 100_000_000_000,
@@ -178,6 +185,7 @@ impl Header {
             ("server_rcvbuf", self.server_rcvbuf),
             ("server_sndbuf", self.server_sndbuf),
             ("pacing_bps", self.pacing_bps),
+            ("fq_rate_bps", self.fq_rate_bps),
             ("udp.rate_bps", self.udp.as_ref().map(|u| u.rate_bps)),
             ("udp.len", self.udp.as_ref().map(|u| u.len as u64)),
         ];
@@ -245,10 +253,15 @@ pub struct Header {
     /// Congestion control for both ends of the data connection (TCP_CONGESTION).
     #[serde(default)]
     pub congestion: Option<String>,
-    /// `-b`: the sender's pacing rate, bits/s (SO_MAX_PACING_RATE); the
-    /// server applies it when it sends (`-R`).
+    /// `-b`: the sender's writes held to this average, bits/s
+    /// ([`crate::throttle`]); the server holds its own when it sends
+    /// (`-R`). Before `--fq-rate` this was the kernel's pacing rate.
     #[serde(default)]
     pub pacing_bps: Option<u64>,
+    /// `--fq-rate`: the kernel's pacing of the sending socket, bits/s
+    /// (SO_MAX_PACING_RATE); the server sets it when it sends.
+    #[serde(default)]
+    pub fq_rate_bps: Option<u64>,
     /// `-u`: a UDP test at this rate and datagram size.
     #[serde(default)]
     pub udp: Option<UdpSpec>,

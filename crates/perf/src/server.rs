@@ -173,7 +173,7 @@ fn data_settings(
         // ends the test with the reason on the control connection.
         crate::set_congestion(&socket2::SockRef::from(data), algo)?;
     }
-    if let (Some(bps), true) = (header.pacing_bps, header.reverse) {
+    if let (Some(bps), true) = (header.fq_rate_bps, header.reverse) {
         tcpwise_tcp::set_pacing(data, bps)?;
     }
     Ok(applied)
@@ -243,7 +243,8 @@ async fn control(sock: TcpStream, pending: Pending) -> Result<String, PerfError>
     let work = async move {
         let r = if header.reverse {
             let limit = Limit::from_header(&header);
-            run_sender(data, limit, interval, &stx, header.zerocopy).await
+            let held = header.pacing_bps;
+            run_sender(data, limit, interval, &stx, (header.zerocopy, held)).await
         } else {
             let sizer = header.server_read_sizing.unwrap_or_default();
             let limit = Limit::from_header(&header);

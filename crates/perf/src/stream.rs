@@ -158,13 +158,15 @@ impl Source {
     }
 }
 
-/// Sends until the limit, sampling every interval; returns the last sample.
+/// Sends until the limit, sampling every interval, its writes held to
+/// `held` bits/s on average (`-b`, [`crate::throttle`]); returns the last
+/// sample.
 pub async fn run_sender(
     mut s: TcpStream,
     limit: Limit,
     interval: Duration,
     out: &UnboundedSender<Sample>,
-    zerocopy: Option<crate::proto::ZeroCopy>,
+    (zerocopy, held): (Option<crate::proto::ZeroCopy>, Option<u64>),
 ) -> Result<Sample, PerfError> {
     // Keep little unsent data in the socket, so the transfer ends close to
     // -t instead of draining a multi-megabyte send buffer afterwards (iperf3
@@ -177,6 +179,7 @@ pub async fn run_sender(
     // by MSG_ZEROCOPY: no copy through here.
     let mut source = Source::new(&s, zerocopy)?;
     let start = Instant::now();
+    let throttle = held.and_then(|bps| crate::throttle::Throttle::new(bps, start));
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
     let (mut bytes, mut index) = (0u64, 0u32);
     loop {
@@ -186,8 +189,21 @@ pub async fn run_sender(
             Limit::Bytes(b) => ((b - bytes) as usize).min(CHUNK),
             Limit::Time(_) => CHUNK,
         };
+        // A held write waits no later than the test's end.
+        let cap = match limit {
+            Limit::Time(d) => Some(d.saturating_sub(start.elapsed())),
+            Limit::Bytes(_) => None,
+        };
+        let sent = bytes;
+        let write = async {
+            crate::throttle::hold(throttle, sent, cap).await;
+            if matches!(limit, Limit::Time(d) if start.elapsed() >= d) {
+                return Ok(0);
+            }
+            source.send(&mut s, &chunk, want).await
+        };
         tokio::select! {
-            r = source.send(&mut s, &chunk, want) => bytes += r? as u64,
+            r = write => bytes += r? as u64,
             _ = tick.tick() => {
                 index += 1;
                 source.reap(&s)?;

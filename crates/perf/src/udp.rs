@@ -469,6 +469,7 @@ fn udp_header(opts: &crate::options::ClientOptions, rate: u64, len: usize) -> pr
         server_read_sizing: None,
         congestion: None,
         pacing_bps: None,
+        fq_rate_bps: None,
         udp: Some(UdpSpec {
             rate_bps: rate,
             len,

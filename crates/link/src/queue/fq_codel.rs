@@ -77,6 +77,9 @@ impl<T> FqCodel<T> {
         match self.limit {
             QueueLimit::Bytes(b) => self.bytes > b,
             QueueLimit::Packets(n) => self.packets as u64 > n,
+            QueueLimit::Both { packets, bytes } => {
+                self.packets as u64 > packets || self.bytes > bytes
+            }
         }
     }
 

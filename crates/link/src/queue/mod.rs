@@ -112,6 +112,13 @@ fn over(limit: QueueLimit, bytes: u64, packets: usize, size: u32) -> bool {
     match limit {
         QueueLimit::Bytes(b) => bytes + u64::from(size) > b,
         QueueLimit::Packets(n) => packets as u64 + 1 > n,
+        QueueLimit::Both {
+            packets: n,
+            bytes: b,
+        } => {
+            over(QueueLimit::Packets(n), bytes, packets, size)
+                || over(QueueLimit::Bytes(b), bytes, packets, size)
+        }
     }
 }
 
@@ -325,15 +332,43 @@ impl std::str::FromStr for QueueSpec {
             },
             ..QueueSpec::default()
         };
+        let mut seen: Vec<&str> = Vec::new();
         for opt in opts.split(',').map(str::trim).filter(|o| !o.is_empty()) {
             let (k, v) = opt.split_once('=').unwrap_or((opt, ""));
             let dur = || parse_duration(v);
+            // A key given twice would be the last one's silently.
+            if seen.contains(&k) {
+                return Err(bad(s, "a key given twice: give each once"));
+            }
+            seen.push(k);
+            if k == "limit" && seen.iter().any(|k| *k == "packets" || *k == "bytes")
+                || (k == "packets" || k == "bytes") && seen.contains(&"limit")
+            {
+                return Err(bad(
+                    s,
+                    "limit= and Mahimahi's packets=/bytes= both: give one (packets= and bytes= together hold both limits)",
+                ));
+            }
             match (&mut spec.kind, k) {
                 (_, "limit") => spec.limit = Some(limit_spec(s, v)?),
                 // Mahimahi's queue arguments (`--downlink-queue-args`):
-                // `packets=N` and `bytes=N`, bare numbers in their unit.
-                (_, "packets") => spec.limit = Some(mahimahi_limit(s, v, "pkt")?),
-                (_, "bytes") => spec.limit = Some(mahimahi_limit(s, v, "B")?),
+                // `packets=N` and `bytes=N`, bare numbers in their unit;
+                // both given, both hold, as in `mm-link`.
+                (_, "packets" | "bytes") => {
+                    let unit = if k == "packets" { "pkt" } else { "B" };
+                    let l = mahimahi_limit(s, v, unit)?;
+                    spec.limit = Some(match (spec.limit, l) {
+                        (
+                            Some(LimitSpec::Fixed(QueueLimit::Packets(packets))),
+                            LimitSpec::Fixed(QueueLimit::Bytes(bytes)),
+                        )
+                        | (
+                            Some(LimitSpec::Fixed(QueueLimit::Bytes(bytes))),
+                            LimitSpec::Fixed(QueueLimit::Packets(packets)),
+                        ) => LimitSpec::Fixed(QueueLimit::Both { packets, bytes }),
+                        (_, l) => l,
+                    });
+                }
                 (Kind::Codel(_) | Kind::Pie(_) | Kind::FqCodel(_), "ecn") if v.is_empty() => {
                     spec.ecn = true
                 }

@@ -117,6 +117,46 @@ fn mahimahi_queue_arguments_and_bare_numbers() {
     assert_eq!(ok.limit, Some(LimitSpec::Fixed(QueueLimit::Bytes(1500))));
 }
 
+/// Mahimahi's `packets=N,bytes=M` holds both limits, whichever binds
+/// first (`mm-link`'s `good_with`), and a key given twice, or `limit=`
+/// beside them, is refused rather than the last one silently winning.
+#[test]
+fn packets_and_bytes_together_hold_both_limits() {
+    let both: QueueSpec = "droptail:packets=20,bytes=60000".parse().unwrap();
+    let limit = QueueLimit::Both {
+        packets: 20,
+        bytes: 60_000,
+    };
+    assert_eq!(both.limit, Some(LimitSpec::Fixed(limit)));
+    let rev: QueueSpec = "droptail:bytes=60000,packets=20".parse().unwrap();
+    assert_eq!(rev.limit, both.limit);
+    for bad in [
+        "droptail:packets=20,packets=30",
+        "droptail:limit=20pkt,bytes=60000",
+        "droptail:bytes=60000,limit=20pkt",
+        "codel:target=5ms,target=6ms",
+    ] {
+        assert!(bad.parse::<QueueSpec>().is_err(), "{bad}");
+    }
+    // 1,000-byte packets: 20 of them are 20,000 B, so packets bind.
+    // 1,500-byte packets under bytes=24000: 16 fit, so bytes bind.
+    for (size, packets, bytes, most_packets, most_bytes) in [
+        (1000, 20, 60_000, 20, 20_000),
+        (1500, 20, 24_000, 16, 24_000),
+    ] {
+        let mut l = link("droptail", 1_000_000, QueueLimit::Both { packets, bytes });
+        for i in 0..100 {
+            let _ = l.enqueue(0, size, i);
+        }
+        let st = l.stats();
+        assert_eq!(
+            (st.peak_queue_packets, st.peak_queue_bytes),
+            (most_packets, most_bytes),
+            "{size} B packets under {packets} pkt and {bytes} B"
+        );
+    }
+}
+
 #[test]
 fn drop_head_keeps_the_newest() {
     let mut l = link("drophead", 8_000_000, QueueLimit::Packets(3));

@@ -47,8 +47,16 @@ fn pacing_check_skips_the_first_and_partial_intervals_and_omit_recounts() {
     assert_eq!((p.min_mbit, p.max_mbit), (19.5, 20.4));
     assert!(PacingCheck::of(&lines[..1], 20.0).is_none());
     let mut s = run(None, 131_072, 1_000_000, 65_535);
-    omit(&mut s, &lines, 1.0);
+    s.sent_bytes = Some(5_000_000);
+    s.sent_seconds = Some(3.2);
+    // The sender's samples: its line starts where the receiver's does.
+    let tx = [
+        sample(1, 1.0, 1_500_000, None),
+        sample(2, 2.0, 3_000_000, None),
+    ];
+    omit(&mut s, &lines, &tx, 1.0);
     assert_eq!(s.omitted_s, Some(1.0));
+    assert_eq!((s.sent_bytes, s.sent_seconds), (Some(3_500_000), Some(2.2)));
     assert!((s.seconds - 2.2).abs() < 1e-9);
     let want = (lines[1].bytes + lines[2].bytes + lines[3].bytes) as f64 * 8.0 / 2.2 / 1e6;
     assert!((s.goodput_mbit - want).abs() < 1e-9);

@@ -297,9 +297,9 @@ async fn open_streams(
             local,
         )
         .await?;
-        // -b: each stream the client sends at most at the rate (iperf3's
-        // -b is per stream), by the kernel's pacing as `perf` does.
-        if let (Some(bps), true) = (opts.pacing_bps, sends) {
+        // --fq-rate: the kernel paces each stream the client sends (-b,
+        // the writes' throttle, is the flow's: `spawn_flows`).
+        if let (Some(bps), true) = (opts.fq_rate_bps, sends) {
             tcpwise_tcp::set_pacing(&s, bps)?;
         }
         s.write_all(cookie).await?;
@@ -357,7 +357,7 @@ fn stream_reports(
 /// `tx` until `stop`.
 fn spawn_flows(
     conns: Vec<(TcpStream, Ours)>,
-    interval: Duration,
+    (interval, held): (Duration, Option<u64>),
     (start, stop): (Instant, watch::Receiver<bool>),
     tx: tokio::sync::mpsc::UnboundedSender<(usize, Sample)>,
 ) -> (tokio::task::JoinSet<(usize, Sample, TcpStream)>, Vec<Ours>) {
@@ -370,6 +370,7 @@ fn spawn_flows(
             report: Some(tx.clone()),
             interval,
             start,
+            held: held.filter(|_| o.sent),
         };
         let stop = stop.clone();
         let sends = o.sent;
@@ -418,6 +419,7 @@ fn tcp_params(opts: &ClientOptions, n: usize, bidir: bool) -> (Option<u64>, Para
         window,
         len: Some(wire::TCP_BLOCK as u64),
         bandwidth: opts.pacing_bps,
+        fqrate: opts.fq_rate_bps,
         congestion: opts.congestion.clone(),
         ..Params::asked(opts)
     };
@@ -449,7 +451,7 @@ pub async fn run_client(
     let cpu0 = tcpwise_sys::cpu_times();
     let (stop_tx, stop) = watch::channel(false);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, Sample)>();
-    let (set, mut ours) = spawn_flows(conns, opts.interval, (start, stop), tx);
+    let (set, mut ours) = spawn_flows(conns, (opts.interval, opts.pacing_bps), (start, stop), tx);
     let labels: Vec<String> = ours
         .iter()
         .enumerate()

@@ -28,6 +28,9 @@ pub(crate) struct Flow {
     pub interval: Duration,
     /// When the test's clock started.
     pub start: Instant,
+    /// `-b`: a sending flow's writes held to this many bits/s on average
+    /// ([`crate::throttle`]).
+    pub held: Option<u64>,
 }
 
 impl Flow {
@@ -53,11 +56,16 @@ impl Flow {
         let mut tick =
             tokio::time::interval_at(tokio::time::Instant::now() + self.interval, self.interval);
         let (mut bytes, mut index) = (0u64, 0u32);
+        let throttle = self
+            .held
+            .and_then(|bps| crate::throttle::Throttle::new(bps, Instant::now()));
         while !*stop.borrow() && bytes_limit.is_none_or(|l| bytes < l) {
             let want = bytes_limit.map_or(buf.len(), |l| ((l - bytes) as usize).min(buf.len()));
             let sock = &mut self.sock;
+            let sent = bytes;
             let io = async {
                 if sends {
+                    crate::throttle::hold(throttle, sent, None).await;
                     sock.write(&buf[..want]).await
                 } else {
                     sock.read(&mut buf).await

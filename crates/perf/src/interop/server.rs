@@ -94,9 +94,9 @@ async fn data_connections(
         if let Some(c) = &params.congestion {
             crate::set_congestion(&r, c)?;
         }
-        // An iperf3 client's -b: each stream this end sends held to it
-        // (iperf3's per-stream target; here the kernel paces it).
-        if let Some(bps) = params.bandwidth.filter(|b| *b > 0) {
+        // An iperf3 client's --fq-rate: the kernel paces each stream this
+        // end sends (its -b, per stream too, holds the flows' writes).
+        if let Some(bps) = params.fqrate.filter(|b| *b > 0) {
             tcpwise_tcp::set_pacing(s, bps)?;
         }
     }
@@ -149,15 +149,23 @@ async fn control(
     let block = params
         .len
         .map_or(wire::TCP_BLOCK, |l| l.clamp(1, 1 << 24) as usize);
-    let limit = (params.num > 0).then_some(params.num);
+    // iperf3's -n is the test's total, not each stream's: shared among
+    // the streams this end sends, in equal parts.
+    let senders = (0..socks.len())
+        .filter(|&k| !params.client_sends(k))
+        .count();
+    let limits = crate::parallel::shares((params.num > 0).then_some(params.num), senders);
+    let mut mine = limits.into_iter();
     for (k, sock) in socks.into_iter().enumerate() {
         let sends = !params.client_sends(k);
+        let limit = if sends { mine.next().flatten() } else { None };
         let flow = Flow {
             k,
             sock,
             report: None,
             interval: Duration::from_secs(1),
             start,
+            held: params.bandwidth.filter(|b| *b > 0 && sends),
         };
         let stop = stop.clone();
         set.spawn(async move {

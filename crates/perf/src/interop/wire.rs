@@ -148,9 +148,12 @@ pub struct Params {
     /// `-l`: the block, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub len: Option<u64>,
-    /// `-b`, bits/s.
+    /// `-b`, bits/s: each sending stream's writes held to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bandwidth: Option<u64>,
+    /// `--fq-rate`, bits/s: each sending socket paced by the kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fqrate: Option<u64>,
     /// `-C`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub congestion: Option<String>,
