@@ -105,8 +105,9 @@ mod tests {
             );
             let page = format!("{}/../../docs/lab-{name}.md", env!("CARGO_MANIFEST_DIR"));
             assert!(std::path::Path::new(&page).exists(), "no page {page}");
+            // A link, not the name in passing.
             assert!(
-                md.contains(&format!("lab-{name}.md")),
+                md.contains(&format!("](lab-{name}.md)")),
                 "docs/lab.md does not link lab-{name}.md"
             );
         }
