@@ -2395,7 +2395,7 @@ _tcpwise() {
             return 0
             ;;
         tcpwise__subcmd__perf__subcmd__client)
-            opts="-p -t -n -R -i -C -J -b -O -w -4 -6 -B -P -u -l -V -v -Z -h --port --iperf3 --time --bytes --reverse --rcvbuf --sndbuf --read-sizing --interval --congestion --path-rate --stall-timeout --json --bitrate --omit --window --version4 --version6 --bind --cport --parallel --bidir --udp --length --rcv-timeout --connect-timeout --verbose --version --get-server-output --zerocopy --help"
+            opts="-p -t -n -R -i -C -J -b -O -w -4 -6 -B -P -u -l -V -v -Z -h --port --iperf3 --time --bytes --reverse --rcvbuf --sndbuf --read-sizing --interval --congestion --path-rate --stall-timeout --json --bitrate --fq-rate --omit --window --version4 --version6 --bind --cport --parallel --bidir --udp --length --rcv-timeout --connect-timeout --verbose --version --get-server-output --zerocopy --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2474,6 +2474,10 @@ _tcpwise() {
                     return 0
                     ;;
                 -b)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fq-rate)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

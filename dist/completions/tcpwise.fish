@@ -305,8 +305,9 @@ complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_su
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_subcommand_from client" -l stall-timeout -d 'Fail when no data moves for this long (a dead path; TCP alone would retransmit for about 15 minutes). iperf3\'s --rcv-timeout' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_subcommand_from client" -s J -l json -d 'Print one JSON object instead of text: -J and --json give iperf3\'s -J layout (start, intervals, end), which iperf3\'s parsers and plotters read; --json=tcpwise gives ours (intervals, summary, diagnosis)' -r -f -a "tcpwise\t'tcpwise\'s own report'
 iperf3\t'iperf3\'s `-J` layout'"
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_subcommand_from client" -s b -l bitrate -d 'Pace the sender at RATE (20mbit): SO_MAX_PACING_RATE, so the kernel holds the rate and the send loop never sleeps (iperf3\'s -b for TCP); the summary says whether the pacing held. iperf3\'s spelling works too: 20M, 20m, 1.5G, 500K are bits/s (powers of 1000), a bare number is bits/s' -r
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_subcommand_from client" -s O -l omit -d 'Leave the first SECONDS out of the summary (slow start), and say so (iperf3\'s -O)' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_subcommand_from client" -s b -l bitrate -d 'Hold the sender to RATE (20mbit) on average, as iperf3\'s -b does for TCP: the writes wait until their bytes are due, so the sender\'s count is what was sent; the summary says whether the rate held (--fq-rate has the kernel pace instead). iperf3\'s spelling works too: 20M, 20m, 1.5G, 500K are bits/s (powers of 1000), a bare number is bits/s' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_subcommand_from client" -l fq-rate -d 'Have the kernel pace the sending socket at RATE (SO_MAX_PACING_RATE, iperf3\'s --fq-rate); iperf3\'s spelling of rates, as -b' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_subcommand_from client" -s O -l omit -d 'Run SECONDS more first (slow start), each of their intervals marked (omitted), and leave them out of the summary (iperf3\'s -O: the test lasts -O plus -t)' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_subcommand_from client" -s w -l window -d 'Both socket buffers: SO_RCVBUF of the receiver and SO_SNDBUF of the sender (iperf3\'s -w: 64K is 65536; the diagnosis says what a pinned buffer costs)' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_subcommand_from client" -s B -l bind -d 'Local address for both connections (iperf3\'s -B)' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand perf; and __fish_seen_subcommand_from client" -l cport -d 'Local port of the data connection (iperf3\'s --cport)' -r
@@ -506,15 +507,15 @@ complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_sub
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "sweep" -d 'Run a matrix of paths x workloads x repetitions as cells in parallel testbeds'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "merge" -d 'Join `lab sweep` directories (shards) of one matrix into one report'
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -s c -l connections -d 'Open connections' -r
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -s t -l threads -d 'Threads, each with its own connections and event loop (default: one per CPU)' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -s c -l connections -d 'Open connections (wrk\'s default, 10; at least -t)' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -s t -l threads -d 'Threads, each with its own connections and event loop (wrk\'s default, 2)' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -s d -l duration -d 'How long to load (wrk\'s -d: 10, 10s, 2m, 500ms). Default 10 s unless -n is given. Ctrl-C or SIGTERM ends the run early and prints the report of the time so far (exit 0, as wrk)' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -s n -l requests -d 'Stop after this many responses instead (hey\'s -n)' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -s R -l rate -d 'Open loop at R requests/s in total, latency measured from when each request was due (wrk2\'s -R: coordinated-omission correction)' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -s H -l header -d 'Extra header, \'Name: value\' (repeatable)' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -s X -l method -d 'Method (default GET, POST with --data)' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -l data -d 'Request body, or @FILE (no short form: -d is the duration, as in wrk)' -r
-complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -l timeout -d 'A request with no complete response after this long counts as a timeout error' -r
+complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -l timeout -d 'A request with no complete response after this long counts as a timeout error (wrk\'s default, 2s)' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -l cacert -d 'https: trust the PEM certificates in FILE too' -r -F
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -s m -l max-concurrent-streams -d 'HTTP/2 or HTTP/3 streams in flight per connection (h2load\'s -m; needs --http2 or --http3)' -r
 complete -c tcpwise -n "__fish_tcpwise_using_subcommand bench" -l latency -d 'Also print wrk\'s "Latency Distribution" table (50, 75, 90, 99 %), as wrk lays it out (the p50 to p99.99 line is always printed)'
