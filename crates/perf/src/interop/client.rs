@@ -371,6 +371,8 @@ fn spawn_flows(
             interval,
             start,
             held: held.filter(|_| o.sent),
+            // `-O` is refused against an iperf3 server (`unsupported`).
+            omit: Duration::ZERO,
         };
         let stop = stop.clone();
         let sends = o.sent;

@@ -31,6 +31,9 @@ pub(crate) struct Flow {
     /// `-b`: a sending flow's writes held to this many bits/s on average
     /// ([`crate::throttle`]).
     pub held: Option<u64>,
+    /// `-O`: what moves in this first stretch is left out of the flow's
+    /// result, as iperf3 resets its counters when omitting ends.
+    pub omit: Duration,
 }
 
 impl Flow {
@@ -56,6 +59,8 @@ impl Flow {
         let mut tick =
             tokio::time::interval_at(tokio::time::Instant::now() + self.interval, self.interval);
         let (mut bytes, mut index) = (0u64, 0u32);
+        // Bytes and seconds when `omit` ended (the result counts from there).
+        let mut base: Option<(u64, f64)> = None;
         let throttle = self
             .held
             .and_then(|bps| crate::throttle::Throttle::new(bps, Instant::now()));
@@ -73,7 +78,12 @@ impl Flow {
             };
             tokio::select! {
                 r = io => match r {
-                    Ok(n) if n > 0 => bytes += n as u64,
+                    Ok(n) if n > 0 => {
+                        bytes += n as u64;
+                        if base.is_none() && self.start.elapsed() >= self.omit {
+                            base = Some((bytes, self.start.elapsed().as_secs_f64()));
+                        }
+                    }
                     _ => break,
                 },
                 _ = stop.changed() => {}
@@ -83,7 +93,12 @@ impl Flow {
                 }
             }
         }
-        let last = sample(index + 1, self.start, bytes, &self.sock);
+        let mut last = sample(index + 1, self.start, bytes, &self.sock);
+        if !self.omit.is_zero() {
+            let (b, t) = base.unwrap_or((bytes, last.t));
+            last.bytes -= b;
+            last.t = (last.t - t).max(0.0);
+        }
         (last, self.sock)
     }
 }
