@@ -145,35 +145,7 @@ async fn control(
     let start = Instant::now();
     let cpu0 = tcpwise_sys::cpu_times();
     let (stop_tx, stop) = watch::channel(false);
-    let mut set = tokio::task::JoinSet::new();
-    let block = params
-        .len
-        .map_or(wire::TCP_BLOCK, |l| l.clamp(1, 1 << 24) as usize);
-    // iperf3's -n is the test's total, not each stream's: shared among
-    // the streams this end sends, in equal parts.
-    let senders = (0..socks.len())
-        .filter(|&k| !params.client_sends(k))
-        .count();
-    let limits = crate::parallel::shares((params.num > 0).then_some(params.num), senders);
-    let mut mine = limits.into_iter();
-    for (k, sock) in socks.into_iter().enumerate() {
-        let sends = !params.client_sends(k);
-        let limit = if sends { mine.next().flatten() } else { None };
-        let flow = Flow {
-            k,
-            sock,
-            report: None,
-            interval: Duration::from_secs(1),
-            start,
-            held: params.bandwidth.filter(|b| *b > 0 && sends),
-            omit: Duration::from_secs(params.omit),
-        };
-        let stop = stop.clone();
-        set.spawn(async move {
-            let (last, sock) = flow.run(sends, block, stop, limit).await;
-            (k, sends, last, sock)
-        });
-    }
+    let mut set = spawn_flows(socks, &params, start, &stop);
     // The client's timer ends the test; ours only guards against a client
     // that never says so.
     let guard = params.guard();
@@ -217,4 +189,46 @@ async fn control(
             ""
         }
     ))
+}
+
+/// One task per data connection from `start` until `stop`, sending or
+/// receiving as `params` say, with iperf3's `-b`, `-O` and `-n`: each
+/// gives back its index, whether this end sent, its last sample and its
+/// socket.
+fn spawn_flows(
+    socks: Vec<TcpStream>,
+    params: &Params,
+    start: Instant,
+    stop: &watch::Receiver<bool>,
+) -> tokio::task::JoinSet<(usize, bool, crate::proto::Sample, TcpStream)> {
+    let mut set = tokio::task::JoinSet::new();
+    let block = params
+        .len
+        .map_or(wire::TCP_BLOCK, |l| l.clamp(1, 1 << 24) as usize);
+    // iperf3's -n is the test's total, not each stream's: shared among
+    // the streams this end sends, in equal parts.
+    let senders = (0..socks.len())
+        .filter(|&k| !params.client_sends(k))
+        .count();
+    let limits = crate::parallel::shares((params.num > 0).then_some(params.num), senders);
+    let mut mine = limits.into_iter();
+    for (k, sock) in socks.into_iter().enumerate() {
+        let sends = !params.client_sends(k);
+        let limit = if sends { mine.next().flatten() } else { None };
+        let flow = Flow {
+            k,
+            sock,
+            report: None,
+            interval: Duration::from_secs(1),
+            start,
+            held: params.bandwidth.filter(|b| *b > 0 && sends),
+            omit: Duration::from_secs(params.omit),
+        };
+        let stop = stop.clone();
+        set.spawn(async move {
+            let (last, sock) = flow.run(sends, block, stop, limit).await;
+            (k, sends, last, sock)
+        });
+    }
+    set
 }
