@@ -137,6 +137,15 @@ async fn control(
             "asked for a {w}-byte window; at most 512 MiB"
         )));
     }
+    // iperf3's own bounds on the fields this end acts on: its omit cap
+    // (MAX_OMIT_TIME), and rates a socket can be held or paced to.
+    let rate_ok = |r: Option<u64>| r.is_none_or(|r| r <= 1_000_000_000_000);
+    if params.omit > 600 || !rate_ok(params.bandwidth) || !rate_ok(params.fqrate) {
+        let _ = ctl.write_all(&ServerErrno::RecvParams.message()).await;
+        return Err(fail(
+            "asked for -O over 600 s, or -b or --fq-rate over 1 Tbit/s",
+        ));
+    }
     ctl.write_all(&[State::CreateStreams.byte()]).await?;
     let socks = data_connections(&mut ctl, &mut streams, &params).await?;
     ctl.write_all(&[State::TestStart.byte(), State::TestRunning.byte()])
